@@ -1,0 +1,120 @@
+//! The [`Benchmark`] trait: one benchmark, one implementation, one file.
+//!
+//! A benchmark knows its name, its parameters, what it needs ([`Requirements`]) and how
+//! much memory it wants on a target; [`Benchmark::run`] turns a placed [`Region`] into a
+//! [`Report`] or a [`Skip`] with the reason.
+
+use crate::params::{Measurement, ParamInfo, Warning};
+use crate::target::{Region, TargetSpec};
+use crate::timer::Timer;
+use crate::topology::Topology;
+use std::sync::Arc;
+
+/// Shared context of one cxlchar run.
+#[derive(Clone)]
+pub struct Context {
+    /// The calibrated timer.
+    pub timer: Timer,
+    /// The machine's topology.
+    pub topology: Topology,
+    /// CPUs the user allowed for measuring threads (first = the main measuring CPU).
+    pub cpus: Vec<usize>,
+    /// Short run: fewer sizes and samples, same methods.
+    pub quick: bool,
+    /// Seed of every random order (chases are reproducible for a seed).
+    pub seed: u64,
+    /// Progress reporter (a line of text); the runner decides where it goes.
+    pub progress: Arc<dyn Fn(&str) + Send + Sync>,
+}
+
+impl Context {
+    /// Reports progress.
+    pub fn progress(&self, msg: &str) {
+        (self.progress)(msg)
+    }
+}
+
+/// What a benchmark needs to run.
+#[derive(Debug, Clone, Default)]
+pub struct Requirements {
+    /// Minimum number of CPUs in the context.
+    pub min_cpus: usize,
+    /// Target kinds it can run on (`anon`, `node`, ...); empty means any memory target.
+    pub target_kinds: Vec<&'static str>,
+}
+
+/// A model key produced by a benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Key, with its unit in the name (`mem_lat_ns`).
+    pub key: String,
+    /// Value.
+    pub value: f64,
+    /// How it was derived.
+    pub info: ParamInfo,
+}
+
+/// What a benchmark produced on one target.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// Everything measured.
+    pub measurements: Vec<Measurement>,
+    /// Model keys derived from the measurements (unqualified: the runner decides which
+    /// target's value becomes `mem_lat_ns` and which is qualified as `mem_lat_ns@node:1`).
+    pub params: Vec<Param>,
+    /// Conditions met during the run.
+    pub warnings: Vec<Warning>,
+}
+
+/// A benchmark that could not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct Skip {
+    /// Why, and what to do about it where something can be done.
+    pub reason: String,
+}
+
+impl Skip {
+    /// A skip with this reason.
+    pub fn new(reason: impl Into<String>) -> Skip {
+        Skip {
+            reason: reason.into(),
+        }
+    }
+}
+
+/// One benchmark.
+pub trait Benchmark {
+    /// Dotted name (`mem.latency`).
+    fn name(&self) -> &'static str;
+    /// One line on what it measures.
+    fn description(&self) -> &'static str;
+    /// Its parameters, as recorded in the output.
+    fn parameters(&self) -> serde_json::Value;
+    /// What it needs.
+    fn requires(&self) -> Requirements;
+    /// Bytes it wants on a target.
+    fn region_bytes(&self, ctx: &Context) -> usize;
+    /// Runs on one placed region.
+    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip>;
+
+    /// Checks the requirements against the context and target; a mismatch is a skip.
+    fn check(&self, ctx: &Context, target: &TargetSpec) -> Result<(), Skip> {
+        let r = self.requires();
+        if ctx.cpus.len() < r.min_cpus {
+            return Err(Skip::new(format!(
+                "needs {} CPUs, {} given",
+                r.min_cpus,
+                ctx.cpus.len()
+            )));
+        }
+        if !r.target_kinds.is_empty() && !r.target_kinds.contains(&target.kind()) {
+            return Err(Skip::new(format!(
+                "does not run on {} targets (runs on: {})",
+                target.kind(),
+                r.target_kinds.join(", ")
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! # bench-core
+//!
+//! The measuring instrument that every cxlchar benchmark family stands on:
+//!
+//! * [`timer`]: a cycle timer (`rdtscp`/`lfence` on x86_64, `cntvct_el0` on aarch64)
+//!   calibrated against `CLOCK_MONOTONIC_RAW`, with its own overhead measured so that it
+//!   can be subtracted, and a portable `clock_gettime` fallback;
+//! * [`pin`]: CPU lists (`0-3,6`) and thread pinning with `core_affinity`;
+//! * [`target`]: memory targets (`anon`, `thp`, `hugetlb:2M`, `node:N`, `dax:/dev/daxX.Y`,
+//!   `file:PATH`) allocated as a [`target::Region`] whose placement is verified;
+//! * [`topology`]: what the machine offers (NUMA nodes, caches, dax devices, hugepage
+//!   pools), read from sysfs under a configurable root so that it can be tested;
+//! * [`env`]: the environment that changes results, and warnings that say how to fix it;
+//! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev);
+//! * [`params`]: the `params.json` document (schema version, measurements, skipped);
+//! * [`bench`]: the [`bench::Benchmark`] trait that each benchmark implements.
+#![deny(missing_docs)]
+
+pub mod bench;
+pub mod env;
+pub mod error;
+pub mod params;
+pub mod pin;
+pub mod stats;
+pub mod target;
+pub mod timer;
+pub mod topology;
+
+pub use error::CoreError;
+
+/// Size units used in parsers and displays (binary, as sizes of memory are).
+pub mod units {
+    /// One KiB.
+    pub const KIB: usize = 1 << 10;
+    /// One MiB.
+    pub const MIB: usize = 1 << 20;
+    /// One GiB.
+    pub const GIB: usize = 1 << 30;
+
+    /// Parses a size such as `4096`, `64K`, `2M`, `1G` (binary units, optional `iB`/`B`).
+    pub fn parse_size(s: &str) -> Result<usize, String> {
+        let t = s.trim();
+        let lower = t.to_ascii_lowercase();
+        let body = lower
+            .strip_suffix("ib")
+            .or_else(|| lower.strip_suffix('b'))
+            .unwrap_or(&lower);
+        let (num, mult) = match body.chars().last() {
+            Some('k') => (&body[..body.len() - 1], KIB),
+            Some('m') => (&body[..body.len() - 1], MIB),
+            Some('g') => (&body[..body.len() - 1], GIB),
+            _ => (body, 1),
+        };
+        let n: usize = num
+            .trim()
+            .parse()
+            .map_err(|_| format!("invalid size '{s}': expected a number with an optional K/M/G suffix"))?;
+        n.checked_mul(mult)
+            .ok_or_else(|| format!("size '{s}' is too large"))
+    }
+
+    /// Formats a byte count with the largest binary unit that divides it (`64K`, `1G`).
+    pub fn format_size(bytes: usize) -> String {
+        if bytes >= GIB && bytes % GIB == 0 {
+            format!("{}G", bytes / GIB)
+        } else if bytes >= MIB && bytes % MIB == 0 {
+            format!("{}M", bytes / MIB)
+        } else if bytes >= KIB && bytes % KIB == 0 {
+            format!("{}K", bytes / KIB)
+        } else {
+            format!("{bytes}")
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        #[test]
+        fn sizes_round_trip() {
+            assert_eq!(parse_size("64K").unwrap(), 65536);
+            assert_eq!(parse_size("2MiB").unwrap(), 2 * MIB);
+            assert_eq!(parse_size("1g").unwrap(), GIB);
+            assert_eq!(parse_size("100").unwrap(), 100);
+            assert!(parse_size("abc").is_err());
+            assert!(parse_size("").is_err());
+            assert_eq!(format_size(3 * MIB), "3M");
+            assert_eq!(format_size(100), "100");
+        }
+    }
+}

@@ -1,0 +1,739 @@
+//! Memory targets: where a benchmark's memory lives, and the proof of it.
+//!
+//! A [`TargetSpec`] is parsed from the numactl-like syntax of `--target`:
+//!
+//! | spec | memory | placement proof |
+//! |---|---|---|
+//! | `anon` (default) | private anonymous mmap, 4 KiB pages (`MADV_NOHUGEPAGE`) | node of every page via move_pages(2), reported |
+//! | `thp` | anonymous mmap aligned to 2 MiB with `MADV_HUGEPAGE` | share of huge pages from /proc/self/smaps |
+//! | `hugetlb[:2M\|:1G]` | `MAP_HUGETLB` from the reserved pool | the mapping only succeeds with huge pages |
+//! | `node:N` | anonymous mmap bound with `mbind(MPOL_BIND)` | **every page** checked with move_pages(2) |
+//! | `dax:/dev/daxX.Y` | shared mmap of a device-dax, length a multiple of its alignment | the device's sysfs `target_node` |
+//! | `file:PATH` | shared mmap of a file (e.g. on fs-dax/pmem) | none: measured with a warning |
+//!
+//! [`Region::allocate`] maps, places, pre-faults and verifies. A spec that names
+//! something absent is a [`CoreError::TargetSpec`] (the user's mistake); a target that
+//! exists but cannot be used now is a [`CoreError::TargetUnavailable`] (reported as
+//! skipped).
+
+use crate::topology::Topology;
+use crate::units::{format_size, MIB};
+use crate::CoreError;
+use memmap2::{Advice, MmapMut, MmapOptions};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Huge page size of a `hugetlb` target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HugeSize {
+    /// 2 MiB pages.
+    M2,
+    /// 1 GiB pages.
+    G1,
+}
+
+impl HugeSize {
+    /// Page size in bytes.
+    pub fn bytes(self) -> usize {
+        match self {
+            HugeSize::M2 => 2 * MIB,
+            HugeSize::G1 => 1024 * MIB,
+        }
+    }
+    fn log2(self) -> u8 {
+        match self {
+            HugeSize::M2 => 21,
+            HugeSize::G1 => 30,
+        }
+    }
+}
+
+/// A memory target, as given to `--target`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TargetSpec {
+    /// Private anonymous memory with 4 KiB pages.
+    Anon,
+    /// Transparent huge pages.
+    Thp,
+    /// Reserved huge pages.
+    Hugetlb(HugeSize),
+    /// Memory bound to one NUMA node.
+    Node(usize),
+    /// A device-dax character device.
+    Dax(PathBuf),
+    /// A file mapped shared.
+    File(PathBuf),
+}
+
+impl TargetSpec {
+    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `dax`, `file`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TargetSpec::Anon => "anon",
+            TargetSpec::Thp => "thp",
+            TargetSpec::Hugetlb(_) => "hugetlb",
+            TargetSpec::Node(_) => "node",
+            TargetSpec::Dax(_) => "dax",
+            TargetSpec::File(_) => "file",
+        }
+    }
+
+    /// Whether measuring this target writes into memory that may hold someone's data (a
+    /// device or a file), and so needs the user's explicit consent (`--allow-write`).
+    pub fn is_destructive(&self) -> bool {
+        matches!(self, TargetSpec::Dax(_) | TargetSpec::File(_))
+    }
+
+    /// Whether this target is far memory: a NUMA node with memory and no CPUs (how a CXL
+    /// Type-3 expander appears), or a dax device whose node has no CPUs (or is unknown).
+    pub fn is_far_memory(&self, topo: &Topology) -> bool {
+        match self {
+            TargetSpec::Node(n) => topo.node(*n).is_some_and(|n| n.likely_far_memory),
+            TargetSpec::Dax(p) => match topo.dax_device(p).and_then(|d| d.target_node) {
+                Some(n) if n >= 0 => topo
+                    .node(n as usize)
+                    .is_none_or(|node| node.cpus.is_empty()),
+                _ => true,
+            },
+            _ => false,
+        }
+    }
+
+    /// Checks that the spec names something this machine has. Errors are the user's
+    /// mistakes (node out of range, node without memory, missing device or file).
+    pub fn validate(&self, topo: &Topology) -> Result<(), CoreError> {
+        let err = |reason: String| CoreError::TargetSpec {
+            spec: self.to_string(),
+            reason,
+        };
+        match self {
+            TargetSpec::Node(n) => {
+                let ids: Vec<String> = topo.nodes.iter().map(|n| n.id.to_string()).collect();
+                let node = topo.node(*n).ok_or_else(|| {
+                    err(format!("node {n} does not exist (nodes: {})", ids.join(",")))
+                })?;
+                if node.mem_total_bytes == 0 {
+                    return Err(err(format!("node {n} has no memory")));
+                }
+                Ok(())
+            }
+            TargetSpec::Dax(p) => {
+                if !p.exists() {
+                    let known: Vec<String> =
+                        topo.dax.iter().map(|d| d.path.display().to_string()).collect();
+                    return Err(err(format!(
+                        "{} does not exist (dax devices: {})",
+                        p.display(),
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    )));
+                }
+                Ok(())
+            }
+            TargetSpec::File(p) => {
+                if !p.is_file() {
+                    return Err(err(format!(
+                        "{} is not an existing regular file (create one of the size needed, e.g. with fallocate -l 1G)",
+                        p.display()
+                    )));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for TargetSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TargetSpec::Anon => write!(f, "anon"),
+            TargetSpec::Thp => write!(f, "thp"),
+            TargetSpec::Hugetlb(HugeSize::M2) => write!(f, "hugetlb:2M"),
+            TargetSpec::Hugetlb(HugeSize::G1) => write!(f, "hugetlb:1G"),
+            TargetSpec::Node(n) => write!(f, "node:{n}"),
+            TargetSpec::Dax(p) => write!(f, "dax:{}", p.display()),
+            TargetSpec::File(p) => write!(f, "file:{}", p.display()),
+        }
+    }
+}
+
+impl FromStr for TargetSpec {
+    type Err = CoreError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: &str| CoreError::TargetSpec {
+            spec: s.to_string(),
+            reason: reason.to_string(),
+        };
+        let (kind, arg) = match s.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (s, None),
+        };
+        match (kind, arg) {
+            ("anon", None) => Ok(TargetSpec::Anon),
+            ("thp", None) => Ok(TargetSpec::Thp),
+            ("hugetlb", None) => Ok(TargetSpec::Hugetlb(HugeSize::M2)),
+            ("hugetlb", Some(a)) => match a.to_ascii_uppercase().as_str() {
+                "2M" | "2MB" => Ok(TargetSpec::Hugetlb(HugeSize::M2)),
+                "1G" | "1GB" => Ok(TargetSpec::Hugetlb(HugeSize::G1)),
+                _ => Err(err("hugetlb page size must be 2M or 1G")),
+            },
+            ("node", Some(a)) => a
+                .parse()
+                .map(TargetSpec::Node)
+                .map_err(|_| err("node:N needs a node number")),
+            ("dax", Some(a)) if !a.is_empty() => Ok(TargetSpec::Dax(PathBuf::from(a))),
+            ("file", Some(a)) if !a.is_empty() => Ok(TargetSpec::File(PathBuf::from(a))),
+            ("node" | "dax" | "file", _) => Err(err("missing argument after ':'")),
+            ("anon" | "thp", Some(_)) => Err(err("this target takes no argument")),
+            _ => Err(err(
+                "unknown target; expected anon, thp, hugetlb[:2M|:1G], node:N, dax:/dev/daxX.Y or file:PATH",
+            )),
+        }
+    }
+}
+
+/// How well the placement of a region is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verification {
+    /// Checked page by page (or guaranteed by the mapping) to be where it was asked.
+    Verified,
+    /// Measured where the kernel put it; nothing was asked, what was seen is reported.
+    Reported,
+    /// Cannot be checked; results carry a warning.
+    Unverified,
+}
+
+/// Where a region's memory is, and how that is known. Goes into each measurement.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Placement {
+    /// Verified, reported or unverified.
+    pub verification: Verification,
+    /// How it was established.
+    pub method: String,
+    /// Page size backing the region, in bytes (as far as known).
+    pub page_size_bytes: usize,
+    /// Pages whose node was queried.
+    pub pages_checked: u64,
+    /// Pages per NUMA node (`-1`: the kernel could not tell).
+    pub pages_per_node: BTreeMap<i64, u64>,
+    /// Share of the region backed by transparent huge pages, where that applies.
+    pub thp_fraction: Option<f64>,
+    /// A warning to surface, if the placement is in doubt.
+    pub warning: Option<String>,
+}
+
+/// A mapped, placed, pre-faulted memory region of a target.
+pub struct Region {
+    spec: TargetSpec,
+    map: MmapMut,
+    offset: usize,
+    len: usize,
+    placement: Placement,
+}
+
+impl fmt::Debug for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Region")
+            .field("spec", &self.spec)
+            .field("len", &self.len)
+            .field("placement", &self.placement)
+            .finish()
+    }
+}
+
+fn unavailable(spec: &TargetSpec, reason: impl Into<String>) -> CoreError {
+    CoreError::TargetUnavailable {
+        target: spec.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl Region {
+    /// Maps `len` bytes of `spec`, places them, touches every page and verifies placement.
+    pub fn allocate(spec: &TargetSpec, len: usize, topo: &Topology) -> Result<Region, CoreError> {
+        if len == 0 {
+            return Err(unavailable(spec, "zero-length region"));
+        }
+        let page = page_size();
+        let mut region = match spec {
+            TargetSpec::Anon => {
+                let map = map_anon(spec, len, None)?;
+                let _ = map.advise(Advice::NoHugePage);
+                Region::new(spec, map, 0, len, page)
+            }
+            TargetSpec::Thp => {
+                let align = 2 * MIB;
+                let map = map_anon(spec, len + align, None)?;
+                let offset = (align - (map.as_ptr() as usize % align)) % align;
+                let _ = map.advise(Advice::HugePage);
+                Region::new(spec, map, offset, len, 2 * MIB)
+            }
+            TargetSpec::Hugetlb(hs) => {
+                let pool = topo.hugepages.iter().find(|p| p.page_size_bytes == hs.bytes());
+                let need = len.div_ceil(hs.bytes()) as u64;
+                let sysfs = format!(
+                    "/sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages",
+                    hs.bytes() / 1024
+                );
+                match pool {
+                    None => {
+                        return Err(unavailable(
+                            spec,
+                            format!("the kernel offers no {} huge pages", format_size(hs.bytes())),
+                        ))
+                    }
+                    Some(p) if p.free < need => {
+                        return Err(unavailable(
+                            spec,
+                            format!(
+                                "{} free {} huge pages, {need} needed: reserve them with `echo {} > {sysfs}` (as root)",
+                                p.free,
+                                format_size(hs.bytes()),
+                                p.total + need - p.free
+                            ),
+                        ))
+                    }
+                    _ => {}
+                }
+                let map = map_anon(spec, need as usize * hs.bytes(), Some(*hs))?;
+                Region::new(spec, map, 0, len, hs.bytes())
+            }
+            TargetSpec::Node(n) => {
+                spec.validate(topo)?;
+                let map = map_anon(spec, len, None)?;
+                let _ = map.advise(Advice::NoHugePage);
+                mbind_node(map.as_ptr() as *mut u8, map.len(), *n)
+                    .map_err(|e| unavailable(spec, format!("mbind(MPOL_BIND, node {n}) failed: {e}")))?;
+                Region::new(spec, map, 0, len, page)
+            }
+            TargetSpec::Dax(path) => {
+                spec.validate(topo)?;
+                let dev = topo.dax_device(path);
+                let align = dev.map(|d| d.align_bytes as usize).unwrap_or(2 * MIB).max(page);
+                let maplen = len.div_ceil(align) * align;
+                if let Some(d) = dev {
+                    if (maplen as u64) > d.size_bytes {
+                        return Err(unavailable(
+                            spec,
+                            format!(
+                                "device holds {} bytes, {} needed (rounded to its {} alignment)",
+                                d.size_bytes,
+                                maplen,
+                                format_size(align)
+                            ),
+                        ));
+                    }
+                }
+                let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| {
+                    unavailable(spec, format!("cannot open {} read-write: {e}", path.display()))
+                })?;
+                // SAFETY: a device-dax mapping is shared device memory; cxlchar owns its
+                // contents for the run (the user opted in with --allow-write) and nothing
+                // else in this process aliases it.
+                let map = unsafe { MmapOptions::new().len(maplen).map_mut(&file) }
+                    .map_err(|e| unavailable(spec, format!("mmap of {} failed: {e}", path.display())))?;
+                if map.as_ptr() as usize % align != 0 {
+                    return Err(unavailable(
+                        spec,
+                        format!("mapping not aligned to the device's {}", format_size(align)),
+                    ));
+                }
+                Region::new(spec, map, 0, len, align)
+            }
+            TargetSpec::File(path) => {
+                spec.validate(topo)?;
+                let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| {
+                    unavailable(spec, format!("cannot open {} read-write: {e}", path.display()))
+                })?;
+                let flen = file.metadata().map(|m| m.len()).unwrap_or(0);
+                if flen < len as u64 {
+                    return Err(unavailable(
+                        spec,
+                        format!("{} holds {flen} bytes, {len} needed (grow it with fallocate -l)", path.display()),
+                    ));
+                }
+                // SAFETY: the file is mapped shared for the run; the user opted in to
+                // its contents being overwritten with --allow-write.
+                let map = unsafe { MmapOptions::new().len(len).map_mut(&file) }
+                    .map_err(|e| unavailable(spec, format!("mmap of {} failed: {e}", path.display())))?;
+                Region::new(spec, map, 0, len, page)
+            }
+        };
+        region.prefault();
+        region.placement = region.verify(topo)?;
+        Ok(region)
+    }
+
+    fn new(spec: &TargetSpec, map: MmapMut, offset: usize, len: usize, page: usize) -> Region {
+        Region {
+            spec: spec.clone(),
+            map,
+            offset,
+            len,
+            placement: Placement {
+                verification: Verification::Unverified,
+                method: String::new(),
+                page_size_bytes: page,
+                pages_checked: 0,
+                pages_per_node: BTreeMap::new(),
+                thp_fraction: None,
+                warning: None,
+            },
+        }
+    }
+
+    fn prefault(&mut self) {
+        let step = page_size();
+        let s = self.as_mut_slice();
+        let mut i = 0;
+        while i < s.len() {
+            s[i] = 0;
+            i += step;
+        }
+    }
+
+    fn verify(&self, topo: &Topology) -> Result<Placement, CoreError> {
+        let mut p = self.placement.clone();
+        let query_page = page_size();
+        let nodes = pages_per_node(self.as_ptr(), self.len, query_page);
+        p.pages_checked = nodes.values().sum();
+        p.pages_per_node = nodes;
+        match &self.spec {
+            TargetSpec::Anon => {
+                p.verification = Verification::Reported;
+                p.method = "move_pages(2) query of every page".into();
+            }
+            TargetSpec::Thp => {
+                let frac = thp_fraction(self.as_ptr(), self.len);
+                p.thp_fraction = frac;
+                p.verification = Verification::Reported;
+                p.method = "AnonHugePages of /proc/self/smaps".into();
+                match frac {
+                    Some(f) if f >= 0.9 => {}
+                    Some(f) => {
+                        p.page_size_bytes = query_page;
+                        p.warning = Some(format!(
+                            "only {:.0}% of the thp region is backed by huge pages; check /sys/kernel/mm/transparent_hugepage/{{enabled,defrag}}",
+                            f * 100.0
+                        ))
+                    }
+                    None => p.warning = Some("cannot read /proc/self/smaps to confirm huge pages".into()),
+                }
+            }
+            TargetSpec::Hugetlb(_) => {
+                p.verification = Verification::Verified;
+                p.method = "MAP_HUGETLB mapping (fails without huge pages)".into();
+            }
+            TargetSpec::Node(n) => {
+                p.method = format!("mbind(MPOL_BIND) + move_pages(2) query of every page ({} pages)", p.pages_checked);
+                let on = p.pages_per_node.get(&(*n as i64)).copied().unwrap_or(0);
+                if on != p.pages_checked || p.pages_checked == 0 {
+                    return Err(unavailable(
+                        &self.spec,
+                        format!(
+                            "placement check failed: {on} of {} pages on node {n} (pages per node: {:?})",
+                            p.pages_checked, p.pages_per_node
+                        ),
+                    ));
+                }
+                p.verification = Verification::Verified;
+            }
+            TargetSpec::Dax(path) => match topo.dax_device(path) {
+                Some(d) => {
+                    p.verification = Verification::Verified;
+                    p.method = format!(
+                        "device-dax {}: sysfs size {} B, align {} B, target_node {}",
+                        d.name,
+                        d.size_bytes,
+                        d.align_bytes,
+                        d.target_node.map_or("unknown".into(), |n| n.to_string())
+                    );
+                }
+                None => {
+                    p.verification = Verification::Unverified;
+                    p.method = "device not listed under /sys/bus/dax/devices".into();
+                    p.warning = Some(format!(
+                        "{} is not a device-dax listed in sysfs; where its memory is cannot be verified",
+                        path.display()
+                    ));
+                }
+            },
+            TargetSpec::File(path) => {
+                p.verification = Verification::Unverified;
+                p.method = "file mapping; the kernel does not report its medium".into();
+                p.warning = Some(format!(
+                    "placement of {} cannot be verified (page cache or fs-dax): treat its latency as unproven",
+                    path.display()
+                ));
+            }
+        }
+        Ok(p)
+    }
+
+    /// The target this region belongs to.
+    pub fn spec(&self) -> &TargetSpec {
+        &self.spec
+    }
+
+    /// Usable length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the region is empty (never, once allocated).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Start of the region.
+    pub fn as_ptr(&self) -> *const u8 {
+        // SAFETY: offset < map.len() by construction (offset < 2 MiB of slack mapped).
+        unsafe { self.map.as_ptr().add(self.offset) }
+    }
+
+    /// Start of the region, writable.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        // SAFETY: as in `as_ptr`.
+        unsafe { self.map.as_mut_ptr().add(self.offset) }
+    }
+
+    /// The region as a byte slice.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let (o, l) = (self.offset, self.len);
+        &mut self.map[o..o + l]
+    }
+
+    /// Where the memory is and how that is known.
+    pub fn placement(&self) -> &Placement {
+        &self.placement
+    }
+}
+
+fn map_anon(spec: &TargetSpec, len: usize, huge: Option<HugeSize>) -> Result<MmapMut, CoreError> {
+    let mut o = MmapOptions::new();
+    o.len(len);
+    if let Some(h) = huge {
+        o.huge(Some(h.log2()));
+    }
+    o.map_anon().map_err(|e| unavailable(spec, format!("anonymous mmap of {len} bytes failed: {e}")))
+}
+
+/// The base page size.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+const MPOL_BIND: libc::c_long = 2;
+const MPOL_MF_STRICT: libc::c_ulong = 1;
+const MPOL_MF_MOVE: libc::c_ulong = 2;
+
+fn mbind_node(addr: *mut u8, len: usize, node: usize) -> std::io::Result<()> {
+    const WORDS: usize = 16; // 1024 nodes
+    if node >= WORDS * 64 {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let mut mask = [0u64; WORDS];
+    mask[node / 64] |= 1 << (node % 64);
+    // SAFETY: addr/len describe a mapping this process owns; mask is a valid bitmap of
+    // WORDS*64 bits and maxnode tells the kernel so (+1, as numactl passes it).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            addr as usize,
+            len,
+            MPOL_BIND,
+            mask.as_ptr(),
+            (WORDS * 64 + 1) as libc::c_ulong,
+            MPOL_MF_STRICT | MPOL_MF_MOVE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Queries the node of every `page`-sized page in `[ptr, ptr+len)` with move_pages(2)
+/// (no move: `nodes` = NULL). Pages the kernel cannot tell are counted under `-1`
+/// (or under the negative errno it returned).
+pub fn pages_per_node(ptr: *const u8, len: usize, page: usize) -> BTreeMap<i64, u64> {
+    let mut out = BTreeMap::new();
+    let start = ptr as usize & !(page - 1);
+    let end = ptr as usize + len;
+    let n = (end - start).div_ceil(page);
+    const CHUNK: usize = 65536;
+    let mut pages: Vec<*mut libc::c_void> = Vec::with_capacity(CHUNK.min(n));
+    let mut status: Vec<libc::c_int> = vec![0; CHUNK.min(n)];
+    let mut i = 0;
+    while i < n {
+        let m = CHUNK.min(n - i);
+        pages.clear();
+        pages.extend((0..m).map(|k| (start + (i + k) * page) as *mut libc::c_void));
+        // SAFETY: `pages` holds m addresses inside our own mapping, `status` has room for
+        // m results, and a NULL `nodes` only queries (nothing is moved).
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_move_pages,
+                0 as libc::c_long,
+                m as libc::c_ulong,
+                pages.as_ptr(),
+                std::ptr::null::<libc::c_int>(),
+                status.as_mut_ptr(),
+                0 as libc::c_long,
+            )
+        };
+        if r < 0 {
+            *out.entry(-1).or_insert(0) += m as u64;
+        } else {
+            for s in &status[..m] {
+                *out.entry(*s as i64).or_insert(0) += 1;
+            }
+        }
+        i += m;
+    }
+    out
+}
+
+/// Share of `[ptr, ptr+len)` backed by transparent huge pages, from /proc/self/smaps.
+pub fn thp_fraction(ptr: *const u8, len: usize) -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let (lo, hi) = (ptr as usize, ptr as usize + len);
+    let mut in_range = false;
+    let mut huge_kb = 0u64;
+    for line in text.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((a, b)) = first.split_once('-') {
+            if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) {
+                in_range = a < hi && b > lo;
+                continue;
+            }
+        }
+        if in_range {
+            if let Some(rest) = line.strip_prefix("AnonHugePages:") {
+                huge_kb += rest.split_whitespace().next()?.parse::<u64>().ok()?;
+            }
+        }
+    }
+    Some(((huge_kb * 1024) as f64 / len as f64).min(1.0))
+}
+
+/// Whether a path looks like a device-dax node (`/dev/daxX.Y`).
+pub fn looks_like_dax(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("dax") && n.contains('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_good_specs() {
+        let cases = [
+            ("anon", TargetSpec::Anon),
+            ("thp", TargetSpec::Thp),
+            ("hugetlb", TargetSpec::Hugetlb(HugeSize::M2)),
+            ("hugetlb:1G", TargetSpec::Hugetlb(HugeSize::G1)),
+            ("hugetlb:2m", TargetSpec::Hugetlb(HugeSize::M2)),
+            ("node:3", TargetSpec::Node(3)),
+            ("dax:/dev/dax0.0", TargetSpec::Dax("/dev/dax0.0".into())),
+            ("file:/mnt/pmem/f", TargetSpec::File("/mnt/pmem/f".into())),
+        ];
+        for (s, want) in cases {
+            let got: TargetSpec = s.parse().unwrap();
+            assert_eq!(got, want, "{s}");
+            // Display round-trips to an equivalent spec.
+            assert_eq!(got.to_string().parse::<TargetSpec>().unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_specs_naming_them() {
+        for bad in ["", "ram", "node", "node:", "node:x", "hugetlb:4M", "dax:", "anon:1", "file:"] {
+            let e = bad.parse::<TargetSpec>().unwrap_err().to_string();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
+    }
+
+    #[test]
+    fn validation_against_a_fake_topology() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        assert!(TargetSpec::Node(1).validate(&topo).is_ok());
+        assert!(TargetSpec::Node(1).is_far_memory(&topo));
+        assert!(!TargetSpec::Node(0).is_far_memory(&topo));
+        let e = TargetSpec::Node(7).validate(&topo).unwrap_err().to_string();
+        assert!(e.contains("node 7 does not exist") && e.contains("0,1"), "{e}");
+        let e = TargetSpec::Dax("/dev/dax9.9".into()).validate(&topo).unwrap_err().to_string();
+        assert!(e.contains("/dev/dax9.9") && e.contains("/dev/dax0.0"), "{e}");
+        assert!(TargetSpec::Dax("/dev/dax0.0".into()).is_far_memory(&topo));
+        assert!(TargetSpec::File("/nonexistent/x".into()).validate(&topo).is_err());
+    }
+
+    #[test]
+    fn anon_region_is_mapped_and_reported() {
+        let topo = Topology::system();
+        let mut r = Region::allocate(&TargetSpec::Anon, 1 << 20, &topo).unwrap();
+        assert_eq!(r.len(), 1 << 20);
+        r.as_mut_slice()[12345] = 7;
+        assert_eq!(r.as_mut_slice()[12345], 7);
+        let p = r.placement();
+        assert_eq!(p.verification, Verification::Reported);
+        assert_eq!(p.pages_checked, (1 << 20) / page_size() as u64);
+    }
+
+    #[test]
+    fn node_zero_is_verified_page_by_page() {
+        let topo = Topology::system();
+        let node = topo.nodes.iter().find(|n| n.mem_total_bytes > 0).unwrap().id;
+        match Region::allocate(&TargetSpec::Node(node), 4 << 20, &topo) {
+            Ok(r) => {
+                assert_eq!(r.placement().verification, Verification::Verified);
+                assert_eq!(r.placement().pages_per_node.get(&(node as i64)), Some(&1024));
+            }
+            // Some sandboxes forbid mbind; that must be a reasoned unavailability.
+            Err(CoreError::TargetUnavailable { reason, .. }) => assert!(reason.contains("mbind"), "{reason}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn missing_hugepages_are_unavailable_with_remedy() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path()); // 0 pages reserved
+        let e = Region::allocate(&TargetSpec::Hugetlb(HugeSize::M2), 4 << 20, &topo).unwrap_err();
+        match e {
+            CoreError::TargetUnavailable { reason, .. } => assert!(reason.contains("nr_hugepages"), "{reason}"),
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn file_target_is_unverified_with_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pool");
+        std::fs::write(&f, vec![0u8; 1 << 16]).unwrap();
+        let topo = Topology::system();
+        let r = Region::allocate(&TargetSpec::File(f.clone()), 1 << 16, &topo).unwrap();
+        assert_eq!(r.placement().verification, Verification::Unverified);
+        assert!(r.placement().warning.as_ref().unwrap().contains("cannot be verified"));
+        let e = Region::allocate(&TargetSpec::File(f), 1 << 20, &topo).unwrap_err();
+        assert!(matches!(e, CoreError::TargetUnavailable { .. }));
+    }
+}

@@ -1,0 +1,377 @@
+//! What the machine offers, read from sysfs: NUMA nodes, CPU caches, dax devices and
+//! hugepage pools.
+//!
+//! Every reader takes the filesystem root (normally `/`), so tests run against a fake
+//! tree. Missing files mean "not offered", never an error: a machine without NUMA sysfs
+//! has one node, one without dax has none.
+
+use crate::pin::parse_cpu_list;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// One NUMA node.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NumaNode {
+    /// Node id.
+    pub id: usize,
+    /// CPUs of the node (empty for a memory-only node).
+    pub cpus: Vec<usize>,
+    /// Memory of the node in bytes (`MemTotal` of its meminfo).
+    pub mem_total_bytes: u64,
+    /// SLIT distances to every node, in node order, if the kernel reports them.
+    pub distances: Vec<u32>,
+    /// A node with memory and no CPUs: how CXL Type-3 expanders and other far memory
+    /// appear to Linux.
+    pub likely_far_memory: bool,
+}
+
+/// One cache as seen by CPU 0.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CacheLevel {
+    /// 1, 2, 3, ...
+    pub level: u8,
+    /// `Data`, `Instruction` or `Unified`.
+    pub kind: String,
+    /// Size in bytes.
+    pub size_bytes: usize,
+    /// Line size in bytes.
+    pub line_bytes: usize,
+    /// CPUs sharing this cache, as a CPU list.
+    pub shared_cpus: String,
+}
+
+/// One device-dax character device (`/dev/daxX.Y`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DaxDevice {
+    /// Device name, e.g. `dax0.0`.
+    pub name: String,
+    /// Device node path, e.g. `/dev/dax0.0`.
+    pub path: PathBuf,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Mapping alignment in bytes (mmap offsets and lengths must be multiples).
+    pub align_bytes: u64,
+    /// NUMA node the memory belongs to, if reported.
+    pub target_node: Option<i64>,
+}
+
+/// One hugepage pool.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HugePool {
+    /// Page size in bytes.
+    pub page_size_bytes: usize,
+    /// Pages reserved.
+    pub total: u64,
+    /// Pages free.
+    pub free: u64,
+}
+
+/// Everything above, read at once.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Topology {
+    /// NUMA nodes (at least one).
+    pub nodes: Vec<NumaNode>,
+    /// Caches of CPU 0, by level.
+    pub caches: Vec<CacheLevel>,
+    /// dax devices.
+    pub dax: Vec<DaxDevice>,
+    /// Hugepage pools.
+    pub hugepages: Vec<HugePool>,
+}
+
+fn read_trim(p: &Path) -> Option<String> {
+    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+}
+
+fn read_u64(p: &Path) -> Option<u64> {
+    let s = read_trim(p)?;
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// Parses a cache size such as `48K`, `2048K`, `32M`.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    crate::units::parse_size(s).ok()
+}
+
+/// Parses a node or CPU list, where the empty string is the empty list.
+fn parse_list(s: &str) -> Vec<usize> {
+    if s.trim().is_empty() {
+        Vec::new()
+    } else {
+        parse_cpu_list(s).unwrap_or_default()
+    }
+}
+
+impl Topology {
+    /// Reads the topology below `root` (`/` on a real machine).
+    pub fn read(root: &Path) -> Topology {
+        Topology {
+            nodes: read_nodes(root),
+            caches: read_caches(root),
+            dax: read_dax(root),
+            hugepages: read_hugepages(root),
+        }
+    }
+
+    /// Reads the topology of this machine.
+    pub fn system() -> Topology {
+        Self::read(Path::new("/"))
+    }
+
+    /// Size of the data (or unified) cache at `level`, if known.
+    pub fn cache_bytes(&self, level: u8) -> Option<usize> {
+        self.caches
+            .iter()
+            .find(|c| c.level == level && c.kind != "Instruction")
+            .map(|c| c.size_bytes)
+    }
+
+    /// Size of the last-level cache, if any cache is known.
+    pub fn llc_bytes(&self) -> Option<usize> {
+        self.caches
+            .iter()
+            .filter(|c| c.kind != "Instruction")
+            .max_by_key(|c| c.level)
+            .map(|c| c.size_bytes)
+    }
+
+    /// The node with id `id`.
+    pub fn node(&self, id: usize) -> Option<&NumaNode> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    /// The dax device at `path` (`/dev/dax0.0`), if sysfs lists it.
+    pub fn dax_device(&self, path: &Path) -> Option<&DaxDevice> {
+        self.dax.iter().find(|d| d.path == path)
+    }
+}
+
+fn read_nodes(root: &Path) -> Vec<NumaNode> {
+    let base = root.join("sys/devices/system/node");
+    let ids = read_trim(&base.join("online"))
+        .map(|s| parse_list(&s))
+        .unwrap_or_default();
+    let mut nodes: Vec<NumaNode> = ids
+        .into_iter()
+        .map(|id| {
+            let dir = base.join(format!("node{id}"));
+            let cpus = read_trim(&dir.join("cpulist"))
+                .map(|s| parse_list(&s))
+                .unwrap_or_default();
+            let mem_total_bytes = read_trim(&dir.join("meminfo"))
+                .and_then(|m| {
+                    m.lines().find(|l| l.contains("MemTotal:")).and_then(|l| {
+                        let mut it = l.split_whitespace().rev();
+                        let unit = it.next()?;
+                        let v: u64 = it.next()?.parse().ok()?;
+                        Some(if unit.eq_ignore_ascii_case("kb") { v * 1024 } else { v })
+                    })
+                })
+                .unwrap_or(0);
+            let distances = read_trim(&dir.join("distance"))
+                .map(|s| s.split_whitespace().filter_map(|x| x.parse().ok()).collect())
+                .unwrap_or_default();
+            NumaNode {
+                id,
+                likely_far_memory: cpus.is_empty() && mem_total_bytes > 0,
+                cpus,
+                mem_total_bytes,
+                distances,
+            }
+        })
+        .collect();
+    if nodes.is_empty() {
+        // No NUMA sysfs: one node with every CPU and all memory.
+        let cpus = read_trim(&root.join("sys/devices/system/cpu/online"))
+            .map(|s| parse_list(&s))
+            .unwrap_or_default();
+        let mem = read_trim(&root.join("proc/meminfo"))
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("MemTotal:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
+            .unwrap_or(0)
+            * 1024;
+        nodes.push(NumaNode {
+            id: 0,
+            cpus,
+            mem_total_bytes: mem,
+            distances: vec![10],
+            likely_far_memory: false,
+        });
+    }
+    nodes
+}
+
+fn read_caches(root: &Path) -> Vec<CacheLevel> {
+    let base = root.join("sys/devices/system/cpu/cpu0/cache");
+    let mut out = Vec::new();
+    for i in 0..16 {
+        let dir = base.join(format!("index{i}"));
+        if !dir.exists() {
+            continue;
+        }
+        let level = read_u64(&dir.join("level")).unwrap_or(0) as u8;
+        let kind = read_trim(&dir.join("type")).unwrap_or_default();
+        let size_bytes = read_trim(&dir.join("size"))
+            .and_then(|s| parse_cache_size(&s))
+            .unwrap_or(0);
+        if level == 0 || size_bytes == 0 {
+            continue;
+        }
+        out.push(CacheLevel {
+            level,
+            kind,
+            size_bytes,
+            line_bytes: read_u64(&dir.join("coherency_line_size")).unwrap_or(64) as usize,
+            shared_cpus: read_trim(&dir.join("shared_cpu_list")).unwrap_or_default(),
+        });
+    }
+    out.sort_by_key(|c| c.level);
+    out
+}
+
+fn read_dax(root: &Path) -> Vec<DaxDevice> {
+    let base = root.join("sys/bus/dax/devices");
+    let Ok(rd) = fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut out: Vec<DaxDevice> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            if !name.starts_with("dax") {
+                return None;
+            }
+            let dir = e.path();
+            let size_bytes = read_u64(&dir.join("size")).unwrap_or(0);
+            let align_bytes = read_u64(&dir.join("align"))
+                .or_else(|| read_u64(&dir.join("../dax_region/align")))
+                .or_else(|| read_u64(&dir.join("dax_region/align")))
+                .unwrap_or(2 << 20);
+            let target_node = read_trim(&dir.join("target_node")).and_then(|s| s.parse().ok());
+            Some(DaxDevice {
+                path: PathBuf::from("/dev").join(&name),
+                name,
+                size_bytes,
+                align_bytes,
+                target_node,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn read_hugepages(root: &Path) -> Vec<HugePool> {
+    let base = root.join("sys/kernel/mm/hugepages");
+    let Ok(rd) = fs::read_dir(&base) else {
+        return Vec::new();
+    };
+    let mut out: Vec<HugePool> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let kb: usize = name
+                .strip_prefix("hugepages-")?
+                .strip_suffix("kB")?
+                .parse()
+                .ok()?;
+            Some(HugePool {
+                page_size_bytes: kb * 1024,
+                total: read_u64(&e.path().join("nr_hugepages")).unwrap_or(0),
+                free: read_u64(&e.path().join("free_hugepages")).unwrap_or(0),
+            })
+        })
+        .collect();
+    out.sort_by_key(|p| p.page_size_bytes);
+    out
+}
+
+/// Writes a fake sysfs tree for tests: two nodes (node 1 memory-only), caches
+/// 32K/1M/32M, one dax device, a 2 MiB hugepage pool with no pages.
+#[doc(hidden)]
+pub fn write_fake_sysfs(root: &Path) -> std::io::Result<()> {
+    let w = |rel: &str, body: &str| -> std::io::Result<()> {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap())?;
+        fs::write(p, body)
+    };
+    w("sys/devices/system/node/online", "0-1\n")?;
+    w("sys/devices/system/node/node0/cpulist", "0-1\n")?;
+    w(
+        "sys/devices/system/node/node0/meminfo",
+        "Node 0 MemTotal:       16384000 kB\nNode 0 MemFree: 1 kB\n",
+    )?;
+    w("sys/devices/system/node/node0/distance", "10 20\n")?;
+    w("sys/devices/system/node/node1/cpulist", "\n")?;
+    w(
+        "sys/devices/system/node/node1/meminfo",
+        "Node 1 MemTotal:       446464 kB\n",
+    )?;
+    w("sys/devices/system/node/node1/distance", "20 10\n")?;
+    for (i, (lvl, ty, sz)) in [(1, "Data", "32K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"), (3, "Unified", "32768K")]
+        .iter()
+        .enumerate()
+    {
+        let d = format!("sys/devices/system/cpu/cpu0/cache/index{i}");
+        w(&format!("{d}/level"), &format!("{lvl}\n"))?;
+        w(&format!("{d}/type"), &format!("{ty}\n"))?;
+        w(&format!("{d}/size"), &format!("{sz}\n"))?;
+        w(&format!("{d}/coherency_line_size"), "64\n")?;
+        w(&format!("{d}/shared_cpu_list"), "0\n")?;
+    }
+    w("sys/bus/dax/devices/dax0.0/size", "197132288\n")?;
+    w("sys/bus/dax/devices/dax0.0/align", "2097152\n")?;
+    w("sys/bus/dax/devices/dax0.0/target_node", "1\n")?;
+    w("sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "0\n")?;
+    w("sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "0\n")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_fake_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        write_fake_sysfs(dir.path()).unwrap();
+        let t = Topology::read(dir.path());
+        assert_eq!(t.nodes.len(), 2);
+        assert_eq!(t.nodes[0].cpus, vec![0, 1]);
+        assert!(!t.nodes[0].likely_far_memory);
+        assert!(t.nodes[1].cpus.is_empty());
+        assert_eq!(t.nodes[1].mem_total_bytes, 446464 * 1024);
+        assert!(t.nodes[1].likely_far_memory);
+        assert_eq!(t.nodes[1].distances, vec![20, 10]);
+        assert_eq!(t.cache_bytes(1), Some(32 * 1024));
+        assert_eq!(t.cache_bytes(2), Some(1 << 20));
+        assert_eq!(t.llc_bytes(), Some(32 << 20));
+        assert_eq!(t.dax.len(), 1);
+        assert_eq!(t.dax[0].path, PathBuf::from("/dev/dax0.0"));
+        assert_eq!(t.dax[0].align_bytes, 2 << 20);
+        assert_eq!(t.dax[0].target_node, Some(1));
+        assert_eq!(t.hugepages, vec![HugePool { page_size_bytes: 2 << 20, total: 0, free: 0 }]);
+    }
+
+    #[test]
+    fn empty_tree_means_nothing_offered() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Topology::read(dir.path());
+        assert_eq!(t.nodes.len(), 1, "a machine without NUMA sysfs has one node");
+        assert!(t.caches.is_empty() && t.dax.is_empty() && t.hugepages.is_empty());
+        assert_eq!(t.llc_bytes(), None);
+    }
+
+    #[test]
+    fn this_machine_has_a_node_and_caches() {
+        let t = Topology::system();
+        assert!(!t.nodes.is_empty());
+    }
+}

@@ -1,1 +1,13 @@
-//! placeholder
+//! # bench-mem
+//!
+//! Memory benchmarks on any cxlchar target.
+//!
+//! * [`latency`]: idle load latency by pointer chase over a working-set sweep, giving
+//!   `l1_lat_ns`, `l2_lat_ns`, `l3_lat_ns`, `mem_lat_ns` (and on far memory `cxl_lat_ns`);
+//! * [`chase`]: the chase itself (Sattolo cycles, TLB-local orders, the unrolled loop);
+//! * [`levels`]: finding each cache level's plateau in a sweep.
+#![deny(missing_docs)]
+
+pub mod chase;
+pub mod latency;
+pub mod levels;

@@ -1,0 +1,20 @@
+//! Exporters: one module per output format, all behind [`Exporter`].
+
+pub mod json;
+pub mod table;
+
+use bench_core::params::ParamsFile;
+
+/// Renders a params document in one format.
+pub trait Exporter {
+    /// The document as text.
+    fn render(&self, file: &ParamsFile) -> anyhow::Result<String>;
+}
+
+/// The exporter for a `--format` value.
+pub fn for_format(f: crate::cli::Format) -> Box<dyn Exporter> {
+    match f {
+        crate::cli::Format::Json => Box::new(json::JsonExporter),
+        crate::cli::Format::Table => Box::new(table::TableExporter),
+    }
+}

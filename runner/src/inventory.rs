@@ -1,0 +1,143 @@
+//! `cxlchar targets` and `cxlchar env`: what the machine offers and how it is set up.
+
+use crate::cli::Format;
+use crate::output::warnings::render_warnings;
+use anyhow::Result;
+use bench_core::env::Environment;
+use bench_core::target::TargetSpec;
+use bench_core::timer::{Calibration, Timer};
+use bench_core::topology::Topology;
+use bench_core::units::format_size;
+use serde_json::json;
+use std::fmt::Write;
+
+/// Target specs this machine offers, each with a note.
+pub fn offered(topo: &Topology) -> Vec<(String, String)> {
+    let mut v = vec![
+        ("anon".to_string(), "anonymous memory, 4 KiB pages (default)".to_string()),
+        ("thp".to_string(), "transparent huge pages (MADV_HUGEPAGE)".to_string()),
+    ];
+    for p in &topo.hugepages {
+        let spec = match p.page_size_bytes {
+            s if s == 2 << 20 => "hugetlb:2M",
+            s if s == 1 << 30 => "hugetlb:1G",
+            _ => continue,
+        };
+        let note = if p.free == 0 {
+            format!("no pages reserved (echo N > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages)", p.page_size_bytes / 1024)
+        } else {
+            format!("{} of {} pages free", p.free, p.total)
+        };
+        v.push((spec.to_string(), note));
+    }
+    for n in &topo.nodes {
+        if n.mem_total_bytes == 0 {
+            continue;
+        }
+        let note = if n.likely_far_memory {
+            format!("{} memory, no CPUs: likely CXL/far memory", format_size(n.mem_total_bytes as usize))
+        } else {
+            format!("{} memory, CPUs {}", format_size(n.mem_total_bytes as usize), bench_core::pin::format_cpu_list(&n.cpus))
+        };
+        v.push((TargetSpec::Node(n.id).to_string(), note));
+    }
+    for d in &topo.dax {
+        v.push((
+            TargetSpec::Dax(d.path.clone()).to_string(),
+            format!(
+                "device-dax {}, align {}, node {} (needs --allow-write)",
+                format_size(d.size_bytes as usize),
+                format_size(d.align_bytes as usize),
+                d.target_node.map_or("?".into(), |n| n.to_string())
+            ),
+        ));
+    }
+    v
+}
+
+/// `cxlchar targets`.
+pub fn targets(format: Format) -> Result<()> {
+    let topo = Topology::system();
+    let offered = offered(&topo);
+    match format {
+        Format::Json => {
+            let v = json!({
+                "topology": topo,
+                "targets": offered.iter().map(|(s, n)| json!({"spec": s, "note": n})).collect::<Vec<_>>(),
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Format::Table => {
+            let mut s = String::new();
+            writeln!(s, "NUMA nodes:")?;
+            writeln!(s, "  {:<5} {:<12} {:>10}  {:<14} far memory", "node", "cpus", "memory", "distances")?;
+            for n in &topo.nodes {
+                writeln!(
+                    s,
+                    "  {:<5} {:<12} {:>10}  {:<14} {}",
+                    n.id,
+                    if n.cpus.is_empty() { "-".into() } else { bench_core::pin::format_cpu_list(&n.cpus) },
+                    format_size(n.mem_total_bytes as usize),
+                    n.distances.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" "),
+                    if n.likely_far_memory { "yes (memory, no CPUs)" } else { "no" }
+                )?;
+            }
+            writeln!(s, "dax devices:{}", if topo.dax.is_empty() { " none" } else { "" })?;
+            for d in &topo.dax {
+                writeln!(
+                    s,
+                    "  {}  size {}  align {}  node {}",
+                    d.path.display(),
+                    d.size_bytes,
+                    format_size(d.align_bytes as usize),
+                    d.target_node.map_or("?".into(), |n| n.to_string())
+                )?;
+            }
+            writeln!(s, "hugepage pools:{}", if topo.hugepages.is_empty() { " none" } else { "" })?;
+            for p in &topo.hugepages {
+                writeln!(s, "  {:<6} total {:<6} free {}", format_size(p.page_size_bytes), p.total, p.free)?;
+            }
+            writeln!(s, "caches (CPU 0):")?;
+            for c in &topo.caches {
+                writeln!(s, "  L{} {:<12} {:>6}  line {} B  shared by CPUs {}", c.level, c.kind, format_size(c.size_bytes), c.line_bytes, c.shared_cpus)?;
+            }
+            writeln!(s, "\ntargets (--target):")?;
+            for (spec, note) in &offered {
+                writeln!(s, "  {spec:<22} {note}")?;
+            }
+            print!("{s}");
+        }
+    }
+    Ok(())
+}
+
+/// `cxlchar env`.
+pub fn env(format: Format) -> Result<()> {
+    let env = Environment::capture();
+    let timer = Timer::calibrate(Calibration::QUICK);
+    let warnings = env.warnings(timer.info().invariant);
+    match format {
+        Format::Json => {
+            let v = json!({"environment": env, "timer": timer.info(), "warnings": warnings});
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Format::Table => {
+            let t = timer.info();
+            println!("cpu:            {} ({}), {} logical CPUs, {} per core, {} socket(s)", env.cpu.model, env.cpu.vendor, env.cpu.logical_cpus, env.cpu.threads_per_core, env.cpu.sockets);
+            println!("flags:          {}", env.cpu.flags.join(" "));
+            println!("kernel:         {} ({})", env.kernel, env.arch);
+            println!("hypervisor:     {}", env.hypervisor.as_deref().unwrap_or("none"));
+            println!("governor:       {}", if env.governors.is_empty() { "n/a (no cpufreq)".into() } else { env.governors.join(",") });
+            println!("turbo:          {}", env.turbo.map_or("n/a".into(), |b| b.to_string()));
+            println!("smt active:     {}", env.smt_active.map_or("n/a".into(), |b| b.to_string()));
+            println!("thp:            enabled={} defrag={}", env.thp_enabled.as_deref().unwrap_or("n/a"), env.thp_defrag.as_deref().unwrap_or("n/a"));
+            println!("numa balancing: {}", env.numa_balancing.map_or("n/a".into(), |b| b.to_string()));
+            println!("perf paranoid:  {}", env.perf_event_paranoid.map_or("n/a".into(), |b| b.to_string()));
+            println!("memory:         {}", format_size(env.mem_total_bytes as usize));
+            println!("allowed CPUs:   {}", env.allowed_cpus);
+            println!("timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()));
+            print!("{}", render_warnings(&warnings));
+        }
+    }
+    Ok(())
+}

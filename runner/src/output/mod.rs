@@ -1,0 +1,3 @@
+//! Terminal output helpers.
+
+pub mod warnings;

@@ -1,0 +1,277 @@
+//! Running a plan: validate inputs, capture the machine, calibrate the timer, run each
+//! benchmark on each target, and assemble the params document.
+
+use crate::cli::RunArgs;
+use crate::export;
+use anyhow::{bail, Context as _, Result};
+use bench_core::bench::{Benchmark, Context, Report};
+use bench_core::env::Environment;
+use bench_core::params::{ParamInfo, ParamsFile, Skipped, Tool, Warning, SCHEMA_VERSION};
+use bench_core::target::{Region, TargetSpec};
+use bench_core::timer::{Calibration, Timer};
+use bench_core::topology::Topology;
+use bench_core::CoreError;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+/// A family that is not run in this build, with the reason it is skipped.
+pub struct FamilySkip {
+    /// Benchmark name prefix (`pool`, `pcie`, ...).
+    pub benchmark: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// What to run.
+pub struct Plan {
+    /// Benchmarks to run on each target.
+    pub benches: Vec<Box<dyn Benchmark>>,
+    /// Families reported as skipped as a whole.
+    pub family_skips: Vec<FamilySkip>,
+    /// Add far-memory NUMA nodes to the default targets.
+    pub far_nodes_by_default: bool,
+}
+
+/// The targets of a run: those named, or `anon` plus (for `all`) every memory-only node.
+pub fn resolve_targets(args: &RunArgs, topo: &Topology, far_by_default: bool) -> Result<Vec<TargetSpec>> {
+    let targets = if args.targets.is_empty() {
+        let mut t = vec![TargetSpec::Anon];
+        if far_by_default {
+            t.extend(topo.nodes.iter().filter(|n| n.likely_far_memory).map(|n| TargetSpec::Node(n.id)));
+        }
+        t
+    } else {
+        let mut t: Vec<TargetSpec> = Vec::new();
+        for s in &args.targets {
+            if !t.contains(s) {
+                t.push(s.clone());
+            }
+        }
+        t
+    };
+    for t in &targets {
+        t.validate(topo)?;
+        if t.is_destructive() && !args.allow_write {
+            bail!(
+                "target '{t}' would be overwritten by the benchmarks; pass --allow-write to accept that its contents are destroyed"
+            );
+        }
+    }
+    Ok(targets)
+}
+
+/// The CPUs of a run: those named (each must be allowed), or every allowed CPU.
+pub fn resolve_cpus(args: &RunArgs) -> Result<Vec<usize>> {
+    let allowed = bench_core::pin::allowed_cpus();
+    if allowed.is_empty() {
+        bail!("cannot read this process's CPU affinity");
+    }
+    match &args.cpu {
+        Some(c) => {
+            bench_core::pin::check_allowed(&c.0, &allowed)?;
+            Ok(c.0.clone())
+        }
+        None => Ok(allowed),
+    }
+}
+
+/// Runs the plan and returns the params document (not yet written).
+pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
+    let started_at = now_rfc3339();
+    let topo = Topology::system();
+    let cpus = resolve_cpus(args)?;
+    let targets = resolve_targets(args, &topo, plan.far_nodes_by_default)?;
+    if let Some(out) = &args.out {
+        export::json::check_writable(out)?;
+    }
+    let progress: Arc<dyn Fn(&str) + Send + Sync> = if std::io::stderr().is_terminal() {
+        Arc::new(|m: &str| eprintln!("{m}"))
+    } else {
+        Arc::new(|_: &str| {})
+    };
+    progress("calibrating the timer...");
+    bench_core::pin::pin_current(cpus[0]).with_context(|| format!("pinning to CPU {}", cpus[0]))?;
+    let timer = Timer::calibrate(if args.quick { Calibration::QUICK } else { Calibration::NORMAL });
+    let env = Environment::capture();
+    let ctx = Context {
+        timer: timer.clone(),
+        topology: topo.clone(),
+        cpus,
+        quick: args.quick,
+        seed: args.seed,
+        progress,
+    };
+    let mut results: Vec<(TargetSpec, Report)> = Vec::new();
+    let mut skipped: Vec<Skipped> = plan
+        .family_skips
+        .iter()
+        .map(|f| Skipped {
+            benchmark: f.benchmark.into(),
+            target: String::new(),
+            reason: f.reason.clone(),
+        })
+        .collect();
+    for target in &targets {
+        for bench in &plan.benches {
+            let skip = |reason: String| Skipped {
+                benchmark: bench.name().into(),
+                target: target.to_string(),
+                reason,
+            };
+            if let Err(s) = bench.check(&ctx, target) {
+                skipped.push(skip(s.reason));
+                continue;
+            }
+            ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
+            let mut region = match Region::allocate(target, bench.region_bytes(&ctx), &topo) {
+                Ok(r) => r,
+                Err(CoreError::TargetUnavailable { reason, .. }) => {
+                    skipped.push(skip(reason));
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            match bench.run(&ctx, &mut region) {
+                Ok(rep) => results.push((target.clone(), rep)),
+                Err(s) => skipped.push(skip(s.reason)),
+            }
+        }
+    }
+    let mut warnings = env.warnings(timer.info().invariant);
+    let (params, param_info) = assemble_params(&results, &topo);
+    let mut measurements = Vec::new();
+    for (_, rep) in results {
+        measurements.extend(rep.measurements);
+        warnings.extend(rep.warnings);
+    }
+    Ok(ParamsFile {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "cxlchar".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        command_line: std::env::args().collect(),
+        started_at,
+        finished_at: now_rfc3339(),
+        environment: env,
+        timer: timer.info().clone(),
+        params,
+        param_info,
+        measurements,
+        skipped,
+        warnings: dedup_warnings(warnings),
+    })
+}
+
+fn dedup_warnings(w: Vec<Warning>) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    for x in w {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Far-memory names of the memory keys (seed 000's CXL_LAT).
+fn far_name(key: &str) -> Option<&'static str> {
+    match key {
+        "mem_lat_ns" => Some("cxl_lat_ns"),
+        "mem_lat_random_ns" => Some("cxl_lat_random_ns"),
+        _ => None,
+    }
+}
+
+/// Turns per-target reports into the flat key map.
+///
+/// * Every key of every target is recorded qualified: `mem_lat_ns@node:1`.
+/// * The first target to produce a key gives the unqualified key (`mem_lat_ns`), local
+///   targets before far ones.
+/// * On far memory (a memory-only node, a dax device), memory keys take their far
+///   names: `mem_lat_ns` -> `cxl_lat_ns`, `mem_lat_random_ns` -> `cxl_lat_random_ns`.
+/// * `cxl_lat_factor` = `cxl_lat_ns / mem_lat_ns` when both exist.
+pub fn assemble_params(
+    results: &[(TargetSpec, Report)],
+    topo: &Topology,
+) -> (BTreeMap<String, f64>, BTreeMap<String, ParamInfo>) {
+    let mut params = BTreeMap::new();
+    let mut info = BTreeMap::new();
+    let mut ordered: Vec<&(TargetSpec, Report)> = results.iter().collect();
+    ordered.sort_by_key(|(t, _)| t.is_far_memory(topo));
+    for (target, rep) in ordered {
+        let far = target.is_far_memory(topo);
+        for p in &rep.params {
+            let name = if far { far_name(&p.key).unwrap_or(&p.key) } else { &p.key };
+            let name = name.to_string();
+            params.insert(format!("{name}@{target}"), p.value);
+            info.insert(format!("{name}@{target}"), p.info.clone());
+            if !params.contains_key(&name) {
+                params.insert(name.clone(), p.value);
+                info.insert(name, p.info.clone());
+            }
+        }
+    }
+    if let (Some(c), Some(m)) = (params.get("cxl_lat_ns"), params.get("mem_lat_ns")) {
+        if *m > 0.0 {
+            let f = c / m;
+            params.insert("cxl_lat_factor".into(), f);
+            info.insert(
+                "cxl_lat_factor".into(),
+                ParamInfo {
+                    unit: "ratio".into(),
+                    target: info["cxl_lat_ns"].target.clone(),
+                    method: "cxl_lat_ns / mem_lat_ns".into(),
+                    from: [info["cxl_lat_ns"].from.clone(), info["mem_lat_ns"].from.clone()].concat(),
+                },
+            );
+        }
+    }
+    (params, info)
+}
+
+/// Now, RFC 3339 UTC with seconds.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::bench::Param;
+
+    fn rep(key: &str, v: f64) -> Report {
+        Report {
+            params: vec![Param {
+                key: key.into(),
+                value: v,
+                info: ParamInfo {
+                    unit: "ns".into(),
+                    target: String::new(),
+                    method: "m".into(),
+                    from: vec!["id".into()],
+                },
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn far_targets_give_cxl_keys_and_factor() {
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        let results = vec![
+            (TargetSpec::Node(1), rep("mem_lat_ns", 250.0)),
+            (TargetSpec::Anon, rep("mem_lat_ns", 100.0)),
+        ];
+        let (p, info) = assemble_params(&results, &topo);
+        assert_eq!(p["mem_lat_ns"], 100.0);
+        assert_eq!(p["mem_lat_ns@anon"], 100.0);
+        assert_eq!(p["cxl_lat_ns"], 250.0);
+        assert_eq!(p["cxl_lat_ns@node:1"], 250.0);
+        assert_eq!(p["cxl_lat_factor"], 2.5);
+        assert!(!p.contains_key("mem_lat_ns@node:1"));
+        assert_eq!(info.len(), p.len());
+    }
+}

@@ -72,9 +72,26 @@ pub fn bracketed(s: &str) -> Option<String> {
 }
 
 const INTERESTING_FLAGS: &[&str] = &[
-    "avx512f", "avx512bw", "avx512vl", "avx2", "avx", "sse2", "clflush", "clflushopt", "clwb",
-    "movdir64b", "movdiri", "rdtscp", "constant_tsc", "nonstop_tsc", "tsc_known_freq",
-    "hypervisor", "erms", "fsrm", "asimd", "sve",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx2",
+    "avx",
+    "sse2",
+    "clflush",
+    "clflushopt",
+    "clwb",
+    "movdir64b",
+    "movdiri",
+    "rdtscp",
+    "constant_tsc",
+    "nonstop_tsc",
+    "tsc_known_freq",
+    "hypervisor",
+    "erms",
+    "fsrm",
+    "asimd",
+    "sve",
 ];
 
 impl Environment {
@@ -88,7 +105,9 @@ impl Environment {
                 .and_then(|l| l.split_once(':'))
                 .map(|(_, v)| v.trim().to_string())
         };
-        let flags_line = field("flags").or_else(|| field("Features")).unwrap_or_default();
+        let flags_line = field("flags")
+            .or_else(|| field("Features"))
+            .unwrap_or_default();
         let flags: Vec<String> = INTERESTING_FLAGS
             .iter()
             .filter(|f| flags_line.split_whitespace().any(|w| w == **f))
@@ -107,12 +126,16 @@ impl Environment {
         let mut packages: Vec<String> = Vec::new();
         let mut siblings_max = 1usize;
         for c in 0..online {
-            if let Some(p) = read(&format!("/sys/devices/system/cpu/cpu{c}/topology/physical_package_id")) {
+            if let Some(p) = read(&format!(
+                "/sys/devices/system/cpu/cpu{c}/topology/physical_package_id"
+            )) {
                 if !packages.contains(&p) {
                     packages.push(p);
                 }
             }
-            if let Some(s) = read(&format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list")) {
+            if let Some(s) = read(&format!(
+                "/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"
+            )) {
                 if let Ok(v) = crate::pin::parse_cpu_list(&s) {
                     siblings_max = siblings_max.max(v.len());
                 }
@@ -120,7 +143,9 @@ impl Environment {
         }
         let mut governors: Vec<String> = Vec::new();
         for c in 0..online {
-            if let Some(g) = read(&format!("/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor")) {
+            if let Some(g) = read(&format!(
+                "/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor"
+            )) {
                 if !governors.contains(&g) {
                     governors.push(g);
                 }
@@ -160,10 +185,13 @@ impl Environment {
             governors,
             turbo,
             smt_active: read("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
-            thp_enabled: read("/sys/kernel/mm/transparent_hugepage/enabled").and_then(|s| bracketed(&s)),
-            thp_defrag: read("/sys/kernel/mm/transparent_hugepage/defrag").and_then(|s| bracketed(&s)),
+            thp_enabled: read("/sys/kernel/mm/transparent_hugepage/enabled")
+                .and_then(|s| bracketed(&s)),
+            thp_defrag: read("/sys/kernel/mm/transparent_hugepage/defrag")
+                .and_then(|s| bracketed(&s)),
             numa_balancing: read("/proc/sys/kernel/numa_balancing").map(|s| s != "0"),
-            perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid").and_then(|s| s.parse().ok()),
+            perf_event_paranoid: read("/proc/sys/kernel/perf_event_paranoid")
+                .and_then(|s| s.parse().ok()),
             mem_total_bytes,
             allowed_cpus: crate::pin::format_cpu_list(&crate::pin::allowed_cpus()),
         }
@@ -189,7 +217,10 @@ impl Environment {
         if self.governors.iter().any(|g| g != "performance") {
             add(
                 "governor",
-                format!("CPU frequency governor is '{}', not 'performance'", self.governors.join(",")),
+                format!(
+                    "CPU frequency governor is '{}', not 'performance'",
+                    self.governors.join(",")
+                ),
                 "sudo cpupower frequency-set -g performance",
             );
         }
@@ -260,7 +291,11 @@ fn unsafe_zeroed_utsname() -> libc::utsname {
 }
 
 fn cstr(chars: &[libc::c_char]) -> String {
-    let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let bytes: Vec<u8> = chars
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -270,7 +305,10 @@ mod tests {
 
     #[test]
     fn bracketed_choice() {
-        assert_eq!(bracketed("always [madvise] never").as_deref(), Some("madvise"));
+        assert_eq!(
+            bracketed("always [madvise] never").as_deref(),
+            Some("madvise")
+        );
         assert_eq!(bracketed("nothing"), None);
     }
 
@@ -290,7 +328,10 @@ mod tests {
         e.smt_active = Some(true);
         let w = e.warnings(Some(false));
         for code in ["governor", "numa_balancing", "smt", "tsc"] {
-            let x = w.iter().find(|x| x.code == code).unwrap_or_else(|| panic!("no {code} warning"));
+            let x = w
+                .iter()
+                .find(|x| x.code == code)
+                .unwrap_or_else(|| panic!("no {code} warning"));
             assert!(!x.remediation.is_empty());
         }
         e.governors = vec!["performance".into()];

@@ -51,21 +51,20 @@ pub mod units {
             Some('g') => (&body[..body.len() - 1], GIB),
             _ => (body, 1),
         };
-        let n: usize = num
-            .trim()
-            .parse()
-            .map_err(|_| format!("invalid size '{s}': expected a number with an optional K/M/G suffix"))?;
+        let n: usize = num.trim().parse().map_err(|_| {
+            format!("invalid size '{s}': expected a number with an optional K/M/G suffix")
+        })?;
         n.checked_mul(mult)
             .ok_or_else(|| format!("size '{s}' is too large"))
     }
 
     /// Formats a byte count with the largest binary unit that divides it (`64K`, `1G`).
     pub fn format_size(bytes: usize) -> String {
-        if bytes >= GIB && bytes % GIB == 0 {
+        if bytes >= GIB && bytes.is_multiple_of(GIB) {
             format!("{}G", bytes / GIB)
-        } else if bytes >= MIB && bytes % MIB == 0 {
+        } else if bytes >= MIB && bytes.is_multiple_of(MIB) {
             format!("{}M", bytes / MIB)
-        } else if bytes >= KIB && bytes % KIB == 0 {
+        } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
             format!("{}K", bytes / KIB)
         } else {
             format!("{bytes}")

@@ -115,7 +115,11 @@ mod tests {
         assert!(close(d.p99, 990.0, 0.002), "{}", d.p99);
         assert!(close(d.p999, 999.0, 0.002), "{}", d.p999);
         // stdev of 1..=n is sqrt(n(n+1)/12)
-        assert!(close(d.stdev, (1000.0f64 * 1001.0 / 12.0).sqrt(), 1e-9), "{}", d.stdev);
+        assert!(
+            close(d.stdev, (1000.0f64 * 1001.0 / 12.0).sqrt(), 1e-9),
+            "{}",
+            d.stdev
+        );
     }
 
     #[test]

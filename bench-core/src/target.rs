@@ -114,7 +114,10 @@ impl TargetSpec {
             TargetSpec::Node(n) => {
                 let ids: Vec<String> = topo.nodes.iter().map(|n| n.id.to_string()).collect();
                 let node = topo.node(*n).ok_or_else(|| {
-                    err(format!("node {n} does not exist (nodes: {})", ids.join(",")))
+                    err(format!(
+                        "node {n} does not exist (nodes: {})",
+                        ids.join(",")
+                    ))
                 })?;
                 if node.mem_total_bytes == 0 {
                     return Err(err(format!("node {n} has no memory")));
@@ -123,12 +126,19 @@ impl TargetSpec {
             }
             TargetSpec::Dax(p) => {
                 if !p.exists() {
-                    let known: Vec<String> =
-                        topo.dax.iter().map(|d| d.path.display().to_string()).collect();
+                    let known: Vec<String> = topo
+                        .dax
+                        .iter()
+                        .map(|d| d.path.display().to_string())
+                        .collect();
                     return Err(err(format!(
                         "{} does not exist (dax devices: {})",
                         p.display(),
-                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
                     )));
                 }
                 Ok(())
@@ -275,7 +285,10 @@ impl Region {
                 Region::new(spec, map, offset, len, 2 * MIB)
             }
             TargetSpec::Hugetlb(hs) => {
-                let pool = topo.hugepages.iter().find(|p| p.page_size_bytes == hs.bytes());
+                let pool = topo
+                    .hugepages
+                    .iter()
+                    .find(|p| p.page_size_bytes == hs.bytes());
                 let need = len.div_ceil(hs.bytes()) as u64;
                 let sysfs = format!(
                     "/sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages",
@@ -308,14 +321,18 @@ impl Region {
                 spec.validate(topo)?;
                 let map = map_anon(spec, len, None)?;
                 let _ = map.advise(Advice::NoHugePage);
-                mbind_node(map.as_ptr() as *mut u8, map.len(), *n)
-                    .map_err(|e| unavailable(spec, format!("mbind(MPOL_BIND, node {n}) failed: {e}")))?;
+                mbind_node(map.as_ptr() as *mut u8, map.len(), *n).map_err(|e| {
+                    unavailable(spec, format!("mbind(MPOL_BIND, node {n}) failed: {e}"))
+                })?;
                 Region::new(spec, map, 0, len, page)
             }
             TargetSpec::Dax(path) => {
                 spec.validate(topo)?;
                 let dev = topo.dax_device(path);
-                let align = dev.map(|d| d.align_bytes as usize).unwrap_or(2 * MIB).max(page);
+                let align = dev
+                    .map(|d| d.align_bytes as usize)
+                    .unwrap_or(2 * MIB)
+                    .max(page);
                 let maplen = len.div_ceil(align) * align;
                 if let Some(d) = dev {
                     if (maplen as u64) > d.size_bytes {
@@ -330,15 +347,24 @@ impl Region {
                         ));
                     }
                 }
-                let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| {
-                    unavailable(spec, format!("cannot open {} read-write: {e}", path.display()))
-                })?;
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| {
+                        unavailable(
+                            spec,
+                            format!("cannot open {} read-write: {e}", path.display()),
+                        )
+                    })?;
                 // SAFETY: a device-dax mapping is shared device memory; cxlchar owns its
                 // contents for the run (the user opted in with --allow-write) and nothing
                 // else in this process aliases it.
-                let map = unsafe { MmapOptions::new().len(maplen).map_mut(&file) }
-                    .map_err(|e| unavailable(spec, format!("mmap of {} failed: {e}", path.display())))?;
-                if map.as_ptr() as usize % align != 0 {
+                let map =
+                    unsafe { MmapOptions::new().len(maplen).map_mut(&file) }.map_err(|e| {
+                        unavailable(spec, format!("mmap of {} failed: {e}", path.display()))
+                    })?;
+                if !(map.as_ptr() as usize).is_multiple_of(align) {
                     return Err(unavailable(
                         spec,
                         format!("mapping not aligned to the device's {}", format_size(align)),
@@ -348,20 +374,31 @@ impl Region {
             }
             TargetSpec::File(path) => {
                 spec.validate(topo)?;
-                let file = OpenOptions::new().read(true).write(true).open(path).map_err(|e| {
-                    unavailable(spec, format!("cannot open {} read-write: {e}", path.display()))
-                })?;
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| {
+                        unavailable(
+                            spec,
+                            format!("cannot open {} read-write: {e}", path.display()),
+                        )
+                    })?;
                 let flen = file.metadata().map(|m| m.len()).unwrap_or(0);
                 if flen < len as u64 {
                     return Err(unavailable(
                         spec,
-                        format!("{} holds {flen} bytes, {len} needed (grow it with fallocate -l)", path.display()),
+                        format!(
+                            "{} holds {flen} bytes, {len} needed (grow it with fallocate -l)",
+                            path.display()
+                        ),
                     ));
                 }
                 // SAFETY: the file is mapped shared for the run; the user opted in to
                 // its contents being overwritten with --allow-write.
-                let map = unsafe { MmapOptions::new().len(len).map_mut(&file) }
-                    .map_err(|e| unavailable(spec, format!("mmap of {} failed: {e}", path.display())))?;
+                let map = unsafe { MmapOptions::new().len(len).map_mut(&file) }.map_err(|e| {
+                    unavailable(spec, format!("mmap of {} failed: {e}", path.display()))
+                })?;
                 Region::new(spec, map, 0, len, page)
             }
         };
@@ -423,7 +460,10 @@ impl Region {
                             f * 100.0
                         ))
                     }
-                    None => p.warning = Some("cannot read /proc/self/smaps to confirm huge pages".into()),
+                    None => {
+                        p.warning =
+                            Some("cannot read /proc/self/smaps to confirm huge pages".into())
+                    }
                 }
             }
             TargetSpec::Hugetlb(_) => {
@@ -431,7 +471,10 @@ impl Region {
                 p.method = "MAP_HUGETLB mapping (fails without huge pages)".into();
             }
             TargetSpec::Node(n) => {
-                p.method = format!("mbind(MPOL_BIND) + move_pages(2) query of every page ({} pages)", p.pages_checked);
+                p.method = format!(
+                    "mbind(MPOL_BIND) + move_pages(2) query of every page ({} pages)",
+                    p.pages_checked
+                );
                 let on = p.pages_per_node.get(&(*n as i64)).copied().unwrap_or(0);
                 if on != p.pages_checked || p.pages_checked == 0 {
                     return Err(unavailable(
@@ -521,7 +564,8 @@ fn map_anon(spec: &TargetSpec, len: usize, huge: Option<HugeSize>) -> Result<Mma
     if let Some(h) = huge {
         o.huge(Some(h.log2()));
     }
-    o.map_anon().map_err(|e| unavailable(spec, format!("anonymous mmap of {len} bytes failed: {e}")))
+    o.map_anon()
+        .map_err(|e| unavailable(spec, format!("anonymous mmap of {len} bytes failed: {e}")))
 }
 
 /// The base page size.
@@ -663,7 +707,17 @@ mod tests {
 
     #[test]
     fn rejects_bad_specs_naming_them() {
-        for bad in ["", "ram", "node", "node:", "node:x", "hugetlb:4M", "dax:", "anon:1", "file:"] {
+        for bad in [
+            "",
+            "ram",
+            "node",
+            "node:",
+            "node:x",
+            "hugetlb:4M",
+            "dax:",
+            "anon:1",
+            "file:",
+        ] {
             let e = bad.parse::<TargetSpec>().unwrap_err().to_string();
             assert!(e.contains(&format!("'{bad}'")), "{e}");
         }
@@ -678,11 +732,22 @@ mod tests {
         assert!(TargetSpec::Node(1).is_far_memory(&topo));
         assert!(!TargetSpec::Node(0).is_far_memory(&topo));
         let e = TargetSpec::Node(7).validate(&topo).unwrap_err().to_string();
-        assert!(e.contains("node 7 does not exist") && e.contains("0,1"), "{e}");
-        let e = TargetSpec::Dax("/dev/dax9.9".into()).validate(&topo).unwrap_err().to_string();
-        assert!(e.contains("/dev/dax9.9") && e.contains("/dev/dax0.0"), "{e}");
+        assert!(
+            e.contains("node 7 does not exist") && e.contains("0,1"),
+            "{e}"
+        );
+        let e = TargetSpec::Dax("/dev/dax9.9".into())
+            .validate(&topo)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/dax9.9") && e.contains("/dev/dax0.0"),
+            "{e}"
+        );
         assert!(TargetSpec::Dax("/dev/dax0.0".into()).is_far_memory(&topo));
-        assert!(TargetSpec::File("/nonexistent/x".into()).validate(&topo).is_err());
+        assert!(TargetSpec::File("/nonexistent/x".into())
+            .validate(&topo)
+            .is_err());
     }
 
     #[test]
@@ -700,14 +765,24 @@ mod tests {
     #[test]
     fn node_zero_is_verified_page_by_page() {
         let topo = Topology::system();
-        let node = topo.nodes.iter().find(|n| n.mem_total_bytes > 0).unwrap().id;
+        let node = topo
+            .nodes
+            .iter()
+            .find(|n| n.mem_total_bytes > 0)
+            .unwrap()
+            .id;
         match Region::allocate(&TargetSpec::Node(node), 4 << 20, &topo) {
             Ok(r) => {
                 assert_eq!(r.placement().verification, Verification::Verified);
-                assert_eq!(r.placement().pages_per_node.get(&(node as i64)), Some(&1024));
+                assert_eq!(
+                    r.placement().pages_per_node.get(&(node as i64)),
+                    Some(&1024)
+                );
             }
             // Some sandboxes forbid mbind; that must be a reasoned unavailability.
-            Err(CoreError::TargetUnavailable { reason, .. }) => assert!(reason.contains("mbind"), "{reason}"),
+            Err(CoreError::TargetUnavailable { reason, .. }) => {
+                assert!(reason.contains("mbind"), "{reason}")
+            }
             Err(e) => panic!("{e}"),
         }
     }
@@ -719,7 +794,9 @@ mod tests {
         let topo = Topology::read(dir.path()); // 0 pages reserved
         let e = Region::allocate(&TargetSpec::Hugetlb(HugeSize::M2), 4 << 20, &topo).unwrap_err();
         match e {
-            CoreError::TargetUnavailable { reason, .. } => assert!(reason.contains("nr_hugepages"), "{reason}"),
+            CoreError::TargetUnavailable { reason, .. } => {
+                assert!(reason.contains("nr_hugepages"), "{reason}")
+            }
             e => panic!("{e}"),
         }
     }
@@ -732,7 +809,12 @@ mod tests {
         let topo = Topology::system();
         let r = Region::allocate(&TargetSpec::File(f.clone()), 1 << 16, &topo).unwrap();
         assert_eq!(r.placement().verification, Verification::Unverified);
-        assert!(r.placement().warning.as_ref().unwrap().contains("cannot be verified"));
+        assert!(r
+            .placement()
+            .warning
+            .as_ref()
+            .unwrap()
+            .contains("cannot be verified"));
         let e = Region::allocate(&TargetSpec::File(f), 1 << 20, &topo).unwrap_err();
         assert!(matches!(e, CoreError::TargetUnavailable { .. }));
     }

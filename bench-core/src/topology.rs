@@ -168,12 +168,20 @@ fn read_nodes(root: &Path) -> Vec<NumaNode> {
                         let mut it = l.split_whitespace().rev();
                         let unit = it.next()?;
                         let v: u64 = it.next()?.parse().ok()?;
-                        Some(if unit.eq_ignore_ascii_case("kb") { v * 1024 } else { v })
+                        Some(if unit.eq_ignore_ascii_case("kb") {
+                            v * 1024
+                        } else {
+                            v
+                        })
                     })
                 })
                 .unwrap_or(0);
             let distances = read_trim(&dir.join("distance"))
-                .map(|s| s.split_whitespace().filter_map(|x| x.parse().ok()).collect())
+                .map(|s| {
+                    s.split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
                 .unwrap_or_default();
             NumaNode {
                 id,
@@ -315,9 +323,14 @@ pub fn write_fake_sysfs(root: &Path) -> std::io::Result<()> {
         "Node 1 MemTotal:       446464 kB\n",
     )?;
     w("sys/devices/system/node/node1/distance", "20 10\n")?;
-    for (i, (lvl, ty, sz)) in [(1, "Data", "32K"), (1, "Instruction", "32K"), (2, "Unified", "1024K"), (3, "Unified", "32768K")]
-        .iter()
-        .enumerate()
+    for (i, (lvl, ty, sz)) in [
+        (1, "Data", "32K"),
+        (1, "Instruction", "32K"),
+        (2, "Unified", "1024K"),
+        (3, "Unified", "32768K"),
+    ]
+    .iter()
+    .enumerate()
     {
         let d = format!("sys/devices/system/cpu/cpu0/cache/index{i}");
         w(&format!("{d}/level"), &format!("{lvl}\n"))?;
@@ -329,8 +342,14 @@ pub fn write_fake_sysfs(root: &Path) -> std::io::Result<()> {
     w("sys/bus/dax/devices/dax0.0/size", "197132288\n")?;
     w("sys/bus/dax/devices/dax0.0/align", "2097152\n")?;
     w("sys/bus/dax/devices/dax0.0/target_node", "1\n")?;
-    w("sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "0\n")?;
-    w("sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "0\n")?;
+    w(
+        "sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+        "0\n",
+    )?;
+    w(
+        "sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages",
+        "0\n",
+    )?;
     Ok(())
 }
 
@@ -357,14 +376,25 @@ mod tests {
         assert_eq!(t.dax[0].path, PathBuf::from("/dev/dax0.0"));
         assert_eq!(t.dax[0].align_bytes, 2 << 20);
         assert_eq!(t.dax[0].target_node, Some(1));
-        assert_eq!(t.hugepages, vec![HugePool { page_size_bytes: 2 << 20, total: 0, free: 0 }]);
+        assert_eq!(
+            t.hugepages,
+            vec![HugePool {
+                page_size_bytes: 2 << 20,
+                total: 0,
+                free: 0
+            }]
+        );
     }
 
     #[test]
     fn empty_tree_means_nothing_offered() {
         let dir = tempfile::tempdir().unwrap();
         let t = Topology::read(dir.path());
-        assert_eq!(t.nodes.len(), 1, "a machine without NUMA sysfs has one node");
+        assert_eq!(
+            t.nodes.len(),
+            1,
+            "a machine without NUMA sysfs has one node"
+        );
         assert!(t.caches.is_empty() && t.dax.is_empty() && t.hugepages.is_empty());
         assert_eq!(t.llc_bytes(), None);
     }

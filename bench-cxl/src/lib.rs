@@ -7,4 +7,5 @@
 #![deny(missing_docs)]
 
 /// Why this family produces no measurements yet (reported as the skip reason).
-pub const NOT_IMPLEMENTED: &str = "the pool family (atomics, c2c, flush, msg) is not implemented in this version";
+pub const NOT_IMPLEMENTED: &str =
+    "the pool family (atomics, c2c, flush, msg) is not implemented in this version";

@@ -101,7 +101,7 @@ pub fn successors(n: usize, stride: usize, order: ChaseOrder, seed: u64) -> Vec<
 /// Writes the chase into `mem` (`n` lines of `stride` bytes): the first word of line `i`
 /// holds the address of line `next[i]`. Returns the address of line 0.
 pub fn write_chain(mem: &mut [u8], stride: usize, next: &[u32]) -> *const u8 {
-    assert!(stride >= std::mem::size_of::<usize>() && stride % std::mem::size_of::<usize>() == 0);
+    assert!(stride >= std::mem::size_of::<usize>() && stride.is_multiple_of(std::mem::size_of::<usize>()));
     assert!(next.len() * stride <= mem.len());
     let base = mem.as_mut_ptr() as usize;
     for (i, &nx) in next.iter().enumerate() {
@@ -131,8 +131,22 @@ pub unsafe fn chase(start: *const u8, steps: usize) -> *const u8 {
         };
     }
     for _ in 0..steps / UNROLL {
-        step!(); step!(); step!(); step!(); step!(); step!(); step!(); step!();
-        step!(); step!(); step!(); step!(); step!(); step!(); step!(); step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
+        step!();
     }
     p as *const u8
 }
@@ -155,7 +169,14 @@ mod tests {
 
     #[test]
     fn sattolo_is_one_cycle_through_every_line() {
-        for (n, seed) in [(1usize, 1u64), (2, 2), (3, 3), (64, 4), (1000, 5), (65536, 6)] {
+        for (n, seed) in [
+            (1usize, 1u64),
+            (2, 2),
+            (3, 3),
+            (64, 4),
+            (1000, 5),
+            (65536, 6),
+        ] {
             let mut rng = SmallRng::seed_from_u64(seed);
             let next = sattolo(n, &mut rng);
             assert_eq!(cycle_len(&next), n, "n={n}");
@@ -172,7 +193,9 @@ mod tests {
         assert_eq!(cycle_len(&next), n);
         // Consecutive steps leave their block only once per block.
         let per = loc / stride;
-        let crossings = (0..n).filter(|&i| i / per != next[i] as usize / per).count();
+        let crossings = (0..n)
+            .filter(|&i| i / per != next[i] as usize / per)
+            .count();
         assert_eq!(crossings, n.div_ceil(per));
     }
 
@@ -180,14 +203,22 @@ mod tests {
     fn random_order_leaves_blocks_often() {
         let next = successors(10_000, 64, ChaseOrder::Random, 9);
         assert_eq!(cycle_len(&next), 10_000);
-        let crossings = (0..10_000).filter(|&i| i / 64 != next[i] as usize / 64).count();
+        let crossings = (0..10_000)
+            .filter(|&i| i / 64 != next[i] as usize / 64)
+            .count();
         assert!(crossings > 9_000, "{crossings}");
     }
 
     #[test]
     fn same_seed_same_order() {
-        assert_eq!(successors(500, 64, ChaseOrder::Random, 1), successors(500, 64, ChaseOrder::Random, 1));
-        assert_ne!(successors(500, 64, ChaseOrder::Random, 1), successors(500, 64, ChaseOrder::Random, 2));
+        assert_eq!(
+            successors(500, 64, ChaseOrder::Random, 1),
+            successors(500, 64, ChaseOrder::Random, 1)
+        );
+        assert_ne!(
+            successors(500, 64, ChaseOrder::Random, 1),
+            successors(500, 64, ChaseOrder::Random, 2)
+        );
     }
 
     #[test]

@@ -95,7 +95,7 @@ const WARMUP_CAP: usize = 1 << 21;
 impl LatencyBench {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), LatencyParamError> {
-        if self.stride < 8 || self.stride % 8 != 0 {
+        if self.stride < 8 || !self.stride.is_multiple_of(8) {
             return Err(LatencyParamError::Stride(self.stride));
         }
         if let ChaseOrder::TlbLocal { locality } = self.order {
@@ -276,7 +276,10 @@ impl Benchmark for LatencyBench {
             if size > region.len() {
                 report.warnings.push(Warning {
                     code: "latency_size".into(),
-                    message: format!("{target}: region of {} bytes too small for {size}", region.len()),
+                    message: format!(
+                        "{target}: region of {} bytes too small for {size}",
+                        region.len()
+                    ),
                     remediation: "use a larger target or a smaller --max-size".into(),
                 });
                 continue;
@@ -287,7 +290,11 @@ impl Benchmark for LatencyBench {
                 format_size(size),
                 d.p50
             ));
-            let id = format!("mem.latency/{target}/{}/{}", self.order.name(), format_size(size));
+            let id = format!(
+                "mem.latency/{target}/{}/{}",
+                self.order.name(),
+                format_size(size)
+            );
             points.push(SweepPoint {
                 size_bytes: size,
                 lat_ns: d.p50,
@@ -304,7 +311,9 @@ impl Benchmark for LatencyBench {
                 placement: Some(placement.clone()),
             });
         }
-        let caches: Vec<usize> = (1..=4).filter_map(|l| ctx.topology.cache_bytes(l)).collect();
+        let caches: Vec<usize> = (1..=4)
+            .filter_map(|l| ctx.topology.cache_bytes(l))
+            .collect();
         let (found, notes) = plateaus(&points, &caches);
         for note in notes {
             report.warnings.push(Warning {
@@ -467,14 +476,19 @@ mod tests {
             random_at_max: false,
             ..Default::default()
         };
-        let mut r = bench_core::target::Region::allocate(&TargetSpec::Anon, 8192, &ctx.topology).unwrap();
+        let mut r =
+            bench_core::target::Region::allocate(&TargetSpec::Anon, 8192, &ctx.topology).unwrap();
         let rep = b.run(&ctx, &mut r).unwrap();
         assert_eq!(rep.measurements.len(), 2);
         for m in &rep.measurements {
             assert!(m.distribution.n >= MIN_BATCHES as u64);
             assert!(m.distribution.p50 > 0.0);
         }
-        if ctx.topology.cache_bytes(1).is_some_and(|l1| l1 >= 16 * 1024) {
+        if ctx
+            .topology
+            .cache_bytes(1)
+            .is_some_and(|l1| l1 >= 16 * 1024)
+        {
             assert!(rep.params.iter().any(|p| p.key == "l1_lat_ns"));
         }
     }

@@ -64,7 +64,11 @@ pub fn plateaus(points: &[SweepPoint], cache_sizes: &[usize]) -> (Vec<Plateau>, 
             notes.push(format!(
                 "{key}: no sweep point between {} and {} bytes",
                 lo,
-                if hi == usize::MAX { "any".to_string() } else { hi.to_string() }
+                if hi == usize::MAX {
+                    "any".to_string()
+                } else {
+                    hi.to_string()
+                }
             ));
             continue;
         }
@@ -125,7 +129,10 @@ mod tests {
         assert!((get("l3_lat_ns") - 12.0).abs() < 0.05);
         assert!((get("mem_lat_ns") - 147.0).abs() < 0.05);
         let mem = found.iter().find(|p| p.key == "mem_lat_ns").unwrap();
-        assert!(mem.ids.iter().all(|id| id.trim_start_matches('p').parse::<usize>().unwrap() >= 128 * M));
+        assert!(mem
+            .ids
+            .iter()
+            .all(|id| id.trim_start_matches('p').parse::<usize>().unwrap() >= 128 * M));
     }
 
     #[test]

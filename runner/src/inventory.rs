@@ -14,8 +14,14 @@ use std::fmt::Write;
 /// Target specs this machine offers, each with a note.
 pub fn offered(topo: &Topology) -> Vec<(String, String)> {
     let mut v = vec![
-        ("anon".to_string(), "anonymous memory, 4 KiB pages (default)".to_string()),
-        ("thp".to_string(), "transparent huge pages (MADV_HUGEPAGE)".to_string()),
+        (
+            "anon".to_string(),
+            "anonymous memory, 4 KiB pages (default)".to_string(),
+        ),
+        (
+            "thp".to_string(),
+            "transparent huge pages (MADV_HUGEPAGE)".to_string(),
+        ),
     ];
     for p in &topo.hugepages {
         let spec = match p.page_size_bytes {
@@ -24,7 +30,10 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
             _ => continue,
         };
         let note = if p.free == 0 {
-            format!("no pages reserved (echo N > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages)", p.page_size_bytes / 1024)
+            format!(
+                "no pages reserved (echo N > /sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages)",
+                p.page_size_bytes / 1024
+            )
         } else {
             format!("{} of {} pages free", p.free, p.total)
         };
@@ -35,9 +44,16 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
             continue;
         }
         let note = if n.likely_far_memory {
-            format!("{} memory, no CPUs: likely CXL/far memory", format_size(n.mem_total_bytes as usize))
+            format!(
+                "{} memory, no CPUs: likely CXL/far memory",
+                format_size(n.mem_total_bytes as usize)
+            )
         } else {
-            format!("{} memory, CPUs {}", format_size(n.mem_total_bytes as usize), bench_core::pin::format_cpu_list(&n.cpus))
+            format!(
+                "{} memory, CPUs {}",
+                format_size(n.mem_total_bytes as usize),
+                bench_core::pin::format_cpu_list(&n.cpus)
+            )
         };
         v.push((TargetSpec::Node(n.id).to_string(), note));
     }
@@ -70,19 +86,39 @@ pub fn targets(format: Format) -> Result<()> {
         Format::Table => {
             let mut s = String::new();
             writeln!(s, "NUMA nodes:")?;
-            writeln!(s, "  {:<5} {:<12} {:>10}  {:<14} far memory", "node", "cpus", "memory", "distances")?;
+            writeln!(
+                s,
+                "  {:<5} {:<12} {:>10}  {:<14} far memory",
+                "node", "cpus", "memory", "distances"
+            )?;
             for n in &topo.nodes {
                 writeln!(
                     s,
                     "  {:<5} {:<12} {:>10}  {:<14} {}",
                     n.id,
-                    if n.cpus.is_empty() { "-".into() } else { bench_core::pin::format_cpu_list(&n.cpus) },
+                    if n.cpus.is_empty() {
+                        "-".into()
+                    } else {
+                        bench_core::pin::format_cpu_list(&n.cpus)
+                    },
                     format_size(n.mem_total_bytes as usize),
-                    n.distances.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" "),
-                    if n.likely_far_memory { "yes (memory, no CPUs)" } else { "no" }
+                    n.distances
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    if n.likely_far_memory {
+                        "yes (memory, no CPUs)"
+                    } else {
+                        "no"
+                    }
                 )?;
             }
-            writeln!(s, "dax devices:{}", if topo.dax.is_empty() { " none" } else { "" })?;
+            writeln!(
+                s,
+                "dax devices:{}",
+                if topo.dax.is_empty() { " none" } else { "" }
+            )?;
             for d in &topo.dax {
                 writeln!(
                     s,
@@ -93,13 +129,35 @@ pub fn targets(format: Format) -> Result<()> {
                     d.target_node.map_or("?".into(), |n| n.to_string())
                 )?;
             }
-            writeln!(s, "hugepage pools:{}", if topo.hugepages.is_empty() { " none" } else { "" })?;
+            writeln!(
+                s,
+                "hugepage pools:{}",
+                if topo.hugepages.is_empty() {
+                    " none"
+                } else {
+                    ""
+                }
+            )?;
             for p in &topo.hugepages {
-                writeln!(s, "  {:<6} total {:<6} free {}", format_size(p.page_size_bytes), p.total, p.free)?;
+                writeln!(
+                    s,
+                    "  {:<6} total {:<6} free {}",
+                    format_size(p.page_size_bytes),
+                    p.total,
+                    p.free
+                )?;
             }
             writeln!(s, "caches (CPU 0):")?;
             for c in &topo.caches {
-                writeln!(s, "  L{} {:<12} {:>6}  line {} B  shared by CPUs {}", c.level, c.kind, format_size(c.size_bytes), c.line_bytes, c.shared_cpus)?;
+                writeln!(
+                    s,
+                    "  L{} {:<12} {:>6}  line {} B  shared by CPUs {}",
+                    c.level,
+                    c.kind,
+                    format_size(c.size_bytes),
+                    c.line_bytes,
+                    c.shared_cpus
+                )?;
             }
             writeln!(s, "\ntargets (--target):")?;
             for (spec, note) in &offered {
@@ -123,17 +181,54 @@ pub fn env(format: Format) -> Result<()> {
         }
         Format::Table => {
             let t = timer.info();
-            println!("cpu:            {} ({}), {} logical CPUs, {} per core, {} socket(s)", env.cpu.model, env.cpu.vendor, env.cpu.logical_cpus, env.cpu.threads_per_core, env.cpu.sockets);
+            println!(
+                "cpu:            {} ({}), {} logical CPUs, {} per core, {} socket(s)",
+                env.cpu.model,
+                env.cpu.vendor,
+                env.cpu.logical_cpus,
+                env.cpu.threads_per_core,
+                env.cpu.sockets
+            );
             println!("flags:          {}", env.cpu.flags.join(" "));
             println!("kernel:         {} ({})", env.kernel, env.arch);
-            println!("hypervisor:     {}", env.hypervisor.as_deref().unwrap_or("none"));
-            println!("governor:       {}", if env.governors.is_empty() { "n/a (no cpufreq)".into() } else { env.governors.join(",") });
-            println!("turbo:          {}", env.turbo.map_or("n/a".into(), |b| b.to_string()));
-            println!("smt active:     {}", env.smt_active.map_or("n/a".into(), |b| b.to_string()));
-            println!("thp:            enabled={} defrag={}", env.thp_enabled.as_deref().unwrap_or("n/a"), env.thp_defrag.as_deref().unwrap_or("n/a"));
-            println!("numa balancing: {}", env.numa_balancing.map_or("n/a".into(), |b| b.to_string()));
-            println!("perf paranoid:  {}", env.perf_event_paranoid.map_or("n/a".into(), |b| b.to_string()));
-            println!("memory:         {}", format_size(env.mem_total_bytes as usize));
+            println!(
+                "hypervisor:     {}",
+                env.hypervisor.as_deref().unwrap_or("none")
+            );
+            println!(
+                "governor:       {}",
+                if env.governors.is_empty() {
+                    "n/a (no cpufreq)".into()
+                } else {
+                    env.governors.join(",")
+                }
+            );
+            println!(
+                "turbo:          {}",
+                env.turbo.map_or("n/a".into(), |b| b.to_string())
+            );
+            println!(
+                "smt active:     {}",
+                env.smt_active.map_or("n/a".into(), |b| b.to_string())
+            );
+            println!(
+                "thp:            enabled={} defrag={}",
+                env.thp_enabled.as_deref().unwrap_or("n/a"),
+                env.thp_defrag.as_deref().unwrap_or("n/a")
+            );
+            println!(
+                "numa balancing: {}",
+                env.numa_balancing.map_or("n/a".into(), |b| b.to_string())
+            );
+            println!(
+                "perf paranoid:  {}",
+                env.perf_event_paranoid
+                    .map_or("n/a".into(), |b| b.to_string())
+            );
+            println!(
+                "memory:         {}",
+                format_size(env.mem_total_bytes as usize)
+            );
             println!("allowed CPUs:   {}", env.allowed_cpus);
             println!("timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()));
             print!("{}", render_warnings(&warnings));

@@ -9,12 +9,12 @@ mod output;
 mod run;
 
 use anyhow::{Context, Result};
-use export::Exporter;
 use bench_core::bench::Benchmark;
 use bench_mem::chase::ChaseOrder;
 use bench_mem::latency::LatencyBench;
 use clap::Parser;
 use cli::{Cli, Command, LatencyArgs, MemCommand, OrderArg, RunArgs};
+use export::Exporter;
 use run::{FamilySkip, Plan};
 use std::io::Write;
 
@@ -39,10 +39,22 @@ fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
 /// Families this build does not measure yet, reported as skipped in `all`.
 fn unimplemented_families() -> Vec<FamilySkip> {
     vec![
-        FamilySkip { benchmark: "pool", reason: bench_cxl::NOT_IMPLEMENTED.into() },
-        FamilySkip { benchmark: "pcie", reason: bench_pcie::NOT_IMPLEMENTED.into() },
-        FamilySkip { benchmark: "verbs", reason: bench_ibverbs::NOT_IMPLEMENTED.into() },
-        FamilySkip { benchmark: "gpu", reason: bench_gpu::NOT_IMPLEMENTED.into() },
+        FamilySkip {
+            benchmark: "pool",
+            reason: bench_cxl::NOT_IMPLEMENTED.into(),
+        },
+        FamilySkip {
+            benchmark: "pcie",
+            reason: bench_pcie::NOT_IMPLEMENTED.into(),
+        },
+        FamilySkip {
+            benchmark: "verbs",
+            reason: bench_ibverbs::NOT_IMPLEMENTED.into(),
+        },
+        FamilySkip {
+            benchmark: "gpu",
+            reason: bench_gpu::NOT_IMPLEMENTED.into(),
+        },
     ]
 }
 
@@ -54,7 +66,9 @@ fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
         export::json::write_atomic(out, &json)?;
     }
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).context("writing to stdout")?;
+    stdout
+        .write_all(text.as_bytes())
+        .context("writing to stdout")?;
     if let Some(out) = &args.out {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!("wrote {}", out.display());

@@ -34,11 +34,20 @@ pub struct Plan {
 }
 
 /// The targets of a run: those named, or `anon` plus (for `all`) every memory-only node.
-pub fn resolve_targets(args: &RunArgs, topo: &Topology, far_by_default: bool) -> Result<Vec<TargetSpec>> {
+pub fn resolve_targets(
+    args: &RunArgs,
+    topo: &Topology,
+    far_by_default: bool,
+) -> Result<Vec<TargetSpec>> {
     let targets = if args.targets.is_empty() {
         let mut t = vec![TargetSpec::Anon];
         if far_by_default {
-            t.extend(topo.nodes.iter().filter(|n| n.likely_far_memory).map(|n| TargetSpec::Node(n.id)));
+            t.extend(
+                topo.nodes
+                    .iter()
+                    .filter(|n| n.likely_far_memory)
+                    .map(|n| TargetSpec::Node(n.id)),
+            );
         }
         t
     } else {
@@ -92,7 +101,11 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
     };
     progress("calibrating the timer...");
     bench_core::pin::pin_current(cpus[0]).with_context(|| format!("pinning to CPU {}", cpus[0]))?;
-    let timer = Timer::calibrate(if args.quick { Calibration::QUICK } else { Calibration::NORMAL });
+    let timer = Timer::calibrate(if args.quick {
+        Calibration::QUICK
+    } else {
+        Calibration::NORMAL
+    });
     let env = Environment::capture();
     let ctx = Context {
         timer: timer.clone(),
@@ -202,7 +215,11 @@ pub fn assemble_params(
     for (target, rep) in ordered {
         let far = target.is_far_memory(topo);
         for p in &rep.params {
-            let name = if far { far_name(&p.key).unwrap_or(&p.key) } else { &p.key };
+            let name = if far {
+                far_name(&p.key).unwrap_or(&p.key)
+            } else {
+                &p.key
+            };
             let name = name.to_string();
             params.insert(format!("{name}@{target}"), p.value);
             info.insert(format!("{name}@{target}"), p.info.clone());
@@ -222,7 +239,11 @@ pub fn assemble_params(
                     unit: "ratio".into(),
                     target: info["cxl_lat_ns"].target.clone(),
                     method: "cxl_lat_ns / mem_lat_ns".into(),
-                    from: [info["cxl_lat_ns"].from.clone(), info["mem_lat_ns"].from.clone()].concat(),
+                    from: [
+                        info["cxl_lat_ns"].from.clone(),
+                        info["mem_lat_ns"].from.clone(),
+                    ]
+                    .concat(),
                 },
             );
         }

@@ -6,7 +6,9 @@ pub fn read() -> u64 {
     let v: u64;
     // SAFETY: cntvct_el0 is readable at EL0 on Linux (the kernel enables it); the asm
     // only writes the output register.
-    unsafe { core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nostack, nomem)) };
+    unsafe {
+        core::arch::asm!("isb", "mrs {v}, cntvct_el0", v = out(reg) v, options(nostack, nomem))
+    };
     v
 }
 

@@ -243,11 +243,7 @@ impl Timer {
 /// Returns (median frequency in Hz, spread in ppm) of `rounds` comparisons between the
 /// counter and `CLOCK_MONOTONIC_RAW`.
 #[allow(dead_code)]
-fn calibrate_against_clock(
-    cal: Calibration,
-    start: fn() -> u64,
-    stop: fn() -> u64,
-) -> (f64, f64) {
+fn calibrate_against_clock(cal: Calibration, start: fn() -> u64, stop: fn() -> u64) -> (f64, f64) {
     let mut f: Vec<f64> = Vec::with_capacity(cal.rounds.max(1));
     let round_ns = cal.round.as_nanos() as u64;
     for _ in 0..cal.rounds.max(1) {

@@ -20,7 +20,10 @@ impl Exporter for JsonExporter {
 }
 
 fn temp_path(out: &Path) -> PathBuf {
-    let name = out.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 

@@ -32,7 +32,9 @@ impl Exporter for TableExporter {
             e.cpu.model,
             e.cpu.logical_cpus,
             e.kernel,
-            e.hypervisor.as_deref().map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
+            e.hypervisor
+                .as_deref()
+                .map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
         )?;
         writeln!(
             s,
@@ -41,11 +43,17 @@ impl Exporter for TableExporter {
             f.timer.freq_hz / 1e9,
             f.timer.freq_method,
             f.timer.overhead_ns,
-            f.timer.invariant.map_or("unknown".into(), |b| b.to_string())
+            f.timer
+                .invariant
+                .map_or("unknown".into(), |b| b.to_string())
         )?;
         writeln!(s)?;
         if !f.params.is_empty() {
-            writeln!(s, "{:<34} {:>12}  {:<6} {:<14} method", "param", "value", "unit", "target")?;
+            writeln!(
+                s,
+                "{:<34} {:>12}  {:<6} {:<14} method",
+                "param", "value", "unit", "target"
+            )?;
             for (k, v) in &f.params {
                 if k.contains('@') {
                     continue;
@@ -63,7 +71,10 @@ impl Exporter for TableExporter {
             }
             let per_target = f.params.keys().filter(|k| k.contains('@')).count();
             if per_target > 0 {
-                writeln!(s, "({per_target} per-target keys `key@target` in the JSON output)")?;
+                writeln!(
+                    s,
+                    "({per_target} per-target keys `key@target` in the JSON output)"
+                )?;
             }
             writeln!(s)?;
         }
@@ -94,7 +105,11 @@ impl Exporter for TableExporter {
         if !f.skipped.is_empty() {
             writeln!(s, "skipped:")?;
             for k in &f.skipped {
-                let t = if k.target.is_empty() { String::new() } else { format!(" on {}", k.target) };
+                let t = if k.target.is_empty() {
+                    String::new()
+                } else {
+                    format!(" on {}", k.target)
+                };
                 writeln!(s, "  {}{t}: {}", k.benchmark, k.reason)?;
             }
             writeln!(s)?;

@@ -25,6 +25,9 @@ mod tests {
             message: "governor is powersave".into(),
             remediation: "cpupower frequency-set -g performance".into(),
         }]);
-        assert_eq!(s, "warning: governor is powersave\n  fix: cpupower frequency-set -g performance\n");
+        assert_eq!(
+            s,
+            "warning: governor is powersave\n  fix: cpupower frequency-set -g performance\n"
+        );
     }
 }

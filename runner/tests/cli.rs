@@ -1,0 +1,280 @@
+//! End-to-end tests of the `cxlchar` binary: good runs produce schema-valid params.json,
+//! every bad input fails with one clear error naming the bad value and leaves no file.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn cxlchar() -> Command {
+    Command::cargo_bin("cxlchar").unwrap()
+}
+
+fn schema() -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/schema/params.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn assert_schema_valid(doc: &Value) {
+    let schema = schema();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("params.json");
+    cxlchar()
+        .args(["all", "--quick", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("mem_lat_ns"));
+    let doc = read_json(&out);
+    assert_schema_valid(&doc);
+    let lat = doc["params"]["mem_lat_ns"]
+        .as_f64()
+        .expect("mem_lat_ns present");
+    assert!(lat > 0.0);
+    assert!(doc["params"]["mem_lat_ns@anon"].is_number());
+    assert!(doc["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
+    assert!(doc["timer"]["source"].is_string());
+    // Every key says how it was derived, from measurements that exist.
+    let ids: Vec<&str> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    for (k, info) in doc["param_info"].as_object().unwrap() {
+        assert!(doc["params"].get(k).is_some(), "{k} has info but no value");
+        for from in info["from"].as_array().unwrap() {
+            assert!(
+                ids.contains(&from.as_str().unwrap()),
+                "{k} cites missing {from}"
+            );
+        }
+    }
+    // Families not built yet are skipped with a reason, not silently absent.
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert!(skipped
+        .iter()
+        .any(|s| s["benchmark"] == "gpu" && !s["reason"].as_str().unwrap().is_empty()));
+    // Placement is recorded with every memory measurement.
+    for m in doc["measurements"].as_array().unwrap() {
+        assert!(m["placement"]["pages_checked"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn json_format_on_stdout_is_schema_valid() {
+    let out = cxlchar()
+        .args([
+            "mem", "latency", "--quick", "--sizes", "4K,16K", "--format", "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_schema_valid(&doc);
+    assert_eq!(
+        doc["measurements"].as_array().unwrap().len(),
+        3,
+        "two sizes + the full-random point"
+    );
+}
+
+fn assert_bad_input(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    cxlchar()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(needle));
+    assert!(!out.exists(), "{args:?} left an output file");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "{args:?} left a temp file"
+    );
+}
+
+#[test]
+fn unknown_target_spec_is_an_error() {
+    assert_bad_input(&["all", "--quick", "--target", "ramdisk"], "'ramdisk'");
+}
+
+#[test]
+fn missing_dax_device_is_an_error() {
+    assert_bad_input(
+        &[
+            "mem",
+            "latency",
+            "--quick",
+            "--allow-write",
+            "--target",
+            "dax:/dev/dax97.3",
+        ],
+        "/dev/dax97.3",
+    );
+}
+
+#[test]
+fn node_out_of_range_is_an_error() {
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--target", "node:977"],
+        "node 977 does not exist",
+    );
+}
+
+#[test]
+fn size_below_one_line_is_an_error() {
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--sizes", "32"],
+        "32 is smaller than one line",
+    );
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--min-size", "16"],
+        "16 is smaller than one line",
+    );
+}
+
+#[test]
+fn cpu_not_allowed_is_an_error() {
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--cpu", "4000"],
+        "CPU 4000 is not in the allowed set",
+    );
+    assert_bad_input(&["mem", "latency", "--quick", "--cpu", "3-1"], "'3-1'");
+}
+
+#[test]
+fn dax_without_allow_write_is_an_error() {
+    // Use an existing file so that only the missing opt-in is wrong.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("pool");
+    std::fs::write(&f, [0u8; 4096]).unwrap();
+    let spec = format!("file:{}", f.display());
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--target", &spec],
+        "--allow-write",
+    );
+}
+
+#[test]
+fn unwritable_out_is_an_error_before_measuring() {
+    let missing: PathBuf = ["/nonexistent-dir-cxlchar", "p.json"].iter().collect();
+    cxlchar()
+        .args(["mem", "latency", "--quick", "--out"])
+        .arg(&missing)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("/nonexistent-dir-cxlchar/p.json"));
+    assert!(!missing.exists());
+}
+
+#[test]
+fn failed_run_keeps_an_old_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    std::fs::write(&out, "old").unwrap();
+    cxlchar()
+        .args(["mem", "latency", "--quick", "--target", "node:977", "--out"])
+        .arg(&out)
+        .assert()
+        .failure();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old");
+}
+
+#[test]
+fn unusable_target_is_skipped_and_the_rest_runs() {
+    let pools =
+        std::fs::read_to_string("/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok());
+    if pools.is_some_and(|free| free > 0) {
+        eprintln!("1 GiB huge pages are reserved here; the skip path cannot be exercised");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    cxlchar()
+        .args([
+            "mem",
+            "latency",
+            "--quick",
+            "--sizes",
+            "4K,64K",
+            "--target",
+            "hugetlb:1G",
+            "--target",
+            "anon",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let doc = read_json(&out);
+    assert_schema_valid(&doc);
+    let skipped = doc["skipped"].as_array().unwrap();
+    let s = skipped
+        .iter()
+        .find(|s| s["target"] == "hugetlb:1G")
+        .expect("hugetlb:1G skipped");
+    assert!(s["reason"].as_str().unwrap().contains("huge pages"), "{s}");
+    assert!(doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["target"] == "anon"));
+}
+
+#[test]
+fn targets_and_env_list_the_machine() {
+    cxlchar()
+        .arg("targets")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("anon"));
+    let out = cxlchar()
+        .args(["targets", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert!(!v["topology"]["nodes"].as_array().unwrap().is_empty());
+    let out = cxlchar()
+        .args(["env", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert!(v["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn help_explains_targets() {
+    cxlchar()
+        .args(["all", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("node:N").and(predicate::str::contains("--allow-write")));
+}

@@ -71,6 +71,22 @@ pub mod units {
         }
     }
 
+    /// Formats a byte count for people: `512 B`, `4.3 GiB`, `32 MiB`.
+    pub fn human_bytes(bytes: u64) -> String {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut v = bytes as f64;
+        let mut i = 0;
+        while v >= 1024.0 && i + 1 < UNITS.len() {
+            v /= 1024.0;
+            i += 1;
+        }
+        if i == 0 || v.fract() == 0.0 {
+            format!("{v:.0} {}", UNITS[i])
+        } else {
+            format!("{v:.1} {}", UNITS[i])
+        }
+    }
+
     #[cfg(test)]
     mod tests {
         use super::*;
@@ -84,6 +100,9 @@ pub mod units {
             assert!(parse_size("").is_err());
             assert_eq!(format_size(3 * MIB), "3M");
             assert_eq!(format_size(100), "100");
+            assert_eq!(human_bytes(512), "512 B");
+            assert_eq!(human_bytes(32 << 20), "32 MiB");
+            assert_eq!(human_bytes(4548824 * 1024), "4.3 GiB");
         }
     }
 }

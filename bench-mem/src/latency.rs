@@ -316,10 +316,15 @@ impl Benchmark for LatencyBench {
             .collect();
         let (found, notes) = plateaus(&points, &caches);
         for note in notes {
+            let remediation = if note.contains("latency rises") {
+                "none needed: the value comes from the points before the rise"
+            } else {
+                "widen the sweep with --max-size/--min-size"
+            };
             report.warnings.push(Warning {
                 code: "latency_plateau".into(),
                 message: format!("{target}: {note}"),
-                remediation: "widen the sweep with --max-size/--min-size".into(),
+                remediation: remediation.into(),
             });
         }
         let mut mem_local = None;

@@ -10,10 +10,16 @@
 //! | `lN_lat_ns` | from 2 x L(N-1) to LN/2 |
 //! | `mem_lat_ns` | from 4 x LLC up |
 //!
-//! The plateau's value is the median of its points' p50 latencies. A window with no
-//! point gives no key (and says so), never an interpolated number.
+//! Within a window the plateau is the run of points, from the window's start, whose
+//! latency stays within [`PLATEAU_RISE`] of the run's median (a cache that is effectively
+//! smaller than sysfs reports, as in a VM, ends it early, with a note). The plateau's value
+//! is the median of its points' p50 latencies. A window with no point gives no key (and
+//! says so), never an interpolated number.
 
 use bench_core::stats::median;
+
+/// A point more than this factor above the plateau's median so far ends the plateau.
+pub const PLATEAU_RISE: f64 = 1.3;
 
 /// One point of a sweep.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,28 +62,41 @@ pub fn plateaus(points: &[SweepPoint], cache_sizes: &[usize]) -> (Vec<Plateau>, 
         notes.push("cache sizes unknown (no sysfs cache info): no plateau can be placed".into());
     }
     for (key, lo, hi) in windows {
-        let inside: Vec<&SweepPoint> = points
+        let mut inside: Vec<&SweepPoint> = points
             .iter()
             .filter(|p| p.size_bytes >= lo && p.size_bytes <= hi)
             .collect();
+        inside.sort_by_key(|p| p.size_bytes);
         if inside.is_empty() {
             notes.push(format!(
                 "{key}: no sweep point between {} and {} bytes",
                 lo,
-                if hi == usize::MAX {
-                    "any".to_string()
-                } else {
-                    hi.to_string()
-                }
+                if hi == usize::MAX { "any".to_string() } else { hi.to_string() }
             ));
             continue;
         }
-        let lats: Vec<f64> = inside.iter().map(|p| p.lat_ns).collect();
+        // The plateau is the run of points from the window's start whose latency stays
+        // within PLATEAU_RISE of the run's median: a cache that is effectively smaller
+        // than sysfs says (a VM's share, partitioning) ends the run early.
+        let mut run: Vec<&SweepPoint> = vec![inside[0]];
+        for p in &inside[1..] {
+            let lats: Vec<f64> = run.iter().map(|p| p.lat_ns).collect();
+            if p.lat_ns > PLATEAU_RISE * median(&lats).expect("non-empty") {
+                notes.push(format!(
+                    "{key}: latency rises at {} bytes, inside the window that ends at {} bytes: the effective cache is smaller than sysfs reports",
+                    p.size_bytes,
+                    if hi == usize::MAX { "any".to_string() } else { hi.to_string() }
+                ));
+                break;
+            }
+            run.push(p);
+        }
+        let lats: Vec<f64> = run.iter().map(|p| p.lat_ns).collect();
         found.push(Plateau {
             key,
             value_ns: median(&lats).expect("non-empty"),
             window: (lo, hi),
-            ids: inside.iter().map(|p| p.id.clone()).collect(),
+            ids: run.iter().map(|p| p.id.clone()).collect(),
         });
     }
     (found, notes)
@@ -145,6 +164,19 @@ mod tests {
         assert!(notes.iter().any(|n| n.contains("mem_lat_ns")), "{notes:?}");
         let l3 = found.iter().find(|p| p.key == "l3_lat_ns").unwrap();
         assert!((l3.value_ns - 30.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn effectively_smaller_cache_ends_the_plateau_early() {
+        // sysfs says 32 MiB of L3, but only ~4 MiB behaves as cache (a VM's share).
+        let caches = [32 * K, 512 * K, 32 * M];
+        let mut pts = synthetic(&[32 * K, 512 * K, 4 * M], &[1.0, 3.5, 14.0], 85.0);
+        pts.retain(|p| p.size_bytes <= 256 * M);
+        let (found, notes) = plateaus(&pts, &caches);
+        let l3 = found.iter().find(|p| p.key == "l3_lat_ns").unwrap();
+        assert!((l3.value_ns - 14.0).abs() < 0.05, "{}", l3.value_ns);
+        assert!(l3.ids.iter().all(|id| id.trim_start_matches('p').parse::<usize>().unwrap() <= 4 * M));
+        assert!(notes.iter().any(|n| n.starts_with("l3_lat_ns: latency rises")), "{notes:?}");
     }
 
     #[test]

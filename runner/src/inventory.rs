@@ -7,7 +7,7 @@ use bench_core::env::Environment;
 use bench_core::target::TargetSpec;
 use bench_core::timer::{Calibration, Timer};
 use bench_core::topology::Topology;
-use bench_core::units::format_size;
+use bench_core::units::{format_size, human_bytes};
 use serde_json::json;
 use std::fmt::Write;
 
@@ -46,12 +46,12 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
         let note = if n.likely_far_memory {
             format!(
                 "{} memory, no CPUs: likely CXL/far memory",
-                format_size(n.mem_total_bytes as usize)
+                human_bytes(n.mem_total_bytes)
             )
         } else {
             format!(
                 "{} memory, CPUs {}",
-                format_size(n.mem_total_bytes as usize),
+                human_bytes(n.mem_total_bytes),
                 bench_core::pin::format_cpu_list(&n.cpus)
             )
         };
@@ -62,7 +62,7 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
             TargetSpec::Dax(d.path.clone()).to_string(),
             format!(
                 "device-dax {}, align {}, node {} (needs --allow-write)",
-                format_size(d.size_bytes as usize),
+                human_bytes(d.size_bytes),
                 format_size(d.align_bytes as usize),
                 d.target_node.map_or("?".into(), |n| n.to_string())
             ),
@@ -101,7 +101,7 @@ pub fn targets(format: Format) -> Result<()> {
                     } else {
                         bench_core::pin::format_cpu_list(&n.cpus)
                     },
-                    format_size(n.mem_total_bytes as usize),
+                    human_bytes(n.mem_total_bytes),
                     n.distances
                         .iter()
                         .map(|d| d.to_string())
@@ -227,7 +227,7 @@ pub fn env(format: Format) -> Result<()> {
             );
             println!(
                 "memory:         {}",
-                format_size(env.mem_total_bytes as usize)
+                human_bytes(env.mem_total_bytes)
             );
             println!("allowed CPUs:   {}", env.allowed_cpus);
             println!("timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()));

@@ -71,7 +71,11 @@ pub fn plateaus(points: &[SweepPoint], cache_sizes: &[usize]) -> (Vec<Plateau>, 
             notes.push(format!(
                 "{key}: no sweep point between {} and {} bytes",
                 lo,
-                if hi == usize::MAX { "any".to_string() } else { hi.to_string() }
+                if hi == usize::MAX {
+                    "any".to_string()
+                } else {
+                    hi.to_string()
+                }
             ));
             continue;
         }
@@ -175,8 +179,16 @@ mod tests {
         let (found, notes) = plateaus(&pts, &caches);
         let l3 = found.iter().find(|p| p.key == "l3_lat_ns").unwrap();
         assert!((l3.value_ns - 14.0).abs() < 0.05, "{}", l3.value_ns);
-        assert!(l3.ids.iter().all(|id| id.trim_start_matches('p').parse::<usize>().unwrap() <= 4 * M));
-        assert!(notes.iter().any(|n| n.starts_with("l3_lat_ns: latency rises")), "{notes:?}");
+        assert!(l3
+            .ids
+            .iter()
+            .all(|id| id.trim_start_matches('p').parse::<usize>().unwrap() <= 4 * M));
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("l3_lat_ns: latency rises")),
+            "{notes:?}"
+        );
     }
 
     #[test]

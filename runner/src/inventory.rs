@@ -225,10 +225,7 @@ pub fn env(format: Format) -> Result<()> {
                 env.perf_event_paranoid
                     .map_or("n/a".into(), |b| b.to_string())
             );
-            println!(
-                "memory:         {}",
-                human_bytes(env.mem_total_bytes)
-            );
+            println!("memory:         {}", human_bytes(env.mem_total_bytes));
             println!("allowed CPUs:   {}", env.allowed_cpus);
             println!("timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()));
             print!("{}", render_warnings(&warnings));

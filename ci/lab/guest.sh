@@ -1,0 +1,97 @@
+#!/bin/sh
+# Runs inside a lab guest as its init (see ci/lab/run). The guest's root is the host's /
+# (read-only 9p under a tmpfs overlay), so the host's cxlchar build and tools run here.
+# Role a: far-memory node 1, NVDIMM -> /dev/dax0.0, ivshmem pool, rxe server.
+# Role b: ivshmem pool (the same host file), rxe client.
+# Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+ROLE=; REPO=
+for a in $(cat /proc/cmdline); do
+  case $a in lab.role=*) ROLE=${a#lab.role=};; lab.repo=*) REPO=${a#lab.repo=};; esac
+done
+mkdir -p /mnt/out
+mount -t 9p -o trans=virtio,version=9p2000.L out /mnt/out || { echo "LAB: cannot mount out"; poweroff -f; }
+OUT=/mnt/out
+exec > "$OUT/guest-$ROLE.log" 2>&1
+CX="$REPO/target/release/cxlchar"
+RC=0
+step() { echo "== $*"; }
+fail() { echo "LAB-FAIL: $*"; RC=1; }
+mount -t tmpfs shm /dev/shm 2>/dev/null
+hostname "lab-$ROLE"
+
+step "network and soft-RoCE"
+modprobe -a virtio_net crc32_generic crc32_pclmul rdma_rxe ib_uverbs || fail "rxe modules"
+ip link set lo up; ip link set eth0 up
+if [ "$ROLE" = a ]; then ip addr add 192.0.2.1/24 dev eth0; else ip addr add 192.0.2.2/24 dev eth0; fi
+rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add"
+ibv_devices | tee "$OUT/ibv_devices-$ROLE.txt"
+grep -q rxe0 "$OUT/ibv_devices-$ROLE.txt" || fail "rxe0 not listed"
+
+# The pool: ivshmem-plain, vendor 0x1af4 device 0x1110, BAR2.
+BAR=
+for d in /sys/bus/pci/devices/*; do
+  if [ "$(cat $d/vendor)" = 0x1af4 ] && [ "$(cat $d/device)" = 0x1110 ]; then BAR=$d/resource2; fi
+done
+[ -n "$BAR" ] && [ -e "${BAR}_wc" ] || fail "ivshmem BAR2 (resource2, resource2_wc) not found"
+echo "ivshmem BAR: $BAR"
+
+pool() { # role: a writes a token and waits for b's reply; b waits for the token and replies
+  python3 - "$BAR" "$1" <<'PY'
+import mmap, os, struct, sys, time
+path, role = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR | os.O_SYNC)
+m = mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+TOKEN, REPLY = 0xC0FFEE0000C0DE01, 0x5EED00005EED0002
+deadline = time.time() + 120
+def get(off): return struct.unpack_from("<Q", m, off)[0]
+if role == "a":
+    struct.pack_into("<Q", m, 8, 0); struct.pack_into("<Q", m, 0, TOKEN)
+    while get(8) != REPLY:
+        if time.time() > deadline: sys.exit("no reply from guest b through the pool")
+        time.sleep(0.05)
+    print("pool: guest a saw guest b's reply")
+else:
+    while get(0) != TOKEN:
+        if time.time() > deadline: sys.exit("no token from guest a in the pool")
+        time.sleep(0.05)
+    struct.pack_into("<Q", m, 8, REPLY)
+    print("pool: guest b saw guest a's token and replied")
+PY
+}
+
+if [ "$ROLE" = a ]; then
+  step "devdax on the NVDIMM"
+  modprobe --ignore-install -a libnvdimm nfit nd_pmem dax_pmem device_dax || fail "nvdimm modules"
+  ndctl disable-region all && ndctl init-labels -f all && ndctl enable-region all \
+    && ndctl create-namespace -r region0 -m devdax -a 2M -s 192M || fail "create devdax namespace"
+  ls -l /dev/dax* || fail "no /dev/dax*"
+  step "numactl -H"; numactl -H
+  step "cxlchar targets"
+  "$CX" targets | tee "$OUT/targets-a.txt" || fail "cxlchar targets"
+  "$CX" targets --format json > "$OUT/targets-a.json" || fail "cxlchar targets --format json"
+  step "pool handshake"; pool a || fail "pool handshake"
+  step "rxe: ib_send_lat server"
+  timeout 120 ib_send_lat -d rxe0 -n 20 > "$OUT/ib_send_lat-a.txt" 2>&1 || fail "ib_send_lat server"
+  step "cxlchar all on anon, node:1 and dax"
+  timeout 900 "$CX" all --quick --target anon --target node:1 --target dax:/dev/dax0.0 --allow-write \
+    --out "$OUT/params-a.json" > "$OUT/table-a.txt" || fail "cxlchar all"
+  cat "$OUT/table-a.txt"
+  for t in "$REPO"/target/lab/tests/*; do
+    [ -x "$t" ] || continue
+    step "ignored hardware tests: $(basename "$t")"
+    # Hardware tests written for the lab are #[ignore]d and named lab_*; they find the
+    # devices through these variables.
+    CXLCHAR_LAB=1 CXLCHAR_LAB_DAX=/dev/dax0.0 CXLCHAR_LAB_BAR="$BAR" CXLCHAR_LAB_FAR_NODE=1 \
+      timeout 600 "$t" --ignored --test-threads 1 lab_ || fail "ignored tests in $(basename "$t")"
+  done
+else
+  step "pool handshake"; pool b || fail "pool handshake"
+  step "rxe: ib_send_lat client"
+  sleep 2
+  timeout 120 ib_send_lat -d rxe0 -n 20 192.0.2.1 > "$OUT/ib_send_lat-b.txt" 2>&1 || fail "ib_send_lat client"
+  "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
+fi
+echo "LAB: done $ROLE rc=$RC"
+sync
+poweroff -f

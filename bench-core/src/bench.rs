@@ -118,3 +118,14 @@ pub trait Benchmark {
         Ok(())
     }
 }
+
+/// A benchmark on a device rather than on a memory target (a PCI BAR, an RDMA NIC, a
+/// GPU): it opens and validates its own device.
+pub trait DeviceBenchmark {
+    /// Dotted name (`pcie.mmio`).
+    fn name(&self) -> &'static str;
+    /// The device it measures, as shown in `target` fields (`pci:0000:00:02.0/2`).
+    fn target(&self) -> String;
+    /// Runs it.
+    fn run(&self, ctx: &Context) -> Result<Report, Skip>;
+}

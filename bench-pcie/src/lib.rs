@@ -1,9 +1,19 @@
 //! # bench-pcie
 //!
-//! PCIe discovery from sysfs and MMIO costs on a device BAR (seed 004): uncached read
-//! round trip, uncached write, write-combining 64-byte PIO copy. Not implemented yet:
-//! `cxlchar` reports this family as skipped with that reason.
+//! PCIe discovery and MMIO costs (seed 004, Breaking Band: the PIO copy of a 64-byte
+//! descriptor to a NIC's write-combining BAR, and the uncached round trip).
+//!
+//! * [`discovery`]: every PCI device from sysfs: ids, driver, NUMA node, link speed and
+//!   width (current and maximum), memory BARs with sizes and whether `resourceN_wc` exists;
+//! * [`bar`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spec, its validation and mapping;
+//! * [`mmio`]: the `pcie.mmio` benchmark: uncached 8-byte read round trip (a dependent
+//!   chain of reads: `pcie_rtt_ns`), uncached 8-byte write cost, and write-combining copies
+//!   of 8..256 bytes + sfence (`pio_copy_64b_ns`).
+//!
+//! Reads only by default; any write needs `--allow-write`, and a device with a kernel
+//! driver bound is refused unless `--force`.
 #![deny(missing_docs)]
 
-/// Why this family produces no measurements yet (reported as the skip reason).
-pub const NOT_IMPLEMENTED: &str = "the PCIe MMIO family is not implemented in this version";
+pub mod bar;
+pub mod discovery;
+pub mod mmio;

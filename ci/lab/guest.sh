@@ -73,8 +73,10 @@ if [ "$ROLE" = a ]; then
   step "pool handshake"; pool a || fail "pool handshake"
   step "rxe: ib_send_lat server"
   timeout 120 ib_send_lat -d rxe0 -n 20 > "$OUT/ib_send_lat-a.txt" 2>&1 || fail "ib_send_lat server"
-  step "cxlchar all on anon, node:1 and dax"
-  timeout 900 "$CX" all --quick --target anon --target node:1 --target dax:/dev/dax0.0 --allow-write \
+  step "cxlchar all on anon, node:1, dax and the pool's BAR"
+  PCIADDR=$(basename "$(dirname "$BAR")")
+  step "cxlchar pcie list"; "$CX" pcie list | tee "$OUT/pcie-a.txt" || fail "cxlchar pcie list"
+  timeout 900 "$CX" all --quick --target anon --target node:1 --target dax:/dev/dax0.0 --allow-write --bar "pci:$PCIADDR/2" \
     --out "$OUT/params-a.json" > "$OUT/table-a.txt" || fail "cxlchar all"
   cat "$OUT/table-a.txt"
   for t in "$REPO"/target/lab/tests/*; do

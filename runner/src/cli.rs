@@ -27,10 +27,20 @@ pub enum Command {
     /// Targets default to `anon` plus every NUMA node with memory and no CPUs (likely
     /// CXL/far memory). dax and file targets are only measured when named with
     /// --target, and only with --allow-write (their contents are overwritten).
-    All(RunArgs),
+    All {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Device options.
+        #[command(flatten)]
+        pcie: PcieArgs,
+    },
     /// Memory benchmarks.
     #[command(subcommand)]
     Mem(MemCommand),
+    /// PCIe: device discovery and MMIO costs on a BAR.
+    #[command(subcommand)]
+    Pcie(PcieCommand),
     /// List the memory targets this machine offers (NUMA nodes, dax devices, hugepages).
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
@@ -49,6 +59,47 @@ pub enum MemCommand {
         #[command(flatten)]
         lat: LatencyArgs,
     },
+}
+
+/// PCIe commands.
+#[derive(Debug, Subcommand)]
+pub enum PcieCommand {
+    /// Every PCI device: ids, driver, NUMA node, link speed/width, memory BARs and WC.
+    List(InfoArgs),
+    /// MMIO costs on one BAR: uncached read round trip (pcie_rtt_ns); with --allow-write
+    /// also uncached writes and write-combining 8..256-byte copies (pio_copy_64b_ns).
+    Mmio {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Device options (--bar is required here).
+        #[command(flatten)]
+        pcie: PcieArgs,
+    },
+}
+
+/// Options naming a device BAR.
+#[derive(Debug, Args, Clone)]
+pub struct PcieArgs {
+    /// A PCI BAR to measure with MMIO: pci:DOMAIN:BUS:DEV.FN/BAR (see `cxlchar pcie list`).
+    /// Only reads unless --allow-write.
+    #[arg(long, value_name = "pci:D:B:D.F/N", value_parser = parse_bar)]
+    pub bar: Option<bench_pcie::bar::BarSpec>,
+    /// Offset of the measured window in the BAR (bytes).
+    #[arg(long, default_value = "0", value_parser = parse_offset)]
+    pub bar_offset: u64,
+    /// Measure a BAR even when a kernel driver is bound to its device.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn parse_bar(s: &str) -> Result<bench_pcie::bar::BarSpec, String> {
+    s.parse()
+        .map_err(|e: bench_pcie::bar::BarError| e.to_string())
+}
+
+fn parse_offset(s: &str) -> Result<u64, String> {
+    bench_core::units::parse_size(s).map(|v| v as u64)
 }
 
 /// Output format on stdout.
@@ -90,7 +141,7 @@ pub struct RunArgs {
     /// Seed of the random chase orders (same seed, same chains).
     #[arg(long, default_value_t = 0x5eed)]
     pub seed: u64,
-    /// Allow writing into dax and file targets (destroys their contents).
+    /// Allow writing into dax and file targets and PCI BARs (destroys their contents).
     #[arg(long)]
     pub allow_write: bool,
 }

@@ -79,6 +79,7 @@ pub fn targets(format: Format) -> Result<()> {
         Format::Json => {
             let v = json!({
                 "topology": topo,
+                "pci": bench_pcie::discovery::devices(std::path::Path::new("/")),
                 "targets": offered.iter().map(|(s, n)| json!({"spec": s, "note": n})).collect::<Vec<_>>(),
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
@@ -159,6 +160,9 @@ pub fn targets(format: Format) -> Result<()> {
                     c.shared_cpus
                 )?;
             }
+            s.push_str(&pci_table(&bench_pcie::discovery::devices(
+                std::path::Path::new("/"),
+            )));
             writeln!(s, "\ntargets (--target):")?;
             for (spec, note) in &offered {
                 writeln!(s, "  {spec:<22} {note}")?;
@@ -230,6 +234,64 @@ pub fn env(format: Format) -> Result<()> {
             println!("timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()));
             print!("{}", render_warnings(&warnings));
         }
+    }
+    Ok(())
+}
+
+/// `cxlchar pcie list` (and the PCI part of `cxlchar targets`).
+pub fn pci_table(devs: &[bench_pcie::discovery::PciDevice]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "PCI devices:{}",
+        if devs.is_empty() { " none" } else { "" }
+    );
+    for d in devs {
+        let link = match (&d.link.current_speed, d.link.current_width) {
+            (Some(sp), Some(w)) => format!(
+                "link {sp} x{w} (max {} x{})",
+                d.link.max_speed.as_deref().unwrap_or("?"),
+                d.link.max_width.map_or("?".into(), |w| w.to_string())
+            ),
+            _ => "no PCIe link info".into(),
+        };
+        let _ = writeln!(
+            s,
+            "  {} {}:{} class {} driver {} node {} {}",
+            d.address,
+            d.vendor,
+            d.device,
+            d.class,
+            d.driver.as_deref().unwrap_or("-"),
+            d.numa_node.map_or("-".into(), |n| n.to_string()),
+            link
+        );
+        for b in d.bars.iter().filter(|b| b.memory) {
+            let _ = writeln!(
+                s,
+                "      pci:{}/{}  {}{}{}{}",
+                d.address,
+                b.index,
+                human_bytes(b.size_bytes),
+                if b.prefetchable { ", prefetchable" } else { "" },
+                if b.is_64bit { ", 64-bit" } else { "" },
+                if b.wc_available {
+                    ", WC mapping (resource_wc)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    s
+}
+
+/// `cxlchar pcie list`.
+pub fn pci(format: Format) -> Result<()> {
+    let devs = bench_pcie::discovery::devices(std::path::Path::new("/"));
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&devs)?),
+        Format::Table => print!("{}", pci_table(&devs)),
     }
     Ok(())
 }

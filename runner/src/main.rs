@@ -13,7 +13,7 @@ use bench_core::bench::Benchmark;
 use bench_mem::chase::ChaseOrder;
 use bench_mem::latency::LatencyBench;
 use clap::Parser;
-use cli::{Cli, Command, LatencyArgs, MemCommand, OrderArg, RunArgs};
+use cli::{Cli, Command, LatencyArgs, MemCommand, OrderArg, PcieArgs, PcieCommand, RunArgs};
 use export::Exporter;
 use run::{FamilySkip, Plan};
 use std::io::Write;
@@ -44,10 +44,6 @@ fn unimplemented_families() -> Vec<FamilySkip> {
             reason: bench_cxl::NOT_IMPLEMENTED.into(),
         },
         FamilySkip {
-            benchmark: "pcie",
-            reason: bench_pcie::NOT_IMPLEMENTED.into(),
-        },
-        FamilySkip {
             benchmark: "verbs",
             reason: bench_ibverbs::NOT_IMPLEMENTED.into(),
         },
@@ -56,6 +52,24 @@ fn unimplemented_families() -> Vec<FamilySkip> {
             reason: bench_gpu::NOT_IMPLEMENTED.into(),
         },
     ]
+}
+
+/// The MMIO benchmark for `--bar`, validated (a bad BAR is an error before measuring).
+fn mmio_bench(run: &RunArgs, pcie: &PcieArgs) -> Result<Option<bench_pcie::mmio::MmioBench>> {
+    let Some(bar) = &pcie.bar else {
+        return Ok(None);
+    };
+    let b = bench_pcie::mmio::MmioBench {
+        bar: bar.clone(),
+        offset: pcie.bar_offset,
+        access: bench_pcie::bar::Access {
+            allow_write: run.allow_write,
+            force: pcie.force,
+        },
+        root: "/".into(),
+    };
+    b.validate()?;
+    Ok(Some(b))
 }
 
 fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
@@ -80,14 +94,38 @@ fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
 fn main_inner() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
-        Command::All(args) => {
+        Command::All { run, pcie } => {
             let benches: Vec<Box<dyn Benchmark>> = vec![Box::new(LatencyBench::default())];
+            let mut family_skips = unimplemented_families();
+            let mut device_benches: Vec<Box<dyn bench_core::bench::DeviceBenchmark>> = Vec::new();
+            match mmio_bench(&run, &pcie)? {
+                Some(b) => device_benches.push(Box::new(b)),
+                None => family_skips.push(FamilySkip {
+                    benchmark: "pcie.mmio",
+                    reason: "no BAR named: MMIO runs only on a BAR given with --bar pci:DOMAIN:BUS:DEV.FN/N (see `cxlchar pcie list`), since device registers can have side effects".into(),
+                }),
+            }
             measure(
-                &args,
+                &run,
                 Plan {
                     benches,
-                    family_skips: unimplemented_families(),
+                    device_benches,
+                    family_skips,
                     far_nodes_by_default: true,
+                },
+            )
+        }
+        Command::Pcie(PcieCommand::List(a)) => inventory::pci(a.format),
+        Command::Pcie(PcieCommand::Mmio { run, pcie }) => {
+            let b = mmio_bench(&run, &pcie)?
+                .context("cxlchar pcie mmio needs --bar pci:DOMAIN:BUS:DEV.FN/N")?;
+            measure(
+                &run,
+                Plan {
+                    benches: vec![],
+                    device_benches: vec![Box::new(b)],
+                    family_skips: vec![],
+                    far_nodes_by_default: false,
                 },
             )
         }
@@ -97,6 +135,7 @@ fn main_inner() -> Result<()> {
                 &run,
                 Plan {
                     benches: vec![Box::new(b)],
+                    device_benches: vec![],
                     family_skips: vec![],
                     far_nodes_by_default: false,
                 },

@@ -4,7 +4,7 @@
 use crate::cli::RunArgs;
 use crate::export;
 use anyhow::{bail, Context as _, Result};
-use bench_core::bench::{Benchmark, Context, Report};
+use bench_core::bench::{Benchmark, Context, DeviceBenchmark, Report};
 use bench_core::env::Environment;
 use bench_core::params::{ParamInfo, ParamsFile, Skipped, Tool, Warning, SCHEMA_VERSION};
 use bench_core::target::{Region, TargetSpec};
@@ -27,6 +27,8 @@ pub struct FamilySkip {
 pub struct Plan {
     /// Benchmarks to run on each target.
     pub benches: Vec<Box<dyn Benchmark>>,
+    /// Benchmarks on devices (PCI BARs, ...), run once each after the memory targets.
+    pub device_benches: Vec<Box<dyn DeviceBenchmark>>,
     /// Families reported as skipped as a whole.
     pub family_skips: Vec<FamilySkip>,
     /// Add far-memory NUMA nodes to the default targets.
@@ -115,7 +117,8 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         seed: args.seed,
         progress,
     };
-    let mut results: Vec<(TargetSpec, Report)> = Vec::new();
+    // (target name, far memory?, report)
+    let mut results: Vec<(String, bool, Report)> = Vec::new();
     let mut skipped: Vec<Skipped> = plan
         .family_skips
         .iter()
@@ -146,15 +149,26 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
                 Err(e) => return Err(e.into()),
             };
             match bench.run(&ctx, &mut region) {
-                Ok(rep) => results.push((target.clone(), rep)),
+                Ok(rep) => results.push((target.to_string(), target.is_far_memory(&topo), rep)),
                 Err(s) => skipped.push(skip(s.reason)),
             }
         }
     }
+    for bench in &plan.device_benches {
+        ctx.progress(&format!("{} on {}...", bench.name(), bench.target()));
+        match bench.run(&ctx) {
+            Ok(rep) => results.push((bench.target(), false, rep)),
+            Err(s) => skipped.push(Skipped {
+                benchmark: bench.name().into(),
+                target: bench.target(),
+                reason: s.reason,
+            }),
+        }
+    }
     let mut warnings = env.warnings(timer.info().invariant);
-    let (params, param_info) = assemble_params(&results, &topo);
+    let (params, param_info) = assemble_params(&results);
     let mut measurements = Vec::new();
-    for (_, rep) in results {
+    for (_, _, rep) in results {
         measurements.extend(rep.measurements);
         warnings.extend(rep.warnings);
     }
@@ -205,15 +219,14 @@ fn far_name(key: &str) -> Option<&'static str> {
 ///   names: `mem_lat_ns` -> `cxl_lat_ns`, `mem_lat_random_ns` -> `cxl_lat_random_ns`.
 /// * `cxl_lat_factor` = `cxl_lat_ns / mem_lat_ns` when both exist.
 pub fn assemble_params(
-    results: &[(TargetSpec, Report)],
-    topo: &Topology,
+    results: &[(String, bool, Report)],
 ) -> (BTreeMap<String, f64>, BTreeMap<String, ParamInfo>) {
     let mut params = BTreeMap::new();
     let mut info = BTreeMap::new();
-    let mut ordered: Vec<&(TargetSpec, Report)> = results.iter().collect();
-    ordered.sort_by_key(|(t, _)| t.is_far_memory(topo));
-    for (target, rep) in ordered {
-        let far = target.is_far_memory(topo);
+    let mut ordered: Vec<&(String, bool, Report)> = results.iter().collect();
+    ordered.sort_by_key(|(_, far, _)| *far);
+    for (target, far, rep) in ordered {
+        let far = *far;
         for p in &rep.params {
             let name = if far {
                 far_name(&p.key).unwrap_or(&p.key)
@@ -279,14 +292,11 @@ mod tests {
 
     #[test]
     fn far_targets_give_cxl_keys_and_factor() {
-        let dir = tempfile::tempdir().unwrap();
-        bench_core::topology::write_fake_sysfs(dir.path()).unwrap();
-        let topo = Topology::read(dir.path());
         let results = vec![
-            (TargetSpec::Node(1), rep("mem_lat_ns", 250.0)),
-            (TargetSpec::Anon, rep("mem_lat_ns", 100.0)),
+            ("node:1".to_string(), true, rep("mem_lat_ns", 250.0)),
+            ("anon".to_string(), false, rep("mem_lat_ns", 100.0)),
         ];
-        let (p, info) = assemble_params(&results, &topo);
+        let (p, info) = assemble_params(&results);
         assert_eq!(p["mem_lat_ns"], 100.0);
         assert_eq!(p["mem_lat_ns@anon"], 100.0);
         assert_eq!(p["cxl_lat_ns"], 250.0);

@@ -135,3 +135,28 @@ fn pool_and_rxe_worked_in_both_guests() {
         "ib_send_lat client output: {lat}"
     );
 }
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn mmio_on_the_pool_bar_was_measured() {
+    let doc = params_a();
+    let params = &doc["params"];
+    for k in ["pcie_rtt_ns", "mmio_write_8b_ns", "pio_copy_64b_ns"] {
+        assert!(
+            params[k].as_f64().is_some_and(|v| v >= 0.0),
+            "{k} missing: {params}"
+        );
+    }
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .all(|s| !s["benchmark"].as_str().unwrap().starts_with("pcie")),
+        "{skipped:?}"
+    );
+    let pcie = std::fs::read_to_string(out_dir().join("pcie-a.txt")).unwrap();
+    assert!(
+        pcie.contains("0x1af4:0x1110") && pcie.contains("WC mapping"),
+        "{pcie}"
+    );
+}

@@ -1,0 +1,308 @@
+//! `pcie.mmio`: MMIO costs on a device BAR (seed 004's PIO copy and PCIe round trip).
+//!
+//! * uncached 8-byte reads in a dependent chain (each address depends on the previous
+//!   value, so reads cannot overlap): `pcie_rtt_ns`, the CPU <-> device round trip;
+//! * uncached 8-byte writes (posted) then `sfence`: `mmio_write_8b_ns` (needs --allow-write);
+//! * write-combining copies of 8..256 bytes with 8-byte stores, each followed by `sfence`
+//!   (the doorbell/PIO path of a NIC): `pio_copy_64b_ns` and `pio_copy_<n>b_ns`
+//!   (needs --allow-write and a `resourceN_wc`).
+//!
+//! Every sample is a batch of operations timed with the cycle timer (overhead
+//! subtracted), divided by the batch length.
+
+use crate::bar::{Access, BarError, BarSpec, MappedBar};
+use crate::discovery::{Bar, PciDevice};
+use bench_core::bench::{Context, DeviceBenchmark, Param, Report, Skip};
+use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::stats::Distribution;
+use serde_json::json;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Window of the BAR the benchmark touches (bytes, a power of two).
+pub const WINDOW: usize = 4096;
+/// Copy sizes of the write-combining measurement.
+pub const WC_SIZES: [usize; 6] = [8, 16, 32, 64, 128, 256];
+const BATCH: usize = 32;
+
+/// The MMIO benchmark on one BAR.
+#[derive(Debug, Clone)]
+pub struct MmioBench {
+    /// The BAR.
+    pub bar: BarSpec,
+    /// Offset of the measured window in the BAR.
+    pub offset: u64,
+    /// Write consent and driver override.
+    pub access: Access,
+    /// Filesystem root for sysfs (`/`).
+    pub root: PathBuf,
+}
+
+impl MmioBench {
+    /// Checks the spec against the machine: bad input is an error before anything runs.
+    pub fn validate(&self) -> Result<(PciDevice, Bar), BarError> {
+        let (dev, bar) = self.bar.resolve(
+            &self.root,
+            self.access,
+            self.offset,
+            self.window(None) as u64,
+        )?;
+        Ok((dev, bar))
+    }
+
+    fn window(&self, bar: Option<&Bar>) -> usize {
+        match bar {
+            Some(b) => {
+                // The largest power of two that fits in the BAR after the offset, at most WINDOW.
+                let avail = (b.size_bytes.saturating_sub(self.offset) as usize).min(WINDOW);
+                if avail == 0 {
+                    0
+                } else {
+                    1 << (usize::BITS - 1 - avail.leading_zeros())
+                }
+            }
+            None => 64,
+        }
+    }
+
+    fn sample(&self, ctx: &Context, mut op: impl FnMut()) -> Option<Distribution> {
+        let budget = if ctx.quick {
+            Duration::from_millis(30)
+        } else {
+            Duration::from_millis(200)
+        };
+        for _ in 0..BATCH {
+            op();
+        }
+        let mut s = Vec::new();
+        let end = Instant::now() + budget;
+        while s.len() < 32 || (Instant::now() < end && s.len() < 100_000) {
+            let a = ctx.timer.start();
+            for _ in 0..BATCH {
+                op();
+            }
+            let b = ctx.timer.stop();
+            s.push(ctx.timer.elapsed_ns(a, b) / BATCH as f64);
+        }
+        Distribution::from_samples(&s)
+    }
+}
+
+/// One dependent uncached 8-byte read: the next offset depends on the value read.
+#[inline(always)]
+fn chained_read(base: *const u8, mask: usize, off: &mut usize, v: &mut u64, zero: u64) {
+    let o = (*off + (*v & zero) as usize) & mask & !7;
+    // SAFETY: o < window (masked), 8-aligned; base maps at least `mask + 1` bytes.
+    *v = unsafe { core::ptr::read_volatile(base.add(o) as *const u64) };
+    *off = off.wrapping_add(64);
+}
+
+/// 8-byte volatile stores of `len` bytes at `dst`, then a store fence.
+#[inline(always)]
+fn store_then_fence(dst: *mut u8, len: usize, val: u64) {
+    for i in (0..len).step_by(8) {
+        // SAFETY: the caller passes a window of at least `len` bytes, 8-aligned.
+        unsafe { core::ptr::write_volatile(dst.add(i) as *mut u64, val) };
+    }
+    sfence();
+}
+
+#[inline(always)]
+fn sfence() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: sfence has no operands and exists on every x86_64 CPU.
+    unsafe {
+        core::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+impl DeviceBenchmark for MmioBench {
+    fn name(&self) -> &'static str {
+        "pcie.mmio"
+    }
+
+    fn target(&self) -> String {
+        self.bar.to_string()
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Report, Skip> {
+        let (dev, bar) = self.validate().map_err(|e| Skip::new(e.to_string()))?;
+        let window = self.window(Some(&bar)).max(64);
+        let target = self.target();
+        if let Some(&cpu) = ctx.cpus.first() {
+            bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
+        }
+        let mut rep = Report::default();
+        let mut uc = MappedBar::map(&dev, &bar, false, self.offset, window)
+            .map_err(|e| Skip::new(e.to_string()))?;
+        let mask = window - 1;
+        let base_params = json!({
+            "device": dev.address, "vendor": dev.vendor, "device_id": dev.device,
+            "bar": bar.index, "bar_size_bytes": bar.size_bytes, "offset_bytes": self.offset,
+            "window_bytes": window, "ops_per_batch": BATCH, "driver": dev.driver,
+            "numa_node": dev.numa_node, "cpu": ctx.cpus.first(),
+        });
+        let push = |rep: &mut Report,
+                    id: &str,
+                    key: &str,
+                    what: &str,
+                    method: &str,
+                    d: Distribution,
+                    extra: serde_json::Value| {
+            let mid = format!("pcie.mmio/{target}/{id}");
+            let mut p = base_params.clone();
+            if let (Some(o), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+                o.extend(e.clone());
+            }
+            rep.params.push(Param {
+                key: key.into(),
+                value: d.p50,
+                info: ParamInfo {
+                    unit: "ns".into(),
+                    target: target.clone(),
+                    method: format!("p50 of {what}"),
+                    from: vec![mid.clone()],
+                },
+            });
+            rep.measurements.push(Measurement {
+                id: mid,
+                benchmark: "pcie.mmio".into(),
+                target: target.clone(),
+                parameters: p,
+                unit: "ns".into(),
+                method: method.into(),
+                distribution: d,
+                placement: None,
+            });
+        };
+        // Uncached dependent reads.
+        let zero = std::hint::black_box(0u64);
+        let (mut off, mut v) = (0usize, 0u64);
+        let base = uc.as_mut_ptr() as *const u8;
+        let d = self
+            .sample(ctx, || chained_read(base, mask, &mut off, &mut v, zero))
+            .ok_or_else(|| Skip::new("no valid read samples"))?;
+        std::hint::black_box(v);
+        push(&mut rep, "read_uc_8b", "pcie_rtt_ns", "uncached 8-byte dependent reads",
+            "dependent chain of uncached 8-byte reads through resourceN (each address depends on the previous value); batches of 32, timer overhead subtracted", d, json!({"op": "read", "mapping": "uc", "bytes": 8}));
+        if !self.access.allow_write {
+            rep.warnings.push(Warning {
+                code: "mmio_readonly".into(),
+                message: format!("{target}: write and write-combining costs not measured (reads only by default)"),
+                remediation: "pass --allow-write if the BAR's contents may be overwritten".into(),
+            });
+            return Ok(rep);
+        }
+        let ptr = uc.as_mut_ptr();
+        let mut i = 0usize;
+        let d = self
+            .sample(ctx, || {
+                // SAFETY: (i*8) & mask < window, 8-aligned.
+                unsafe {
+                    core::ptr::write_volatile(ptr.add((i * 8) & mask & !7) as *mut u64, i as u64)
+                };
+                i += 1;
+            })
+            .ok_or_else(|| Skip::new("no valid write samples"))?;
+        sfence();
+        push(&mut rep, "write_uc_8b", "mmio_write_8b_ns", "uncached 8-byte writes",
+            "posted uncached 8-byte writes through resourceN, batches of 32 (fence after the batch); timer overhead subtracted", d, json!({"op": "write", "mapping": "uc", "bytes": 8}));
+        drop(uc);
+        let mut wc = match MappedBar::map(&dev, &bar, true, self.offset, window) {
+            Ok(m) => m,
+            Err(e) => {
+                rep.warnings.push(Warning {
+                    code: "mmio_wc".into(),
+                    message: format!("{target}: write-combining copies not measured: {e}"),
+                    remediation: String::new(),
+                });
+                return Ok(rep);
+            }
+        };
+        let wptr = wc.as_mut_ptr();
+        for size in WC_SIZES.into_iter().filter(|&s| s <= window) {
+            let slots = (window / 256).max(1);
+            let mut k = 0usize;
+            let d = self
+                .sample(ctx, || {
+                    // SAFETY: slot * 256 + size <= window.
+                    store_then_fence(unsafe { wptr.add((k % slots) * 256) }, size, k as u64);
+                    k += 1;
+                })
+                .ok_or_else(|| Skip::new("no valid write-combining samples"))?;
+            push(&mut rep, &format!("wc_copy_{size}b"), &format!("pio_copy_{size}b_ns"),
+                &format!("{size}-byte write-combining copies + sfence"),
+                &format!("{size} bytes stored with 8-byte volatile stores through resourceN_wc, then sfence (the PIO/doorbell path); batches of 32, timer overhead subtracted"),
+                d, json!({"op": "wc_copy", "mapping": "wc", "bytes": size}));
+        }
+        Ok(rep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::discovery::write_fake_pci;
+
+    fn bench(root: PathBuf, index: usize, allow_write: bool) -> MmioBench {
+        MmioBench {
+            bar: BarSpec {
+                address: "0000:00:02.0".into(),
+                index,
+            },
+            offset: 0,
+            access: Access {
+                allow_write,
+                force: false,
+            },
+            root,
+        }
+    }
+
+    #[test]
+    fn validation_uses_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        write_fake_pci(dir.path()).unwrap();
+        assert!(bench(dir.path().into(), 2, false).validate().is_ok());
+        assert!(bench(dir.path().into(), 3, false).validate().is_err());
+    }
+
+    /// Runs against the lab's ivshmem BAR (CXLCHAR_LAB_BAR=/sys/.../resource2).
+    #[test]
+    #[ignore = "needs a PCI BAR: runs in the emulated lab (ci/lab/run)"]
+    fn lab_mmio_on_ivshmem_measures_reads_writes_and_wc() {
+        let res = std::env::var("CXLCHAR_LAB_BAR").expect("CXLCHAR_LAB_BAR");
+        let dev_dir = std::path::Path::new(&res).parent().unwrap();
+        let address = dev_dir.file_name().unwrap().to_string_lossy().to_string();
+        let b = MmioBench {
+            bar: BarSpec { address, index: 2 },
+            offset: 0,
+            access: Access {
+                allow_write: true,
+                force: false,
+            },
+            root: "/".into(),
+        };
+        let ctx = Context {
+            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
+            topology: bench_core::topology::Topology::system(),
+            cpus: bench_core::pin::allowed_cpus(),
+            quick: true,
+            seed: 1,
+            progress: std::sync::Arc::new(|_| {}),
+        };
+        let rep = b.run(&ctx).unwrap();
+        let keys: Vec<&str> = rep.params.iter().map(|p| p.key.as_str()).collect();
+        for k in [
+            "pcie_rtt_ns",
+            "mmio_write_8b_ns",
+            "pio_copy_64b_ns",
+            "pio_copy_256b_ns",
+        ] {
+            assert!(keys.contains(&k), "{k} missing from {keys:?}");
+        }
+        assert!(rep.params.iter().all(|p| p.value >= 0.0));
+    }
+}

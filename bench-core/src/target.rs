@@ -347,16 +347,7 @@ impl Region {
                         ));
                     }
                 }
-                let file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(path)
-                    .map_err(|e| {
-                        unavailable(
-                            spec,
-                            format!("cannot open {} read-write: {e}", path.display()),
-                        )
-                    })?;
+                let file = open_rw(spec, path)?;
                 // SAFETY: a device-dax mapping is shared device memory; cxlchar owns its
                 // contents for the run (the user opted in with --allow-write) and nothing
                 // else in this process aliases it.
@@ -374,16 +365,7 @@ impl Region {
             }
             TargetSpec::File(path) => {
                 spec.validate(topo)?;
-                let file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .open(path)
-                    .map_err(|e| {
-                        unavailable(
-                            spec,
-                            format!("cannot open {} read-write: {e}", path.display()),
-                        )
-                    })?;
+                let file = open_rw(spec, path)?;
                 let flen = file.metadata().map(|m| m.len()).unwrap_or(0);
                 if flen < len as u64 {
                     return Err(unavailable(
@@ -556,6 +538,19 @@ impl Region {
     pub fn placement(&self) -> &Placement {
         &self.placement
     }
+}
+
+fn open_rw(spec: &TargetSpec, path: &Path) -> Result<std::fs::File, CoreError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| {
+            unavailable(
+                spec,
+                format!("cannot open {} read-write: {e}", path.display()),
+            )
+        })
 }
 
 fn map_anon(spec: &TargetSpec, len: usize, huge: Option<HugeSize>) -> Result<MmapMut, CoreError> {

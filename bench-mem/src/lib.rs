@@ -8,6 +8,8 @@
 //! * [`levels`]: finding each cache level's plateau in a sweep.
 #![deny(missing_docs)]
 
+pub mod bandwidth;
 pub mod chase;
+pub mod kernels;
 pub mod latency;
 pub mod levels;

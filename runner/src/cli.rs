@@ -59,6 +59,16 @@ pub enum MemCommand {
         #[command(flatten)]
         lat: LatencyArgs,
     },
+    /// Read, write, non-temporal write, copy, non-temporal copy and memset bandwidth
+    /// (GB = 10^9 B/s; copies count bytes read + written), one thread and all threads.
+    Bandwidth {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Bandwidth options.
+        #[command(flatten)]
+        bw: BandwidthArgs,
+    },
 }
 
 /// PCIe commands.
@@ -100,6 +110,54 @@ fn parse_bar(s: &str) -> Result<bench_pcie::bar::BarSpec, String> {
 
 fn parse_offset(s: &str) -> Result<u64, String> {
     bench_core::units::parse_size(s).map(|v| v as u64)
+}
+
+/// Options of the bandwidth benchmark.
+#[derive(Debug, Args, Clone)]
+pub struct BandwidthArgs {
+    /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset.
+    #[arg(long = "kernel", value_delimiter = ',', value_enum)]
+    pub kernels: Vec<KernelArg>,
+    /// Force an instruction set (default: the widest the CPU has).
+    #[arg(long, value_enum)]
+    pub isa: Option<IsaArg>,
+    /// Threads of the all-threads points (default: one per --cpu).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Footprints to measure instead of the default points (comma-separated; a copy's
+    /// footprint is its source plus its destination).
+    #[arg(long, value_delimiter = ',', value_parser = parse_size)]
+    pub sizes: Option<Vec<usize>>,
+}
+
+/// `--kernel` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KernelArg {
+    /// Loads.
+    Read,
+    /// Stores.
+    Write,
+    /// Non-temporal stores + sfence.
+    NtWrite,
+    /// Loads + stores.
+    Copy,
+    /// Loads + non-temporal stores + sfence.
+    NtCopy,
+    /// The C library's memset.
+    Memset,
+}
+
+/// `--isa` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IsaArg {
+    /// AVX-512F (64-byte vectors).
+    Avx512,
+    /// AVX2 (32-byte vectors).
+    Avx2,
+    /// SSE2 (16-byte vectors).
+    Sse2,
+    /// Portable 8-byte words.
+    Scalar,
 }
 
 /// Output format on stdout.

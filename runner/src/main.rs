@@ -10,10 +10,15 @@ mod run;
 
 use anyhow::{Context, Result};
 use bench_core::bench::Benchmark;
+use bench_mem::bandwidth::BandwidthBench;
 use bench_mem::chase::ChaseOrder;
+use bench_mem::kernels::{Isa, IsaSet, Kernel};
 use bench_mem::latency::LatencyBench;
 use clap::Parser;
-use cli::{Cli, Command, LatencyArgs, MemCommand, OrderArg, PcieArgs, PcieCommand, RunArgs};
+use cli::{
+    BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, MemCommand, OrderArg, PcieArgs,
+    PcieCommand, RunArgs,
+};
 use export::Exporter;
 use run::{FamilySkip, Plan};
 use std::io::Write;
@@ -52,6 +57,38 @@ fn unimplemented_families() -> Vec<FamilySkip> {
             reason: bench_gpu::NOT_IMPLEMENTED.into(),
         },
     ]
+}
+
+/// The bandwidth benchmark for the options, validated against the CPU and `--cpu`.
+fn bandwidth_bench(run: &RunArgs, bw: &BandwidthArgs) -> Result<BandwidthBench> {
+    let kernels = if bw.kernels.is_empty() {
+        Kernel::ALL.to_vec()
+    } else {
+        bw.kernels
+            .iter()
+            .map(|k| match k {
+                KernelArg::Read => Kernel::Read,
+                KernelArg::Write => Kernel::Write,
+                KernelArg::NtWrite => Kernel::NtWrite,
+                KernelArg::Copy => Kernel::Copy,
+                KernelArg::NtCopy => Kernel::NtCopy,
+                KernelArg::Memset => Kernel::Memset,
+            })
+            .collect()
+    };
+    let b = BandwidthBench {
+        kernels,
+        isa: bw.isa.map(|i| match i {
+            IsaArg::Avx512 => Isa::Avx512,
+            IsaArg::Avx2 => Isa::Avx2,
+            IsaArg::Sse2 => Isa::Sse2,
+            IsaArg::Scalar => Isa::Scalar,
+        }),
+        threads: bw.threads,
+        sizes: bw.sizes.clone(),
+    };
+    b.validate(IsaSet::detect(), run::resolve_cpus(run)?.len())?;
+    Ok(b)
 }
 
 /// The MMIO benchmark for `--bar`, validated (a bad BAR is an error before measuring).
@@ -95,7 +132,10 @@ fn main_inner() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::All { run, pcie } => {
-            let benches: Vec<Box<dyn Benchmark>> = vec![Box::new(LatencyBench::default())];
+            let benches: Vec<Box<dyn Benchmark>> = vec![
+                Box::new(LatencyBench::default()),
+                Box::new(BandwidthBench::default()),
+            ];
             let mut family_skips = unimplemented_families();
             let mut device_benches: Vec<Box<dyn bench_core::bench::DeviceBenchmark>> = Vec::new();
             match mmio_bench(&run, &pcie)? {
@@ -112,6 +152,18 @@ fn main_inner() -> Result<()> {
                     device_benches,
                     family_skips,
                     far_nodes_by_default: true,
+                },
+            )
+        }
+        Command::Mem(MemCommand::Bandwidth { run, bw }) => {
+            let b = bandwidth_bench(&run, &bw)?;
+            measure(
+                &run,
+                Plan {
+                    benches: vec![Box::new(b)],
+                    device_benches: vec![],
+                    family_skips: vec![],
+                    far_nodes_by_default: false,
                 },
             )
         }

@@ -201,11 +201,13 @@ fn dedup_warnings(w: Vec<Warning>) -> Vec<Warning> {
     out
 }
 
-/// Far-memory names of the memory keys (seed 000's CXL_LAT).
+/// Far-memory names of the memory keys (seed 000's CXL_LAT and pool bandwidth).
 fn far_name(key: &str) -> Option<&'static str> {
     match key {
         "mem_lat_ns" => Some("cxl_lat_ns"),
         "mem_lat_random_ns" => Some("cxl_lat_random_ns"),
+        "mem_bw_gbs" => Some("cxl_bw_gbs"),
+        "mem_bw_1t_gbs" => Some("cxl_bw_1t_gbs"),
         _ => None,
     }
 }
@@ -217,7 +219,8 @@ fn far_name(key: &str) -> Option<&'static str> {
 ///   targets before far ones.
 /// * On far memory (a memory-only node, a dax device), memory keys take their far
 ///   names: `mem_lat_ns` -> `cxl_lat_ns`, `mem_lat_random_ns` -> `cxl_lat_random_ns`.
-/// * `cxl_lat_factor` = `cxl_lat_ns / mem_lat_ns` when both exist.
+/// * `cxl_lat_factor` = `cxl_lat_ns / mem_lat_ns` and `cxl_bw_factor` = `cxl_bw_gbs /
+///   mem_bw_gbs` when both exist.
 pub fn assemble_params(
     results: &[(String, bool, Report)],
 ) -> (BTreeMap<String, f64>, BTreeMap<String, ParamInfo>) {
@@ -242,23 +245,24 @@ pub fn assemble_params(
             }
         }
     }
-    if let (Some(c), Some(m)) = (params.get("cxl_lat_ns"), params.get("mem_lat_ns")) {
-        if *m > 0.0 {
-            let f = c / m;
-            params.insert("cxl_lat_factor".into(), f);
-            info.insert(
-                "cxl_lat_factor".into(),
-                ParamInfo {
-                    unit: "ratio".into(),
-                    target: info["cxl_lat_ns"].target.clone(),
-                    method: "cxl_lat_ns / mem_lat_ns".into(),
-                    from: [
-                        info["cxl_lat_ns"].from.clone(),
-                        info["mem_lat_ns"].from.clone(),
-                    ]
-                    .concat(),
-                },
-            );
+    for (factor, far, local) in [
+        ("cxl_lat_factor", "cxl_lat_ns", "mem_lat_ns"),
+        ("cxl_bw_factor", "cxl_bw_gbs", "mem_bw_gbs"),
+    ] {
+        if let (Some(c), Some(m)) = (params.get(far), params.get(local)) {
+            if *m > 0.0 {
+                let f = c / m;
+                params.insert(factor.into(), f);
+                info.insert(
+                    factor.into(),
+                    ParamInfo {
+                        unit: "ratio".into(),
+                        target: info[far].target.clone(),
+                        method: format!("{far} / {local}"),
+                        from: [info[far].from.clone(), info[local].from.clone()].concat(),
+                    },
+                );
+            }
         }
     }
     (params, info)

@@ -46,6 +46,22 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
         .expect("mem_lat_ns present");
     assert!(lat > 0.0);
     assert!(doc["params"]["mem_lat_ns@anon"].is_number());
+    for k in [
+        "l1_bw_gbs",
+        "l2_bw_gbs",
+        "mem_bw_gbs",
+        "mem_write_bw_gbs",
+        "nt_write_bw_gbs",
+        "copy_bw_gbs",
+        "nt_copy_bw_gbs",
+        "memset_bw_gbs",
+        "mem_bw_1t_gbs",
+    ] {
+        assert!(
+            doc["params"][k].as_f64().is_some_and(|v| v > 0.0),
+            "{k} missing"
+        );
+    }
     assert!(doc["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
     assert!(doc["timer"]["source"].is_string());
     // Every key says how it was derived, from measurements that exist.
@@ -277,4 +293,69 @@ fn help_explains_targets() {
         .assert()
         .success()
         .stdout(predicate::str::contains("node:N").and(predicate::str::contains("--allow-write")));
+}
+
+#[test]
+fn bad_bandwidth_inputs_are_errors() {
+    assert_bad_input(
+        &["mem", "bandwidth", "--quick", "--threads", "4096"],
+        "4096 threads requested",
+    );
+    assert_bad_input(
+        &[
+            "mem",
+            "bandwidth",
+            "--quick",
+            "--threads",
+            "1",
+            "--sizes",
+            "16",
+        ],
+        "size 16 is below one",
+    );
+    let has512 = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .contains(" avx512f");
+    if !has512 {
+        assert_bad_input(
+            &["mem", "bandwidth", "--quick", "--isa", "avx512"],
+            "does not support avx512",
+        );
+    }
+    assert_bad_input(&["mem", "bandwidth", "--quick", "--isa", "neon"], "neon");
+}
+
+#[test]
+fn bandwidth_records_isa_and_threads() {
+    let out = cxlchar()
+        .args([
+            "mem",
+            "bandwidth",
+            "--quick",
+            "--kernel",
+            "read,nt-copy",
+            "--sizes",
+            "64K",
+            "--threads",
+            "1",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_schema_valid(&doc);
+    let ms = doc["measurements"].as_array().unwrap();
+    assert_eq!(ms.len(), 2);
+    for m in ms {
+        assert!(
+            m["parameters"]["isa"].is_string()
+                && m["parameters"]["vector_bytes"].as_u64().unwrap() >= 8
+        );
+        assert_eq!(m["parameters"]["threads"], 1);
+        assert_eq!(m["unit"], "GB/s");
+    }
 }

@@ -1,0 +1,489 @@
+//! `mem.bandwidth`: read, write, non-temporal write, copy, non-temporal copy and memset
+//! bandwidth over a size sweep, one thread and all threads.
+//!
+//! Conventions (as STREAM and likwid-bench): GB = 10^9 bytes; a copy's bytes are the bytes
+//! read plus the bytes written (its footprint); a sample is one or more passes over each
+//! thread's slice, timed per thread with the cycle timer, and the sample's bandwidth is the
+//! total bytes over the slowest thread's time. Points: one per cache level (L1/2, L2/2, a
+//! size inside L3) and DRAM (>= 4 x LLC) with one thread, plus DRAM with every `--cpu`; in
+//! a full run also a sweep of powers of four from 16 KiB to DRAM.
+
+use crate::kernels::{self, Isa, IsaSet, Kernel};
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::stats::Distribution;
+use bench_core::target::Region;
+use bench_core::units::{format_size, GIB, KIB, MIB};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// Parameters of the bandwidth benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandwidthBench {
+    /// Kernels to run (default: all).
+    pub kernels: Vec<Kernel>,
+    /// Forced ISA (`None`: the widest the CPU has).
+    pub isa: Option<Isa>,
+    /// Threads of the multi-thread DRAM point (`None`: one per `--cpu`).
+    pub threads: Option<usize>,
+    /// Explicit footprints (bytes), replacing the default points.
+    pub sizes: Option<Vec<usize>>,
+}
+
+impl Default for BandwidthBench {
+    fn default() -> Self {
+        BandwidthBench {
+            kernels: Kernel::ALL.to_vec(),
+            isa: None,
+            threads: None,
+            sizes: None,
+        }
+    }
+}
+
+/// A bad bandwidth parameter (an error, not a skip).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BandwidthParamError {
+    /// The forced ISA is not supported.
+    #[error(transparent)]
+    Isa(#[from] kernels::IsaError),
+    /// More threads than CPUs.
+    #[error("{threads} threads requested but only {cpus} CPUs are allowed (--cpu)")]
+    Threads {
+        /// Requested.
+        threads: usize,
+        /// Available.
+        cpus: usize,
+    },
+    /// A size below one vector.
+    #[error("size {size} is below one {isa} vector ({width} bytes) per thread")]
+    Size {
+        /// The size.
+        size: usize,
+        /// The ISA.
+        isa: Isa,
+        /// Its width.
+        width: usize,
+    },
+}
+
+/// One point of the plan: kernel, footprint, threads, and the key it yields.
+#[derive(Debug, Clone, PartialEq)]
+struct Point {
+    kernel: Kernel,
+    size: usize,
+    threads: usize,
+    key: Option<String>,
+}
+
+fn dram_key(k: Kernel) -> &'static str {
+    match k {
+        Kernel::Read => "mem_bw",
+        Kernel::Write => "mem_write_bw",
+        Kernel::NtWrite => "nt_write_bw",
+        Kernel::Copy => "copy_bw",
+        Kernel::NtCopy => "nt_copy_bw",
+        Kernel::Memset => "memset_bw",
+    }
+}
+
+impl BandwidthBench {
+    /// Checks the parameters against the CPU and the allowed CPUs.
+    pub fn validate(&self, isas: IsaSet, cpus: usize) -> Result<Isa, BandwidthParamError> {
+        let isa = isas.choose(self.isa)?;
+        let t = self.threads.unwrap_or(cpus);
+        if t == 0 || t > cpus {
+            return Err(BandwidthParamError::Threads { threads: t, cpus });
+        }
+        for &s in self.sizes.iter().flatten() {
+            if s / t < isa.width_bytes() * 2 {
+                return Err(BandwidthParamError::Size {
+                    size: s,
+                    isa,
+                    width: isa.width_bytes(),
+                });
+            }
+        }
+        Ok(isa)
+    }
+
+    fn dram_size(ctx: &Context) -> usize {
+        let llc = ctx.topology.llc_bytes().unwrap_or(32 * MIB);
+        let floor = if ctx.quick { 128 * MIB } else { GIB };
+        (4 * llc).max(floor).next_power_of_two()
+    }
+
+    fn plan(&self, ctx: &Context) -> Vec<Point> {
+        let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
+        let mut v = Vec::new();
+        if let Some(sizes) = &self.sizes {
+            for &k in &self.kernels {
+                for &s in sizes {
+                    v.push(Point {
+                        kernel: k,
+                        size: s,
+                        threads: 1,
+                        key: None,
+                    });
+                    if threads > 1 {
+                        v.push(Point {
+                            kernel: k,
+                            size: s,
+                            threads,
+                            key: None,
+                        });
+                    }
+                }
+            }
+            return v;
+        }
+        let t = &ctx.topology;
+        let l1 = t.cache_bytes(1).unwrap_or(32 * KIB);
+        let l2 = t.cache_bytes(2).unwrap_or(512 * KIB);
+        let l3 = t.cache_bytes(3);
+        let dram = Self::dram_size(ctx);
+        if self.kernels.contains(&Kernel::Read) {
+            v.push(Point {
+                kernel: Kernel::Read,
+                size: l1 / 2,
+                threads: 1,
+                key: Some("l1_bw_gbs".into()),
+            });
+            v.push(Point {
+                kernel: Kernel::Read,
+                size: l2 / 2,
+                threads: 1,
+                key: Some("l2_bw_gbs".into()),
+            });
+            if let Some(l3) = l3 {
+                let s = (2 * l2).min(l3 / 2).max(l2);
+                v.push(Point {
+                    kernel: Kernel::Read,
+                    size: s,
+                    threads: 1,
+                    key: Some("l3_bw_gbs".into()),
+                });
+            }
+        }
+        if !ctx.quick {
+            let mut s = 16 * KIB;
+            while s < dram {
+                for &k in &self.kernels {
+                    if !v
+                        .iter()
+                        .any(|p| p.kernel == k && p.size == s && p.threads == 1)
+                    {
+                        v.push(Point {
+                            kernel: k,
+                            size: s,
+                            threads: 1,
+                            key: None,
+                        });
+                    }
+                }
+                s *= 4;
+            }
+        }
+        for &k in &self.kernels {
+            v.push(Point {
+                kernel: k,
+                size: dram,
+                threads: 1,
+                key: Some(format!("{}_1t_gbs", dram_key(k))),
+            });
+            v.push(Point {
+                kernel: k,
+                size: dram,
+                threads,
+                key: Some(format!("{}_gbs", dram_key(k))),
+            });
+        }
+        v
+    }
+
+    /// Measures one point: returns per-sample GB/s and passes per sample.
+    fn measure(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        isa: Isa,
+        p: &Point,
+    ) -> (Vec<f64>, usize) {
+        let slice = (p.size / p.threads) / 4096 * 4096;
+        let slice = if slice == 0 {
+            p.size / p.threads / 64 * 64
+        } else {
+            slice
+        };
+        let passes = ((8 * MIB) / slice.max(1)).max(1);
+        let budget = if ctx.quick {
+            Duration::from_millis(30)
+        } else {
+            Duration::from_millis(200)
+        };
+        let barrier = Barrier::new(p.threads);
+        let stop = AtomicBool::new(false);
+        let base = region.as_mut_ptr() as usize;
+        let timer = &ctx.timer;
+        let per_thread: Vec<Vec<f64>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..p.threads)
+                .map(|t| {
+                    let cpu = ctx.cpus[t % ctx.cpus.len()];
+                    let (barrier, stop) = (&barrier, &stop);
+                    s.spawn(move || {
+                        let _ = bench_core::pin::pin_current(cpu);
+                        // SAFETY: each thread gets its own disjoint slice
+                        // [t*slice, (t+1)*slice) of the region, which outlives the scope.
+                        let buf = unsafe {
+                            std::slice::from_raw_parts_mut((base + t * slice) as *mut u8, slice)
+                        };
+                        let mut acc = kernels::run(p.kernel, isa, buf, 1);
+                        let mut ns = Vec::new();
+                        let start = Instant::now();
+                        loop {
+                            barrier.wait();
+                            if stop.load(Ordering::Acquire) {
+                                break;
+                            }
+                            let a = timer.start();
+                            for k in 0..passes {
+                                acc ^= kernels::run(p.kernel, isa, buf, k as u8);
+                            }
+                            let b = timer.stop();
+                            ns.push(timer.elapsed_ns(a, b));
+                            barrier.wait();
+                            if t == 0
+                                && ((start.elapsed() > budget && ns.len() >= 5) || ns.len() >= 2000)
+                            {
+                                stop.store(true, Ordering::Release);
+                            }
+                        }
+                        std::hint::black_box(acc);
+                        ns
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("bandwidth thread"))
+                .collect()
+        });
+        let n = per_thread.iter().map(Vec::len).min().unwrap_or(0);
+        let bytes = (slice * p.threads * passes) as f64;
+        let gbs = (0..n)
+            .map(|i| {
+                let worst = per_thread.iter().map(|v| v[i]).fold(0.0, f64::max);
+                bytes / worst.max(1e-9) // bytes per ns = GB/s
+            })
+            .collect();
+        (gbs, passes)
+    }
+}
+
+impl Benchmark for BandwidthBench {
+    fn name(&self) -> &'static str {
+        "mem.bandwidth"
+    }
+
+    fn description(&self) -> &'static str {
+        "read/write/NT-write/copy/NT-copy/memset bandwidth by size, one thread and all threads"
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({
+            "kernels": self.kernels.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            "isa": self.isa.map(Isa::name),
+            "threads": self.threads,
+            "sizes_bytes": self.sizes,
+        })
+    }
+
+    fn requires(&self) -> Requirements {
+        Requirements {
+            min_cpus: 1,
+            target_kinds: vec![],
+        }
+    }
+
+    fn region_bytes(&self, ctx: &Context) -> usize {
+        self.plan(ctx).iter().map(|p| p.size).max().unwrap_or(MIB)
+    }
+
+    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+        let isa = self
+            .validate(IsaSet::detect(), ctx.cpus.len())
+            .map_err(|e| Skip::new(e.to_string()))?;
+        let target = region.spec().to_string();
+        let placement = region.placement().clone();
+        let mut rep = Report::default();
+        if self.threads.unwrap_or(ctx.cpus.len()) == 1 {
+            rep.warnings.push(Warning {
+                code: "bandwidth_threads".into(),
+                message: format!(
+                    "{target}: one CPU: the all-threads figures are single-thread figures"
+                ),
+                remediation: "give more CPUs with --cpu".into(),
+            });
+        }
+        for p in self.plan(ctx) {
+            if p.size > region.len() {
+                continue;
+            }
+            let (gbs, passes) = self.measure(ctx, region, isa, &p);
+            let Some(d) = Distribution::from_samples(&gbs) else {
+                return Err(Skip::new(format!(
+                    "no valid samples for {} at {}",
+                    p.kernel.name(),
+                    p.size
+                )));
+            };
+            let id = format!(
+                "mem.bandwidth/{target}/{}/{}t/{}",
+                p.kernel.name(),
+                p.threads,
+                format_size(p.size)
+            );
+            ctx.progress(&format!("{id}: {:.1} GB/s", d.p50));
+            if let Some(key) = &p.key {
+                rep.params.push(Param {
+                    key: key.clone(),
+                    value: d.p50,
+                    info: ParamInfo {
+                        unit: "GB/s".into(),
+                        target: target.clone(),
+                        method: format!(
+                            "p50 of {} {} samples, {} thread(s), {} footprint, {} ({}-byte vectors); GB = 1e9 B{}",
+                            d.n,
+                            p.kernel.name(),
+                            p.threads,
+                            format_size(p.size),
+                            isa,
+                            isa.width_bytes(),
+                            if p.kernel.is_copy() { ", bytes read + written" } else { "" }
+                        ),
+                        from: vec![id.clone()],
+                    },
+                });
+            }
+            rep.measurements.push(Measurement {
+                id,
+                benchmark: self.name().into(),
+                target: target.clone(),
+                parameters: json!({
+                    "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
+                    "threads": p.threads, "size_bytes": p.size, "passes_per_sample": passes,
+                    "cpus": ctx.cpus.iter().take(p.threads).collect::<Vec<_>>(),
+                    "bytes_counted": if p.kernel.is_copy() { "read + written" } else { "touched" },
+                }),
+                unit: "GB/s".into(),
+                method: "each pinned thread runs the kernel over its own slice; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes".into(),
+                distribution: d,
+                placement: Some(placement.clone()),
+            });
+        }
+        Ok(rep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::target::TargetSpec;
+    use bench_core::timer::{Calibration, Timer};
+    use bench_core::topology::Topology;
+    use std::sync::Arc;
+
+    fn ctx(quick: bool) -> Context {
+        Context {
+            timer: Timer::calibrate(Calibration::QUICK),
+            topology: Topology::system(),
+            cpus: bench_core::pin::allowed_cpus(),
+            quick,
+            seed: 1,
+            progress: Arc::new(|_| {}),
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        let all = IsaSet {
+            avx512: false,
+            avx2: true,
+            sse2: true,
+        };
+        let b = BandwidthBench {
+            threads: Some(9),
+            ..Default::default()
+        };
+        assert!(matches!(
+            b.validate(all, 2),
+            Err(BandwidthParamError::Threads { .. })
+        ));
+        let b = BandwidthBench {
+            isa: Some(Isa::Avx512),
+            ..Default::default()
+        };
+        assert!(matches!(
+            b.validate(all, 2),
+            Err(BandwidthParamError::Isa(_))
+        ));
+        let b = BandwidthBench {
+            sizes: Some(vec![32]),
+            threads: Some(1),
+            ..Default::default()
+        };
+        assert!(matches!(
+            b.validate(all, 2),
+            Err(BandwidthParamError::Size { .. })
+        ));
+        assert_eq!(
+            BandwidthBench::default().validate(all, 2).unwrap(),
+            Isa::Avx2
+        );
+    }
+
+    #[test]
+    fn quick_plan_has_level_points_and_every_dram_key() {
+        let c = ctx(true);
+        let plan = BandwidthBench::default().plan(&c);
+        let keys: Vec<&str> = plan.iter().filter_map(|p| p.key.as_deref()).collect();
+        for k in [
+            "l1_bw_gbs",
+            "l2_bw_gbs",
+            "mem_bw_gbs",
+            "mem_write_bw_gbs",
+            "nt_write_bw_gbs",
+            "copy_bw_gbs",
+            "nt_copy_bw_gbs",
+            "memset_bw_gbs",
+            "mem_bw_1t_gbs",
+        ] {
+            assert!(keys.contains(&k), "{k} missing");
+        }
+        let llc = c.topology.llc_bytes().unwrap_or(0);
+        assert!(plan
+            .iter()
+            .filter(|p| p.key.as_deref() == Some("mem_bw_gbs"))
+            .all(|p| p.size >= 4 * llc));
+    }
+
+    #[test]
+    fn small_run_measures_positive_bandwidth_with_distribution() {
+        let c = ctx(true);
+        let b = BandwidthBench {
+            kernels: vec![Kernel::Read, Kernel::NtCopy],
+            sizes: Some(vec![64 * KIB]),
+            threads: Some(1),
+            ..Default::default()
+        };
+        let mut r = Region::allocate(&TargetSpec::Anon, 64 * KIB, &c.topology).unwrap();
+        let rep = b.run(&c, &mut r).unwrap();
+        assert_eq!(rep.measurements.len(), 2);
+        for m in &rep.measurements {
+            assert!(m.distribution.n >= 5 && m.distribution.p50 > 0.0, "{m:?}");
+            assert_eq!(m.unit, "GB/s");
+        }
+    }
+}

@@ -9,15 +9,14 @@
 //! a full run also a sweep of powers of four from 16 KiB to DRAM.
 
 use crate::kernels::{self, Isa, IsaSet, Kernel};
+use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
 use bench_core::units::{format_size, GIB, KIB, MIB};
 use serde_json::json;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Parameters of the bandwidth benchmark.
 #[derive(Debug, Clone, PartialEq)]
@@ -218,67 +217,29 @@ impl BandwidthBench {
             slice
         };
         let passes = ((8 * MIB) / slice.max(1)).max(1);
-        let budget = if ctx.quick {
-            Duration::from_millis(30)
-        } else {
-            Duration::from_millis(200)
+        let budget = Budget {
+            time: if ctx.quick {
+                Duration::from_millis(30)
+            } else {
+                Duration::from_millis(200)
+            },
+            min_samples: 5,
+            max_samples: 2000,
         };
-        let barrier = Barrier::new(p.threads);
-        let stop = AtomicBool::new(false);
         let base = region.as_mut_ptr() as usize;
-        let timer = &ctx.timer;
-        let per_thread: Vec<Vec<f64>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..p.threads)
-                .map(|t| {
-                    let cpu = ctx.cpus[t % ctx.cpus.len()];
-                    let (barrier, stop) = (&barrier, &stop);
-                    s.spawn(move || {
-                        let _ = bench_core::pin::pin_current(cpu);
-                        // SAFETY: each thread gets its own disjoint slice
-                        // [t*slice, (t+1)*slice) of the region, which outlives the scope.
-                        let buf = unsafe {
-                            std::slice::from_raw_parts_mut((base + t * slice) as *mut u8, slice)
-                        };
-                        let mut acc = kernels::run(p.kernel, isa, buf, 1);
-                        let mut ns = Vec::new();
-                        let start = Instant::now();
-                        loop {
-                            barrier.wait();
-                            if stop.load(Ordering::Acquire) {
-                                break;
-                            }
-                            let a = timer.start();
-                            for k in 0..passes {
-                                acc ^= kernels::run(p.kernel, isa, buf, k as u8);
-                            }
-                            let b = timer.stop();
-                            ns.push(timer.elapsed_ns(a, b));
-                            barrier.wait();
-                            if t == 0
-                                && ((start.elapsed() > budget && ns.len() >= 5) || ns.len() >= 2000)
-                            {
-                                stop.store(true, Ordering::Release);
-                            }
-                        }
-                        std::hint::black_box(acc);
-                        ns
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("bandwidth thread"))
-                .collect()
+        let kernel = p.kernel;
+        let times = lockstep(ctx, p.threads, budget, &|t| {
+            // SAFETY: each thread gets its own disjoint slice [t*slice, (t+1)*slice) of the
+            // region, which outlives the call.
+            let buf =
+                unsafe { std::slice::from_raw_parts_mut((base + t * slice) as *mut u8, slice) };
+            let mut acc = 0;
+            for k in 0..passes {
+                acc ^= kernels::run(kernel, isa, buf, k as u8 | 1);
+            }
+            std::hint::black_box(acc);
         });
-        let n = per_thread.iter().map(Vec::len).min().unwrap_or(0);
-        let bytes = (slice * p.threads * passes) as f64;
-        let gbs = (0..n)
-            .map(|i| {
-                let worst = per_thread.iter().map(|v| v[i]).fold(0.0, f64::max);
-                bytes / worst.max(1e-9) // bytes per ns = GB/s
-            })
-            .collect();
-        (gbs, passes)
+        (gbs(&times, (slice * p.threads * passes) as f64), passes)
     }
 }
 

@@ -13,3 +13,5 @@ pub mod chase;
 pub mod kernels;
 pub mod latency;
 pub mod levels;
+pub mod lockstep;
+pub mod threshold;

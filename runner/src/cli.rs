@@ -59,6 +59,19 @@ pub enum MemCommand {
         #[command(flatten)]
         lat: LatencyArgs,
     },
+    /// The block size above which non-temporal copies beat temporal ones in an
+    /// all-to-all among P threads (HINT), with the L2/P rule of thumb beside it.
+    CopyThreshold {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Force an instruction set (default: the widest the CPU has).
+        #[arg(long, value_enum)]
+        isa: Option<IsaArg>,
+        /// Thread (process) counts to test, comma-separated (default: 1 and all --cpu).
+        #[arg(long, value_delimiter = ',')]
+        threads: Option<Vec<usize>>,
+    },
     /// Read, write, non-temporal write, copy, non-temporal copy and memset bandwidth
     /// (GB = 10^9 B/s; copies count bytes read + written), one thread and all threads.
     Bandwidth {

@@ -14,6 +14,7 @@ use bench_mem::bandwidth::BandwidthBench;
 use bench_mem::chase::ChaseOrder;
 use bench_mem::kernels::{Isa, IsaSet, Kernel};
 use bench_mem::latency::LatencyBench;
+use bench_mem::threshold::CopyThresholdBench;
 use clap::Parser;
 use cli::{
     BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, MemCommand, OrderArg, PcieArgs,
@@ -60,6 +61,15 @@ fn unimplemented_families() -> Vec<FamilySkip> {
 }
 
 /// The bandwidth benchmark for the options, validated against the CPU and `--cpu`.
+fn isa_of(i: IsaArg) -> Isa {
+    match i {
+        IsaArg::Avx512 => Isa::Avx512,
+        IsaArg::Avx2 => Isa::Avx2,
+        IsaArg::Sse2 => Isa::Sse2,
+        IsaArg::Scalar => Isa::Scalar,
+    }
+}
+
 fn bandwidth_bench(run: &RunArgs, bw: &BandwidthArgs) -> Result<BandwidthBench> {
     let kernels = if bw.kernels.is_empty() {
         Kernel::ALL.to_vec()
@@ -78,12 +88,7 @@ fn bandwidth_bench(run: &RunArgs, bw: &BandwidthArgs) -> Result<BandwidthBench> 
     };
     let b = BandwidthBench {
         kernels,
-        isa: bw.isa.map(|i| match i {
-            IsaArg::Avx512 => Isa::Avx512,
-            IsaArg::Avx2 => Isa::Avx2,
-            IsaArg::Sse2 => Isa::Sse2,
-            IsaArg::Scalar => Isa::Scalar,
-        }),
+        isa: bw.isa.map(isa_of),
         threads: bw.threads,
         sizes: bw.sizes.clone(),
     };
@@ -135,6 +140,7 @@ fn main_inner() -> Result<()> {
             let benches: Vec<Box<dyn Benchmark>> = vec![
                 Box::new(LatencyBench::default()),
                 Box::new(BandwidthBench::default()),
+                Box::new(CopyThresholdBench::default()),
             ];
             let mut family_skips = unimplemented_families();
             let mut device_benches: Vec<Box<dyn bench_core::bench::DeviceBenchmark>> = Vec::new();
@@ -152,6 +158,23 @@ fn main_inner() -> Result<()> {
                     device_benches,
                     family_skips,
                     far_nodes_by_default: true,
+                },
+            )
+        }
+        Command::Mem(MemCommand::CopyThreshold { run, isa, threads }) => {
+            let b = CopyThresholdBench {
+                isa: isa.map(isa_of),
+                threads,
+            };
+            b.validate(run::resolve_cpus(&run)?.len())
+                .map_err(anyhow::Error::msg)?;
+            measure(
+                &run,
+                Plan {
+                    benches: vec![Box::new(b)],
+                    device_benches: vec![],
+                    family_skips: vec![],
+                    far_nodes_by_default: false,
                 },
             )
         }

@@ -1,0 +1,367 @@
+//! `mem.copy-threshold`: the message size above which non-temporal copies win (seed 001,
+//! HINT).
+//!
+//! P pinned threads each own a send buffer of P blocks of S bytes and a receive buffer of P
+//! slots; one all-to-all round copies every thread's block j into thread j's slot (as an
+//! MPI_Alltoall inside a node, self-copy included). Three copy methods: temporal (loads +
+//! stores), non-temporal (loads + streaming stores + sfence), and HINT's hybrid: temporal
+//! for the first T bytes of a block and non-temporal for the rest, with T = L2 / P (the
+//! paper's starting threshold, section on the hybrid copy). Sizes 1 KiB .. 16 MiB in powers
+//! of four (of two in a full run), P = 1 and P = every `--cpu` (every count in a full run).
+//! Bandwidth = 2 x P x P x S bytes (read + written) per round over the slowest thread.
+//! The crossover is the smallest S from which the non-temporal copy stays at least as fast
+//! as the temporal one for every larger S.
+
+use crate::kernels::{self, Isa, IsaSet};
+use crate::lockstep::{gbs, lockstep, Budget};
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::stats::Distribution;
+use bench_core::target::Region;
+use bench_core::units::{format_size, KIB, MIB};
+use serde_json::json;
+use std::time::Duration;
+
+/// A copy method of the all-to-all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Loads + stores.
+    Temporal,
+    /// Loads + streaming stores.
+    NonTemporal,
+    /// Temporal up to the threshold, streaming stores for the rest (HINT).
+    Hybrid,
+}
+
+impl Method {
+    fn name(self) -> &'static str {
+        match self {
+            Method::Temporal => "temporal",
+            Method::NonTemporal => "nt",
+            Method::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Noise allowance of the crossover test: NT "wins" when within 2% of temporal or better.
+pub const WIN_TOLERANCE: f64 = 0.98;
+
+/// The smallest size from which `nt[i] >= WIN_TOLERANCE * temporal[i]` holds for every
+/// larger size too; `None` when NT never wins at the largest size.
+pub fn crossover(sizes: &[usize], temporal: &[f64], nt: &[f64]) -> Option<usize> {
+    let n = sizes.len().min(temporal.len()).min(nt.len());
+    let mut found = None;
+    for i in (0..n).rev() {
+        if nt[i] >= WIN_TOLERANCE * temporal[i] {
+            found = Some(sizes[i]);
+        } else {
+            break;
+        }
+    }
+    found
+}
+
+/// Thread `t`'s part of one all-to-all round over the buffers at `base` (thread u's send
+/// blocks at `u * 2ps + j * s`, its receive slots at `u * 2ps + ps + i * s`): copies its
+/// block j into thread j's slot t for every j, starting at j = t + 1 to spread the traffic.
+///
+/// # Safety
+/// `base` must point to at least `2 * p * p * s` writable bytes that no one else touches
+/// except the other threads of the same round.
+pub unsafe fn all_to_all_round(
+    base: usize,
+    p: usize,
+    s: usize,
+    t: usize,
+    method: Method,
+    isa: Isa,
+    t_hyb: usize,
+) {
+    for k in 1..=p {
+        let j = (t + k) % p;
+        let src = base + t * 2 * p * s + j * s;
+        let dst = base + j * 2 * p * s + p * s + t * s;
+        // SAFETY: by the caller's contract both blocks lie inside the buffers; thread t's
+        // send block j and thread j's receive slot t are disjoint, and no other thread
+        // writes slot t of thread j.
+        let (d, sr) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(dst as *mut u8, s),
+                std::slice::from_raw_parts(src as *const u8, s),
+            )
+        };
+        match method {
+            Method::Temporal => kernels::copy(isa, false, d, sr),
+            Method::NonTemporal => kernels::copy(isa, true, d, sr),
+            Method::Hybrid => {
+                let h = t_hyb.min(s);
+                kernels::copy(isa, false, &mut d[..h], &sr[..h]);
+                kernels::copy(isa, true, &mut d[h..], &sr[h..]);
+            }
+        }
+    }
+}
+
+/// Parameters of the threshold search.
+#[derive(Debug, Clone, Default)]
+pub struct CopyThresholdBench {
+    /// Forced ISA.
+    pub isa: Option<Isa>,
+    /// Process (thread) counts; `None`: 1 and all `--cpu` (every count in a full run).
+    pub threads: Option<Vec<usize>>,
+}
+
+impl CopyThresholdBench {
+    fn sizes(quick: bool) -> Vec<usize> {
+        let step = if quick { 4 } else { 2 };
+        let mut v = vec![KIB];
+        while *v.last().unwrap() < 16 * MIB {
+            let n = v.last().unwrap() * step;
+            v.push(n.min(16 * MIB));
+        }
+        v
+    }
+
+    fn counts(&self, ctx: &Context) -> Vec<usize> {
+        if let Some(t) = &self.threads {
+            return t.clone();
+        }
+        let n = ctx.cpus.len();
+        if ctx.quick || n <= 2 {
+            let mut v = vec![1, n];
+            v.dedup();
+            v
+        } else {
+            (1..=n).collect()
+        }
+    }
+
+    /// Largest block size for `p` threads within `limit` bytes of buffers.
+    fn max_size(p: usize, limit: usize) -> usize {
+        (limit / (2 * p * p)).min(16 * MIB)
+    }
+
+    /// Checks thread counts and ISA.
+    pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
+        let isa = IsaSet::detect()
+            .choose(self.isa)
+            .map_err(|e| e.to_string())?;
+        for &t in self.threads.iter().flatten() {
+            if t == 0 || t > cpus {
+                return Err(format!(
+                    "{t} threads requested but only {cpus} CPUs are allowed (--cpu)"
+                ));
+            }
+        }
+        Ok(isa)
+    }
+}
+
+const BUFFER_LIMIT: usize = 1 << 30;
+
+impl Benchmark for CopyThresholdBench {
+    fn name(&self) -> &'static str {
+        "mem.copy-threshold"
+    }
+
+    fn description(&self) -> &'static str {
+        "temporal vs non-temporal vs hybrid all-to-all copy bandwidth by block size; the NT crossover (HINT)"
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({"isa": self.isa.map(Isa::name), "threads": self.threads})
+    }
+
+    fn requires(&self) -> Requirements {
+        Requirements {
+            min_cpus: 1,
+            target_kinds: vec![],
+        }
+    }
+
+    fn region_bytes(&self, ctx: &Context) -> usize {
+        self.counts(ctx)
+            .iter()
+            .map(|&p| 2 * p * p * Self::max_size(p, BUFFER_LIMIT))
+            .max()
+            .unwrap_or(MIB)
+    }
+
+    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+        let isa = self.validate(ctx.cpus.len()).map_err(Skip::new)?;
+        let target = region.spec().to_string();
+        let l2 = ctx.topology.cache_bytes(2);
+        let mut rep = Report::default();
+        let base = region.as_mut_ptr() as usize;
+        let budget = Budget {
+            time: if ctx.quick {
+                Duration::from_millis(40)
+            } else {
+                Duration::from_millis(150)
+            },
+            min_samples: 5,
+            max_samples: 1000,
+        };
+        let counts = self.counts(ctx);
+        let all = *counts.iter().max().unwrap_or(&1);
+        for &p in &counts {
+            let rule = l2.map(|l| l / p);
+            let sizes: Vec<usize> = Self::sizes(ctx.quick)
+                .into_iter()
+                .filter(|&s| s <= Self::max_size(p, region.len().min(BUFFER_LIMIT)))
+                .collect();
+            let mut curves: Vec<(Method, Vec<f64>, Vec<String>)> = Vec::new();
+            for method in [Method::Temporal, Method::NonTemporal, Method::Hybrid] {
+                let (mut vals, mut ids) = (Vec::new(), Vec::new());
+                for &s in &sizes {
+                    let t_hyb = rule.unwrap_or(s).min(s);
+                    let rounds = (MIB / (p * s)).max(1);
+                    let times = lockstep(ctx, p, budget, &|t| {
+                        for _ in 0..rounds {
+                            // SAFETY: the region holds 2 x p x p x s bytes (sizes were
+                            // capped to it) and outlives the call.
+                            unsafe { all_to_all_round(base, p, s, t, method, isa, t_hyb) };
+                        }
+                    });
+                    let samples = gbs(&times, (2 * p * p * s * rounds) as f64);
+                    let d = Distribution::from_samples(&samples)
+                        .ok_or_else(|| Skip::new(format!("no valid samples at {s} bytes")))?;
+                    let id = format!(
+                        "mem.copy-threshold/{target}/{}/p{p}/{}",
+                        method.name(),
+                        format_size(s)
+                    );
+                    vals.push(d.p50);
+                    ids.push(id.clone());
+                    rep.measurements.push(Measurement {
+                        id,
+                        benchmark: self.name().into(),
+                        target: target.clone(),
+                        parameters: json!({
+                            "method": method.name(), "threads": p, "block_bytes": s, "rounds_per_sample": rounds,
+                            "isa": isa.name(), "hybrid_temporal_bytes": (method == Method::Hybrid).then_some(t_hyb),
+                            "cpus": ctx.cpus.iter().take(p).collect::<Vec<_>>(),
+                        }),
+                        unit: "GB/s".into(),
+                        method: "all-to-all copy among pinned threads, bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
+                        distribution: d,
+                        placement: Some(region.placement().clone()),
+                    });
+                }
+                curves.push((method, vals, ids));
+            }
+            let (tv, nv) = (&curves[0].1, &curves[1].1);
+            let from: Vec<String> = curves[0].2.iter().chain(&curves[1].2).cloned().collect();
+            match crossover(&sizes, tv, nv) {
+                Some(x) => {
+                    ctx.progress(&format!("mem.copy-threshold {target} P={p}: NT wins from {}", format_size(x)));
+                    let mut keys = vec![format!("nt_copy_threshold_p{p}_bytes")];
+                    if p == all {
+                        keys.push("nt_copy_threshold_bytes".into());
+                    }
+                    for key in keys {
+                        rep.params.push(Param {
+                            key,
+                            value: x as f64,
+                            info: ParamInfo {
+                                unit: "bytes".into(),
+                                target: target.clone(),
+                                method: format!(
+                                    "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size, {p} thread(s)"
+                                ),
+                                from: from.clone(),
+                            },
+                        });
+                    }
+                }
+                None => rep.warnings.push(Warning {
+                    code: "nt_threshold".into(),
+                    message: format!(
+                        "{target}: with {p} thread(s) the non-temporal copy never overtakes the temporal one up to {}",
+                        format_size(*sizes.last().unwrap_or(&0))
+                    ),
+                    remediation: "none: no threshold is reported for this thread count".into(),
+                }),
+            }
+            if let (Some(r), true) = (rule, p == all) {
+                rep.params.push(Param {
+                    key: "nt_copy_rule_bytes".into(),
+                    value: r as f64,
+                    info: ParamInfo {
+                        unit: "bytes".into(),
+                        target: target.clone(),
+                        method: format!("HINT's rule of thumb: L2 size / processes = {} / {p} (seed 001, hybrid copy)", format_size(l2.unwrap_or(0))),
+                        from: vec![],
+                    },
+                });
+            }
+        }
+        Ok(rep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: usize = 1024;
+
+    #[test]
+    fn crossover_on_synthetic_curves() {
+        let sizes = [K, 4 * K, 16 * K, 64 * K, 256 * K, 1024 * K];
+        let temporal = [10.0, 20.0, 30.0, 25.0, 15.0, 12.0];
+        let nt = [5.0, 8.0, 12.0, 26.0, 22.0, 20.0];
+        assert_eq!(crossover(&sizes, &temporal, &nt), Some(64 * K));
+        // A noisy dip below temporal at one larger size moves the crossover past it.
+        let nt2 = [5.0, 8.0, 12.0, 26.0, 14.0, 20.0];
+        assert_eq!(crossover(&sizes, &temporal, &nt2), Some(1024 * K));
+        // Within the 2% tolerance counts as a win.
+        let nt3 = [5.0, 8.0, 29.5, 25.0, 15.0, 12.0];
+        assert_eq!(crossover(&sizes, &temporal, &nt3), Some(16 * K));
+        // NT never wins at the largest size: no threshold.
+        let nt4 = [5.0, 8.0, 12.0, 26.0, 22.0, 11.0];
+        assert_eq!(crossover(&sizes, &temporal, &nt4), None);
+        // NT always wins: the smallest size.
+        assert_eq!(crossover(&sizes, &[1.0; 6], &[2.0; 6]), Some(K));
+    }
+
+    #[test]
+    fn sizes_span_1k_to_16m() {
+        let q = CopyThresholdBench::sizes(true);
+        assert_eq!((q[0], *q.last().unwrap()), (K, 16 * K * K));
+        let f = CopyThresholdBench::sizes(false);
+        assert_eq!(f.len(), 15);
+        assert_eq!(CopyThresholdBench::max_size(16, 1 << 30), 2 * K * K);
+    }
+
+    #[test]
+    fn all_to_all_moves_every_block_to_its_slot() {
+        let (p, s) = (3usize, 4096usize + 40);
+        let isa = IsaSet::detect().choose(None).unwrap();
+        for method in [Method::Temporal, Method::NonTemporal, Method::Hybrid] {
+            let mut mem = vec![0u8; 2 * p * p * s];
+            for t in 0..p {
+                for j in 0..p {
+                    mem[t * 2 * p * s + j * s..t * 2 * p * s + (j + 1) * s]
+                        .fill((10 * t + j + 1) as u8);
+                }
+            }
+            let base = mem.as_mut_ptr() as usize;
+            for t in 0..p {
+                // SAFETY: `mem` holds 2 x p x p x s bytes and is only touched here.
+                unsafe { all_to_all_round(base, p, s, t, method, isa, 1000) };
+            }
+            for j in 0..p {
+                for t in 0..p {
+                    let slot = j * 2 * p * s + p * s + t * s;
+                    assert!(
+                        mem[slot..slot + s]
+                            .iter()
+                            .all(|&b| b == (10 * t + j + 1) as u8),
+                        "{method:?} slot {t} of {j}"
+                    );
+                }
+            }
+        }
+    }
+}

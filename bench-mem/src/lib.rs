@@ -13,5 +13,6 @@ pub mod chase;
 pub mod kernels;
 pub mod latency;
 pub mod levels;
+pub mod loaded;
 pub mod lockstep;
 pub mod threshold;

@@ -59,6 +59,16 @@ pub enum MemCommand {
         #[command(flatten)]
         lat: LatencyArgs,
     },
+    /// Load latency while the other CPUs inject read or read/write traffic, from full
+    /// load to idle (11 points per mix): a latency-vs-bandwidth curve like MLC's.
+    Loaded {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Traffic mix: read, read-write or both (default both).
+        #[arg(long, value_enum)]
+        mix: Option<MixArg>,
+    },
     /// The block size above which non-temporal copies beat temporal ones in an
     /// all-to-all among P threads (HINT), with the L2/P rule of thumb beside it.
     CopyThreshold {
@@ -158,6 +168,15 @@ pub enum KernelArg {
     NtCopy,
     /// The C library's memset.
     Memset,
+}
+
+/// `--mix` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MixArg {
+    /// Loads only.
+    Read,
+    /// Loads and stores.
+    ReadWrite,
 }
 
 /// `--isa` values.

@@ -14,11 +14,12 @@ use bench_mem::bandwidth::BandwidthBench;
 use bench_mem::chase::ChaseOrder;
 use bench_mem::kernels::{Isa, IsaSet, Kernel};
 use bench_mem::latency::LatencyBench;
+use bench_mem::loaded::{LoadedLatencyBench, Mix};
 use bench_mem::threshold::CopyThresholdBench;
 use clap::Parser;
 use cli::{
-    BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, MemCommand, OrderArg, PcieArgs,
-    PcieCommand, RunArgs,
+    BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, MemCommand, MixArg, OrderArg,
+    PcieArgs, PcieCommand, RunArgs,
 };
 use export::Exporter;
 use run::{FamilySkip, Plan};
@@ -141,6 +142,7 @@ fn main_inner() -> Result<()> {
                 Box::new(LatencyBench::default()),
                 Box::new(BandwidthBench::default()),
                 Box::new(CopyThresholdBench::default()),
+                Box::new(LoadedLatencyBench::default()),
             ];
             let mut family_skips = unimplemented_families();
             let mut device_benches: Vec<Box<dyn bench_core::bench::DeviceBenchmark>> = Vec::new();
@@ -158,6 +160,22 @@ fn main_inner() -> Result<()> {
                     device_benches,
                     family_skips,
                     far_nodes_by_default: true,
+                },
+            )
+        }
+        Command::Mem(MemCommand::Loaded { run, mix }) => {
+            let mixes = match mix {
+                Some(MixArg::Read) => vec![Mix::Read],
+                Some(MixArg::ReadWrite) => vec![Mix::ReadWrite],
+                None => vec![Mix::Read, Mix::ReadWrite],
+            };
+            measure(
+                &run,
+                Plan {
+                    benches: vec![Box::new(LoadedLatencyBench { mixes })],
+                    device_benches: vec![],
+                    family_skips: vec![],
+                    far_nodes_by_default: false,
                 },
             )
         }

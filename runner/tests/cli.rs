@@ -25,6 +25,12 @@ fn assert_schema_valid(doc: &Value) {
     assert!(errors.is_empty(), "schema errors: {errors:#?}");
 }
 
+fn bench_core_cpus() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -79,6 +85,19 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
                 "{k} cites missing {from}"
             );
         }
+    }
+    // The loaded-latency curve: at least 10 points per traffic mix (on >= 2 CPUs).
+    if bench_core_cpus() >= 2 {
+        assert!(doc["params"]["loaded_lat_max_bw_gbs"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0));
+        let n = doc["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["benchmark"] == "mem.loaded" && m["parameters"]["mix"] == "read")
+            .count();
+        assert!(n >= 10, "{n} loaded-latency points");
     }
     // Families not built yet are skipped with a reason, not silently absent.
     let skipped = doc["skipped"].as_array().unwrap();

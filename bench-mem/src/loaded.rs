@@ -1,0 +1,318 @@
+//! `mem.loaded`: load latency under memory traffic (like MLC `--loaded_latency` and
+//! multichase `multiload`).
+//!
+//! The first `--cpu` runs the pointer chase of [`crate::chase`] (TLB-local order, 4 x LLC
+//! working set) while every other `--cpu` streams through its own buffer, in chunks of
+//! 4 KiB separated by an injection delay (a spin loop of `delay` pause instructions), from
+//! no delay (full load) to no load at all (idle). Two traffic mixes: reads, and reads +
+//! writes (a copy). Each point gives the chase's latency distribution and the bandwidth the
+//! traffic threads achieved (GB = 10^9 B, a copy counting bytes read + written), so the
+//! points form a latency-vs-bandwidth curve. With two CPUs there is one traffic thread: the
+//! curve then spans what one core can inject, which the output says.
+
+use crate::chase::{self, ChaseOrder};
+use crate::kernels::{self, IsaSet};
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::stats::Distribution;
+use bench_core::target::Region;
+use bench_core::units::{format_size, MIB};
+use serde_json::json;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Injection delays (pause instructions between 4 KiB chunks), full load first; `None` is
+/// the idle point (no traffic threads).
+pub const DELAYS: [Option<u32>; 11] = [
+    Some(0),
+    Some(25),
+    Some(50),
+    Some(100),
+    Some(200),
+    Some(400),
+    Some(800),
+    Some(1600),
+    Some(3200),
+    Some(6400),
+    None,
+];
+
+/// The traffic of the load threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mix {
+    /// Loads only.
+    Read,
+    /// Loads and stores (a copy within each thread's buffer).
+    ReadWrite,
+}
+
+impl Mix {
+    fn name(self) -> &'static str {
+        match self {
+            Mix::Read => "read",
+            Mix::ReadWrite => "read-write",
+        }
+    }
+}
+
+const CHUNK: usize = 4096;
+
+/// The loaded-latency benchmark.
+#[derive(Debug, Clone)]
+pub struct LoadedLatencyBench {
+    /// Traffic mixes (default both).
+    pub mixes: Vec<Mix>,
+}
+
+impl Default for LoadedLatencyBench {
+    fn default() -> Self {
+        LoadedLatencyBench {
+            mixes: vec![Mix::Read, Mix::ReadWrite],
+        }
+    }
+}
+
+impl LoadedLatencyBench {
+    fn chase_bytes(ctx: &Context) -> usize {
+        (4 * ctx.topology.llc_bytes().unwrap_or(32 * MIB))
+            .max(64 * MIB)
+            .next_power_of_two()
+    }
+
+    fn load_bytes(ctx: &Context) -> usize {
+        let threads = ctx.cpus.len().saturating_sub(1).max(1);
+        (Self::chase_bytes(ctx) / threads).max(64 * MIB) / CHUNK * CHUNK
+    }
+}
+
+/// The largest injected bandwidth of a curve and the latency there.
+pub fn max_bandwidth_point(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    points
+        .iter()
+        .copied()
+        .filter(|(bw, _)| *bw > 0.0)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+impl Benchmark for LoadedLatencyBench {
+    fn name(&self) -> &'static str {
+        "mem.loaded"
+    }
+
+    fn description(&self) -> &'static str {
+        "pointer-chase latency while the other CPUs inject read or read/write traffic, idle to full load"
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({"mixes": self.mixes.iter().map(|m| m.name()).collect::<Vec<_>>(), "delays_pause": DELAYS})
+    }
+
+    fn requires(&self) -> Requirements {
+        Requirements {
+            min_cpus: 2,
+            target_kinds: vec![],
+        }
+    }
+
+    fn region_bytes(&self, ctx: &Context) -> usize {
+        Self::chase_bytes(ctx) + Self::load_bytes(ctx) * (ctx.cpus.len() - 1).max(1)
+    }
+
+    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+        if ctx.cpus.len() < 2 {
+            return Err(Skip::new(
+                "needs 2 CPUs: one chases, the others inject traffic (give more with --cpu)",
+            ));
+        }
+        let isa = IsaSet::detect()
+            .choose(None)
+            .map_err(|e| Skip::new(e.to_string()))?;
+        let target = region.spec().to_string();
+        let placement = region.placement().clone();
+        let (chase_bytes, load_bytes) = (Self::chase_bytes(ctx), Self::load_bytes(ctx));
+        let loaders = ctx.cpus.len() - 1;
+        let stride = 64;
+        let next = chase::successors(chase_bytes / stride, stride, ChaseOrder::DEFAULT, ctx.seed);
+        let start = chase::write_chain(&mut region.as_mut_slice()[..chase_bytes], stride, &next);
+        drop(next);
+        let load_base = region.as_mut_ptr() as usize + chase_bytes;
+        let mut rep = Report::default();
+        if loaders == 1 {
+            rep.warnings.push(Warning {
+                code: "loaded_one_thread".into(),
+                message: format!("{target}: 2 CPUs: one traffic thread, so the loaded-latency curve ends at what one core can inject"),
+                remediation: "run on more CPUs (--cpu) for the full curve".into(),
+            });
+        }
+        bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
+        let dur = if ctx.quick {
+            Duration::from_millis(80)
+        } else {
+            Duration::from_millis(400)
+        };
+        let timer = &ctx.timer;
+        // SAFETY (chase calls): `start` heads the chain written above into the region's first
+        // `chase_bytes`, which the traffic threads never touch.
+        let mut p = unsafe { chase::chase(start, 1 << 20) };
+        for &mix in &self.mixes {
+            let mut curve: Vec<(f64, f64, String)> = Vec::new();
+            for delay in DELAYS {
+                let stop = AtomicBool::new(false);
+                let bytes = AtomicU64::new(0);
+                let mut samples = Vec::new();
+                let mut traffic_ns = 0u64;
+                std::thread::scope(|s| {
+                    let n_threads = if delay.is_some() { loaders } else { 0 };
+                    let handles: Vec<_> = (0..n_threads)
+                        .map(|t| {
+                            let (stop, bytes) = (&stop, &bytes);
+                            let cpu = ctx.cpus[1 + t];
+                            let d = delay.unwrap_or(0);
+                            s.spawn(move || {
+                                let _ = bench_core::pin::pin_current(cpu);
+                                // SAFETY: thread t owns [load_base + t*load_bytes, +load_bytes),
+                                // disjoint from the chase and from the other threads.
+                                let buf = unsafe {
+                                    std::slice::from_raw_parts_mut(
+                                        (load_base + t * load_bytes) as *mut u8,
+                                        load_bytes,
+                                    )
+                                };
+                                let (mut off, mut moved, mut acc) = (0usize, 0u64, 0u64);
+                                let t0 = Instant::now();
+                                while !stop.load(Ordering::Relaxed) {
+                                    let c = &mut buf[off..off + CHUNK];
+                                    match mix {
+                                        Mix::Read => acc ^= kernels::read(isa, c),
+                                        Mix::ReadWrite => {
+                                            let (a, b) = c.split_at_mut(CHUNK / 2);
+                                            kernels::copy(isa, false, b, a);
+                                        }
+                                    }
+                                    moved += CHUNK as u64;
+                                    off = (off + CHUNK) % load_bytes;
+                                    for _ in 0..d {
+                                        std::hint::spin_loop();
+                                    }
+                                }
+                                std::hint::black_box(acc);
+                                bytes.fetch_add(moved, Ordering::Relaxed);
+                                t0.elapsed().as_nanos() as u64
+                            })
+                        })
+                        .collect();
+                    let end = Instant::now() + dur;
+                    let batch = 256;
+                    while Instant::now() < end || samples.len() < 32 {
+                        let a = timer.start();
+                        p = unsafe { chase::chase(p, batch) };
+                        let b = timer.stop();
+                        samples.push(timer.elapsed_ns(a, b) / batch as f64);
+                    }
+                    stop.store(true, Ordering::Relaxed);
+                    for h in handles {
+                        traffic_ns = traffic_ns.max(h.join().expect("traffic thread"));
+                    }
+                });
+                let bw = if traffic_ns > 0 {
+                    bytes.load(Ordering::Relaxed) as f64 / traffic_ns as f64
+                } else {
+                    0.0
+                };
+                let d = Distribution::from_samples(&samples)
+                    .ok_or_else(|| Skip::new("no valid chase samples"))?;
+                let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
+                let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
+                ctx.progress(&format!("{id}: {:.1} ns at {bw:.1} GB/s", d.p50));
+                curve.push((bw, d.p50, id.clone()));
+                rep.measurements.push(Measurement {
+                    id,
+                    benchmark: self.name().into(),
+                    target: target.clone(),
+                    parameters: json!({
+                        "mix": mix.name(), "delay_pause": delay, "traffic_threads": if delay.is_some() { loaders } else { 0 },
+                        "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
+                        "chunk_bytes": CHUNK, "isa": isa.name(), "chase_cpu": ctx.cpus[0],
+                    }),
+                    unit: "ns".into(),
+                    method: "p50 of 256-load chase batches on the first CPU while the others stream 4 KiB chunks separated by the delay; injected_bw_gbs = traffic bytes (read + written) / time".into(),
+                    distribution: d,
+                    placement: Some(placement.clone()),
+                });
+            }
+            let pts: Vec<(f64, f64)> = curve.iter().map(|(b, l, _)| (*b, *l)).collect();
+            let suffix = if mix == Mix::Read { "" } else { "_rw" };
+            if let Some((bw, lat)) = max_bandwidth_point(&pts) {
+                let from: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
+                for (key, value, unit, what) in [
+                    (
+                        format!("loaded_lat_max_bw{suffix}_gbs"),
+                        bw,
+                        "GB/s",
+                        "largest injected bandwidth of the curve",
+                    ),
+                    (
+                        format!("loaded_lat_at_max_bw{suffix}_ns"),
+                        lat,
+                        "ns",
+                        "chase latency at the largest injected bandwidth",
+                    ),
+                ] {
+                    rep.params.push(Param {
+                        key,
+                        value,
+                        info: ParamInfo {
+                            unit: unit.into(),
+                            target: target.clone(),
+                            method: format!(
+                                "{what}, {} traffic, {loaders} traffic thread(s), {}",
+                                mix.name(),
+                                format_size(chase_bytes)
+                            ),
+                            from: from.clone(),
+                        },
+                    });
+                }
+            }
+        }
+        std::hint::black_box(p);
+        Ok(rep)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_least_ten_points_from_full_load_to_idle() {
+        assert!(DELAYS.len() >= 10);
+        assert_eq!(DELAYS[0], Some(0));
+        assert_eq!(*DELAYS.last().unwrap(), None);
+        assert!(DELAYS[..DELAYS.len() - 1].windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn max_bandwidth_point_ignores_idle() {
+        let pts = [(10.0, 120.0), (14.0, 150.0), (3.0, 95.0), (0.0, 90.0)];
+        assert_eq!(max_bandwidth_point(&pts), Some((14.0, 150.0)));
+        assert_eq!(max_bandwidth_point(&[(0.0, 90.0)]), None);
+    }
+
+    #[test]
+    fn one_cpu_is_a_reasoned_skip() {
+        let ctx = Context {
+            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
+            topology: bench_core::topology::Topology::system(),
+            cpus: vec![bench_core::pin::allowed_cpus()[0]],
+            quick: true,
+            seed: 1,
+            progress: std::sync::Arc::new(|_| {}),
+        };
+        let b = LoadedLatencyBench::default();
+        let e = b
+            .check(&ctx, &bench_core::target::TargetSpec::Anon)
+            .unwrap_err();
+        assert!(e.reason.contains("needs 2 CPUs"), "{e}");
+    }
+}

@@ -63,7 +63,7 @@ fn model_on_a_real_file_evaluates_some_and_refuses_others_by_name() {
         .iter()
         .find(|m| m["key"] == "cxl_atomic_lat_ns")
         .expect("names the missing key");
-    assert_eq!(atomic["benchmark"], "pool.atomic");
+    assert_eq!(atomic["benchmark"], "pool.atomics");
     for m in models {
         assert!(m["equation"].as_str().unwrap().contains('='));
         assert!(m["source"].as_str().unwrap().contains("seed 00"));
@@ -78,7 +78,7 @@ fn model_named_but_refused_exits_3_and_says_what_to_run() {
         .assert()
         .code(3)
         .stdout(predicate::str::contains("missing:  cxl_atomic_lat_ns"))
-        .stdout(predicate::str::contains("cxlchar pool atomic"));
+        .stdout(predicate::str::contains("cxlchar pool atomics"));
 }
 
 #[test]

@@ -21,10 +21,10 @@ pub fn producer(key: &str) -> (&'static str, &'static str) {
         ),
         "nt_copy_threshold_bytes" => ("mem.nt_threshold", "cxlchar mem nt-threshold"),
         "cxl_atomic_lat_ns" => (
-            "pool.atomic",
-            "cxlchar pool atomic --target dax:/dev/daxX.Y (or node:N)",
+            "pool.atomics",
+            "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y",
         ),
-        "pool_msg_lat_ns" | "pool_msg_bw_gbs" => (
+        "pool_msg_lat_ns" | "pool_msg_bw_gbs" | "pool_hockney_lat_ns" | "pool_hockney_bw_gbs" => (
             "pool.msg",
             "cxlchar pool msg --target dax:/dev/daxX.Y (shared pool, two processes)",
         ),
@@ -134,7 +134,7 @@ mod tests {
 
     #[test]
     fn producers_name_a_command() {
-        assert_eq!(producer("cxl_atomic_lat_ns").0, "pool.atomic");
+        assert_eq!(producer("cxl_atomic_lat_ns").0, "pool.atomics");
         assert_eq!(producer("mem_lat_ns@anon").0, "mem.latency");
         assert_eq!(producer("zzz_ns").0, "unknown");
     }

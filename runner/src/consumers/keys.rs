@@ -15,7 +15,7 @@ pub fn producer(key: &str) -> (&'static str, &'static str) {
         "mem_bw_gbs" | "l2_bw_gbs" | "nt_copy_bw_gbs" | "copy_bw_gbs" => {
             ("mem.bandwidth", "cxlchar mem bandwidth")
         }
-        "cxl_bw_gbs" => (
+        "cxl_bw_gbs" | "cxl_bw_factor" => (
             "mem.bandwidth",
             "cxlchar mem bandwidth --target node:N or --target dax:/dev/daxX.Y",
         ),

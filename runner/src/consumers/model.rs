@@ -368,7 +368,16 @@ fn eval_000_total(c: &mut Ctx) {
     let mem_lat = c.need("mem_lat_ns");
     let cxl_lat = c.need("cxl_lat_ns");
     let mem_bw = c.need("mem_bw_gbs");
-    let cxl_bw = c.need("cxl_bw_gbs");
+    let cxl_bw = if !c.has("cxl_bw_gbs") && c.has("cxl_bw_factor") {
+        c.notes
+            .push("CXL_BW = mem_bw_gbs x cxl_bw_factor (local-vs-pool bandwidth factor)".into());
+        mem_bw * c.need("cxl_bw_factor")
+    } else {
+        c.need_note(
+            "cxl_bw_gbs",
+            "or cxl_bw_factor (pool/local bandwidth ratio)",
+        )
+    };
     if !c.missing.is_empty() {
         return;
     }
@@ -1158,6 +1167,25 @@ mod tests {
         let cxl = 860.0 + 350.0 + m / 10.0;
         close(mpi, cxl, 1e-6, "times at crossover");
         assert!(r.output("speedup_cxl_64_factor").unwrap() > 1.0);
+        // The bandwidth factor stands in for cxl_bw_gbs: 73 x 10/73 = 10 GB/s, same result.
+        let r2 = eval(
+            &inputs(&[
+                ("mpi_lat_ns", 1480.0),
+                ("mpi_bw_gbs", 24.715),
+                ("cxl_atomic_lat_ns", 430.0),
+                ("mem_lat_ns", 86.0),
+                ("cxl_lat_ns", 350.0),
+                ("mem_bw_gbs", 73.0),
+                ("cxl_bw_factor", 10.0 / 73.0),
+            ]),
+            "000-total",
+        );
+        close(
+            r2.output("crossover_bytes").unwrap(),
+            m,
+            1e-6,
+            "factor form",
+        );
     }
 
     #[test]

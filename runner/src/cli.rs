@@ -45,6 +45,68 @@ pub enum Command {
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
     Env(InfoArgs),
+    /// Evaluate the seed papers' models (000, 001, 003, 004) from a params.json, with
+    /// what-if re-evaluation. Exit 0 when a model evaluated, 3 when none could (each
+    /// refusal names the missing key and the command that produces it), 2 on bad input.
+    Model(ModelArgs),
+    /// Check a params.json against an acceptance spec (TOML bounds). Exit 0 all pass,
+    /// 1 a bound failed, 3 a required key not measured (and nothing failed), 2 bad input.
+    Check(CheckArgs),
+    /// Compare two params.json files per key and per measurement, against the run-to-run
+    /// noise recorded in their distributions; warns when the environments differ.
+    Diff(DiffArgs),
+}
+
+/// Options of `model`.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// The params.json to read.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub params: PathBuf,
+    /// Override a key: KEY=VALUE (also supplies a key the file lacks) or KEY*FACTOR;
+    /// repeat for several. Every output is shown beside its baseline.
+    #[arg(long = "what-if", value_name = "KEY=VALUE|KEY*FACTOR", value_parser = crate::consumers::model::parse_what_if)]
+    pub what_if: Vec<crate::consumers::model::WhatIf>,
+    /// Evaluate only this model (repeat for several), e.g. 004-injection.
+    #[arg(long, value_name = "ID")]
+    pub model: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Options of `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The acceptance spec (TOML; see docs/consumers.md).
+    #[arg(long, value_name = "SPEC_TOML")]
+    pub spec: PathBuf,
+    /// The params.json to check.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub params: PathBuf,
+    /// Also write the results as JUnit XML here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Options of `diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The first (reference) params.json.
+    #[arg(value_name = "A_JSON")]
+    pub a: PathBuf,
+    /// The second params.json.
+    #[arg(value_name = "B_JSON")]
+    pub b: PathBuf,
+    /// Show every row, also those within the noise.
+    #[arg(long)]
+    pub all: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 /// Memory benchmarks.

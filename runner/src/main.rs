@@ -3,6 +3,7 @@
 //! report.
 
 mod cli;
+mod consumers;
 mod export;
 mod inventory;
 mod output;
@@ -236,6 +237,9 @@ fn main_inner() -> Result<()> {
         }
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),
+        Command::Model(a) => std::process::exit(consumers::run(|| consumers::model_cmd(&a))),
+        Command::Check(a) => std::process::exit(consumers::run(|| consumers::check_cmd(&a))),
+        Command::Diff(a) => std::process::exit(consumers::run(|| consumers::diff_cmd(&a))),
     }
 }
 

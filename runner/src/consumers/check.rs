@@ -1,0 +1,323 @@
+//! `cxlchar check`: a params.json against an acceptance spec.
+//!
+//! Each bound ends as `pass`, `fail` or `not-measured` (the key, or a key its expression
+//! needs, is absent; the reason names the benchmark and, when the file lists it as
+//! skipped, why). A bound that could not be evaluated is never reported as a pass.
+
+use super::keys;
+use super::spec::{Limit, Spec};
+use bench_core::params::ParamsFile;
+use serde::Serialize;
+
+/// The outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// The bound holds.
+    Pass,
+    /// The bound does not hold.
+    Fail,
+    /// A key it needs is absent.
+    NotMeasured,
+}
+
+impl Outcome {
+    /// As printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "FAIL",
+            Outcome::NotMeasured => "NOT MEASURED",
+        }
+    }
+}
+
+/// The result of one bound or required key.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckResult {
+    /// `mem_lat_ns <= 120`, or `mem_lat_ns is measured`.
+    pub name: String,
+    /// The key checked.
+    pub key: String,
+    /// Line in the spec.
+    pub line: usize,
+    /// Outcome.
+    pub outcome: Outcome,
+    /// The key's value, when measured.
+    pub measured: Option<f64>,
+    /// The limit's value, when it could be evaluated.
+    pub limit: Option<f64>,
+    /// Headroom in the key's unit (positive: holds), when both are known.
+    pub margin: Option<f64>,
+    /// Headroom relative to the limit, percent.
+    pub margin_pct: Option<f64>,
+    /// Why not measured, or the failure explained.
+    pub reason: String,
+    /// The spec's rationale.
+    pub why: String,
+    /// Not measured is no failure.
+    pub optional: bool,
+}
+
+fn not_measured_reason(key: &str, file: &ParamsFile) -> String {
+    let (bench, cmd) = keys::producer(key);
+    let mut s = format!("{key} is absent from the file (produced by {bench}: {cmd})");
+    if let Some(r) = keys::skipped_reason(key, &file.skipped) {
+        s.push_str(&format!("; the file says {r}"));
+    }
+    s
+}
+
+fn value(file: &ParamsFile, key: &str) -> Option<f64> {
+    file.params.get(key).copied().filter(|v| v.is_finite())
+}
+
+/// Checks every required key and bound.
+pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
+    let mut out = vec![];
+    for (key, line) in &spec.required {
+        let v = value(file, key);
+        out.push(CheckResult {
+            name: format!("{key} is measured"),
+            key: key.clone(),
+            line: *line,
+            outcome: if v.is_some() {
+                Outcome::Pass
+            } else {
+                Outcome::NotMeasured
+            },
+            measured: v,
+            limit: None,
+            margin: None,
+            margin_pct: None,
+            reason: if v.is_some() {
+                String::new()
+            } else {
+                not_measured_reason(key, file)
+            },
+            why: "required".into(),
+            optional: false,
+        });
+    }
+    for b in &spec.bounds {
+        let limit_text = match &b.limit {
+            Limit::Value(v) => format!("{v}"),
+            Limit::Expr(t, _) => t.clone(),
+        };
+        let name = format!("{} {} {}", b.key, b.op.as_str(), limit_text);
+        let measured = value(file, &b.key);
+        let mut missing: Vec<String> = vec![];
+        if measured.is_none() {
+            missing.push(b.key.clone());
+        }
+        let limit = match &b.limit {
+            Limit::Value(v) => Some(*v),
+            Limit::Expr(_, terms) => {
+                let mut sum = 0.0;
+                let mut ok = true;
+                for t in terms {
+                    match &t.key {
+                        None => sum += t.coeff,
+                        Some(k) => match value(file, k) {
+                            Some(v) => sum += t.coeff * v,
+                            None => {
+                                ok = false;
+                                if !missing.contains(k) {
+                                    missing.push(k.clone());
+                                }
+                            }
+                        },
+                    }
+                }
+                ok.then_some(sum)
+            }
+        };
+        let (outcome, margin, reason) = match (measured, limit) {
+            (Some(v), Some(l)) => {
+                let m = b.op.margin(v, l);
+                if b.op.holds(v, l) {
+                    (Outcome::Pass, Some(m), String::new())
+                } else {
+                    (
+                        Outcome::Fail,
+                        Some(m),
+                        format!("{} = {v} is not {} {l}", b.key, b.op.as_str()),
+                    )
+                }
+            }
+            _ => (
+                Outcome::NotMeasured,
+                None,
+                missing
+                    .iter()
+                    .map(|k| not_measured_reason(k, file))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        };
+        out.push(CheckResult {
+            name,
+            key: b.key.clone(),
+            line: b.line,
+            outcome,
+            measured,
+            limit,
+            margin,
+            margin_pct: match (margin, limit) {
+                (Some(m), Some(l)) if l != 0.0 => Some(m / l.abs() * 100.0),
+                _ => None,
+            },
+            reason,
+            why: b.why.clone(),
+            optional: b.optional,
+        });
+    }
+    out
+}
+
+/// Exit status for a set of results: 0 all pass (optional bounds may be not measured),
+/// 1 a bound failed, 3 nothing failed but a non-optional check was not measured.
+pub fn exit_code(results: &[CheckResult]) -> i32 {
+    if results.iter().any(|r| r.outcome == Outcome::Fail) {
+        super::EXIT_FAILED
+    } else if results
+        .iter()
+        .any(|r| r.outcome == Outcome::NotMeasured && !r.optional)
+    {
+        super::EXIT_NOT_MEASURED
+    } else {
+        super::EXIT_OK
+    }
+}
+
+fn fmt(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.abs() >= 1000.0 => format!("{v:.0}"),
+        Some(v) => format!("{v:.3}"),
+        None => "-".into(),
+    }
+}
+
+/// A readable report.
+pub fn render_table(spec: &Spec, params: &str, results: &[CheckResult]) -> String {
+    let mut s = format!("check {} against spec {}\n\n", params, spec.name);
+    let w = results
+        .iter()
+        .map(|r| r.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(5);
+    s.push_str(&format!(
+        "{:<12} {:<w$} {:>10} {:>10} {:>10} {:>8}\n",
+        "result", "check", "measured", "limit", "margin", "margin%"
+    ));
+    for r in results {
+        let label = if r.outcome == Outcome::NotMeasured && r.optional {
+            "not measured"
+        } else {
+            r.outcome.as_str()
+        };
+        s.push_str(&format!(
+            "{:<12} {:<w$} {:>10} {:>10} {:>10} {:>8}\n",
+            label,
+            r.name,
+            fmt(r.measured),
+            fmt(r.limit),
+            fmt(r.margin),
+            r.margin_pct
+                .map(|p| format!("{p:.1}%"))
+                .unwrap_or_else(|| "-".into())
+        ));
+        if !r.reason.is_empty() {
+            s.push_str(&format!("{:<12}   {}\n", "", r.reason));
+        }
+        if r.outcome == Outcome::Fail && !r.why.is_empty() {
+            s.push_str(&format!("{:<12}   rationale: {}\n", "", r.why));
+        }
+    }
+    let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();
+    s.push_str(&format!(
+        "\n{} passed, {} failed, {} not measured ({} of them optional)\n",
+        count(Outcome::Pass),
+        count(Outcome::Fail),
+        count(Outcome::NotMeasured),
+        results
+            .iter()
+            .filter(|r| r.outcome == Outcome::NotMeasured && r.optional)
+            .count()
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::load;
+    use super::super::spec;
+    use super::*;
+
+    fn file(params: &[(&str, f64)]) -> ParamsFile {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/params-a.json");
+        let mut f = load::load(&path).unwrap();
+        f.params = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        f
+    }
+
+    #[test]
+    fn outcomes_and_margins() {
+        let s = spec::parse(
+            r#"
+required = ["l1_lat_ns"]
+[[bound]]
+key = "mem_lat_ns"
+op = "<="
+value = 120
+[[bound]]
+key = "cxl_lat_ns"
+op = "<="
+expr = "2.5 * mem_lat_ns"
+[[bound]]
+key = "mem_bw_gbs"
+op = ">="
+value = 20
+[[bound]]
+key = "cxl_atomic_lat_ns"
+op = "<"
+value = 500
+optional = true
+"#,
+            "t.toml",
+        )
+        .unwrap();
+        let f = file(&[
+            ("mem_lat_ns", 100.0),
+            ("cxl_lat_ns", 300.0),
+            ("l1_lat_ns", 1.0),
+        ]);
+        let r = check(&s, &f);
+        assert_eq!(r[0].outcome, Outcome::Pass);
+        assert_eq!(r[1].outcome, Outcome::Pass);
+        assert_eq!(r[1].margin, Some(20.0));
+        assert_eq!(r[2].outcome, Outcome::Fail);
+        assert_eq!(r[2].limit, Some(250.0));
+        assert_eq!(r[2].margin, Some(-50.0));
+        assert_eq!(r[3].outcome, Outcome::NotMeasured);
+        assert!(r[3].reason.contains("mem.bandwidth"), "{}", r[3].reason);
+        assert_eq!(r[4].outcome, Outcome::NotMeasured);
+        assert!(r[4].optional);
+        assert_eq!(exit_code(&r), 1);
+        // Without the failure: not measured (non-optional) is exit 3, never 0.
+        let f = file(&[
+            ("mem_lat_ns", 100.0),
+            ("cxl_lat_ns", 200.0),
+            ("l1_lat_ns", 1.0),
+        ]);
+        assert_eq!(exit_code(&check(&s, &f)), 3);
+        // A relative bound whose reference key is absent is not measured, not a pass.
+        let f = file(&[("cxl_lat_ns", 1.0)]);
+        let r = check(&s, &f);
+        assert_eq!(r[2].outcome, Outcome::NotMeasured);
+        assert!(r[2].reason.contains("mem_lat_ns is absent"));
+        assert!(r[0].reason.contains("l1_lat_ns is absent"));
+    }
+}

@@ -1,0 +1,123 @@
+//! Consumers of params.json: `cxlchar model` (the seed papers' models), `cxlchar check`
+//! (acceptance bounds, JUnit) and `cxlchar diff` (two runs compared against their noise).
+//!
+//! Exit status of the three commands: 0 success; 1 a `check` bound failed; 2 invalid
+//! input (unreadable or invalid params.json or spec, bad --what-if); 3 the file lacks what
+//! was asked (`check`: a non-optional key not measured and nothing failed; `model`: no
+//! model could be evaluated, or a model named with --model was refused).
+
+pub mod check;
+pub mod diff;
+pub mod junit;
+pub mod keys;
+pub mod load;
+pub mod model;
+pub mod spec;
+
+use crate::cli::{CheckArgs, DiffArgs, Format, ModelArgs};
+use anyhow::{Context, Result};
+use std::io::Write;
+
+/// Exit status: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: a bound failed.
+pub const EXIT_FAILED: i32 = 1;
+/// Exit status: invalid input.
+pub const EXIT_INVALID: i32 = 2;
+/// Exit status: not measured / not evaluable.
+pub const EXIT_NOT_MEASURED: i32 = 3;
+
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .context("writing to stdout")?;
+    out.flush().context("writing to stdout")
+}
+
+/// Runs a consumer: errors are printed and become [`EXIT_INVALID`].
+pub fn run(f: impl FnOnce() -> Result<i32>) -> i32 {
+    match f() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            EXIT_INVALID
+        }
+    }
+}
+
+/// `cxlchar model`.
+pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
+    let file = load::load(&a.params)?;
+    let mut inputs = model::Inputs::from_file(&file);
+    inputs.apply(&a.what_if)?;
+    let results = model::evaluate(&inputs, &a.model)?;
+    match a.format {
+        Format::Table => print(&model::render_table(&results, &inputs.overrides))?,
+        Format::Json => {
+            let doc = serde_json::json!({
+                "params": a.params.display().to_string(),
+                "what_if": inputs.overrides,
+                "models": results,
+            });
+            print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        }
+    }
+    let evaluated = results.iter().filter(|r| r.evaluated()).count();
+    let code = if (!a.model.is_empty() && evaluated < results.len()) || evaluated == 0 {
+        EXIT_NOT_MEASURED
+    } else {
+        EXIT_OK
+    };
+    Ok(code)
+}
+
+/// `cxlchar check`.
+pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
+    let spec_name = a.spec.display().to_string();
+    let text =
+        std::fs::read_to_string(&a.spec).with_context(|| format!("reading spec {spec_name}"))?;
+    let spec = spec::parse(&text, &spec_name)?;
+    let file = load::load(&a.params)?;
+    let results = check::check(&spec, &file);
+    let params_name = a.params.display().to_string();
+    if let Some(j) = &a.junit {
+        let xml = junit::render(&spec.name, &params_name, &results);
+        crate::export::json::write_atomic(j, &xml)
+            .with_context(|| format!("writing {}", j.display()))?;
+    }
+    match a.format {
+        Format::Table => print(&check::render_table(&spec, &params_name, &results))?,
+        Format::Json => {
+            let doc = serde_json::json!({
+                "spec": spec_name,
+                "params": params_name,
+                "exit_code": check::exit_code(&results),
+                "results": results,
+            });
+            print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
+        }
+    }
+    Ok(check::exit_code(&results))
+}
+
+/// `cxlchar diff`.
+pub fn diff_cmd(a: &DiffArgs) -> Result<i32> {
+    let fa = load::load(&a.a)?;
+    let fb = load::load(&a.b)?;
+    let r = diff::diff(&fa, &fb);
+    match a.format {
+        Format::Table => print(&diff::render_table(
+            &r,
+            &a.a.display().to_string(),
+            &a.b.display().to_string(),
+            a.all,
+        ))?,
+        Format::Json => print(&(serde_json::to_string_pretty(&r)? + "\n"))?,
+    }
+    for w in &r.warnings {
+        if a.format == Format::Json {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,397 @@
+//! End-to-end tests of the consumers: `cxlchar model`, `check` and `diff`, on the two real
+//! params.json files in tests/data (written by `cxlchar all --quick` on the development VM)
+//! and on synthetic variants of them.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn cxlchar() -> Command {
+    Command::cargo_bin("cxlchar").unwrap()
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+fn doc(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(data(name)).unwrap()).unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn stdout_json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+// ---------------------------------------------------------------- model
+
+#[test]
+fn model_on_a_real_file_evaluates_some_and_refuses_others_by_name() {
+    let out = cxlchar()
+        .args(["model", "--format", "json"])
+        .arg(data("params-a.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v = stdout_json(&out);
+    let models = v["models"].as_array().unwrap();
+    assert!(models.len() >= 8);
+    // The L2/P rule evaluates from the environment's cache list.
+    let nt = models
+        .iter()
+        .find(|m| m["id"] == "001-nt-threshold")
+        .unwrap();
+    assert_eq!(nt["status"], "evaluated");
+    // Seed 000 needs the pool family, which this build does not measure.
+    let t = models.iter().find(|m| m["id"] == "000-transfer").unwrap();
+    assert_eq!(t["status"], "refused");
+    assert!(t["outputs"].as_array().unwrap().is_empty());
+    let missing = t["missing"].as_array().unwrap();
+    let atomic = missing
+        .iter()
+        .find(|m| m["key"] == "cxl_atomic_lat_ns")
+        .expect("names the missing key");
+    assert_eq!(atomic["benchmark"], "pool.atomics");
+    for m in models {
+        assert!(m["equation"].as_str().unwrap().contains('='));
+        assert!(m["source"].as_str().unwrap().contains("seed 00"));
+    }
+}
+
+#[test]
+fn model_named_but_refused_exits_3_and_says_what_to_run() {
+    cxlchar()
+        .args(["model", "--model", "000-transfer"])
+        .arg(data("params-a.json"))
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("missing:  cxl_atomic_lat_ns"))
+        .stdout(predicate::str::contains("cxlchar pool atomics"));
+}
+
+#[test]
+fn model_what_if_supplies_and_scales_keys() {
+    let out = cxlchar()
+        .args([
+            "model",
+            "--model",
+            "004-injection",
+            "--format",
+            "json",
+            "--what-if",
+            "llp_post_ns=175.42",
+            "--what-if",
+            "llp_prog_ns=61.63",
+            "--what-if",
+            "inj_misc_ns=58.68",
+            "--what-if",
+            "llp_post_ns*0.5",
+        ])
+        .arg(data("params-a.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v = stdout_json(&out);
+    let o = &v["models"][0]["outputs"][0];
+    assert_eq!(o["name"], "inj_overhead_ns");
+    let want = 175.42 * 0.5 + 61.63 + 58.68;
+    assert!((o["value"].as_f64().unwrap() - want).abs() < 1e-9);
+}
+
+#[test]
+fn model_rejects_bad_what_if_and_unknown_model() {
+    cxlchar()
+        .args(["model", "--what-if", "llp_post_ns"])
+        .arg(data("params-a.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("KEY=VALUE or KEY*FACTOR"));
+    cxlchar()
+        .args(["model", "--what-if", "nope_ns*2"])
+        .arg(data("params-a.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nope_ns is not in the file"));
+    cxlchar()
+        .args(["model", "--model", "999-x"])
+        .arg(data("params-a.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown model `999-x`"));
+}
+
+#[test]
+fn bad_params_files_fail_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(data("params-a.json")).unwrap();
+    let cases = [
+        (
+            "not-json.json",
+            "this is not json".to_string(),
+            "is not JSON",
+        ),
+        (
+            "truncated.json",
+            text[..text.len() / 2].to_string(),
+            "is truncated",
+        ),
+        (
+            "newer.json",
+            text.replacen("\"schema_version\": 1", "\"schema_version\": 7", 1),
+            "schema_version 7, newer",
+        ),
+        ("empty.json", "{}".into(), "no schema_version"),
+    ];
+    for (name, body, needle) in cases {
+        let p = write(dir.path(), name, &body);
+        for sub in [vec!["model"], vec!["diff", p.to_str().unwrap()]] {
+            cxlchar()
+                .args(&sub)
+                .arg(&p)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains(needle));
+        }
+    }
+    cxlchar()
+        .args(["model", "/nonexistent/params.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("reading /nonexistent/params.json"));
+}
+
+// ---------------------------------------------------------------- check
+
+fn junit_doc(p: &Path) -> String {
+    let text = std::fs::read_to_string(p).unwrap();
+    roxmltree::Document::parse(&text).expect("JUnit output is well-formed XML");
+    text
+}
+
+#[test]
+fn check_example_spec_reports_not_measured_never_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("check.xml");
+    cxlchar()
+        .args(["check", "--spec"])
+        .arg(repo("results/specs/cxl-expander.toml"))
+        .arg(data("params-a.json"))
+        .arg("--junit")
+        .arg(&junit)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains("NOT MEASURED"))
+        .stdout(predicate::str::contains("cxl_lat_ns is absent"));
+    let text = junit_doc(&junit);
+    let xml = roxmltree::Document::parse(&text).unwrap();
+    // Every case about cxl_lat_ns (absent in this file) is an error or skipped, none passes.
+    for case in xml.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let name = case.attribute("name").unwrap();
+        if name.starts_with("cxl_lat_ns") {
+            assert!(
+                case.children()
+                    .any(|c| c.has_tag_name("error") || c.has_tag_name("skipped")),
+                "{name} reported as passed"
+            );
+        }
+    }
+    let suites = xml.root_element();
+    assert!(suites.attribute("errors").unwrap().parse::<u32>().unwrap() >= 1);
+    assert_eq!(suites.attribute("failures"), Some("0"));
+}
+
+#[test]
+fn check_pass_and_fail_exit_codes_and_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let pass = write(
+        dir.path(),
+        "pass.toml",
+        "required = [\"mem_lat_ns\"]\n[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1e9\n\
+         [[bound]]\nkey = \"mem_lat_ns\"\nop = \">\"\nexpr = \"0.5 * l1_lat_ns\"\n",
+    );
+    cxlchar()
+        .args(["check", "--spec"])
+        .arg(&pass)
+        .arg(data("params-a.json"))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("3 passed, 0 failed"));
+    let fail = write(
+        dir.path(),
+        "fail.toml",
+        "[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 0.001\nwhy = \"impossible\"\n",
+    );
+    let junit = dir.path().join("fail.xml");
+    let out = cxlchar()
+        .args(["check", "--format", "json", "--spec"])
+        .arg(&fail)
+        .arg(data("params-a.json"))
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v = stdout_json(&out);
+    let r = &v["results"][0];
+    assert_eq!(r["outcome"], "fail");
+    assert!(r["margin"].as_f64().unwrap() < 0.0);
+    let text = junit_doc(&junit);
+    assert!(text.contains("<failure"));
+}
+
+#[test]
+fn check_bad_spec_names_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "[[bound]]\nkey = \"mem_lat_ns\"\nop = \"=>\"\nvalue = 1\n",
+            ":3:",
+            "operator",
+        ),
+        (
+            "[[bound]]\nkey = \"memlatency\"\nop = \"<=\"\nvalue = 1\n",
+            ":2:",
+            "not a params key",
+        ),
+        (
+            "[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = \"fast\"\n",
+            ":4:",
+            "not a number",
+        ),
+        (
+            "\n[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1\nbogus = 2\n",
+            ":6:",
+            "unknown field",
+        ),
+    ];
+    for (i, (body, line, needle)) in cases.iter().enumerate() {
+        let p = write(dir.path(), &format!("bad{i}.toml"), body);
+        let loc = format!("bad{i}.toml{line}");
+        cxlchar()
+            .args(["check", "--spec"])
+            .arg(&p)
+            .arg(data("params-a.json"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(loc))
+            .stderr(predicate::str::contains(*needle));
+    }
+}
+
+// ---------------------------------------------------------------- diff
+
+#[test]
+fn diff_two_real_runs() {
+    let out = cxlchar()
+        .args(["diff", "--all", "--format", "json"])
+        .arg(data("params-a.json"))
+        .arg(data("params-b.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let v = stdout_json(&out);
+    assert!(v["rule"].as_str().unwrap().contains("p90 - p50"));
+    let p = v["params"].as_array().unwrap();
+    let lat = p.iter().find(|c| c["name"] == "mem_lat_ns").unwrap();
+    assert!(lat["threshold"].as_f64().unwrap() > 0.0, "noise is known");
+    assert!(["yes", "no"].contains(&lat["significant"].as_str().unwrap()));
+    assert_eq!(
+        v["measurements"].as_array().unwrap().len(),
+        doc("params-a.json")["measurements"]
+            .as_array()
+            .unwrap()
+            .len()
+    );
+    cxlchar()
+        .arg("diff")
+        .arg(data("params-a.json"))
+        .arg(data("params-b.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("rule: significant when"));
+}
+
+/// B = A with every mem_lat_ns figure (key and its measurements) scaled by `f`.
+fn scaled_copy(dir: &Path, name: &str, f: f64, kernel: Option<&str>) -> PathBuf {
+    let mut d = doc("params-a.json");
+    let v = d["params"]["mem_lat_ns"].as_f64().unwrap();
+    d["params"]["mem_lat_ns"] = (v * f).into();
+    let from: Vec<String> = d["param_info"]["mem_lat_ns"]["from"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    for m in d["measurements"].as_array_mut().unwrap() {
+        if from.iter().any(|id| m["id"] == id.as_str()) {
+            for q in ["min", "p50", "p90", "p99", "p999", "max", "mean"] {
+                let x = m["distribution"][q].as_f64().unwrap();
+                m["distribution"][q] = (x * f).into();
+            }
+        }
+    }
+    if let Some(k) = kernel {
+        d["environment"]["kernel"] = k.into();
+    }
+    write(dir, name, &serde_json::to_string_pretty(&d).unwrap())
+}
+
+fn diff_json(a: &Path, b: &Path) -> Value {
+    let out = cxlchar()
+        .args(["diff", "--format", "json"])
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    stdout_json(&out)
+}
+
+fn key_change(v: &Value, key: &str) -> Value {
+    v["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == key)
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn diff_synthetic_significant_and_insignificant() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = data("params-a.json");
+    let big = scaled_copy(dir.path(), "big.json", 2.0, Some("6.99.0-other"));
+    let v = diff_json(&a, &big);
+    let c = key_change(&v, "mem_lat_ns");
+    assert_eq!(c["significant"], "yes");
+    assert_eq!(c["direction"], "up");
+    assert_eq!(c["verdict"], "worse");
+    assert!((c["pct"].as_f64().unwrap() - 100.0).abs() < 1e-6);
+    // An untouched key does not move.
+    assert_eq!(key_change(&v, "l1_lat_ns")["significant"], "no");
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| w.as_str().unwrap().contains("kernel")),
+        "{w:?}"
+    );
+
+    let tiny = scaled_copy(dir.path(), "tiny.json", 1.0001, None);
+    let v = diff_json(&a, &tiny);
+    let c = key_change(&v, "mem_lat_ns");
+    assert_eq!(c["significant"], "no");
+    assert_eq!(c["direction"], "up");
+    assert!(v["warnings"].as_array().unwrap().is_empty());
+}

@@ -12,14 +12,21 @@ pub fn producer(key: &str) -> (&'static str, &'static str) {
             "mem.latency",
             "cxlchar mem latency --target node:N (a memory-only node) or --target dax:/dev/daxX.Y",
         ),
-        "mem_bw_gbs" | "l2_bw_gbs" | "nt_copy_bw_gbs" | "copy_bw_gbs" => {
-            ("mem.bandwidth", "cxlchar mem bandwidth")
-        }
+        "mem_bw_gbs" | "mem_bw_1t_gbs" | "l1_bw_gbs" | "l2_bw_gbs" | "l3_bw_gbs"
+        | "mem_write_bw_gbs" | "nt_write_bw_gbs" | "nt_copy_bw_gbs" | "copy_bw_gbs"
+        | "memset_bw_gbs" => ("mem.bandwidth", "cxlchar mem bandwidth"),
         "cxl_bw_gbs" | "cxl_bw_factor" => (
             "mem.bandwidth",
             "cxlchar mem bandwidth --target node:N or --target dax:/dev/daxX.Y",
         ),
-        "nt_copy_threshold_bytes" => ("mem.nt_threshold", "cxlchar mem nt-threshold"),
+        "nt_copy_threshold_bytes" | "nt_copy_rule_bytes" => {
+            ("mem.copy-threshold", "cxlchar mem copy-threshold")
+        }
+        "loaded_lat_max_bw_gbs" | "loaded_lat_at_max_bw_ns" => ("mem.loaded", "cxlchar mem loaded"),
+        "pcie_rtt_ns" | "mmio_write_8b_ns" | "pio_copy_64b_ns" => (
+            "pcie.mmio",
+            "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N --allow-write",
+        ),
         "cxl_atomic_lat_ns" => (
             "pool.atomics",
             "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y",

@@ -35,6 +35,20 @@ pub enum Command {
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
     Env(InfoArgs),
+    /// Draw SVG charts of a params.json (latency vs size, and bandwidth, loaded latency,
+    /// flush costs and core-to-core heatmaps when the file has them).
+    Plot(PlotArgs),
+}
+
+/// Options of `plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The params.json to draw.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub file: PathBuf,
+    /// Directory for the SVG files (created if absent).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Memory benchmarks.
@@ -58,6 +72,10 @@ pub enum Format {
     Table,
     /// The params.json document.
     Json,
+    /// The measurements table as CSV (one row per measurement).
+    Csv,
+    /// The measurements table as Markdown.
+    Markdown,
 }
 
 /// Options of `targets` and `env`.

@@ -6,6 +6,7 @@ mod cli;
 mod export;
 mod inventory;
 mod output;
+mod plot;
 mod run;
 
 use anyhow::{Context, Result};
@@ -104,6 +105,17 @@ fn main_inner() -> Result<()> {
         }
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),
+        Command::Plot(a) => {
+            let file = plot::load(&a.file)?;
+            let outcome = plot::plot(&file, &a.out)?;
+            for p in &outcome.written {
+                println!("{}", p.display());
+            }
+            for s in &outcome.skipped {
+                eprintln!("skipped {s}");
+            }
+            Ok(())
+        }
     }
 }
 

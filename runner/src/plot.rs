@@ -477,6 +477,7 @@ fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
     let lo = cells.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
     let hi = cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
     let n = cpus.len();
+    let last = n.saturating_sub(1).max(1);
     let root = SVGBackend::new(path, (760, 700)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
@@ -487,8 +488,13 @@ fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
         .margin(16)
         .x_label_area_size(40)
         .y_label_area_size(48)
-        .build_cartesian_2d(0..n, 0..n)?;
-    let label = |i: &usize| cpus.get(*i).map_or(String::new(), |c| c.to_string());
+        // A discrete range is inclusive: 0..last gives n segments.
+        .build_cartesian_2d((0..last).into_segmented(), (0..last).into_segmented())?;
+    // Labels at cell centres name the CPU.
+    let label = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(i) => cpus.get(*i).map_or(String::new(), |c| c.to_string()),
+        _ => String::new(),
+    };
     chart
         .configure_mesh()
         .disable_mesh()
@@ -502,13 +508,22 @@ fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
     let span = (hi - lo).max(1e-12);
     chart.draw_series(cells.iter().map(|&(a, b, v)| {
         let (i, j) = (idx(b), idx(a));
-        Rectangle::new([(i, j), (i + 1, j + 1)], heat((v - lo) / span).filled())
+        Rectangle::new(
+            [
+                (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+                (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
+            ],
+            heat((v - lo) / span).filled(),
+        )
     }))?;
     if n <= 16 {
         chart.draw_series(cells.iter().map(|&(a, b, v)| {
             Text::new(
                 format!("{v:.0}"),
-                (idx(b), idx(a) + 1),
+                (
+                    SegmentValue::CenterOf(idx(b)),
+                    SegmentValue::CenterOf(idx(a)),
+                ),
                 ("sans-serif", 12).into_font(),
             )
         }))?;

@@ -78,3 +78,24 @@ fn markdown_reads_back_to_the_json_values() {
         }
     }
 }
+
+#[test]
+fn table_shows_hardware_counts_per_operation_when_present() {
+    use bench_core::counters::{Counts, MeasurementCounters};
+    let mut f = sample();
+    let plain = super::table::TableExporter.render(&f).unwrap();
+    assert!(!plain.contains("counters per operation"));
+    let c = MeasurementCounters {
+        counts: Counts {
+            llc_load_misses: Some(250),
+            ..Counts::default()
+        },
+        attempts: 1,
+        ..MeasurementCounters::default()
+    }
+    .with_per_op("load", 1000);
+    f.measurements[0].counters = Some(c);
+    let t = super::table::TableExporter.render(&f).unwrap();
+    assert!(t.contains("counters per operation:"));
+    assert!(t.contains("llc_load_misses_per_load 0.250"), "{t}");
+}

@@ -13,10 +13,13 @@
 //! * [`env`]: the environment that changes results, and warnings that say how to fix it;
 //! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev);
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
+//! * [`counters`]: software and hardware event counts around a timed section (perf_event),
+//!   disturbance detection and retries;
 //! * [`bench`]: the [`bench::Benchmark`] trait that each benchmark implements.
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod counters;
 pub mod env;
 pub mod error;
 pub mod params;

@@ -37,6 +37,10 @@ pub struct Measurement {
     /// Where the memory was, if the measurement is on a memory target.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub placement: Option<Placement>,
+    /// Counter evidence of the timed section (context switches, migrations, page faults,
+    /// hardware counts or why they are unavailable), with retry/disturbance status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counters: Option<crate::counters::MeasurementCounters>,
 }
 
 /// How a model key was obtained.

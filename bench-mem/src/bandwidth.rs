@@ -342,6 +342,7 @@ impl Benchmark for BandwidthBench {
                 method: "each pinned thread runs the kernel over its own slice; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes".into(),
                 distribution: d,
                 placement: Some(placement.clone()),
+                counters: None,
             });
         }
         Ok(rep)

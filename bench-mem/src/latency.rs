@@ -11,6 +11,7 @@
 use crate::chase::{self, ChaseOrder};
 use crate::levels::{plateaus, SweepPoint};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -169,7 +170,7 @@ impl LatencyBench {
         region: &mut Region,
         size: usize,
         order: ChaseOrder,
-    ) -> Result<(Distribution, serde_json::Value), Skip> {
+    ) -> Result<(Distribution, serde_json::Value, MeasurementCounters), Skip> {
         let n = size / self.stride;
         let next = chase::successors(n, self.stride, order, ctx.seed ^ size as u64);
         let start = chase::write_chain(&mut region.as_mut_slice()[..size], self.stride, &next);
@@ -187,18 +188,34 @@ impl LatencyBench {
         let t1 = timer.stop();
         let est = (timer.elapsed_ns(t0, t1) / probe as f64).max(0.1);
         let batch = round16(((BATCH_TARGET_NS / est) as usize).clamp(64, 1 << 16));
-        let mut samples = Vec::with_capacity(8192);
-        let deadline = Instant::now() + budget(ctx.quick);
-        while samples.len() < MIN_BATCHES || Instant::now() < deadline {
-            let a = timer.start();
-            p = unsafe { chase::chase(p, batch) };
-            let b = timer.stop();
-            samples.push(timer.elapsed_ns(a, b) / batch as f64);
-            if samples.len() >= 200_000 {
-                break;
-            }
-        }
-        std::hint::black_box(p);
+        // Counters around the whole sampling loop: a context switch, migration or page
+        // fault in it flags the point and repeats it (bench_core::counters).
+        let mut samples: Vec<f64> = Vec::with_capacity(8192);
+        samples.resize(8192, 0.0); // touch the pages now, not inside the counted loop
+        let mut group = CounterGroup::open_with_timer(timer);
+        let (samples, counters) = counters::measure_undisturbed(
+            &mut group,
+            counters::DEFAULT_MAX_ATTEMPTS,
+            &mut (samples, p),
+            |(samples, p)| {
+                samples.clear();
+                let deadline = Instant::now() + budget(ctx.quick);
+                while samples.len() < MIN_BATCHES || Instant::now() < deadline {
+                    let a = timer.start();
+                    *p = unsafe { chase::chase(*p, batch) };
+                    let b = timer.stop();
+                    samples.push(timer.elapsed_ns(a, b) / batch as f64);
+                    if samples.len() >= 200_000 {
+                        break;
+                    }
+                }
+            },
+            |(samples, p)| {
+                std::hint::black_box(*p);
+                samples.clone()
+            },
+        );
+        let counters = counters.with_per_op("load", (batch * samples.len()) as u64);
         let d = Distribution::from_samples(&samples)
             .ok_or_else(|| Skip::new(format!("no valid samples at {size} bytes")))?;
         let mut params = json!({
@@ -214,7 +231,7 @@ impl LatencyBench {
         if let (Some(o), Some(extra)) = (params.as_object_mut(), order.describe().as_object()) {
             o.extend(extra.clone());
         }
-        Ok((d, params))
+        Ok((d, params, counters))
     }
 }
 
@@ -284,11 +301,12 @@ impl Benchmark for LatencyBench {
                 });
                 continue;
             }
-            let (d, params) = self.measure(ctx, region, size, self.order)?;
+            let (d, params, counters) = self.measure(ctx, region, size, self.order)?;
             ctx.progress(&format!(
-                "mem.latency {target} {:>6}: {:8.2} ns",
+                "mem.latency {target} {:>6}: {:8.2} ns{}",
                 format_size(size),
-                d.p50
+                d.p50,
+                counters.summary()
             ));
             let id = format!(
                 "mem.latency/{target}/{}/{}",
@@ -309,6 +327,7 @@ impl Benchmark for LatencyBench {
                 method: method(self.order),
                 distribution: d,
                 placement: Some(placement.clone()),
+                counters: Some(counters),
             });
         }
         let caches: Vec<usize> = (1..=4)
@@ -358,7 +377,7 @@ impl Benchmark for LatencyBench {
         }
         if self.random_at_max && self.order != ChaseOrder::Random {
             if let Some(&size) = sizes.iter().rev().find(|&&s| s <= region.len()) {
-                let (d, params) = self.measure(ctx, region, size, ChaseOrder::Random)?;
+                let (d, params, counters) = self.measure(ctx, region, size, ChaseOrder::Random)?;
                 ctx.progress(&format!(
                     "mem.latency {target} {:>6}: {:8.2} ns (full random)",
                     format_size(size),
@@ -375,6 +394,7 @@ impl Benchmark for LatencyBench {
                     method: method(ChaseOrder::Random),
                     distribution: d,
                     placement: Some(placement.clone()),
+                    counters: Some(counters),
                 });
                 let llc = ctx.topology.llc_bytes().unwrap_or(0);
                 if size >= 4 * llc {
@@ -406,6 +426,11 @@ impl Benchmark for LatencyBench {
                 }
             }
         }
+        report.warnings.extend(counters::warnings_for(
+            &target,
+            &report.measurements,
+            ctx.timer.info().freq_hz,
+        ));
         if let Some(w) = &placement.warning {
             report.warnings.push(Warning {
                 code: "placement".into(),

@@ -238,6 +238,7 @@ impl Benchmark for LoadedLatencyBench {
                     method: "p50 of 256-load chase batches on the first CPU while the others stream 4 KiB chunks separated by the delay; injected_bw_gbs = traffic bytes (read + written) / time".into(),
                     distribution: d,
                     placement: Some(placement.clone()),
+                    counters: None,
                 });
             }
             let pts: Vec<(f64, f64)> = curve.iter().map(|(b, l, _)| (*b, *l)).collect();

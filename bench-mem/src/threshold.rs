@@ -246,6 +246,7 @@ impl Benchmark for CopyThresholdBench {
                         method: "all-to-all copy among pinned threads, bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
                         distribution: d,
                         placement: Some(region.placement().clone()),
+                        counters: None,
                     });
                 }
                 curves.push((method, vals, ids));

@@ -175,6 +175,7 @@ impl DeviceBenchmark for MmioBench {
                 method: method.into(),
                 distribution: d,
                 placement: None,
+                counters: None,
             });
         };
         // Uncached dependent reads.

@@ -55,6 +55,9 @@ pub enum Command {
     /// Compare two params.json files per key and per measurement, against the run-to-run
     /// noise recorded in their distributions; warns when the environments differ.
     Diff(DiffArgs),
+    /// Draw SVG charts of a params.json (latency vs size, and bandwidth, loaded latency,
+    /// flush costs and core-to-core heatmaps when the file has them).
+    Plot(PlotArgs),
 }
 
 /// Options of `model`.
@@ -107,6 +110,17 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+}
+
+/// Options of `plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The params.json to draw.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub file: PathBuf,
+    /// Directory for the SVG files (created if absent).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 /// Memory benchmarks.
@@ -261,6 +275,10 @@ pub enum Format {
     Table,
     /// The params.json document.
     Json,
+    /// The measurements table as CSV (one row per measurement).
+    Csv,
+    /// The measurements table as Markdown.
+    Markdown,
 }
 
 /// Options of `targets` and `env`.

@@ -76,6 +76,9 @@ pub fn targets(format: Format) -> Result<()> {
     let topo = Topology::system();
     let offered = offered(&topo);
     match format {
+        Format::Csv | Format::Markdown => {
+            anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
+        }
         Format::Json => {
             let v = json!({
                 "topology": topo,
@@ -179,6 +182,9 @@ pub fn env(format: Format) -> Result<()> {
     let timer = Timer::calibrate(Calibration::QUICK);
     let warnings = env.warnings(timer.info().invariant);
     match format {
+        Format::Csv | Format::Markdown => {
+            anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
+        }
         Format::Json => {
             let v = json!({"environment": env, "timer": timer.info(), "warnings": warnings});
             println!("{}", serde_json::to_string_pretty(&v)?);
@@ -290,6 +296,9 @@ pub fn pci_table(devs: &[bench_pcie::discovery::PciDevice]) -> String {
 pub fn pci(format: Format) -> Result<()> {
     let devs = bench_pcie::discovery::devices(std::path::Path::new("/"));
     match format {
+        Format::Csv | Format::Markdown => {
+            anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
+        }
         Format::Json => println!("{}", serde_json::to_string_pretty(&devs)?),
         Format::Table => print!("{}", pci_table(&devs)),
     }

@@ -7,6 +7,7 @@ mod consumers;
 mod export;
 mod inventory;
 mod output;
+mod plot;
 mod run;
 
 use anyhow::{Context, Result};
@@ -240,6 +241,17 @@ fn main_inner() -> Result<()> {
         Command::Model(a) => std::process::exit(consumers::run(|| consumers::model_cmd(&a))),
         Command::Check(a) => std::process::exit(consumers::run(|| consumers::check_cmd(&a))),
         Command::Diff(a) => std::process::exit(consumers::run(|| consumers::diff_cmd(&a))),
+        Command::Plot(a) => {
+            let file = plot::load(&a.file)?;
+            let outcome = plot::plot(&file, &a.out)?;
+            for p in &outcome.written {
+                println!("{}", p.display());
+            }
+            for s in &outcome.skipped {
+                eprintln!("skipped {s}");
+            }
+            Ok(())
+        }
     }
 }
 

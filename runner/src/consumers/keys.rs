@@ -23,10 +23,6 @@ pub fn producer(key: &str) -> (&'static str, &'static str) {
             ("mem.copy-threshold", "cxlchar mem copy-threshold")
         }
         "loaded_lat_max_bw_gbs" | "loaded_lat_at_max_bw_ns" => ("mem.loaded", "cxlchar mem loaded"),
-        "pcie_rtt_ns" | "mmio_write_8b_ns" | "pio_copy_64b_ns" => (
-            "pcie.mmio",
-            "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N --allow-write",
-        ),
         "cxl_atomic_lat_ns" => (
             "pool.atomics",
             "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y",

@@ -52,6 +52,9 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
     inputs.apply(&a.what_if)?;
     let results = model::evaluate(&inputs, &a.model)?;
     match a.format {
+        Format::Csv | Format::Markdown => anyhow::bail!(
+            "--format csv|markdown export a run's measurements; model prints table or json"
+        ),
         Format::Table => print(&model::render_table(&results, &inputs.overrides))?,
         Format::Json => {
             let doc = serde_json::json!({
@@ -86,6 +89,9 @@ pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
             .with_context(|| format!("writing {}", j.display()))?;
     }
     match a.format {
+        Format::Csv | Format::Markdown => anyhow::bail!(
+            "--format csv|markdown export a run's measurements; check prints table or json"
+        ),
         Format::Table => print(&check::render_table(&spec, &params_name, &results))?,
         Format::Json => {
             let doc = serde_json::json!({
@@ -106,6 +112,9 @@ pub fn diff_cmd(a: &DiffArgs) -> Result<i32> {
     let fb = load::load(&a.b)?;
     let r = diff::diff(&fa, &fb);
     match a.format {
+        Format::Csv | Format::Markdown => anyhow::bail!(
+            "--format csv|markdown export a run's measurements; diff prints table or json"
+        ),
         Format::Table => print(&diff::render_table(
             &r,
             &a.a.display().to_string(),

@@ -1,7 +1,12 @@
 //! Exporters: one module per output format, all behind [`Exporter`].
 
+pub mod csv;
 pub mod json;
+pub mod markdown;
 pub mod table;
+
+#[cfg(test)]
+mod tests;
 
 use bench_core::params::ParamsFile;
 
@@ -16,5 +21,7 @@ pub fn for_format(f: crate::cli::Format) -> Box<dyn Exporter> {
     match f {
         crate::cli::Format::Json => Box::new(json::JsonExporter),
         crate::cli::Format::Table => Box::new(table::TableExporter),
+        crate::cli::Format::Csv => Box::new(csv::CsvExporter),
+        crate::cli::Format::Markdown => Box::new(markdown::MarkdownExporter),
     }
 }

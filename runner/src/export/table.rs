@@ -102,6 +102,25 @@ impl Exporter for TableExporter {
             }
             writeln!(s)?;
         }
+        // Hardware counts per operation next to the figures, where the PMU gave them.
+        let per_op: Vec<_> = f
+            .measurements
+            .iter()
+            .filter_map(|m| m.counters.as_ref().map(|c| (m, c)))
+            .filter(|(_, c)| !c.per_op.is_empty())
+            .collect();
+        if !per_op.is_empty() {
+            writeln!(s, "counters per operation:")?;
+            for (m, c) in per_op {
+                let v: Vec<String> = c
+                    .per_op
+                    .iter()
+                    .map(|(k, v)| format!("{k} {}", fmt_value(*v)))
+                    .collect();
+                writeln!(s, "  {:<44} {}", m.id, v.join(", "))?;
+            }
+            writeln!(s)?;
+        }
         if !f.skipped.is_empty() {
             writeln!(s, "skipped:")?;
             for k in &f.skipped {

@@ -1,0 +1,197 @@
+//! `cxlchar plot`: charts from a real params.json, charts for the other families when
+//! their measurements are present, and one clear error per kind of bad input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn cxlchar() -> Command {
+    Command::cargo_bin("cxlchar").unwrap()
+}
+
+fn sample_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/plots/params-quick.json")
+}
+
+fn sample() -> Value {
+    serde_json::from_str(&std::fs::read_to_string(sample_path()).unwrap()).unwrap()
+}
+
+/// A data line: a polyline in a series colour (axes and grids are black or grey), with
+/// at least two points.
+fn has_data_line(svg: &str) -> bool {
+    svg.split("<polyline").skip(1).any(|e| {
+        let tag = &e[..e.find("/>").unwrap_or(e.len())];
+        let points = tag.split("points=\"").nth(1).map_or(0, |p| {
+            p.split_whitespace()
+                .take_while(|t| !t.starts_with('"'))
+                .count()
+        });
+        tag.contains("stroke-width=\"2\"") && !tag.contains("#000000") && points >= 3
+    })
+}
+
+fn svg(dir: &Path, name: &str) -> String {
+    let s = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(s.starts_with("<svg"), "{name} is an SVG");
+    s
+}
+
+#[test]
+fn latency_chart_has_each_target_and_a_line() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("plots");
+    cxlchar()
+        .arg("plot")
+        .arg(sample_path())
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("latency.svg"))
+        .stderr(predicate::str::contains("skipped bandwidth.svg"))
+        .stderr(predicate::str::contains("skipped c2c.svg"));
+    let s = svg(&out, "latency.svg");
+    assert!(has_data_line(&s), "a data line is drawn");
+    let doc = sample();
+    for m in doc["measurements"].as_array().unwrap() {
+        assert!(s.contains(m["target"].as_str().unwrap()), "target named");
+    }
+    // The caches of the environment are marked.
+    for c in doc["environment"]["topology"]["caches"].as_array().unwrap() {
+        if c["kind"] != "Instruction" {
+            assert!(
+                s.contains(&format!("L{}", c["level"])),
+                "cache L{} marked",
+                c["level"]
+            );
+        }
+    }
+    assert!(!out.join("bandwidth.svg").exists());
+}
+
+fn measurement(bench: &str, id: &str, unit: &str, params: Value, p50: f64) -> Value {
+    json!({
+        "id": id, "benchmark": bench, "target": "anon", "parameters": params, "unit": unit,
+        "method": "synthetic", "distribution": {"n": 1, "min": p50, "p50": p50, "p90": p50,
+        "p99": p50, "p999": p50, "max": p50, "mean": p50, "stdev": 0.0}
+    })
+}
+
+#[test]
+fn other_families_are_drawn_when_present() {
+    let mut doc = sample();
+    let ms = doc["measurements"].as_array_mut().unwrap();
+    for (i, size) in [4096u64, 65536, 1 << 20].iter().enumerate() {
+        for k in ["read", "copy_nt"] {
+            ms.push(measurement(
+                "mem.bandwidth",
+                &format!("bw/{k}/{size}"),
+                "GB/s",
+                json!({"kernel": k, "size_bytes": size}),
+                10.0 + i as f64,
+            ));
+        }
+        ms.push(measurement(
+            "pool.flush",
+            &format!("fl/{size}"),
+            "ns",
+            json!({"method": "clflushopt", "size_bytes": size}),
+            50.0 * (i + 1) as f64,
+        ));
+        ms.push(measurement(
+            "mem.loaded",
+            &format!("ld/{i}"),
+            "ns",
+            json!({"achieved_gbs": 5.0 * i as f64, "delay": 100 - 10 * i}),
+            90.0 + 20.0 * i as f64,
+        ));
+    }
+    for a in 0..2 {
+        for b in 0..2 {
+            if a != b {
+                ms.push(measurement(
+                    "pool.c2c",
+                    &format!("c2c/{a}/{b}"),
+                    "ns",
+                    json!({"kind": "ping-pong", "cpu_a": a, "cpu_b": b}),
+                    70.0,
+                ));
+            }
+        }
+    }
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("p.json");
+    std::fs::write(&input, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = d.path().join("plots");
+    cxlchar()
+        .arg("plot")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let bw = svg(&out, "bandwidth.svg");
+    assert!(bw.contains("copy_nt") && bw.contains("read") && has_data_line(&bw));
+    assert!(svg(&out, "flush.svg").contains("clflushopt"));
+    assert!(has_data_line(&svg(&out, "loaded-latency.svg")));
+    let c2c = svg(&out, "c2c-ping_pong.svg");
+    assert!(c2c.contains("<rect"), "heatmap cells");
+}
+
+fn plot_fails(content: &[u8], expect: &str) {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("p.json");
+    std::fs::write(&input, content).unwrap();
+    let out = d.path().join("plots");
+    cxlchar()
+        .arg("plot")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .failure()
+        .code(1)
+        .stderr(predicate::str::contains(expect));
+    assert!(!out.exists(), "nothing written for bad input");
+}
+
+#[test]
+fn another_schema_version_is_refused() {
+    let mut doc = sample();
+    doc["schema_version"] = json!(2);
+    plot_fails(
+        serde_json::to_string(&doc).unwrap().as_bytes(),
+        "has schema version 2; this cxlchar reads schema version 1",
+    );
+}
+
+#[test]
+fn a_truncated_file_is_named_truncated() {
+    let text = std::fs::read(sample_path()).unwrap();
+    plot_fails(&text[..text.len() / 2], "is truncated");
+}
+
+#[test]
+fn text_that_is_not_json_is_named() {
+    plot_fails(b"mem_lat_ns = 90\n", "is not JSON");
+}
+
+#[test]
+fn json_of_another_shape_is_named() {
+    plot_fails(
+        b"{\"schema_version\": 1}",
+        "does not match the params.json schema",
+    );
+    plot_fails(b"[1, 2]", "has no schema_version");
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    cxlchar()
+        .args(["plot", "/no/such/params.json", "--out", "/tmp/unused-plots"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cannot read /no/such/params.json"));
+}

@@ -157,6 +157,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
     for (_, rep) in results {
         measurements.extend(rep.measurements);
         warnings.extend(rep.warnings);
+        skipped.extend(rep.skipped);
     }
     Ok(ParamsFile {
         schema_version: SCHEMA_VERSION,
@@ -192,6 +193,7 @@ fn far_name(key: &str) -> Option<&'static str> {
     match key {
         "mem_lat_ns" => Some("cxl_lat_ns"),
         "mem_lat_random_ns" => Some("cxl_lat_random_ns"),
+        "atomic_lat_ns" => Some("cxl_atomic_lat_ns"),
         _ => None,
     }
 }

@@ -88,7 +88,10 @@ fn default_size(ctx: &Context) -> usize {
         return 64 * MIB;
     }
     let llc = ctx.topology.llc_bytes().unwrap_or(32 * MIB);
-    (2 * llc).clamp(64 * MIB, 1024 * MIB).next_power_of_two().min(1024 * MIB)
+    (2 * llc)
+        .clamp(64 * MIB, 1024 * MIB)
+        .next_power_of_two()
+        .min(1024 * MIB)
 }
 
 /// Builds the chain in `mem` (`lines` lines of 64 B).
@@ -114,9 +117,11 @@ fn chase(base: *const u8, lines: usize, op: AtomicOp, start: usize, steps: usize
         j = match op {
             AtomicOp::Load => a.load(Ordering::Relaxed),
             AtomicOp::FetchAdd => a.fetch_add(0, Ordering::SeqCst),
-            AtomicOp::Cas => match a.compare_exchange(succ, succ, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(v) | Err(v) => v,
-            },
+            AtomicOp::Cas => {
+                match a.compare_exchange(succ, succ, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
             AtomicOp::Exchange => a.swap(succ, Ordering::SeqCst),
         } as usize
             & mask;
@@ -160,7 +165,11 @@ impl Benchmark for AtomicsBench {
             let mut p50 = [0f64; 4];
             let mut ids: Vec<String> = Vec::new();
             for (oi, op) in AtomicOp::ALL.into_iter().enumerate() {
-                ctx.progress(&format!("pool.atomics on {target}: {} over {}", op.name(), format_size(size)));
+                ctx.progress(&format!(
+                    "pool.atomics on {target}: {} over {}",
+                    op.name(),
+                    format_size(size)
+                ));
                 let mut pos = chase(base, lines, op, 0, steps.min(lines)); // warm-up
                 let mut v = Vec::with_capacity(samples);
                 for _ in 0..samples {
@@ -188,18 +197,51 @@ impl Benchmark for AtomicsBench {
                 ));
             }
             if si == 1 {
-                let method = |what: &str| format!("p50 of {what} over {} (dependent chain, TLB-local order)", format_size(size));
+                let method = |what: &str| {
+                    format!(
+                        "p50 of {what} over {} (dependent chain, TLB-local order)",
+                        format_size(size)
+                    )
+                };
                 let median_atomic = {
                     let mut a = [p50[1], p50[2], p50[3]];
                     a.sort_by(f64::total_cmp);
                     a[1]
                 };
-                report.params.push(param("atomic_lat_ns", median_atomic, "ns", &target, method("the median of fetch-add, CAS and exchange latencies"), ids[1..].to_vec()));
-                report.params.push(param("atomic_load_lat_ns", p50[0], "ns", &target, method("plain loads"), vec![ids[0].clone()]));
+                report.params.push(param(
+                    "atomic_lat_ns",
+                    median_atomic,
+                    "ns",
+                    &target,
+                    method("the median of fetch-add, CAS and exchange latencies"),
+                    ids[1..].to_vec(),
+                ));
+                report.params.push(param(
+                    "atomic_load_lat_ns",
+                    p50[0],
+                    "ns",
+                    &target,
+                    method("plain loads"),
+                    vec![ids[0].clone()],
+                ));
                 for (oi, op) in AtomicOp::ALL.into_iter().enumerate().skip(1) {
-                    report.params.push(param(&format!("atomic_{}_lat_ns", op.name()), p50[oi], "ns", &target, method(op.name()), vec![ids[oi].clone()]));
+                    report.params.push(param(
+                        &format!("atomic_{}_lat_ns", op.name()),
+                        p50[oi],
+                        "ns",
+                        &target,
+                        method(op.name()),
+                        vec![ids[oi].clone()],
+                    ));
                 }
-                report.params.push(param("atomic_extra_lat_ns", (median_atomic - p50[0]).max(0.0), "ns", &target, "atomic_lat_ns - atomic_load_lat_ns (same lines)".into(), ids.clone()));
+                report.params.push(param(
+                    "atomic_extra_lat_ns",
+                    (median_atomic - p50[0]).max(0.0),
+                    "ns",
+                    &target,
+                    "atomic_lat_ns - atomic_load_lat_ns (same lines)".into(),
+                    ids.clone(),
+                ));
             }
         }
         Ok(report)
@@ -227,12 +269,17 @@ mod tests {
         let lines = 8192;
         let mut mem = vec![0u64; lines * 8];
         // SAFETY: reinterpreting u64s as bytes of the same allocation.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr() as *mut u8, lines * 64) };
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr() as *mut u8, lines * 64) };
         build(bytes, lines);
         let before = bytes.to_vec();
         for op in AtomicOp::ALL {
             assert_eq!(chase(bytes.as_ptr(), lines, op, 5, 1000), 1005, "{op:?}");
-            assert_eq!(chase(bytes.as_ptr(), lines, op, 0, lines), 0, "{op:?} full lap");
+            assert_eq!(
+                chase(bytes.as_ptr(), lines, op, 0, lines),
+                0,
+                "{op:?} full lap"
+            );
         }
         assert_eq!(bytes, &before[..]);
     }

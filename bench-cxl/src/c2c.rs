@@ -209,10 +209,30 @@ impl Benchmark for C2cBench {
             let p50s: Vec<f64> = cells.iter().map(|c| c.2).collect();
             let med = median(&p50s).unwrap_or(f64::NAN);
             let min = p50s.iter().copied().fold(f64::INFINITY, f64::min);
-            report.params.push(param(&format!("c2c_{}_lat_ns", kind.name()), med, "ns", &target,
-                format!("median over {} CPU pairs of the p50 one-way {} ping-pong latency", cells.len(), kind.name()), ids.clone()));
-            report.params.push(param(&format!("c2c_{}_min_lat_ns", kind.name()), min, "ns", &target,
-                format!("minimum over {} CPU pairs of the p50 one-way {} ping-pong latency", cells.len(), kind.name()), ids));
+            report.params.push(param(
+                &format!("c2c_{}_lat_ns", kind.name()),
+                med,
+                "ns",
+                &target,
+                format!(
+                    "median over {} CPU pairs of the p50 one-way {} ping-pong latency",
+                    cells.len(),
+                    kind.name()
+                ),
+                ids.clone(),
+            ));
+            report.params.push(param(
+                &format!("c2c_{}_min_lat_ns", kind.name()),
+                min,
+                "ns",
+                &target,
+                format!(
+                    "minimum over {} CPU pairs of the p50 one-way {} ping-pong latency",
+                    cells.len(),
+                    kind.name()
+                ),
+                ids,
+            ));
         }
         Ok(report)
     }

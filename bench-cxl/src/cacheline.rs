@@ -57,15 +57,14 @@ impl FlushMethod {
         #[cfg(target_arch = "x86_64")]
         {
             let (ok, what) = match self {
-                FlushMethod::Clflush => (std::is_x86_feature_detected!("sse2"), "CLFSH (CPUID.1:EDX[19])"),
-                FlushMethod::ClflushoptSfence => (
-                    x86::cpuid7_ebx_bit(23),
-                    "CLFLUSHOPT (CPUID.(7,0):EBX[23])",
+                FlushMethod::Clflush => (
+                    std::is_x86_feature_detected!("sse2"),
+                    "CLFSH (CPUID.1:EDX[19])",
                 ),
-                FlushMethod::ClwbSfence => (
-                    x86::cpuid7_ebx_bit(24),
-                    "CLWB (CPUID.(7,0):EBX[24])",
-                ),
+                FlushMethod::ClflushoptSfence => {
+                    (x86::cpuid7_ebx_bit(23), "CLFLUSHOPT (CPUID.(7,0):EBX[23])")
+                }
+                FlushMethod::ClwbSfence => (x86::cpuid7_ebx_bit(24), "CLWB (CPUID.(7,0):EBX[24])"),
                 FlushMethod::NtStoreSfence => (std::is_x86_feature_detected!("sse2"), "SSE2"),
             };
             if ok {
@@ -91,7 +90,11 @@ pub fn invalidate_method() -> Result<FlushMethod, String> {
     FlushMethod::ClflushoptSfence
         .available()
         .map(|_| FlushMethod::ClflushoptSfence)
-        .or_else(|_| FlushMethod::Clflush.available().map(|_| FlushMethod::Clflush))
+        .or_else(|_| {
+            FlushMethod::Clflush
+                .available()
+                .map(|_| FlushMethod::Clflush)
+        })
 }
 
 /// Writes back (and for clflush/clflushopt evicts) every line of `[ptr, ptr+len)`, then
@@ -270,7 +273,7 @@ mod x86 {
         let mut off = 0;
         // SAFETY (whole block): dst..dst+len writable and 8-aligned per caller.
         unsafe {
-            while off < len && (dst as usize + off) % 16 != 0 {
+            while off < len && !(dst as usize + off).is_multiple_of(16) {
                 _mm_stream_si64(dst.add(off) as *mut i64, w8);
                 off += 8;
             }
@@ -293,7 +296,7 @@ mod x86 {
         let mut off = 0;
         // SAFETY (whole block): ranges valid per caller; unaligned loads, aligned stores.
         unsafe {
-            while off < len && (dst as usize + off) % 16 != 0 {
+            while off < len && !(dst as usize + off).is_multiple_of(16) {
                 *dst.add(off) = *src.add(off);
                 off += 1;
             }

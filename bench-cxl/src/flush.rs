@@ -162,7 +162,11 @@ fn map_resource(path: &std::path::Path) -> Result<memmap2::MmapMut, String> {
         .write(true)
         .open(path)
         .map_err(|e| format!("opening {}: {e}", path.display()))?;
-    let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0).min(MAX_SIZE);
+    let len = f
+        .metadata()
+        .map(|m| m.len() as usize)
+        .unwrap_or(0)
+        .min(MAX_SIZE);
     if len == 0 {
         return Err(format!("{} has size 0", path.display()));
     }
@@ -242,7 +246,9 @@ impl Benchmark for FlushBench {
                     Column::Stores => "memset only (the reference: nothing flushed)".to_string(),
                     Column::Flush(m) => m.describe().to_string(),
                     Column::Uncacheable => format!("memset into the uncacheable mapping {on}"),
-                    Column::WriteCombining => format!("memset into the write-combining mapping {on}, then sfence"),
+                    Column::WriteCombining => {
+                        format!("memset into the write-combining mapping {on}, then sfence")
+                    }
                 };
                 let value = d.p50;
                 if size == 64 || size == 4096 {
@@ -257,9 +263,15 @@ impl Benchmark for FlushBench {
                         ));
                     }
                 }
-                if size == 64 && matches!(c, Column::Flush(FlushMethod::ClflushoptSfence) | Column::Flush(FlushMethod::Clflush))
+                if size == 64
+                    && matches!(
+                        c,
+                        Column::Flush(FlushMethod::ClflushoptSfence)
+                            | Column::Flush(FlushMethod::Clflush)
+                    )
                     && !report.params.iter().any(|p| p.key == "flush_cost_ns")
-                    && !(c == Column::Flush(FlushMethod::Clflush) && FlushMethod::ClflushoptSfence.available().is_ok())
+                    && !(c == Column::Flush(FlushMethod::Clflush)
+                        && FlushMethod::ClflushoptSfence.available().is_ok())
                 {
                     report.params.push(param(
                         "flush_cost_ns",
@@ -318,8 +330,14 @@ mod tests {
             uc_resource: Some(f),
             allow_write: false,
         };
-        assert!(b.column_skip(Column::Uncacheable).unwrap().contains("--allow-write"));
-        assert!(b.column_skip(Column::WriteCombining).unwrap().contains("does not exist"));
+        assert!(b
+            .column_skip(Column::Uncacheable)
+            .unwrap()
+            .contains("--allow-write"));
+        assert!(b
+            .column_skip(Column::WriteCombining)
+            .unwrap()
+            .contains("does not exist"));
         b.allow_write = true;
         assert!(b.column_skip(Column::Uncacheable).is_none());
     }

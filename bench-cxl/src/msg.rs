@@ -225,7 +225,13 @@ impl Leader<'_> {
     }
 
     /// One-way flag latencies (ns), one per sample of `trips` round trips.
-    fn flag(&mut self, ctx: &Context, m: Coherence, samples: usize, trips: u64) -> Result<Vec<f64>, PoolError> {
+    fn flag(
+        &mut self,
+        ctx: &Context,
+        m: Coherence,
+        samples: usize,
+        trips: u64,
+    ) -> Result<Vec<f64>, PoolError> {
         let h = self.pool.header();
         let (lf, fl) = (h.word_ptr(off::FLAG_LF), h.word_ptr(off::FLAG_FL));
         h.store(off::FLAG_LF, 0);
@@ -253,7 +259,15 @@ impl Leader<'_> {
     }
 
     /// One-way ring latencies (ns) of `n` echoed messages of `size` bytes.
-    fn ring_lat(&mut self, ctx: &Context, m: Coherence, size: usize, n: u64, src: &mut [u8], dst: &mut [u8]) -> Result<Vec<f64>, PoolError> {
+    fn ring_lat(
+        &mut self,
+        ctx: &Context,
+        m: Coherence,
+        size: usize,
+        n: u64,
+        src: &mut [u8],
+        dst: &mut [u8],
+    ) -> Result<Vec<f64>, PoolError> {
         let rings = rings_of(self.pool);
         // SAFETY: rings initialized; we are the only producer of ring 0 and consumer of
         // ring 1.
@@ -272,7 +286,11 @@ impl Leader<'_> {
             let got = c.recv(dst, || self.link.spin())?;
             let t1 = ctx.timer.stop();
             if got != size || dst[..8] != src[..8] {
-                return Err(PoolError::Command { op: OP_RING_LAT, status: ST_BAD_DATA, what: "the echo differs from the message sent" });
+                return Err(PoolError::Command {
+                    op: OP_RING_LAT,
+                    status: ST_BAD_DATA,
+                    what: "the echo differs from the message sent",
+                });
             }
             v.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
         }
@@ -281,7 +299,14 @@ impl Leader<'_> {
     }
 
     /// Bandwidth (GB/s) of `count` messages of `size` bytes streamed to the follower.
-    fn ring_bw(&mut self, ctx: &Context, m: Coherence, size: usize, count: u64, src: &mut [u8]) -> Result<f64, PoolError> {
+    fn ring_bw(
+        &mut self,
+        ctx: &Context,
+        m: Coherence,
+        size: usize,
+        count: u64,
+        src: &mut [u8],
+    ) -> Result<f64, PoolError> {
         let rings = rings_of(self.pool);
         // SAFETY: as in ring_lat.
         let mut p = unsafe { Producer::attach(rings[0].0, rings[0].1, m).map_err(|_| ring_err())? };
@@ -298,7 +323,11 @@ impl Leader<'_> {
 }
 
 fn ring_err() -> PoolError {
-    PoolError::Command { op: 0, status: ST_BAD_RING, what: "the rings in the pool are not initialized" }
+    PoolError::Command {
+        op: 0,
+        status: ST_BAD_RING,
+        what: "the rings in the pool are not initialized",
+    }
 }
 
 /// Weighted least-squares fit of `t = a + s / bw` (weights 1/t², i.e. relative error),
@@ -338,7 +367,12 @@ pub fn sizes(quick: bool, max: usize) -> Vec<usize> {
 
 /// Runs a follower: opens the pool, pairs with the leader, serves until told to quit.
 /// Returns the number of commands served.
-pub fn run_follower(spec: &PoolSpec, cpu: Option<usize>, timeout: Duration, peer_timeout: Duration) -> Result<u64, PoolError> {
+pub fn run_follower(
+    spec: &PoolSpec,
+    cpu: Option<usize>,
+    timeout: Duration,
+    peer_timeout: Duration,
+) -> Result<u64, PoolError> {
     if let Some(c) = cpu {
         let _ = bench_core::pin::pin_current(c);
     }
@@ -358,6 +392,14 @@ struct Outcome {
 }
 
 impl MsgBench {
+    /// Target label of the results: `shm` for the pool cxlchar creates, else the pool spec.
+    fn label(&self, pool: &PoolMap) -> String {
+        match &self.pool {
+            None => "shm".into(),
+            Some(_) => pool.name().to_string(),
+        }
+    }
+
     fn pool_spec(&self, quick: bool) -> (PoolSpec, bool) {
         match &self.pool {
             Some(s) => (s.clone(), false),
@@ -366,13 +408,21 @@ impl MsgBench {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.subsec_nanos())
                     .unwrap_or(0);
-                let dir = if std::path::Path::new("/dev/shm").is_dir() { std::path::PathBuf::from("/dev/shm") } else { std::env::temp_dir() };
+                let dir = if std::path::Path::new("/dev/shm").is_dir() {
+                    std::path::PathBuf::from("/dev/shm")
+                } else {
+                    std::env::temp_dir()
+                };
                 let path = dir.join(format!("cxlchar-pool-{}-{nanos}", std::process::id()));
                 (
                     PoolSpec {
                         source: PoolSource::File(path),
                         offset: 0,
-                        len: if quick { 8 << 20 } else { DEFAULT_POOL_BYTES * 2 },
+                        len: if quick {
+                            8 << 20
+                        } else {
+                            DEFAULT_POOL_BYTES * 2
+                        },
                         allow_write: false,
                         force: false,
                     },
@@ -384,8 +434,28 @@ impl MsgBench {
 
     fn lead(&self, ctx: &Context, pool: &PoolMap, link: Link) -> Result<Outcome, PoolError> {
         let mut l = Leader { pool, link, seq: 0 };
-        leader_rendezvous(pool, self.pool.as_ref().is_some_and(|p| p.force), self.timeout, &mut l.link)?;
-        let target = pool.name().to_string();
+        leader_rendezvous(
+            pool,
+            self.pool.as_ref().is_some_and(|p| p.force),
+            self.timeout,
+            &mut l.link,
+        )?;
+        // Before the header is ours nothing is written on failure (it may be foreign);
+        // after, a failure marks the run aborted for the peer to see.
+        let r = self.lead_paired(ctx, pool, &mut l);
+        if r.is_err() {
+            l.link.abort();
+        }
+        r
+    }
+
+    fn lead_paired(
+        &self,
+        ctx: &Context,
+        pool: &PoolMap,
+        l: &mut Leader,
+    ) -> Result<Outcome, PoolError> {
+        let target = self.label(pool);
         let mut report = Report::default();
         let max = max_message(pool);
         let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
@@ -393,15 +463,41 @@ impl MsgBench {
         let mut modes = vec![Coherence::Coherent];
         match invalidate_method() {
             Ok(m) => modes.push(Coherence::NonCoherent(m)),
-            Err(why) => report.skipped.push(Skipped { benchmark: "pool.msg/noncoherent".into(), target: target.clone(), reason: why }),
+            Err(why) => report.skipped.push(Skipped {
+                benchmark: "pool.msg/noncoherent".into(),
+                target: target.clone(),
+                reason: why,
+            }),
         }
         let (fs, ft) = if ctx.quick { (10, 1000) } else { (40, 4000) };
         let bw_bytes: usize = if ctx.quick { 4 << 20 } else { 64 << 20 };
         let bw_reps = if ctx.quick { 3 } else { 5 };
-        let placement = None;
+        // Fault the window in, then report where its pages are.
+        for o in (0..pool.len()).step_by(bench_core::target::page_size()) {
+            // SAFETY: o < len: inside the mapping; a volatile read faults the page in.
+            unsafe { pool.ptr().add(o).read_volatile() };
+        }
+        let page = bench_core::target::page_size();
+        let per_node = bench_core::target::pages_per_node(pool.ptr(), pool.len(), page);
+        let placement = Some(bench_core::target::Placement {
+            verification: bench_core::target::Verification::Reported,
+            method: format!(
+                "move_pages(2) query of every page of the pool window {}",
+                pool.name()
+            ),
+            page_size_bytes: page,
+            pages_checked: per_node.values().sum(),
+            pages_per_node: per_node,
+            thp_fraction: None,
+            warning: None,
+        });
         for m in modes {
             let mname = m.name();
-            let sfx = if m == Coherence::Coherent { String::new() } else { format!("_{mname}") };
+            let sfx = if m == Coherence::Coherent {
+                String::new()
+            } else {
+                format!("_{mname}")
+            };
             let rings = rings_of(pool);
             for (b, n) in rings {
                 // SAFETY: the ring regions are inside the mapping; the follower does not
@@ -420,8 +516,16 @@ impl MsgBench {
             let mut lat_ids = Vec::new();
             let mut best_bw = (0.0f64, String::new());
             for size in sizes(ctx.quick, max) {
-                ctx.progress(&format!("pool.msg on {target}: ring {} ({mname})", format_size(size)));
-                let n: u64 = match (ctx.quick, size <= 65536) { (true, true) => 200, (true, false) => 20, (false, true) => 2000, (false, false) => 100 };
+                ctx.progress(&format!(
+                    "pool.msg on {target}: ring {} ({mname})",
+                    format_size(size)
+                ));
+                let n: u64 = match (ctx.quick, size <= 65536) {
+                    (true, true) => 200,
+                    (true, false) => 20,
+                    (false, true) => 2000,
+                    (false, false) => 100,
+                };
                 let v = l.ring_lat(ctx, m, size, n, &mut src, &mut dst)?;
                 let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
                 fit.push((size as f64, d.p50));
@@ -429,7 +533,8 @@ impl MsgBench {
                 lat_ids.push(id.clone());
                 report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_lat", "mode": mname, "size_bytes": size, "messages": n}), "ns",
                     format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, placement.clone()));
-                let count = (bw_bytes / size).max(4) as u64;
+                let count =
+                    (bw_bytes / size).clamp(4, if ctx.quick { 5_000 } else { 50_000 }) as u64;
                 let mut bws = Vec::new();
                 for _ in 0..bw_reps {
                     bws.push(l.ring_bw(ctx, m, size, count, &mut src)?);
@@ -443,12 +548,27 @@ impl MsgBench {
                     format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, placement.clone()));
             }
             if let Some(first) = fit.first() {
-                report.params.push(param(&format!("pool_msg_lat{sfx}_ns"), first.1, "ns", &target,
-                    format!("p50 one-way latency of the smallest ({} B) ring message ({mname})", first.0), vec![lat_ids[0].clone()]));
+                report.params.push(param(
+                    &format!("pool_msg_lat{sfx}_ns"),
+                    first.1,
+                    "ns",
+                    &target,
+                    format!(
+                        "p50 one-way latency of the smallest ({} B) ring message ({mname})",
+                        first.0
+                    ),
+                    vec![lat_ids[0].clone()],
+                ));
             }
             if best_bw.0 > 0.0 {
-                report.params.push(param(&format!("pool_msg_bw{sfx}_gbs"), best_bw.0, "GB/s", &target,
-                    format!("largest p50 ring streaming bandwidth over message sizes ({mname})"), vec![best_bw.1.clone()]));
+                report.params.push(param(
+                    &format!("pool_msg_bw{sfx}_gbs"),
+                    best_bw.0,
+                    "GB/s",
+                    &target,
+                    format!("largest p50 ring streaming bandwidth over message sizes ({mname})"),
+                    vec![best_bw.1.clone()],
+                ));
             }
             match hockney_fit(&fit) {
                 Some((a, bw)) => {
@@ -497,19 +617,26 @@ impl MsgBench {
                 if pid == 0 {
                     let _ = bench_core::pin::pin_current(child_cpu);
                     let mut link = Link::new(pool.header(), Role::Follower, peer_timeout);
-                    let code = match follower_rendezvous(&pool, timeout, &mut link).and_then(|_| serve(&pool, &mut link, &mut buf)) {
-                        Ok(_) => 0,
-                        Err(_) => {
-                            link.abort();
-                            1
-                        }
+                    let code = match follower_rendezvous(&pool, timeout, &mut link) {
+                        Err(_) => 1,
+                        Ok(_) => match serve(&pool, &mut link, &mut buf) {
+                            Ok(_) => 0,
+                            Err(_) => {
+                                link.abort();
+                                1
+                            }
+                        },
                     };
                     // SAFETY: leaving the forked child without unwinding.
                     unsafe { libc::_exit(code) };
                 }
                 if pid < 0 {
                     cleanup(created);
-                    return Err(PoolError::Io { what: "forking a follower for", path: pool.name().into(), err: std::io::Error::last_os_error() });
+                    return Err(PoolError::Io {
+                        what: "forking a follower for",
+                        path: pool.name().into(),
+                        err: std::io::Error::last_os_error(),
+                    });
                 }
                 let mut link = link;
                 link.child = Some(pid);
@@ -525,9 +652,6 @@ impl MsgBench {
                 r
             }
         };
-        if res.is_err() && self.role.is_some() {
-            pool.header().store(off::STATE, state::ABORTED);
-        }
         drop(pool);
         cleanup(created);
         res.map(|o| o.report)
@@ -577,15 +701,20 @@ mod tests {
 
     #[test]
     fn hockney_fit_recovers_a_model() {
-        let pts: Vec<(f64, f64)> = (3..20).map(|i| {
-            let s = (1u64 << i) as f64;
-            (s, 500.0 + s / 10.0)
-        }).collect();
+        let pts: Vec<(f64, f64)> = (3..20)
+            .map(|i| {
+                let s = (1u64 << i) as f64;
+                (s, 500.0 + s / 10.0)
+            })
+            .collect();
         let (a, bw) = hockney_fit(&pts).unwrap();
         assert!((a - 500.0).abs() < 1e-6, "{a}");
         assert!((bw - 10.0).abs() < 1e-9, "{bw}");
         assert!(hockney_fit(&[(8.0, 100.0)]).is_none());
-        assert!(hockney_fit(&[(8.0, 100.0), (1e6, 50.0)]).is_none(), "decreasing times are not physical");
+        assert!(
+            hockney_fit(&[(8.0, 100.0), (1e6, 50.0)]).is_none(),
+            "decreasing times are not physical"
+        );
     }
 
     #[test]

@@ -285,12 +285,18 @@ impl PoolMap {
             .map_err(|e| io("opening", path, e))?;
         let end = spec.offset + spec.len as u64;
         if is_file {
-            let cur = f.metadata().map_err(|e| io("reading size of", path, e))?.len();
+            let cur = f
+                .metadata()
+                .map_err(|e| io("reading size of", path, e))?
+                .len();
             if cur < end {
                 f.set_len(end).map_err(|e| io("resizing", path, e))?;
             }
         } else if let PoolSource::Pci(_) = spec.source {
-            let cur = f.metadata().map_err(|e| io("reading size of", path, e))?.len();
+            let cur = f
+                .metadata()
+                .map_err(|e| io("reading size of", path, e))?
+                .len();
             if cur < end {
                 return Err(PoolError::TooSmall {
                     have: cur.saturating_sub(spec.offset) as usize,
@@ -302,8 +308,13 @@ impl PoolMap {
         // processes writing into it concurrently is the point, and every access goes
         // through atomics or raw-pointer copies, never through Rust references to the
         // bytes.
-        let map = unsafe { MmapOptions::new().offset(spec.offset).len(spec.len).map_mut(&f) }
-            .map_err(|e| io("mapping", path, e))?;
+        let map = unsafe {
+            MmapOptions::new()
+                .offset(spec.offset)
+                .len(spec.len)
+                .map_mut(&f)
+        }
+        .map_err(|e| io("mapping", path, e))?;
         Ok(PoolMap { map, name })
     }
 
@@ -351,7 +362,7 @@ unsafe impl Send for Header {}
 
 impl Header {
     fn word(&self, off: usize) -> &AtomicU64 {
-        assert!(off < HEADER_BYTES && off % 8 == 0);
+        assert!(off < HEADER_BYTES && off.is_multiple_of(8));
         // SAFETY: inside the mapped header, 8-aligned (mappings are page aligned).
         unsafe { &*(self.base.add(off) as *const AtomicU64) }
     }
@@ -379,7 +390,12 @@ impl Header {
         }
         let ok = self
             .word(off)
-            .compare_exchange(old.to_le(), new.to_le(), Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                old.to_le(),
+                new.to_le(),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_ok();
         if let Some(m) = self.inval {
             // SAFETY: as above.
@@ -459,7 +475,7 @@ impl Link {
     pub fn spin(&mut self) -> Result<(), PoolError> {
         std::hint::spin_loop();
         self.spins = self.spins.wrapping_add(1);
-        if self.spins % 1024 != 0 {
+        if !self.spins.is_multiple_of(1024) {
             return Ok(());
         }
         self.tick()
@@ -469,6 +485,11 @@ impl Link {
         let now = Instant::now();
         if now.duration_since(self.last_tick) < Duration::from_millis(1) {
             return Ok(());
+        }
+        // A long gap since our last tick means we were busy in waits that kept
+        // returning, i.e. the peer made progress: count that as a sign of life.
+        if now.duration_since(self.last_tick) > Duration::from_millis(50) {
+            self.peer_seen = now;
         }
         self.last_tick = now;
         self.my_hb += 1;
@@ -521,7 +542,11 @@ fn heartbeat_advancing(h: &Header, wait: Duration) -> bool {
 
 /// Checks whether the leader may (re)initialize this window; the safety rules of the
 /// module doc. `probe` is how long to watch heartbeats of a run that looks live.
-pub fn check_leader_may_claim(pool: &PoolMap, force: bool, probe: Duration) -> Result<(), PoolError> {
+pub fn check_leader_may_claim(
+    pool: &PoolMap,
+    force: bool,
+    probe: Duration,
+) -> Result<(), PoolError> {
     let h = pool.header();
     if force || header_is_zero(&h) {
         return Ok(());
@@ -594,7 +619,11 @@ pub fn leader_rendezvous(
 
 /// Follower side: waits for a leader's header (right magic and version, waiting), then
 /// pairs with it. Returns the run id.
-pub fn follower_rendezvous(pool: &PoolMap, timeout: Duration, link: &mut Link) -> Result<u64, PoolError> {
+pub fn follower_rendezvous(
+    pool: &PoolMap,
+    timeout: Duration,
+    link: &mut Link,
+) -> Result<u64, PoolError> {
     let h = pool.header();
     let t0 = Instant::now();
     loop {
@@ -643,9 +672,18 @@ mod tests {
 
     #[test]
     fn specs_and_roles_parse_or_say_what_is_allowed() {
-        assert_eq!("dax:/dev/dax0.0".parse::<PoolSource>().unwrap(), PoolSource::Dax("/dev/dax0.0".into()));
-        assert_eq!("/dev/shm/x".parse::<PoolSource>().unwrap(), PoolSource::File("/dev/shm/x".into()));
-        assert!(matches!("nvme:/x".parse::<PoolSource>(), Err(PoolError::Spec(_))));
+        assert_eq!(
+            "dax:/dev/dax0.0".parse::<PoolSource>().unwrap(),
+            PoolSource::Dax("/dev/dax0.0".into())
+        );
+        assert_eq!(
+            "/dev/shm/x".parse::<PoolSource>().unwrap(),
+            PoolSource::File("/dev/shm/x".into())
+        );
+        assert!(matches!(
+            "nvme:/x".parse::<PoolSource>(),
+            Err(PoolError::Spec(_))
+        ));
         assert_eq!("leader".parse::<Role>().unwrap(), Role::Leader);
         let e = "boss".parse::<Role>().unwrap_err().to_string();
         assert!(e.contains("leader or follower"), "{e}");
@@ -657,12 +695,18 @@ mod tests {
             source: PoolSource::Dax("/dev/dax9.9".into()),
             ..spec(Path::new("/nonexistent"))
         };
-        assert!(matches!(PoolMap::open(&s), Err(PoolError::NeedsAllowWrite(_))));
+        assert!(matches!(
+            PoolMap::open(&s),
+            Err(PoolError::NeedsAllowWrite(_))
+        ));
         let s = PoolSpec {
             source: PoolSource::Pci("/sys/bus/pci/devices/0000:00:00.0/resource9".into()),
             ..spec(Path::new("/nonexistent"))
         };
-        assert!(matches!(PoolMap::open(&s), Err(PoolError::NeedsAllowWrite(_))));
+        assert!(matches!(
+            PoolMap::open(&s),
+            Err(PoolError::NeedsAllowWrite(_))
+        ));
         let dir = tempfile::tempdir().unwrap();
         let s = PoolSpec {
             len: 4096,

@@ -115,7 +115,7 @@ impl Shared {
 /// anyone while this runs.
 pub unsafe fn init(base: *mut u8, bytes: usize, mode: Coherence) -> Result<(), RingError> {
     let cap = capacity_for(bytes);
-    if cap == 0 || base as usize % LINE != 0 {
+    if cap == 0 || !(base as usize).is_multiple_of(LINE) {
         return Err(RingError::TooSmall(bytes));
     }
     let s = Shared { base, cap, mode };
@@ -126,7 +126,7 @@ pub unsafe fn init(base: *mut u8, bytes: usize, mode: Coherence) -> Result<(), R
 }
 
 fn attach(base: *mut u8, bytes: usize, mode: Coherence) -> Result<Shared, RingError> {
-    if capacity_for(bytes) == 0 || base as usize % LINE != 0 {
+    if capacity_for(bytes) == 0 || !(base as usize).is_multiple_of(LINE) {
         return Err(RingError::TooSmall(bytes));
     }
     let s = Shared { base, cap: 0, mode };
@@ -162,7 +162,11 @@ impl Producer {
     ///
     /// # Safety
     /// The range must be mapped, hold an initialized ring, and have no other producer.
-    pub unsafe fn attach(base: *mut u8, bytes: usize, mode: Coherence) -> Result<Producer, RingError> {
+    pub unsafe fn attach(
+        base: *mut u8,
+        bytes: usize,
+        mode: Coherence,
+    ) -> Result<Producer, RingError> {
         let s = attach(base, bytes, mode)?;
         let head = s.load(HEAD);
         let tail_seen = s.load(TAIL);
@@ -176,12 +180,19 @@ impl Producer {
 
     /// Sends `msg` if there is room now; false otherwise.
     pub fn try_send(&mut self, msg: &[u8]) -> bool {
-        assert!(msg.len() <= self.max_message(), "message larger than the ring allows");
+        assert!(
+            msg.len() <= self.max_message(),
+            "message larger than the ring allows"
+        );
         let cap = self.s.cap as u64;
         let need = record_len(msg.len()) as u64;
         let pos = self.head % cap;
         let contiguous = cap - pos;
-        let total = if need > contiguous { contiguous + need } else { need };
+        let total = if need > contiguous {
+            contiguous + need
+        } else {
+            need
+        };
         if cap - (self.head - self.tail_seen) < total {
             self.tail_seen = self.s.load(TAIL);
             if cap - (self.head - self.tail_seen) < total {
@@ -215,7 +226,11 @@ impl Producer {
     }
 
     /// Sends `msg`, calling `spin` while the ring is full (it may give up with an error).
-    pub fn send<E>(&mut self, msg: &[u8], mut spin: impl FnMut() -> Result<(), E>) -> Result<(), E> {
+    pub fn send<E>(
+        &mut self,
+        msg: &[u8],
+        mut spin: impl FnMut() -> Result<(), E>,
+    ) -> Result<(), E> {
         while !self.try_send(msg) {
             spin()?;
         }
@@ -228,7 +243,11 @@ impl Consumer {
     ///
     /// # Safety
     /// The range must be mapped, hold an initialized ring, and have no other consumer.
-    pub unsafe fn attach(base: *mut u8, bytes: usize, mode: Coherence) -> Result<Consumer, RingError> {
+    pub unsafe fn attach(
+        base: *mut u8,
+        bytes: usize,
+        mode: Coherence,
+    ) -> Result<Consumer, RingError> {
         let s = attach(base, bytes, mode)?;
         let tail = s.load(TAIL);
         let head_seen = s.load(HEAD);
@@ -279,7 +298,11 @@ impl Consumer {
     }
 
     /// Receives one message, calling `spin` while the ring is empty.
-    pub fn recv<E>(&mut self, buf: &mut [u8], mut spin: impl FnMut() -> Result<(), E>) -> Result<usize, E> {
+    pub fn recv<E>(
+        &mut self,
+        buf: &mut [u8],
+        mut spin: impl FnMut() -> Result<(), E>,
+    ) -> Result<usize, E> {
         loop {
             if let Some(n) = self.try_recv(buf) {
                 return Ok(n);
@@ -346,7 +369,11 @@ mod tests {
                 assert_eq!(n, want.len(), "message {seq}: length");
                 assert!(buf[..n] == want[..], "message {seq}: content differs");
             }
-            assert_eq!(cons.try_recv(&mut buf), None, "a message was delivered twice");
+            assert_eq!(
+                cons.try_recv(&mut buf),
+                None,
+                "a message was delivered twice"
+            );
         });
         drop(mem);
     }
@@ -397,9 +424,15 @@ mod tests {
         let mut mem = vec![0u64; 64];
         let base = (mem.as_mut_ptr() as usize).next_multiple_of(64) as *mut u8;
         // SAFETY: 512 B inside `mem` minus alignment; 300 < what init needs.
-        assert!(matches!(unsafe { init(base, 300, Coherence::Coherent) }, Err(RingError::TooSmall(_))));
+        assert!(matches!(
+            unsafe { init(base, 300, Coherence::Coherent) },
+            Err(RingError::TooSmall(_))
+        ));
         // SAFETY: header zero: capacity 0 is refused.
-        assert!(matches!(unsafe { Producer::attach(base, 448, Coherence::Coherent) }, Err(RingError::BadHeader(0))));
+        assert!(matches!(
+            unsafe { Producer::attach(base, 448, Coherence::Coherent) },
+            Err(RingError::BadHeader(0))
+        ));
         drop(mem);
     }
 }

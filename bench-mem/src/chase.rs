@@ -101,7 +101,10 @@ pub fn successors(n: usize, stride: usize, order: ChaseOrder, seed: u64) -> Vec<
 /// Writes the chase into `mem` (`n` lines of `stride` bytes): the first word of line `i`
 /// holds the address of line `next[i]`. Returns the address of line 0.
 pub fn write_chain(mem: &mut [u8], stride: usize, next: &[u32]) -> *const u8 {
-    assert!(stride >= std::mem::size_of::<usize>() && stride.is_multiple_of(std::mem::size_of::<usize>()));
+    assert!(
+        stride >= std::mem::size_of::<usize>()
+            && stride.is_multiple_of(std::mem::size_of::<usize>())
+    );
     assert!(next.len() * stride <= mem.len());
     let base = mem.as_mut_ptr() as usize;
     for (i, &nx) in next.iter().enumerate() {

@@ -6,6 +6,7 @@ mod cli;
 mod export;
 mod inventory;
 mod output;
+mod pool;
 mod run;
 
 use anyhow::{Context, Result};
@@ -40,10 +41,6 @@ fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
 fn unimplemented_families() -> Vec<FamilySkip> {
     vec![
         FamilySkip {
-            benchmark: "pool",
-            reason: bench_cxl::NOT_IMPLEMENTED.into(),
-        },
-        FamilySkip {
             benchmark: "pcie",
             reason: bench_pcie::NOT_IMPLEMENTED.into(),
         },
@@ -59,7 +56,14 @@ fn unimplemented_families() -> Vec<FamilySkip> {
 }
 
 fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
+    measure_checked(args, plan, || Ok(()))
+}
+
+/// Like [`measure`], but `check` may fail the run after measuring and before anything is
+/// written (a two-sided pool run whose peer died).
+fn measure_checked(args: &RunArgs, plan: Plan, check: impl FnOnce() -> Result<()>) -> Result<()> {
     let file = run::execute(args, plan)?;
+    check()?;
     let text = export::for_format(args.format).render(&file)?;
     if let Some(out) = &args.out {
         let json = export::json::JsonExporter.render(&file)?;
@@ -81,7 +85,16 @@ fn main_inner() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::All(args) => {
-            let benches: Vec<Box<dyn Benchmark>> = vec![Box::new(LatencyBench::default())];
+            let benches: Vec<Box<dyn Benchmark>> = vec![
+                Box::new(LatencyBench::default()),
+                Box::new(bench_cxl::atomics::AtomicsBench::default()),
+                Box::new(bench_cxl::c2c::C2cBench),
+                Box::new(bench_cxl::flush::FlushBench {
+                    uc_resource: None,
+                    allow_write: args.allow_write,
+                }),
+                Box::new(bench_cxl::msg::MsgBench::default()),
+            ];
             measure(
                 &args,
                 Plan {
@@ -102,6 +115,7 @@ fn main_inner() -> Result<()> {
                 },
             )
         }
+        Command::Pool(p) => pool::run(p),
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),
     }

@@ -297,4 +297,19 @@ mod tests {
         assert!(!p.contains_key("mem_lat_ns@node:1"));
         assert_eq!(info.len(), p.len());
     }
+
+    #[test]
+    fn far_targets_give_cxl_atomic_latency() {
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        let results = vec![
+            (TargetSpec::Anon, rep("atomic_lat_ns", 110.0)),
+            (TargetSpec::Node(1), rep("atomic_lat_ns", 400.0)),
+        ];
+        let (p, _) = assemble_params(&results, &topo);
+        assert_eq!(p["atomic_lat_ns"], 110.0);
+        assert_eq!(p["cxl_atomic_lat_ns"], 400.0);
+        assert_eq!(p["cxl_atomic_lat_ns@node:1"], 400.0);
+    }
 }

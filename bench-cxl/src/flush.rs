@@ -120,36 +120,42 @@ fn samples(ctx: &Context, size: usize) -> usize {
 
 /// Times `n` samples of "write `size` bytes at `p` then make them visible with `c`".
 fn time_cell(ctx: &Context, p: *mut u8, size: usize, c: Column, n: usize) -> Vec<f64> {
+    // Small sizes repeat the write + flush a few times per sample (the timer's
+    // resolution is ~10 ns in a VM); each repetition writes new values.
+    let reps = (4096 / size).clamp(1, 16);
     let mut v = Vec::with_capacity(n);
     for i in 0..n + 3 {
-        let byte = (i as u8) | 1;
         let t0 = ctx.timer.start();
-        match c {
-            Column::Flush(FlushMethod::NtStoreSfence) => {
-                // SAFETY: p is 64-aligned with at least MAX_SIZE bytes mapped.
-                unsafe { nt_fill(p, size, byte) };
-                store_fence();
+        for r in 0..reps {
+            let byte = ((i * reps + r) as u8) | 1;
+            match c {
+                Column::Flush(FlushMethod::NtStoreSfence) => {
+                    // SAFETY: p is 64-aligned with at least MAX_SIZE bytes mapped.
+                    unsafe { nt_fill(p, size, byte) };
+                    store_fence();
+                }
+                Column::Flush(m) => {
+                    // SAFETY: p has at least `size` writable bytes.
+                    unsafe { std::ptr::write_bytes(p, byte, size) };
+                    // SAFETY: mapped range; the method was checked available by the caller.
+                    unsafe { flush_range(m, p, size) };
+                }
+                Column::Stores | Column::Uncacheable => {
+                    // SAFETY: p has at least `size` writable bytes.
+                    unsafe { std::ptr::write_bytes(p, byte, size) };
+                }
+                Column::WriteCombining => {
+                    // SAFETY: p has at least `size` writable bytes.
+                    unsafe { std::ptr::write_bytes(p, byte, size) };
+                    store_fence();
+                }
             }
-            Column::Flush(m) => {
-                // SAFETY: p has at least `size` writable bytes.
-                unsafe { std::ptr::write_bytes(p, byte, size) };
-                // SAFETY: mapped range; the method was checked available by the caller.
-                unsafe { flush_range(m, p, size) };
-            }
-            Column::Stores | Column::Uncacheable => {
-                // SAFETY: p has at least `size` writable bytes.
-                unsafe { std::ptr::write_bytes(p, byte, size) };
-                std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
-            }
-            Column::WriteCombining => {
-                // SAFETY: p has at least `size` writable bytes.
-                unsafe { std::ptr::write_bytes(p, byte, size) };
-                store_fence();
-            }
+            // The stores must happen: the buffer is "read" here as far as the compiler knows.
+            std::hint::black_box(p);
         }
         let t1 = ctx.timer.stop();
         if i >= 3 {
-            v.push(ctx.timer.elapsed_ns(t0, t1));
+            v.push(ctx.timer.elapsed_ns(t0, t1) / reps as f64);
         }
     }
     v
@@ -286,7 +292,7 @@ impl Benchmark for FlushBench {
                     id,
                     self.name(),
                     &target,
-                    serde_json::json!({"size_bytes": size, "method": c.name(), "table": "flush_cost_ns"}),
+                    serde_json::json!({"size_bytes": size, "method": c.name(), "table": "flush_cost_ns", "repetitions_per_sample": (4096 / size).clamp(1, 16)}),
                     "ns",
                     format!("time of one sample: {method}"),
                     d,
@@ -294,8 +300,37 @@ impl Benchmark for FlushBench {
                 ));
             }
         }
+        ctx.progress(&format!(
+            "pool.flush on {target}: p50 ns, write + make visible\n{}",
+            flush_table(&report)
+        ));
         Ok(report)
     }
+}
+
+/// Renders the size x method table (p50 ns) of a flush report.
+pub fn flush_table(report: &Report) -> String {
+    let cols: Vec<&str> = Column::all().iter().map(|c| c.name()).collect();
+    let mut out = format!("{:>8}", "size");
+    for c in &cols {
+        out += &format!("{c:>12}");
+    }
+    out.push('\n');
+    for size in sizes() {
+        out += &format!("{:>8}", format_size(size));
+        for c in &cols {
+            let v = report
+                .measurements
+                .iter()
+                .find(|m| m.parameters["method"] == *c && m.parameters["size_bytes"] == size);
+            match v {
+                Some(m) => out += &format!("{:>12.1}", m.distribution.p50),
+                None => out += &format!("{:>12}", "-"),
+            }
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

@@ -763,6 +763,24 @@ mod tests {
     }
 
     #[test]
+    fn follower_refuses_another_layout_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = PoolMap::open(&spec(&dir.path().join("pool"))).unwrap();
+        let h = pool.header();
+        h.store(off::VERSION, LAYOUT_VERSION + 1);
+        h.store(off::STATE, state::WAITING);
+        h.store(off::MAGIC, MAGIC);
+        let mut link = Link::new(h, Role::Follower, Duration::from_secs(1));
+        let e = follower_rendezvous(&pool, Duration::from_secs(5), &mut link).unwrap_err();
+        assert!(matches!(e, PoolError::Version { .. }), "{e}");
+        assert_eq!(
+            h.load(off::STATE),
+            state::WAITING,
+            "the follower must not pair"
+        );
+    }
+
+    #[test]
     fn follower_without_leader_times_out_clearly() {
         let dir = tempfile::tempdir().unwrap();
         let pool = PoolMap::open(&spec(&dir.path().join("pool"))).unwrap();

@@ -206,6 +206,54 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
 }
 
 #[test]
+fn a_leader_dying_mid_run_fails_the_follower_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = format!("file:{}", dir.path().join("pool").display());
+    let follower = bin()
+        .args([
+            "pool",
+            "msg",
+            "--role",
+            "follower",
+            "--pool",
+            &pool,
+            "--peer-timeout",
+            "1s",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut leader = bin()
+        .args(["pool", "msg", "--role", "leader", "--pool", &pool])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let path = dir.path().join("pool");
+    loop {
+        let paired = std::fs::read(&path)
+            .ok()
+            .is_some_and(|b| b.len() > 40 && b[32] == 2);
+        if paired || t0.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    leader.kill().unwrap();
+    leader.wait().unwrap();
+    let o = follower.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success(),
+        "the follower succeeded without its leader"
+    );
+    assert!(err.contains("leader stopped responding"), "{err}");
+}
+
+#[test]
 fn bad_role_and_role_without_pool_are_errors() {
     cxlchar()
         .args(["pool", "msg", "--role", "boss", "--pool", "file:/tmp/x"])

@@ -4,7 +4,7 @@
 //! much memory it wants on a target; [`Benchmark::run`] turns a placed [`Region`] into a
 //! [`Report`] or a [`Skip`] with the reason.
 
-use crate::params::{Measurement, ParamInfo, Warning};
+use crate::params::{Measurement, ParamInfo, Skipped, Warning};
 use crate::target::{Region, TargetSpec};
 use crate::timer::Timer;
 use crate::topology::Topology;
@@ -64,6 +64,9 @@ pub struct Report {
     pub params: Vec<Param>,
     /// Conditions met during the run.
     pub warnings: Vec<Warning>,
+    /// Parts of the benchmark that could not run here (a method the CPU lacks, a
+    /// mapping the platform does not offer), each with its reason.
+    pub skipped: Vec<Skipped>,
 }
 
 /// A benchmark that could not run, and why.

@@ -1,11 +1,72 @@
 //! # bench-cxl
 //!
-//! Shared-memory-pool benchmarks (seeds 000 and 002): atomic latency on a target, the
-//! core-to-core latency matrix, cache-flush costs by size, and cross-process /
-//! cross-host messaging through a pool. Not implemented yet: `cxlchar` reports this
-//! family as skipped with that reason.
+//! Shared-memory-pool benchmarks (seeds 000 and 002):
+//!
+//! * [`atomics`]: dependent atomic RMW latency on a target vs plain loads
+//!   (`atomic_lat_ns`, seed 000's `CXL_ATOMIC_LAT`);
+//! * [`c2c`]: the core-to-core latency matrix (CAS and flag ping-pong);
+//! * [`flush`]: the cost of making written data visible in memory, by size and method
+//!   (seed 002's clflush / clflushopt+sfence vs uncacheable mappings);
+//! * [`msg`]: messaging through a pool mapped by two processes or two hosts (flag
+//!   latency, an SPSC [`ring`], coherent and non-coherent modes, the Hockney fit), with
+//!   the rendezvous header of [`pool`].
+//!
+//! See docs/pool.md for methods, conventions and the pool header layout.
 #![deny(missing_docs)]
 
-/// Why this family produces no measurements yet (reported as the skip reason).
-pub const NOT_IMPLEMENTED: &str =
-    "the pool family (atomics, c2c, flush, msg) is not implemented in this version";
+pub mod atomics;
+pub mod c2c;
+pub mod cacheline;
+pub mod flush;
+pub mod msg;
+pub mod pool;
+pub mod ring;
+
+use bench_core::bench::Param;
+use bench_core::params::{Measurement, ParamInfo};
+use bench_core::stats::Distribution;
+use bench_core::target::Placement;
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn measurement(
+    id: String,
+    bench: &str,
+    target: &str,
+    parameters: serde_json::Value,
+    unit: &str,
+    method: String,
+    distribution: Distribution,
+    placement: Option<Placement>,
+) -> Measurement {
+    Measurement {
+        id,
+        benchmark: bench.into(),
+        target: target.into(),
+        parameters,
+        unit: unit.into(),
+        method,
+        distribution,
+        placement,
+        counters: None,
+    }
+}
+
+pub(crate) fn param(
+    key: &str,
+    value: f64,
+    unit: &str,
+    target: &str,
+    method: String,
+    from: Vec<String>,
+) -> Param {
+    Param {
+        key: key.into(),
+        value,
+        info: ParamInfo {
+            unit: unit.into(),
+            target: target.into(),
+            method,
+            from,
+        },
+    }
+}

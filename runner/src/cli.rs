@@ -41,6 +41,9 @@ pub enum Command {
     /// PCIe: device discovery and MMIO costs on a BAR.
     #[command(subcommand)]
     Pcie(PcieCommand),
+    /// Shared memory pool benchmarks: atomics, core-to-core, flush costs, messaging.
+    #[command(subcommand)]
+    Pool(PoolCommand),
     /// List the memory targets this machine offers (NUMA nodes, dax devices, hugepages).
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
@@ -266,6 +269,75 @@ pub enum IsaArg {
     Sse2,
     /// Portable 8-byte words.
     Scalar,
+}
+
+/// Shared memory pool benchmarks (seeds 000 and 002; see docs/pool.md).
+#[derive(Debug, Subcommand)]
+pub enum PoolCommand {
+    /// Dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain loads on a target.
+    Atomics {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Working set (default: 2x LLC, 64 MiB .. 1 GiB; quick: 64 MiB).
+        #[arg(long, value_parser = parse_size)]
+        size: Option<usize>,
+    },
+    /// Core-to-core one-way latency matrix (CAS and flag ping-pong) over --cpu.
+    C2c {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Cost of writing 1 B..128 KiB and making it visible (clflush, clflushopt, clwb, NT).
+    Flush {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// PCI BAR resource file for uncacheable writes (its `_wc` sibling gives
+        /// write-combining), e.g. /sys/bus/pci/devices/0000:00:04.0/resource2. Needs
+        /// --allow-write.
+        #[arg(long, value_name = "FILE")]
+        uc_resource: Option<PathBuf>,
+    },
+    /// Flag and SPSC-ring messaging between two processes (or two hosts) through a pool.
+    Msg {
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Messaging options.
+        #[command(flatten)]
+        msg: MsgArgs,
+    },
+}
+
+/// Options of `pool msg`.
+#[derive(Debug, Args, Clone)]
+pub struct MsgArgs {
+    /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or
+    /// pci:/sys/bus/pci/devices/<bdf>/resourceN (dax and pci need --allow-write).
+    #[arg(long, value_name = "SPEC")]
+    pub pool: Option<String>,
+    /// Two-sided run: leader (measures, writes results) or follower (answers). Start
+    /// both with the same --pool, on one host or on two hosts mapping the same memory.
+    /// Without --role, a follower process is forked on this machine.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// Byte offset of the window in the pool (a multiple of the page size).
+    #[arg(long, default_value = "0", value_parser = parse_offset)]
+    pub offset: u64,
+    /// Window length (default 64 MiB; quick 8 MiB).
+    #[arg(long, value_parser = parse_size)]
+    pub len: Option<usize>,
+    /// Overwrite a window holding foreign data, or take over one in use.
+    #[arg(long)]
+    pub force: bool,
+    /// How long to wait for the peer to show up (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: std::time::Duration,
+    /// How long the peer may stay silent mid-run before the run fails.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub peer_timeout: std::time::Duration,
 }
 
 /// Output format on stdout.

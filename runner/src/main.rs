@@ -8,6 +8,7 @@ mod export;
 mod inventory;
 mod output;
 mod plot;
+mod pool;
 mod run;
 
 use anyhow::{Context, Result};
@@ -48,10 +49,6 @@ fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
 /// Families this build does not measure yet, reported as skipped in `all`.
 fn unimplemented_families() -> Vec<FamilySkip> {
     vec![
-        FamilySkip {
-            benchmark: "pool",
-            reason: bench_cxl::NOT_IMPLEMENTED.into(),
-        },
         FamilySkip {
             benchmark: "verbs",
             reason: bench_ibverbs::NOT_IMPLEMENTED.into(),
@@ -118,7 +115,14 @@ fn mmio_bench(run: &RunArgs, pcie: &PcieArgs) -> Result<Option<bench_pcie::mmio:
 }
 
 fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
+    measure_checked(args, plan, || Ok(()))
+}
+
+/// Like [`measure`], but `check` may fail the run after measuring and before anything is
+/// written (a two-sided pool run whose peer died).
+fn measure_checked(args: &RunArgs, plan: Plan, check: impl FnOnce() -> Result<()>) -> Result<()> {
     let file = run::execute(args, plan)?;
+    check()?;
     let text = export::for_format(args.format).render(&file)?;
     if let Some(out) = &args.out {
         let json = export::json::JsonExporter.render(&file)?;
@@ -145,6 +149,13 @@ fn main_inner() -> Result<()> {
                 Box::new(BandwidthBench::default()),
                 Box::new(CopyThresholdBench::default()),
                 Box::new(LoadedLatencyBench::default()),
+                Box::new(bench_cxl::atomics::AtomicsBench::default()),
+                Box::new(bench_cxl::c2c::C2cBench),
+                Box::new(bench_cxl::flush::FlushBench {
+                    uc_resource: None,
+                    allow_write: run.allow_write,
+                }),
+                Box::new(bench_cxl::msg::MsgBench::default()),
             ];
             let mut family_skips = unimplemented_families();
             let mut device_benches: Vec<Box<dyn bench_core::bench::DeviceBenchmark>> = Vec::new();
@@ -236,6 +247,7 @@ fn main_inner() -> Result<()> {
                 },
             )
         }
+        Command::Pool(p) => pool::run(p),
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),
         Command::Model(a) => std::process::exit(consumers::run(|| consumers::model_cmd(&a))),

@@ -171,6 +171,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
     for (_, _, rep) in results {
         measurements.extend(rep.measurements);
         warnings.extend(rep.warnings);
+        skipped.extend(rep.skipped);
     }
     Ok(ParamsFile {
         schema_version: SCHEMA_VERSION,
@@ -208,6 +209,7 @@ fn far_name(key: &str) -> Option<&'static str> {
         "mem_lat_random_ns" => Some("cxl_lat_random_ns"),
         "mem_bw_gbs" => Some("cxl_bw_gbs"),
         "mem_bw_1t_gbs" => Some("cxl_bw_1t_gbs"),
+        "atomic_lat_ns" => Some("cxl_atomic_lat_ns"),
         _ => None,
     }
 }
@@ -308,5 +310,17 @@ mod tests {
         assert_eq!(p["cxl_lat_factor"], 2.5);
         assert!(!p.contains_key("mem_lat_ns@node:1"));
         assert_eq!(info.len(), p.len());
+    }
+
+    #[test]
+    fn far_targets_give_cxl_atomic_latency() {
+        let results = vec![
+            ("anon".to_string(), false, rep("atomic_lat_ns", 110.0)),
+            ("node:1".to_string(), true, rep("atomic_lat_ns", 400.0)),
+        ];
+        let (p, _) = assemble_params(&results);
+        assert_eq!(p["atomic_lat_ns"], 110.0);
+        assert_eq!(p["cxl_atomic_lat_ns"], 400.0);
+        assert_eq!(p["cxl_atomic_lat_ns@node:1"], 400.0);
     }
 }

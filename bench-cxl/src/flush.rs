@@ -1,0 +1,391 @@
+//! `pool.flush`: what it costs to write a buffer and make it visible in memory, by size
+//! (1 B .. 128 KiB) and method (seed 002, "cache flush vs uncacheable").
+//!
+//! Each sample writes the whole buffer (`memset`, or non-temporal stores for the NT
+//! method) and then makes it visible with the method; the sample is the time of both,
+//! as in cMPI's microbenchmark. `stores` (no flush) is the reference row. Methods this
+//! CPU lacks are skipped with the CPUID bit that is missing. Writes to an uncacheable
+//! (`resourceN` of a PCI BAR) and a write-combining (`resourceN_wc`) mapping are
+//! measured when such a file is given (`uc_resource`) and writing is allowed;
+//! otherwise they are skipped with the reason.
+
+use crate::cacheline::{flush_range, nt_fill, store_fence, FlushMethod};
+use crate::{measurement, param};
+use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::params::Skipped;
+use bench_core::stats::Distribution;
+use bench_core::target::Region;
+use bench_core::units::format_size;
+use std::path::PathBuf;
+
+/// Largest size measured.
+pub const MAX_SIZE: usize = 128 * 1024;
+
+/// Sizes measured: 1 B .. 128 KiB, powers of two.
+pub fn sizes() -> Vec<usize> {
+    (0..=17).map(|s| 1usize << s).collect()
+}
+
+/// A column of the flush table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// Stores only, nothing flushed (the reference).
+    Stores,
+    /// A flush method.
+    Flush(FlushMethod),
+    /// Plain stores to an uncacheable mapping (`resourceN`).
+    Uncacheable,
+    /// Stores to a write-combining mapping (`resourceN_wc`), then sfence.
+    WriteCombining,
+}
+
+impl Column {
+    /// Every column, in output order.
+    pub fn all() -> Vec<Column> {
+        let mut v = vec![Column::Stores];
+        v.extend(FlushMethod::ALL.map(Column::Flush));
+        v.extend([Column::Uncacheable, Column::WriteCombining]);
+        v
+    }
+    /// Name in keys and ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Stores => "stores",
+            Column::Flush(m) => m.name(),
+            Column::Uncacheable => "uc",
+            Column::WriteCombining => "wc",
+        }
+    }
+}
+
+/// Short size label used in keys: `64b`, `4k`, `128k`.
+pub fn size_label(size: usize) -> String {
+    if size >= 1024 {
+        format!("{}k", size / 1024)
+    } else {
+        format!("{size}b")
+    }
+}
+
+/// The flush-cost benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct FlushBench {
+    /// A PCI BAR resource file (`/sys/bus/pci/devices/.../resource2`) to measure
+    /// uncacheable writes on; its `_wc` sibling, if present, gives write-combining.
+    pub uc_resource: Option<PathBuf>,
+    /// The user allowed writing into `uc_resource` (its contents are destroyed).
+    pub allow_write: bool,
+}
+
+impl FlushBench {
+    /// Why a column cannot be measured here, if it cannot.
+    pub fn column_skip(&self, c: Column) -> Option<String> {
+        match c {
+            Column::Stores => None,
+            Column::Flush(m) => m.available().err(),
+            Column::Uncacheable | Column::WriteCombining => {
+                let Some(p) = &self.uc_resource else {
+                    return Some(
+                        "no uncacheable/write-combining mapping offered: pass --uc-resource /sys/bus/pci/devices/<bdf>/resourceN (a PCI BAR such as ivshmem's; resourceN_wc gives write-combining) with --allow-write".into(),
+                    );
+                };
+                let p = if c == Column::WriteCombining {
+                    PathBuf::from(format!("{}_wc", p.display()))
+                } else {
+                    p.clone()
+                };
+                if !p.exists() {
+                    return Some(format!("{} does not exist", p.display()));
+                }
+                if !self.allow_write {
+                    return Some(format!(
+                        "writing into {} destroys its contents: pass --allow-write",
+                        p.display()
+                    ));
+                }
+                None
+            }
+        }
+    }
+}
+
+fn samples(ctx: &Context, size: usize) -> usize {
+    let base = if ctx.quick { 20 } else { 200 };
+    if size >= 32 * 1024 {
+        base / 2
+    } else {
+        base
+    }
+}
+
+/// Times `n` samples of "write `size` bytes at `p` then make them visible with `c`".
+fn time_cell(ctx: &Context, p: *mut u8, size: usize, c: Column, n: usize) -> Vec<f64> {
+    // Small sizes repeat the write + flush a few times per sample (the timer's
+    // resolution is ~10 ns in a VM); each repetition writes new values.
+    let reps = (4096 / size).clamp(1, 16);
+    let mut v = Vec::with_capacity(n);
+    for i in 0..n + 3 {
+        let t0 = ctx.timer.start();
+        for r in 0..reps {
+            let byte = ((i * reps + r) as u8) | 1;
+            match c {
+                Column::Flush(FlushMethod::NtStoreSfence) => {
+                    // SAFETY: p is 64-aligned with at least MAX_SIZE bytes mapped.
+                    unsafe { nt_fill(p, size, byte) };
+                    store_fence();
+                }
+                Column::Flush(m) => {
+                    // SAFETY: p has at least `size` writable bytes.
+                    unsafe { std::ptr::write_bytes(p, byte, size) };
+                    // SAFETY: mapped range; the method was checked available by the caller.
+                    unsafe { flush_range(m, p, size) };
+                }
+                Column::Stores | Column::Uncacheable => {
+                    // SAFETY: p has at least `size` writable bytes.
+                    unsafe { std::ptr::write_bytes(p, byte, size) };
+                }
+                Column::WriteCombining => {
+                    // SAFETY: p has at least `size` writable bytes.
+                    unsafe { std::ptr::write_bytes(p, byte, size) };
+                    store_fence();
+                }
+            }
+            // The stores must happen: the buffer is "read" here as far as the compiler knows.
+            std::hint::black_box(p);
+        }
+        let t1 = ctx.timer.stop();
+        if i >= 3 {
+            v.push(ctx.timer.elapsed_ns(t0, t1) / reps as f64);
+        }
+    }
+    v
+}
+
+/// Maps a device resource file for writing (shared).
+fn map_resource(path: &std::path::Path) -> Result<memmap2::MmapMut, String> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("opening {}: {e}", path.display()))?;
+    let len = f
+        .metadata()
+        .map(|m| m.len() as usize)
+        .unwrap_or(0)
+        .min(MAX_SIZE);
+    if len == 0 {
+        return Err(format!("{} has size 0", path.display()));
+    }
+    // SAFETY: a shared mapping of a device resource the user allowed us to overwrite;
+    // nothing else in this process aliases it.
+    unsafe { memmap2::MmapOptions::new().len(len).map_mut(&f) }
+        .map_err(|e| format!("mapping {}: {e}", path.display()))
+}
+
+impl Benchmark for FlushBench {
+    fn name(&self) -> &'static str {
+        "pool.flush"
+    }
+    fn description(&self) -> &'static str {
+        "cost of writing 1 B..128 KiB and making it visible (clflush, clflushopt, clwb, NT stores; UC/WC mappings)"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({"sizes": "1B..128KiB (powers of two)", "uc_resource": self.uc_resource})
+    }
+    fn requires(&self) -> Requirements {
+        Requirements::default()
+    }
+    fn region_bytes(&self, _ctx: &Context) -> usize {
+        MAX_SIZE
+    }
+    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+        if region.len() < MAX_SIZE {
+            return Err(Skip::new("region smaller than 128 KiB"));
+        }
+        let target = region.spec().to_string();
+        let placement = region.placement().clone();
+        let mut report = Report::default();
+        let p = region.as_mut_ptr();
+        for c in Column::all() {
+            if let Some(reason) = self.column_skip(c) {
+                report.skipped.push(Skipped {
+                    benchmark: format!("pool.flush/{}", c.name()),
+                    target: target.clone(),
+                    reason,
+                });
+                continue;
+            }
+            let (mut map, on) = match c {
+                Column::Uncacheable | Column::WriteCombining => {
+                    let base = self.uc_resource.clone().unwrap_or_default();
+                    let path = if c == Column::WriteCombining {
+                        PathBuf::from(format!("{}_wc", base.display()))
+                    } else {
+                        base
+                    };
+                    match map_resource(&path) {
+                        Ok(m) => (Some(m), path.display().to_string()),
+                        Err(reason) => {
+                            report.skipped.push(Skipped {
+                                benchmark: format!("pool.flush/{}", c.name()),
+                                target: target.clone(),
+                                reason,
+                            });
+                            continue;
+                        }
+                    }
+                }
+                _ => (None, target.clone()),
+            };
+            ctx.progress(&format!("pool.flush on {on}: {}", c.name()));
+            let (ptr, cap) = match map.as_mut() {
+                Some(m) => (m.as_mut_ptr(), m.len()),
+                None => (p, MAX_SIZE),
+            };
+            for size in sizes().into_iter().filter(|&s| s <= cap) {
+                let v = time_cell(ctx, ptr, size, c, samples(ctx, size));
+                let Some(d) = Distribution::from_samples(&v) else {
+                    return Err(Skip::new("the timer produced no usable samples"));
+                };
+                let id = format!("pool.flush/{target}/{}/{}", c.name(), format_size(size));
+                let method = match c {
+                    Column::Stores => "memset only (the reference: nothing flushed)".to_string(),
+                    Column::Flush(m) => m.describe().to_string(),
+                    Column::Uncacheable => format!("memset into the uncacheable mapping {on}"),
+                    Column::WriteCombining => {
+                        format!("memset into the write-combining mapping {on}, then sfence")
+                    }
+                };
+                let value = d.p50;
+                if size == 64 || size == 4096 {
+                    if let Column::Flush(_) | Column::Uncacheable | Column::WriteCombining = c {
+                        report.params.push(param(
+                            &format!("flush_{}_{}_ns", c.name(), size_label(size)),
+                            value,
+                            "ns",
+                            &target,
+                            format!("p50 of: write {} then {}", format_size(size), method),
+                            vec![id.clone()],
+                        ));
+                    }
+                }
+                if size == 64
+                    && matches!(
+                        c,
+                        Column::Flush(FlushMethod::ClflushoptSfence)
+                            | Column::Flush(FlushMethod::Clflush)
+                    )
+                    && !report.params.iter().any(|p| p.key == "flush_cost_ns")
+                    && !(c == Column::Flush(FlushMethod::Clflush)
+                        && FlushMethod::ClflushoptSfence.available().is_ok())
+                {
+                    report.params.push(param(
+                        "flush_cost_ns",
+                        value,
+                        "ns",
+                        &target,
+                        format!("p50 of: write one 64 B line then {} (clflushopt+sfence where the CPU has it, else clflush)", method),
+                        vec![id.clone()],
+                    ));
+                }
+                report.measurements.push(measurement(
+                    id,
+                    self.name(),
+                    &target,
+                    serde_json::json!({"size_bytes": size, "method": c.name(), "table": "flush_cost_ns", "repetitions_per_sample": (4096 / size).clamp(1, 16)}),
+                    "ns",
+                    format!("time of one sample: {method}"),
+                    d,
+                    if map.is_some() { None } else { Some(placement.clone()) },
+                ));
+            }
+        }
+        ctx.progress(&format!(
+            "pool.flush on {target}: p50 ns, write + make visible\n{}",
+            flush_table(&report)
+        ));
+        Ok(report)
+    }
+}
+
+/// Renders the size x method table (p50 ns) of a flush report.
+pub fn flush_table(report: &Report) -> String {
+    let cols: Vec<&str> = Column::all().iter().map(|c| c.name()).collect();
+    let mut out = format!("{:>8}", "size");
+    for c in &cols {
+        out += &format!("{c:>12}");
+    }
+    out.push('\n');
+    for size in sizes() {
+        out += &format!("{:>8}", format_size(size));
+        for c in &cols {
+            let v = report
+                .measurements
+                .iter()
+                .find(|m| m.parameters["method"] == *c && m.parameters["size_bytes"] == size);
+            match v {
+                Some(m) => out += &format!("{:>12.1}", m.distribution.p50),
+                None => out += &format!("{:>12}", "-"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_span_1b_to_128k() {
+        let s = sizes();
+        assert_eq!(s.len(), 18);
+        assert_eq!(s[0], 1);
+        assert_eq!(*s.last().unwrap(), MAX_SIZE);
+        assert_eq!(size_label(64), "64b");
+        assert_eq!(size_label(4096), "4k");
+    }
+
+    #[test]
+    fn uc_wc_without_a_resource_are_skipped_with_what_to_do() {
+        let b = FlushBench::default();
+        let r = b.column_skip(Column::Uncacheable).unwrap();
+        assert!(r.contains("--uc-resource"), "{r}");
+        assert!(b.column_skip(Column::WriteCombining).is_some());
+        assert!(b.column_skip(Column::Stores).is_none());
+    }
+
+    #[test]
+    fn uc_resource_needs_allow_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("resource2");
+        std::fs::write(&f, [0u8; 4096]).unwrap();
+        let mut b = FlushBench {
+            uc_resource: Some(f),
+            allow_write: false,
+        };
+        assert!(b
+            .column_skip(Column::Uncacheable)
+            .unwrap()
+            .contains("--allow-write"));
+        assert!(b
+            .column_skip(Column::WriteCombining)
+            .unwrap()
+            .contains("does not exist"));
+        b.allow_write = true;
+        assert!(b.column_skip(Column::Uncacheable).is_none());
+    }
+
+    #[test]
+    fn missing_cpu_features_are_skips_with_the_cpuid_bit() {
+        let b = FlushBench::default();
+        for m in FlushMethod::ALL {
+            match (m.available(), b.column_skip(Column::Flush(m))) {
+                (Ok(()), None) => {}
+                (Err(a), Some(b)) => assert_eq!(a, b),
+                other => panic!("inconsistent availability for {m:?}: {other:?}"),
+            }
+        }
+    }
+}

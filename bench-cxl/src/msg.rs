@@ -1,0 +1,727 @@
+//! `pool.msg`: messaging through a pool mapped by two processes (or two hosts): one-way
+//! flag latency, SPSC ring latency (8 B .. 4 MiB) and bandwidth, coherent and
+//! non-coherent, and the Hockney fit of seed 000 (`t(s) = lat + s / bw`).
+//!
+//! The **leader** drives: it writes a command into the pool header, runs its side, and
+//! waits for the follower's reply. The **follower** answers commands until told to quit.
+//! Without `--role`, cxlchar runs both on one machine: it creates a pool file in
+//! /dev/shm, `fork`s, and the child (pinned to the second CPU) serves as follower; the
+//! child only spins on the shared mapping and `_exit`s, and the parent watches it with
+//! `waitpid` as well as by heartbeat. With `--role leader|follower` two separate runs
+//! (e.g. on two hosts mapping one CXL pool) pair through the header (see [`crate::pool`]).
+//!
+//! Conventions: latency is one-way (round trip / 2); bandwidth is payload bytes per
+//! second (GB = 1e9 B) of a stream of messages, counted once.
+//! * coherent: plain stores and loads (release/acquire);
+//! * non-coherent: the writer flushes every written line (clflushopt, else clflush) and
+//!   fences; the reader fences, invalidates (clflushopt) and fences before every read.
+
+use crate::cacheline::{flush_range, invalidate_method, invalidate_range, FlushMethod};
+use crate::pool::{
+    follower_rendezvous, leader_rendezvous, off, state, Link, PoolError, PoolMap, PoolSource,
+    PoolSpec, Role, DEFAULT_POOL_BYTES,
+};
+use crate::ring::{self, Coherence, Consumer, Producer};
+use crate::{measurement, param};
+use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::params::Skipped;
+use bench_core::stats::Distribution;
+use bench_core::target::Region;
+use bench_core::units::format_size;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const OP_FLAG: u64 = 1;
+const OP_RING_LAT: u64 = 2;
+const OP_RING_BW: u64 = 3;
+const OP_QUIT: u64 = 4;
+
+const ST_BAD_DATA: u64 = 2;
+const ST_BAD_RING: u64 = 3;
+const ST_BAD_OP: u64 = 4;
+
+/// Options of the messaging benchmark.
+#[derive(Debug, Clone)]
+pub struct MsgBench {
+    /// The pool; `None`: a fresh file in /dev/shm, removed afterwards.
+    pub pool: Option<PoolSpec>,
+    /// Role in a two-sided run; `None`: fork a follower on this machine.
+    pub role: Option<Role>,
+    /// How long to wait for the peer to show up.
+    pub timeout: Duration,
+    /// How long the peer may stay silent mid-run.
+    pub peer_timeout: Duration,
+    /// Set when a two-sided run failed (the runner then writes no params file).
+    pub failure: Arc<Mutex<Option<String>>>,
+}
+
+impl Default for MsgBench {
+    fn default() -> Self {
+        MsgBench {
+            pool: None,
+            role: None,
+            timeout: Duration::from_secs(30),
+            peer_timeout: Duration::from_secs(5),
+            failure: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+fn mode_arg(m: Coherence) -> u64 {
+    match m {
+        Coherence::Coherent => 0,
+        Coherence::NonCoherent(FlushMethod::Clflush) => 2,
+        Coherence::NonCoherent(_) => 1,
+    }
+}
+
+fn mode_of(a: u64) -> Coherence {
+    match a {
+        0 => Coherence::Coherent,
+        2 => Coherence::NonCoherent(FlushMethod::Clflush),
+        _ => Coherence::NonCoherent(FlushMethod::ClflushoptSfence),
+    }
+}
+
+#[inline(always)]
+fn fload(p: *mut u8, m: Coherence) -> u64 {
+    if let Coherence::NonCoherent(f) = m {
+        // SAFETY: p is a mapped header word; f available.
+        unsafe { invalidate_range(f, p, 8) };
+    }
+    // SAFETY: p is an 8-aligned word of the mapped header.
+    unsafe { &*(p as *const AtomicU64) }.load(Ordering::Acquire)
+}
+
+#[inline(always)]
+fn fstore(p: *mut u8, v: u64, m: Coherence) {
+    // SAFETY: as above.
+    unsafe { &*(p as *const AtomicU64) }.store(v, Ordering::Release);
+    if let Coherence::NonCoherent(f) = m {
+        // SAFETY: as above.
+        unsafe { flush_range(f, p, 8) };
+    }
+}
+
+fn rings_of(pool: &PoolMap) -> [(*mut u8, usize); 2] {
+    pool.rings().map(|(o, l)| {
+        // SAFETY: the ring regions lie inside the mapping.
+        (unsafe { pool.ptr().add(o) }, l)
+    })
+}
+
+fn max_message(pool: &PoolMap) -> usize {
+    ring::capacity_for(pool.rings()[0].1) / 2 - 64
+}
+
+/// The follower's command loop. Returns the number of commands served.
+pub fn serve(pool: &PoolMap, link: &mut Link, buf: &mut [u8]) -> Result<u64, PoolError> {
+    let h = pool.header();
+    let rings = rings_of(pool);
+    let mut last = h.load(off::DONE_SEQ);
+    let mut served = 0;
+    loop {
+        let seq = loop {
+            let s = h.load(off::CMD_SEQ);
+            if s != last {
+                break s;
+            }
+            link.spin()?;
+            if h.load(off::STATE) == state::DONE {
+                return Ok(served);
+            }
+        };
+        let op = h.load(off::CMD_OP);
+        let a: Vec<u64> = (0..4).map(|i| h.load(off::CMD_ARGS + 8 * i)).collect();
+        let status = match op {
+            OP_QUIT => {
+                h.store(off::DONE_STATUS, 0);
+                h.store(off::DONE_SEQ, seq);
+                return Ok(served);
+            }
+            OP_FLAG => {
+                let m = mode_of(a[1]);
+                let lf = h.word_ptr(off::FLAG_LF);
+                let fl = h.word_ptr(off::FLAG_FL);
+                for k in 1..=a[0] {
+                    while fload(lf, m) != k {
+                        link.spin()?;
+                    }
+                    fstore(fl, k, m);
+                }
+                0
+            }
+            OP_RING_LAT | OP_RING_BW => {
+                let (size, n, m) = (a[0] as usize, a[1], mode_of(a[2]));
+                // SAFETY: rings initialized by the leader before any command; we are
+                // their only consumer (ring 0) and producer (ring 1).
+                let pc = unsafe {
+                    (
+                        Consumer::attach(rings[0].0, rings[0].1, m),
+                        Producer::attach(rings[1].0, rings[1].1, m),
+                    )
+                };
+                match pc {
+                    (Ok(mut c), Ok(mut p)) => {
+                        let mut st = 0;
+                        for i in 0..n {
+                            let got = c.recv(buf, || link.spin())?;
+                            let tag = u64::from_le_bytes(buf[..8].try_into().unwrap_or([0; 8]));
+                            if got != size || tag != i {
+                                st = ST_BAD_DATA;
+                            }
+                            if op == OP_RING_LAT {
+                                p.send(&buf[..size], || link.spin())?;
+                            }
+                        }
+                        st
+                    }
+                    _ => ST_BAD_RING,
+                }
+            }
+            _ => ST_BAD_OP,
+        };
+        h.store(off::DONE_STATUS, status);
+        h.store(off::DONE_SEQ, seq);
+        last = seq;
+        served += 1;
+    }
+}
+
+struct Leader<'a> {
+    pool: &'a PoolMap,
+    link: Link,
+    seq: u64,
+}
+
+impl Leader<'_> {
+    fn post(&mut self, op: u64, args: [u64; 4]) {
+        let h = self.pool.header();
+        for (i, v) in args.iter().enumerate() {
+            h.store(off::CMD_ARGS + 8 * i, *v);
+        }
+        h.store(off::CMD_OP, op);
+        self.seq += 1;
+        h.store(off::CMD_SEQ, self.seq);
+    }
+    fn wait_done(&mut self, op: u64) -> Result<(), PoolError> {
+        let h = self.pool.header();
+        while h.load(off::DONE_SEQ) != self.seq {
+            self.link.spin()?;
+        }
+        match h.load(off::DONE_STATUS) {
+            0 => Ok(()),
+            s => Err(PoolError::Command {
+                op,
+                status: s,
+                what: match s {
+                    ST_BAD_DATA => "a message arrived with the wrong size or sequence",
+                    ST_BAD_RING => "the rings in the pool are not initialized",
+                    _ => "unknown command",
+                },
+            }),
+        }
+    }
+
+    /// One-way flag latencies (ns), one per sample of `trips` round trips.
+    fn flag(
+        &mut self,
+        ctx: &Context,
+        m: Coherence,
+        samples: usize,
+        trips: u64,
+    ) -> Result<Vec<f64>, PoolError> {
+        let h = self.pool.header();
+        let (lf, fl) = (h.word_ptr(off::FLAG_LF), h.word_ptr(off::FLAG_FL));
+        h.store(off::FLAG_LF, 0);
+        h.store(off::FLAG_FL, 0);
+        let warm = trips;
+        self.post(OP_FLAG, [warm + samples as u64 * trips, mode_arg(m), 0, 0]);
+        let mut k = 0u64;
+        let mut v = Vec::with_capacity(samples);
+        for s in 0..=samples {
+            let t0 = ctx.timer.start();
+            for _ in 0..trips {
+                k += 1;
+                fstore(lf, k, m);
+                while fload(fl, m) != k {
+                    self.link.spin()?;
+                }
+            }
+            let t1 = ctx.timer.stop();
+            if s > 0 {
+                v.push(ctx.timer.elapsed_ns(t0, t1) / (2 * trips) as f64);
+            }
+        }
+        self.wait_done(OP_FLAG)?;
+        Ok(v)
+    }
+
+    /// One-way ring latencies (ns) of `n` echoed messages of `size` bytes.
+    fn ring_lat(
+        &mut self,
+        ctx: &Context,
+        m: Coherence,
+        size: usize,
+        n: u64,
+        src: &mut [u8],
+        dst: &mut [u8],
+    ) -> Result<Vec<f64>, PoolError> {
+        let rings = rings_of(self.pool);
+        // SAFETY: rings initialized; we are the only producer of ring 0 and consumer of
+        // ring 1.
+        let (mut p, mut c) = unsafe {
+            (
+                Producer::attach(rings[0].0, rings[0].1, m).map_err(|_| ring_err())?,
+                Consumer::attach(rings[1].0, rings[1].1, m).map_err(|_| ring_err())?,
+            )
+        };
+        self.post(OP_RING_LAT, [size as u64, n, mode_arg(m), 0]);
+        let mut v = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            src[..8].copy_from_slice(&i.to_le_bytes());
+            let t0 = ctx.timer.start();
+            p.send(&src[..size], || self.link.spin())?;
+            let got = c.recv(dst, || self.link.spin())?;
+            let t1 = ctx.timer.stop();
+            if got != size || dst[..8] != src[..8] {
+                return Err(PoolError::Command {
+                    op: OP_RING_LAT,
+                    status: ST_BAD_DATA,
+                    what: "the echo differs from the message sent",
+                });
+            }
+            v.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
+        }
+        self.wait_done(OP_RING_LAT)?;
+        Ok(v)
+    }
+
+    /// Bandwidth (GB/s) of `count` messages of `size` bytes streamed to the follower.
+    fn ring_bw(
+        &mut self,
+        ctx: &Context,
+        m: Coherence,
+        size: usize,
+        count: u64,
+        src: &mut [u8],
+    ) -> Result<f64, PoolError> {
+        let rings = rings_of(self.pool);
+        // SAFETY: as in ring_lat.
+        let mut p = unsafe { Producer::attach(rings[0].0, rings[0].1, m).map_err(|_| ring_err())? };
+        self.post(OP_RING_BW, [size as u64, count, mode_arg(m), 0]);
+        let t0 = ctx.timer.start();
+        for i in 0..count {
+            src[..8].copy_from_slice(&i.to_le_bytes());
+            p.send(&src[..size], || self.link.spin())?;
+        }
+        self.wait_done(OP_RING_BW)?;
+        let t1 = ctx.timer.stop();
+        Ok((size as u64 * count) as f64 / ctx.timer.elapsed_ns(t0, t1).max(1e-9))
+    }
+}
+
+fn ring_err() -> PoolError {
+    PoolError::Command {
+        op: 0,
+        status: ST_BAD_RING,
+        what: "the rings in the pool are not initialized",
+    }
+}
+
+/// Weighted least-squares fit of `t = a + s / bw` (weights 1/t², i.e. relative error),
+/// returning `(a_ns, bw_gbs)`; `None` when the fit is not physical (a < 0 or bw <= 0).
+pub fn hockney_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if points.len() < 2 {
+        return None;
+    }
+    let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(s, t) in points {
+        let w = 1.0 / (t * t).max(1e-18);
+        sw += w;
+        sx += w * s;
+        sy += w * t;
+        sxx += w * s * s;
+        sxy += w * s * t;
+    }
+    let det = sw * sxx - sx * sx;
+    if det.abs() < 1e-300 {
+        return None;
+    }
+    let b = (sw * sxy - sx * sy) / det;
+    let a = (sy - b * sx) / sw;
+    (a >= 0.0 && b > 0.0).then(|| (a, 1.0 / b))
+}
+
+/// Message sizes: 8 B .. 4 MiB (powers of two; quick: powers of eight up to 256 KiB),
+/// at most `max`.
+pub fn sizes(quick: bool, max: usize) -> Vec<usize> {
+    let v: Vec<usize> = if quick {
+        (1..=6).map(|i| 1usize << (3 * i)).collect()
+    } else {
+        (3..=22).map(|i| 1usize << i).collect()
+    };
+    v.into_iter().filter(|&s| s <= max).collect()
+}
+
+/// Runs a follower: opens the pool, pairs with the leader, serves until told to quit.
+/// Returns the number of commands served.
+pub fn run_follower(
+    spec: &PoolSpec,
+    cpu: Option<usize>,
+    timeout: Duration,
+    peer_timeout: Duration,
+) -> Result<u64, PoolError> {
+    if let Some(c) = cpu {
+        let _ = bench_core::pin::pin_current(c);
+    }
+    let pool = PoolMap::open(spec)?;
+    let mut buf = vec![0u8; max_message(&pool)];
+    let mut link = Link::new(pool.header(), Role::Follower, peer_timeout);
+    follower_rendezvous(&pool, timeout, &mut link)?;
+    let r = serve(&pool, &mut link, &mut buf);
+    if r.is_err() {
+        link.abort();
+    }
+    r
+}
+
+struct Outcome {
+    report: Report,
+}
+
+impl MsgBench {
+    /// Target label of the results: `shm` for the pool cxlchar creates, else the pool spec.
+    fn label(&self, pool: &PoolMap) -> String {
+        match &self.pool {
+            None => "shm".into(),
+            Some(_) => pool.name().to_string(),
+        }
+    }
+
+    fn pool_spec(&self, quick: bool) -> (PoolSpec, bool) {
+        match &self.pool {
+            Some(s) => (s.clone(), false),
+            None => {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.subsec_nanos())
+                    .unwrap_or(0);
+                let dir = if std::path::Path::new("/dev/shm").is_dir() {
+                    std::path::PathBuf::from("/dev/shm")
+                } else {
+                    std::env::temp_dir()
+                };
+                let path = dir.join(format!("cxlchar-pool-{}-{nanos}", std::process::id()));
+                (
+                    PoolSpec {
+                        source: PoolSource::File(path),
+                        offset: 0,
+                        len: if quick {
+                            8 << 20
+                        } else {
+                            DEFAULT_POOL_BYTES * 2
+                        },
+                        allow_write: false,
+                        force: false,
+                    },
+                    true,
+                )
+            }
+        }
+    }
+
+    fn lead(&self, ctx: &Context, pool: &PoolMap, link: Link) -> Result<Outcome, PoolError> {
+        let mut l = Leader { pool, link, seq: 0 };
+        leader_rendezvous(
+            pool,
+            self.pool.as_ref().is_some_and(|p| p.force),
+            self.timeout,
+            &mut l.link,
+        )?;
+        // Before the header is ours nothing is written on failure (it may be foreign);
+        // after, a failure marks the run aborted for the peer to see.
+        let r = self.lead_paired(ctx, pool, &mut l);
+        if r.is_err() {
+            l.link.abort();
+        }
+        r
+    }
+
+    fn lead_paired(
+        &self,
+        ctx: &Context,
+        pool: &PoolMap,
+        l: &mut Leader,
+    ) -> Result<Outcome, PoolError> {
+        let target = self.label(pool);
+        let mut report = Report::default();
+        let max = max_message(pool);
+        let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
+        let mut dst = vec![0u8; max];
+        let mut modes = vec![Coherence::Coherent];
+        match invalidate_method() {
+            Ok(m) => modes.push(Coherence::NonCoherent(m)),
+            Err(why) => report.skipped.push(Skipped {
+                benchmark: "pool.msg/noncoherent".into(),
+                target: target.clone(),
+                reason: why,
+            }),
+        }
+        let (fs, ft) = if ctx.quick { (10, 1000) } else { (40, 4000) };
+        let bw_bytes: usize = if ctx.quick { 4 << 20 } else { 64 << 20 };
+        let bw_reps = if ctx.quick { 3 } else { 5 };
+        // Fault the window in, then report where its pages are.
+        for o in (0..pool.len()).step_by(bench_core::target::page_size()) {
+            // SAFETY: o < len: inside the mapping; a volatile read faults the page in.
+            unsafe { pool.ptr().add(o).read_volatile() };
+        }
+        let page = bench_core::target::page_size();
+        let per_node = bench_core::target::pages_per_node(pool.ptr(), pool.len(), page);
+        let placement = Some(bench_core::target::Placement {
+            verification: bench_core::target::Verification::Reported,
+            method: format!(
+                "move_pages(2) query of every page of the pool window {}",
+                pool.name()
+            ),
+            page_size_bytes: page,
+            pages_checked: per_node.values().sum(),
+            pages_per_node: per_node,
+            thp_fraction: None,
+            warning: None,
+        });
+        for m in modes {
+            let mname = m.name();
+            let sfx = if m == Coherence::Coherent {
+                String::new()
+            } else {
+                format!("_{mname}")
+            };
+            let rings = rings_of(pool);
+            for (b, n) in rings {
+                // SAFETY: the ring regions are inside the mapping; the follower does not
+                // touch them between commands.
+                unsafe { ring::init(b, n, m).map_err(|_| ring_err())? };
+            }
+            ctx.progress(&format!("pool.msg on {target}: flag ping-pong ({mname})"));
+            let v = l.flag(ctx, m, fs, ft)?;
+            let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
+            let fid = format!("pool.msg/{target}/{mname}/flag");
+            report.params.push(param(&format!("pool_flag_lat{sfx}_ns"), d.p50, "ns", &target,
+                format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
+            report.measurements.push(measurement(fid, "pool.msg", &target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
+                format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, placement.clone()));
+            let mut fit = Vec::new();
+            let mut lat_ids = Vec::new();
+            let mut best_bw = (0.0f64, String::new());
+            for size in sizes(ctx.quick, max) {
+                ctx.progress(&format!(
+                    "pool.msg on {target}: ring {} ({mname})",
+                    format_size(size)
+                ));
+                let n: u64 = match (ctx.quick, size <= 65536) {
+                    (true, true) => 200,
+                    (true, false) => 20,
+                    (false, true) => 2000,
+                    (false, false) => 100,
+                };
+                let v = l.ring_lat(ctx, m, size, n, &mut src, &mut dst)?;
+                let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
+                fit.push((size as f64, d.p50));
+                let id = format!("pool.msg/{target}/{mname}/ring_lat/{}", format_size(size));
+                lat_ids.push(id.clone());
+                report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_lat", "mode": mname, "size_bytes": size, "messages": n}), "ns",
+                    format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, placement.clone()));
+                let count =
+                    (bw_bytes / size).clamp(4, if ctx.quick { 5_000 } else { 50_000 }) as u64;
+                let mut bws = Vec::new();
+                for _ in 0..bw_reps {
+                    bws.push(l.ring_bw(ctx, m, size, count, &mut src)?);
+                }
+                let d = Distribution::from_samples(&bws).ok_or_else(ring_err)?;
+                let id = format!("pool.msg/{target}/{mname}/ring_bw/{}", format_size(size));
+                if d.p50 > best_bw.0 {
+                    best_bw = (d.p50, id.clone());
+                }
+                report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_bw", "mode": mname, "size_bytes": size, "messages": count}), "GB/s",
+                    format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, placement.clone()));
+            }
+            if let Some(first) = fit.first() {
+                report.params.push(param(
+                    &format!("pool_msg_lat{sfx}_ns"),
+                    first.1,
+                    "ns",
+                    &target,
+                    format!(
+                        "p50 one-way latency of the smallest ({} B) ring message ({mname})",
+                        first.0
+                    ),
+                    vec![lat_ids[0].clone()],
+                ));
+            }
+            if best_bw.0 > 0.0 {
+                report.params.push(param(
+                    &format!("pool_msg_bw{sfx}_gbs"),
+                    best_bw.0,
+                    "GB/s",
+                    &target,
+                    format!("largest p50 ring streaming bandwidth over message sizes ({mname})"),
+                    vec![best_bw.1.clone()],
+                ));
+            }
+            match hockney_fit(&fit) {
+                Some((a, bw)) => {
+                    report.params.push(param(&format!("pool_hockney_lat{sfx}_ns"), a, "ns", &target,
+                        format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
+                    report.params.push(param(&format!("pool_hockney_bw{sfx}_gbs"), bw, "GB/s", &target,
+                        format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
+                }
+                None => report.skipped.push(Skipped { benchmark: format!("pool.msg/hockney/{mname}"), target: target.clone(),
+                    reason: "the Hockney fit of the ring latencies is not physical (negative latency or bandwidth): too few sizes or too noisy; run without --quick".into() }),
+            }
+        }
+        l.post(OP_QUIT, [0; 4]);
+        l.wait_done(OP_QUIT)?;
+        pool.header().store(off::STATE, state::DONE);
+        Ok(Outcome { report })
+    }
+
+    fn run_inner(&self, ctx: &Context) -> Result<Report, PoolError> {
+        let (spec, created) = self.pool_spec(ctx.quick);
+        let pool = PoolMap::open(&spec)?;
+        let cleanup = |created: bool| {
+            if created {
+                if let PoolSource::File(p) = &spec.source {
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+        };
+        let link = Link::new(pool.header(), Role::Leader, self.peer_timeout);
+        let res = match self.role {
+            Some(Role::Leader) => self.lead(ctx, &pool, link),
+            Some(Role::Follower) => unreachable!("followers run through run_follower"),
+            None => {
+                if ctx.cpus.len() < 2 {
+                    cleanup(created);
+                    return Err(PoolError::NoFlush("two CPUs are needed (--cpu)".into()));
+                }
+                let mut buf = vec![0u8; max_message(&pool)];
+                let child_cpu = ctx.cpus[1];
+                let peer_timeout = self.peer_timeout;
+                let timeout = self.timeout;
+                // SAFETY: the child only pins itself, spins on the shared mapping (both
+                // inherited) and leaves with _exit, running no destructors or atexit
+                // handlers of the parent's state.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    let _ = bench_core::pin::pin_current(child_cpu);
+                    let mut link = Link::new(pool.header(), Role::Follower, peer_timeout);
+                    let code = match follower_rendezvous(&pool, timeout, &mut link) {
+                        Err(_) => 1,
+                        Ok(_) => match serve(&pool, &mut link, &mut buf) {
+                            Ok(_) => 0,
+                            Err(_) => {
+                                link.abort();
+                                1
+                            }
+                        },
+                    };
+                    // SAFETY: leaving the forked child without unwinding.
+                    unsafe { libc::_exit(code) };
+                }
+                if pid < 0 {
+                    cleanup(created);
+                    return Err(PoolError::Io {
+                        what: "forking a follower for",
+                        path: pool.name().into(),
+                        err: std::io::Error::last_os_error(),
+                    });
+                }
+                let mut link = link;
+                link.child = Some(pid);
+                let r = self.lead(ctx, &pool, link);
+                if r.is_err() {
+                    pool.header().store(off::STATE, state::ABORTED);
+                    // SAFETY: signalling our own child.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                }
+                let mut st = 0;
+                // SAFETY: reaping our own child (may already be reaped by Link: ignore).
+                unsafe { libc::waitpid(pid, &mut st, 0) };
+                r
+            }
+        };
+        drop(pool);
+        cleanup(created);
+        res.map(|o| o.report)
+    }
+}
+
+impl Benchmark for MsgBench {
+    fn name(&self) -> &'static str {
+        "pool.msg"
+    }
+    fn description(&self) -> &'static str {
+        "flag and SPSC-ring messaging between two processes through a shared pool (coherent, non-coherent)"
+    }
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "pool": self.pool.as_ref().map(|p| p.source.to_string()).unwrap_or_else(|| "a fresh file in /dev/shm".into()),
+            "role": match self.role { Some(Role::Leader) => "leader", Some(Role::Follower) => "follower", None => "fork" },
+            "convention": "one-way latency = round trip / 2; bandwidth = payload bytes / s, GB = 1e9 B",
+        })
+    }
+    fn requires(&self) -> Requirements {
+        Requirements {
+            min_cpus: if self.role.is_some() { 1 } else { 2 },
+            target_kinds: vec!["anon"],
+        }
+    }
+    fn region_bytes(&self, _ctx: &Context) -> usize {
+        4096
+    }
+    fn run(&self, ctx: &Context, _region: &mut Region) -> Result<Report, Skip> {
+        let r = self.run_inner(ctx);
+        let _ = bench_core::pin::pin_current(ctx.cpus[0]);
+        r.map_err(|e| {
+            if self.role.is_some() {
+                if let Ok(mut f) = self.failure.lock() {
+                    *f = Some(e.to_string());
+                }
+            }
+            Skip::new(e.to_string())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hockney_fit_recovers_a_model() {
+        let pts: Vec<(f64, f64)> = (3..20)
+            .map(|i| {
+                let s = (1u64 << i) as f64;
+                (s, 500.0 + s / 10.0)
+            })
+            .collect();
+        let (a, bw) = hockney_fit(&pts).unwrap();
+        assert!((a - 500.0).abs() < 1e-6, "{a}");
+        assert!((bw - 10.0).abs() < 1e-9, "{bw}");
+        assert!(hockney_fit(&[(8.0, 100.0)]).is_none());
+        assert!(
+            hockney_fit(&[(8.0, 100.0), (1e6, 50.0)]).is_none(),
+            "decreasing times are not physical"
+        );
+    }
+
+    #[test]
+    fn sizes_cover_8b_to_4m() {
+        let s = sizes(false, usize::MAX);
+        assert_eq!((s[0], *s.last().unwrap()), (8, 4 << 20));
+        assert!(sizes(true, usize::MAX).len() <= 6);
+        assert!(sizes(false, 1000).iter().all(|&x| x <= 1000));
+    }
+}

@@ -48,7 +48,16 @@ fn every_lab_target_was_measured_not_skipped() {
             .iter()
             .filter(|s| s["target"] == t)
             .collect();
-        assert!(skipped.is_empty(), "{t} was skipped: {skipped:?}");
+        // The memory families must run on every lab target; others may skip for a stated
+        // reason (the lab guest has one CPU, so core-to-core and loaded latency skip).
+        for s in &skipped {
+            let b = s["benchmark"].as_str().unwrap();
+            assert!(
+                !["mem.latency", "mem.bandwidth", "pool.atomics"].contains(&b),
+                "{b} skipped on {t}: {s}"
+            );
+            assert!(!s["reason"].as_str().unwrap().is_empty());
+        }
         let n = doc["measurements"]
             .as_array()
             .unwrap()

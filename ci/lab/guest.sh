@@ -73,6 +73,10 @@ if [ "$ROLE" = a ]; then
   step "pool handshake"; pool a || fail "pool handshake"
   step "rxe: ib_send_lat server"
   timeout 120 ib_send_lat -d rxe0 -n 20 > "$OUT/ib_send_lat-a.txt" 2>&1 || fail "ib_send_lat server"
+  step "cross-host pool messaging through the BAR (leader)"
+  timeout 400 "$CX" pool msg --quick --pool "pci:$BAR" --offset 1M --len 16M --role leader --allow-write \
+    --timeout 180s --peer-timeout 60s --out "$OUT/pool-msg-a.json" > "$OUT/pool-msg-a.txt" 2>&1 || fail "pool msg leader"
+  cat "$OUT/pool-msg-a.txt"
   step "cxlchar all on anon, node:1, dax and the pool's BAR"
   PCIADDR=$(basename "$(dirname "$BAR")")
   step "cxlchar pcie list"; "$CX" pcie list | tee "$OUT/pcie-a.txt" || fail "cxlchar pcie list"
@@ -92,6 +96,10 @@ else
   step "rxe: ib_send_lat client"
   sleep 2
   timeout 120 ib_send_lat -d rxe0 -n 20 192.0.2.1 > "$OUT/ib_send_lat-b.txt" 2>&1 || fail "ib_send_lat client"
+  step "cross-host pool messaging through the BAR (follower)"
+  timeout 400 "$CX" pool msg --quick --pool "pci:$BAR" --offset 1M --len 16M --role follower --allow-write \
+    --timeout 180s --peer-timeout 60s > "$OUT/pool-msg-b.txt" 2>&1 || fail "pool msg follower"
+  cat "$OUT/pool-msg-b.txt"
   "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
 fi
 echo "LAB: done $ROLE rc=$RC"

@@ -169,3 +169,16 @@ fn mmio_on_the_pool_bar_was_measured() {
         "{pcie}"
     );
 }
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn cross_host_pool_messaging_through_the_shared_bar() {
+    let doc = read_json(&out_dir().join("pool-msg-a.json"));
+    let params = &doc["params"];
+    for k in ["pool_msg_lat_ns", "pool_msg_lat_noncoherent_ns"] {
+        assert!(
+            params[k].as_f64().is_some_and(|v| v > 0.0),
+            "{k} missing: {params}"
+        );
+    }
+}

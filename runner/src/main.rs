@@ -13,7 +13,10 @@ use bench_core::bench::Benchmark;
 use bench_mem::chase::ChaseOrder;
 use bench_mem::latency::LatencyBench;
 use clap::Parser;
-use cli::{Cli, Command, LatencyArgs, MemCommand, OrderArg, PcieArgs, PcieCommand, RunArgs};
+use cli::{
+    Cli, Command, LatencyArgs, MemCommand, OrderArg, PcieArgs, PcieCommand, RunArgs, VerbsArgs,
+    VerbsWhat,
+};
 use export::Exporter;
 use run::{FamilySkip, Plan};
 use std::io::Write;
@@ -44,10 +47,6 @@ fn unimplemented_families() -> Vec<FamilySkip> {
             reason: bench_cxl::NOT_IMPLEMENTED.into(),
         },
         FamilySkip {
-            benchmark: "verbs",
-            reason: bench_ibverbs::NOT_IMPLEMENTED.into(),
-        },
-        FamilySkip {
             benchmark: "gpu",
             reason: bench_gpu::NOT_IMPLEMENTED.into(),
         },
@@ -70,6 +69,41 @@ fn mmio_bench(run: &RunArgs, pcie: &PcieArgs) -> Result<Option<bench_pcie::mmio:
     };
     b.validate()?;
     Ok(Some(b))
+}
+
+/// The verbs benchmark for `cxlchar verbs` (validated: bad input is an error here).
+fn verbs_bench(
+    what: Option<VerbsWhat>,
+    run: &RunArgs,
+    v: &VerbsArgs,
+) -> Result<bench_ibverbs::bench::VerbsBench> {
+    use bench_ibverbs::config::{Mode, Peer, VerbsConfig};
+    let config = VerbsConfig {
+        mode: match what {
+            None => Mode::All,
+            Some(VerbsWhat::Post) => Mode::Post,
+            Some(VerbsWhat::Lat) => Mode::Lat,
+            Some(VerbsWhat::Bw) => Mode::Bw,
+        },
+        device: v.device.clone(),
+        gid_index: v.gid_index,
+        peer: match (&v.connect, v.server) {
+            (Some(host), _) => Peer::Connect {
+                host: host.clone(),
+                port: v.port,
+            },
+            (None, true) => Peer::Server { port: v.port },
+            (None, false) => Peer::Loopback,
+        },
+        target: run
+            .targets
+            .first()
+            .cloned()
+            .unwrap_or(bench_core::target::TargetSpec::Anon),
+        timeout: v.timeout,
+    };
+    config.validate()?;
+    Ok(bench_ibverbs::bench::VerbsBench { config })
 }
 
 fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
@@ -105,6 +139,15 @@ fn main_inner() -> Result<()> {
                     reason: "no BAR named: MMIO runs only on a BAR given with --bar pci:DOMAIN:BUS:DEV.FN/N (see `cxlchar pcie list`), since device registers can have side effects".into(),
                 }),
             }
+            if bench_ibverbs::built_with_verbs() {
+                // Loopback on the first device with an active port; no device is a skip.
+                device_benches.push(Box::new(bench_ibverbs::bench::VerbsBench::default()));
+            } else {
+                family_skips.push(FamilySkip {
+                    benchmark: "verbs",
+                    reason: bench_ibverbs::NOT_BUILT.into(),
+                });
+            }
             measure(
                 &run,
                 Plan {
@@ -136,6 +179,18 @@ fn main_inner() -> Result<()> {
                 Plan {
                     benches: vec![Box::new(b)],
                     device_benches: vec![],
+                    family_skips: vec![],
+                    far_nodes_by_default: false,
+                },
+            )
+        }
+        Command::Verbs { what, run, verbs } => {
+            let b = verbs_bench(what, &run, &verbs)?;
+            measure(
+                &run,
+                Plan {
+                    benches: vec![],
+                    device_benches: vec![Box::new(b)],
                     family_skips: vec![],
                     far_nodes_by_default: false,
                 },

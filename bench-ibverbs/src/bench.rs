@@ -58,4 +58,39 @@ mod tests {
         };
         assert_eq!(b.target(), "rdma:rxe0/192.0.2.2:18516");
     }
+
+    fn ctx() -> Context {
+        Context {
+            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
+            topology: bench_core::topology::Topology::system(),
+            cpus: bench_core::pin::allowed_cpus(),
+            quick: true,
+            seed: 1,
+            progress: std::sync::Arc::new(|_| {}),
+        }
+    }
+
+    #[test]
+    fn bad_config_is_a_skip_with_the_reason() {
+        let mut b = VerbsBench::default();
+        b.config.peer = Peer::Server { port: 0 };
+        let s = b.run(&ctx()).unwrap_err();
+        assert!(s.reason.contains("--port"), "{}", s.reason);
+    }
+
+    /// Without the feature: the NOT_BUILT reason. With it, on a machine without RDMA (CI):
+    /// a reason naming RDMA. Never a panic or a hang.
+    #[test]
+    fn no_device_or_no_feature_is_a_skip_with_the_reason() {
+        let b = VerbsBench::default();
+        match b.run(&ctx()) {
+            Err(s) if !crate::built_with_verbs() => assert_eq!(s.reason, crate::NOT_BUILT),
+            Err(s) => assert!(
+                s.reason.contains("RDMA") || s.reason.contains("port"),
+                "{}",
+                s.reason
+            ),
+            Ok(rep) => assert!(crate::built_with_verbs() && !rep.params.is_empty()),
+        }
+    }
 }

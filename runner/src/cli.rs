@@ -44,6 +44,20 @@ pub enum Command {
     /// Shared memory pool benchmarks: atomics, core-to-core, flush costs, messaging.
     #[command(subcommand)]
     Pool(PoolCommand),
+    /// RDMA verbs (seed 004): post/progress breakdown, ping-pong latency, streaming
+    /// bandwidth. Loopback pair in one process by default; --server / --connect HOST for
+    /// two processes or hosts.
+    Verbs {
+        /// What to measure (default: all three).
+        #[arg(value_enum)]
+        what: Option<VerbsWhat>,
+        /// Common options.
+        #[command(flatten)]
+        run: RunArgs,
+        /// Verbs options.
+        #[command(flatten)]
+        verbs: VerbsArgs,
+    },
     /// List the memory targets this machine offers (NUMA nodes, dax devices, hugepages).
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
@@ -338,6 +352,40 @@ pub struct MsgArgs {
     /// How long the peer may stay silent mid-run before the run fails.
     #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
     pub peer_timeout: std::time::Duration,
+}
+
+/// `cxlchar verbs` measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerbsWhat {
+    /// Post breakdown, poll costs, busy post, injection overhead, message rate.
+    Post,
+    /// Send/recv ping-pong latency over 8 B .. 1 MiB and its Hockney fit.
+    Lat,
+    /// Streaming RDMA-write bandwidth over 8 B .. 1 MiB.
+    Bw,
+}
+
+/// Options of `cxlchar verbs`.
+#[derive(Debug, Args, Clone)]
+pub struct VerbsArgs {
+    /// RDMA device (see `ibv_devices`); default: the first with an active port.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// GID index (RoCE); default: the first IPv4-mapped GID of the port.
+    #[arg(long, value_name = "N")]
+    pub gid_index: Option<u8>,
+    /// Wait for one `--connect` client and serve its measurements.
+    #[arg(long, conflicts_with = "connect")]
+    pub server: bool,
+    /// Measure against a `--server` on HOST.
+    #[arg(long, value_name = "HOST")]
+    pub connect: Option<String>,
+    /// TCP port of the QP-info exchange.
+    #[arg(long, default_value_t = bench_ibverbs::config::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
+    /// Timeout of every wait: TCP connect and exchange, each completion.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub timeout: std::time::Duration,
 }
 
 /// Output format on stdout.

@@ -22,7 +22,7 @@ use bench_mem::threshold::CopyThresholdBench;
 use clap::Parser;
 use cli::{
     BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, MemCommand, MixArg, OrderArg,
-    PcieArgs, PcieCommand, RunArgs,
+    PcieArgs, PcieCommand, RunArgs, VerbsArgs, VerbsWhat,
 };
 use export::Exporter;
 use run::{FamilySkip, Plan};
@@ -48,16 +48,10 @@ fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
 
 /// Families this build does not measure yet, reported as skipped in `all`.
 fn unimplemented_families() -> Vec<FamilySkip> {
-    vec![
-        FamilySkip {
-            benchmark: "verbs",
-            reason: bench_ibverbs::NOT_IMPLEMENTED.into(),
-        },
-        FamilySkip {
-            benchmark: "gpu",
-            reason: bench_gpu::NOT_IMPLEMENTED.into(),
-        },
-    ]
+    vec![FamilySkip {
+        benchmark: "gpu",
+        reason: bench_gpu::NOT_IMPLEMENTED.into(),
+    }]
 }
 
 /// The bandwidth benchmark for the options, validated against the CPU and `--cpu`.
@@ -114,6 +108,41 @@ fn mmio_bench(run: &RunArgs, pcie: &PcieArgs) -> Result<Option<bench_pcie::mmio:
     Ok(Some(b))
 }
 
+/// The verbs benchmark for `cxlchar verbs` (validated: bad input is an error here).
+fn verbs_bench(
+    what: Option<VerbsWhat>,
+    run: &RunArgs,
+    v: &VerbsArgs,
+) -> Result<bench_ibverbs::bench::VerbsBench> {
+    use bench_ibverbs::config::{Mode, Peer, VerbsConfig};
+    let config = VerbsConfig {
+        mode: match what {
+            None => Mode::All,
+            Some(VerbsWhat::Post) => Mode::Post,
+            Some(VerbsWhat::Lat) => Mode::Lat,
+            Some(VerbsWhat::Bw) => Mode::Bw,
+        },
+        device: v.device.clone(),
+        gid_index: v.gid_index,
+        peer: match (&v.connect, v.server) {
+            (Some(host), _) => Peer::Connect {
+                host: host.clone(),
+                port: v.port,
+            },
+            (None, true) => Peer::Server { port: v.port },
+            (None, false) => Peer::Loopback,
+        },
+        target: run
+            .targets
+            .first()
+            .cloned()
+            .unwrap_or(bench_core::target::TargetSpec::Anon),
+        timeout: v.timeout,
+    };
+    config.validate()?;
+    Ok(bench_ibverbs::bench::VerbsBench { config })
+}
+
 fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
     measure_checked(args, plan, || Ok(()))
 }
@@ -165,6 +194,15 @@ fn main_inner() -> Result<()> {
                     benchmark: "pcie.mmio",
                     reason: "no BAR named: MMIO runs only on a BAR given with --bar pci:DOMAIN:BUS:DEV.FN/N (see `cxlchar pcie list`), since device registers can have side effects".into(),
                 }),
+            }
+            if bench_ibverbs::built_with_verbs() {
+                // Loopback on the first device with an active port; no device is a skip.
+                device_benches.push(Box::new(bench_ibverbs::bench::VerbsBench::default()));
+            } else {
+                family_skips.push(FamilySkip {
+                    benchmark: "verbs",
+                    reason: bench_ibverbs::NOT_BUILT.into(),
+                });
             }
             measure(
                 &run,
@@ -248,6 +286,18 @@ fn main_inner() -> Result<()> {
             )
         }
         Command::Pool(p) => pool::run(p),
+        Command::Verbs { what, run, verbs } => {
+            let b = verbs_bench(what, &run, &verbs)?;
+            measure(
+                &run,
+                Plan {
+                    benches: vec![],
+                    device_benches: vec![Box::new(b)],
+                    family_skips: vec![],
+                    far_nodes_by_default: false,
+                },
+            )
+        }
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),
         Command::Model(a) => std::process::exit(consumers::run(|| consumers::model_cmd(&a))),

@@ -378,3 +378,38 @@ fn bandwidth_records_isa_and_threads() {
         assert_eq!(m["unit"], "GB/s");
     }
 }
+
+#[test]
+fn verbs_without_a_device_or_the_feature_is_skipped_with_the_reason() {
+    // This CI machine has no RDMA device; a build without the verbs feature skips too.
+    let out = cxlchar()
+        .args(["verbs", "post", "--quick", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_schema_valid(&doc);
+    let skipped = doc["skipped"].as_array().unwrap();
+    let s = skipped
+        .iter()
+        .find(|s| s["benchmark"] == "verbs")
+        .expect("verbs skipped");
+    let reason = s["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("--features verbs") || reason.contains("RDMA"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn verbs_bad_input_is_an_error() {
+    assert_bad_input(&["verbs", "--device", "rxe0;x"], "invalid RDMA device name");
+    assert_bad_input(&["verbs", "--port", "0"], "--port");
+    assert_bad_input(
+        &["verbs", "--server", "--connect", "h"],
+        "cannot be used with",
+    );
+    assert_bad_input(&["verbs", "--timeout", "0s"], "timeout");
+}

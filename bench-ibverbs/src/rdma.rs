@@ -840,6 +840,7 @@ impl Out<'_> {
             method: method.into(),
             distribution: d,
             placement: Some(self.region.placement().clone()),
+            counters: None,
         });
         Some(p50)
     }

@@ -220,15 +220,7 @@ fn main_inner() -> Result<()> {
                 Some(MixArg::ReadWrite) => vec![Mix::ReadWrite],
                 None => vec![Mix::Read, Mix::ReadWrite],
             };
-            measure(
-                &run,
-                Plan {
-                    benches: vec![Box::new(LoadedLatencyBench { mixes })],
-                    device_benches: vec![],
-                    family_skips: vec![],
-                    far_nodes_by_default: false,
-                },
-            )
+            measure(&run, Plan::single(Box::new(LoadedLatencyBench { mixes })))
         }
         Command::Mem(MemCommand::CopyThreshold { run, isa, threads }) => {
             let b = CopyThresholdBench {
@@ -237,66 +229,26 @@ fn main_inner() -> Result<()> {
             };
             b.validate(run::resolve_cpus(&run)?.len())
                 .map_err(anyhow::Error::msg)?;
-            measure(
-                &run,
-                Plan {
-                    benches: vec![Box::new(b)],
-                    device_benches: vec![],
-                    family_skips: vec![],
-                    far_nodes_by_default: false,
-                },
-            )
+            measure(&run, Plan::single(Box::new(b)))
         }
         Command::Mem(MemCommand::Bandwidth { run, bw }) => {
             let b = bandwidth_bench(&run, &bw)?;
-            measure(
-                &run,
-                Plan {
-                    benches: vec![Box::new(b)],
-                    device_benches: vec![],
-                    family_skips: vec![],
-                    far_nodes_by_default: false,
-                },
-            )
+            measure(&run, Plan::single(Box::new(b)))
         }
         Command::Pcie(PcieCommand::List(a)) => inventory::pci(a.format),
         Command::Pcie(PcieCommand::Mmio { run, pcie }) => {
             let b = mmio_bench(&run, &pcie)?
                 .context("cxlchar pcie mmio needs --bar pci:DOMAIN:BUS:DEV.FN/N")?;
-            measure(
-                &run,
-                Plan {
-                    benches: vec![],
-                    device_benches: vec![Box::new(b)],
-                    family_skips: vec![],
-                    far_nodes_by_default: false,
-                },
-            )
+            measure(&run, Plan::device(Box::new(b)))
         }
         Command::Mem(MemCommand::Latency { run, lat }) => {
             let b = latency_bench(&lat)?;
-            measure(
-                &run,
-                Plan {
-                    benches: vec![Box::new(b)],
-                    device_benches: vec![],
-                    family_skips: vec![],
-                    far_nodes_by_default: false,
-                },
-            )
+            measure(&run, Plan::single(Box::new(b)))
         }
         Command::Pool(p) => pool::run(p),
         Command::Verbs { what, run, verbs } => {
             let b = verbs_bench(what, &run, &verbs)?;
-            measure(
-                &run,
-                Plan {
-                    benches: vec![],
-                    device_benches: vec![Box::new(b)],
-                    family_skips: vec![],
-                    far_nodes_by_default: false,
-                },
-            )
+            measure(&run, Plan::device(Box::new(b)))
         }
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),

@@ -7,12 +7,7 @@ use bench_core::bench::Benchmark;
 use bench_cxl::pool::{PoolSource, PoolSpec, Role};
 
 fn plan(b: Box<dyn Benchmark>) -> Plan {
-    Plan {
-        benches: vec![b],
-        device_benches: vec![],
-        family_skips: vec![],
-        far_nodes_by_default: false,
-    }
+    Plan::single(b)
 }
 
 fn pool_spec(m: &MsgArgs, allow_write: bool, quick: bool) -> Result<Option<PoolSpec>> {

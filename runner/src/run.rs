@@ -35,6 +35,28 @@ pub struct Plan {
     pub far_nodes_by_default: bool,
 }
 
+impl Plan {
+    /// One benchmark on the named targets (or `anon`), nothing skipped as a family.
+    pub fn single(bench: Box<dyn Benchmark>) -> Plan {
+        Plan {
+            benches: vec![bench],
+            device_benches: vec![],
+            family_skips: vec![],
+            far_nodes_by_default: false,
+        }
+    }
+
+    /// One device benchmark, no memory target.
+    pub fn device(bench: Box<dyn DeviceBenchmark>) -> Plan {
+        Plan {
+            benches: vec![],
+            device_benches: vec![bench],
+            family_skips: vec![],
+            far_nodes_by_default: false,
+        }
+    }
+}
+
 /// The targets of a run: those named, or `anon` plus (for `all`) every memory-only node.
 pub fn resolve_targets(
     args: &RunArgs,

@@ -28,6 +28,19 @@ pub struct Context {
 }
 
 impl Context {
+    /// A context for tests and examples on this machine: quick timer calibration, quick
+    /// mode, every allowed CPU, seed 1, no progress output.
+    pub fn quick_local() -> Context {
+        Context {
+            timer: Timer::calibrate(crate::timer::Calibration::QUICK),
+            topology: Topology::system(),
+            cpus: crate::pin::allowed_cpus(),
+            quick: true,
+            seed: 1,
+            progress: Arc::new(|_| {}),
+        }
+    }
+
     /// Reports progress.
     pub fn progress(&self, msg: &str) {
         (self.progress)(msg)

@@ -60,14 +60,7 @@ mod tests {
     }
 
     fn ctx() -> Context {
-        Context {
-            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
-            topology: bench_core::topology::Topology::system(),
-            cpus: bench_core::pin::allowed_cpus(),
-            quick: true,
-            seed: 1,
-            progress: std::sync::Arc::new(|_| {}),
-        }
+        Context::quick_local()
     }
 
     #[test]

@@ -291,6 +291,21 @@ impl Side {
         }
     }
 
+    /// Polls `cq` once (untimed) and fails on a poll error or an error completion;
+    /// returns the number of completions reaped.
+    fn reap(cq: *mut ffi::ibv_cq, wcs: &mut [ffi::ibv_wc]) -> Result<usize, VerbsError> {
+        let r = Side::poll(cq, wcs);
+        if r < 0 {
+            return Err(VerbsError::code("ibv_poll_cq", r));
+        }
+        for c in &wcs[..r as usize] {
+            if let Some((st, v)) = c.error() {
+                return Err(completion_error(st, v));
+            }
+        }
+        Ok(r as usize)
+    }
+
     /// Waits for `n` completions on `cq`, checking their status.
     fn wait(
         cq: *mut ffi::ibv_cq,
@@ -1220,16 +1235,8 @@ fn post_breakdown(
                 posted += 1;
             }
             if !ok || posted.is_multiple_of(BURST) {
-                let r = Side::poll(a.scq, &mut wcs);
-                if r < 0 {
-                    return Err(VerbsError::code("ibv_poll_cq", r));
-                }
-                for c in &wcs[..r as usize] {
-                    if let Some((st, v)) = c.error() {
-                        return Err(completion_error(st, v));
-                    }
-                }
-                done += r as usize;
+                let r = Side::reap(a.scq, &mut wcs)?;
+                done += r;
                 if r > 0 {
                     stalled = None;
                 } else if !ok {
@@ -1393,16 +1400,8 @@ fn bandwidth(
                     }
                     posted += 1;
                 }
-                let r = Side::poll(a.scq, &mut wcs);
-                if r < 0 {
-                    return Err(VerbsError::code("ibv_poll_cq", r));
-                }
-                for c in &wcs[..r as usize] {
-                    if let Some((st, v)) = c.error() {
-                        return Err(completion_error(st, v));
-                    }
-                }
-                done += r as usize;
+                let r = Side::reap(a.scq, &mut wcs)?;
+                done += r;
                 if r == 0 && start.elapsed() > t.saturating_mul(4) {
                     return Err(VerbsError::CompletionTimeout(t, "bandwidth stream"));
                 }

@@ -353,18 +353,11 @@ impl Benchmark for BandwidthBench {
 mod tests {
     use super::*;
     use bench_core::target::TargetSpec;
-    use bench_core::timer::{Calibration, Timer};
-    use bench_core::topology::Topology;
-    use std::sync::Arc;
 
     fn ctx(quick: bool) -> Context {
         Context {
-            timer: Timer::calibrate(Calibration::QUICK),
-            topology: Topology::system(),
-            cpus: bench_core::pin::allowed_cpus(),
             quick,
-            seed: 1,
-            progress: Arc::new(|_| {}),
+            ..Context::quick_local()
         }
     }
 

@@ -446,9 +446,6 @@ impl Benchmark for LatencyBench {
 mod tests {
     use super::*;
     use bench_core::target::TargetSpec;
-    use bench_core::timer::{Calibration, Timer};
-    use bench_core::topology::Topology;
-    use std::sync::Arc;
 
     const M: usize = 1024 * 1024;
 
@@ -497,12 +494,8 @@ mod tests {
     #[test]
     fn small_sweep_produces_measurements_and_l1() {
         let ctx = Context {
-            timer: Timer::calibrate(Calibration::QUICK),
-            topology: Topology::system(),
             cpus: bench_core::pin::allowed_cpus()[..1].to_vec(),
-            quick: true,
-            seed: 1,
-            progress: Arc::new(|_| {}),
+            ..Context::quick_local()
         };
         let b = LatencyBench {
             sizes: Some(vec![4096, 8192]),

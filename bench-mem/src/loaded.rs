@@ -303,12 +303,8 @@ mod tests {
     #[test]
     fn one_cpu_is_a_reasoned_skip() {
         let ctx = Context {
-            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
-            topology: bench_core::topology::Topology::system(),
             cpus: vec![bench_core::pin::allowed_cpus()[0]],
-            quick: true,
-            seed: 1,
-            progress: std::sync::Arc::new(|_| {}),
+            ..Context::quick_local()
         };
         let b = LoadedLatencyBench::default();
         let e = b

@@ -91,14 +91,7 @@ mod tests {
 
     #[test]
     fn every_thread_runs_every_sample() {
-        let ctx = Context {
-            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
-            topology: bench_core::topology::Topology::system(),
-            cpus: bench_core::pin::allowed_cpus(),
-            quick: true,
-            seed: 1,
-            progress: std::sync::Arc::new(|_| {}),
-        };
+        let ctx = Context::quick_local();
         let calls = AtomicUsize::new(0);
         let b = Budget {
             time: Duration::from_millis(5),

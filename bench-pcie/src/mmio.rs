@@ -286,14 +286,7 @@ mod tests {
             },
             root: "/".into(),
         };
-        let ctx = Context {
-            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
-            topology: bench_core::topology::Topology::system(),
-            cpus: bench_core::pin::allowed_cpus(),
-            quick: true,
-            seed: 1,
-            progress: std::sync::Arc::new(|_| {}),
-        };
+        let ctx = Context::quick_local();
         let rep = b.run(&ctx).unwrap();
         let keys: Vec<&str> = rep.params.iter().map(|p| p.key.as_str()).collect();
         for k in [

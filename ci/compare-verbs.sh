@@ -3,15 +3,25 @@
 # on a machine with an RDMA device (a real NIC, or the lab's soft-RoCE rxe0), and print
 # the ratios.
 #
-#   ci/compare-verbs.sh [--device NAME] [--iters N]              # both ends on this host
-#   ci/compare-verbs.sh --serve [--device NAME]                  # on host B: perftest servers
-#   ci/compare-verbs.sh --remote HOST [--device NAME]            # on host A, against B
+#   ci/compare-verbs.sh [OPTIONS]                    # both ends on this host (loopback)
+#   ci/compare-verbs.sh --serve [OPTIONS]            # on host B: cxlchar and perftest servers
+#   ci/compare-verbs.sh --remote HOST [OPTIONS]      # on host A, against B; prints the table
 #
-# Method: same sizes (8 B .. 1 MiB), same operation (send/recv ping-pong for latency,
-# RDMA write stream for bandwidth), inline matched per size (cxlchar inlines a message
-# when it fits the QP's granted max inline; perftest gets -I SIZE for those sizes and
-# -I 0 otherwise). perftest reports t_typical (median) half round trips and average
-# bandwidth (--report_gbits / 8 = GB/s); cxlchar its p50. Ratio = cxlchar / perftest.
+# Options: --device NAME (default: first of ibv_devices), --iters N (perftest -n, default
+# 1000), --sizes "8 64 ..." (default 8 B .. 1 MiB), --quick (cxlchar --quick: sizes 8,
+# 4096, 1 MiB), --max-inline N (skip asking cxlchar for the granted max inline),
+# --out FILE (the table as JSON, for checks; cxlchar's params.json beside it as
+# FILE-cxlchar.json), --tries N (client connection attempts, 1 s
+# apart, default 60). CXLCHAR_BIN: use this cxlchar binary (built with --features verbs)
+# instead of building one.
+#
+# Method: same sizes, same operation (send/recv ping-pong for latency, RDMA write stream
+# for bandwidth), inline matched per size (cxlchar inlines a message when it fits the QP's
+# granted max inline; perftest gets -I SIZE for those sizes and -I 0 otherwise), same
+# topology (loopback pair against perftest on one host; --server/--connect against
+# perftest between the two hosts). perftest reports t_typical (median) half round trips
+# and average bandwidth (--report_gbits / 8 = GB/s); cxlchar its p50. Ratio = cxlchar /
+# perftest. Both sides of --serve/--remote must be given the same --sizes and --iters.
 #
 # rxe (soft-RoCE) numbers are an emulation: the "NIC" is kernel code on the same CPUs,
 # and in the lab also under TCG. Compare the shape (latency growth with size, inline vs
@@ -21,83 +31,166 @@ DEV=""
 ITERS=1000
 MODE=local
 HOST=""
+SIZES="8 64 512 4096 32768 262144 1048576"
+QUICK=""
+MAXINL=""
+OUTF=""
+TRIES=60
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEV="$2"; shift 2 ;;
     --iters) ITERS="$2"; shift 2 ;;
+    --sizes) SIZES="$2"; shift 2 ;;
+    --quick) QUICK=--quick; shift ;;
+    --max-inline) MAXINL="$2"; shift 2 ;;
+    --out) OUTF="$2"; shift 2 ;;
+    --tries) TRIES="$2"; shift 2 ;;
     --serve) MODE=serve; shift ;;
     --remote) MODE=remote; HOST="$2"; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 cd "$(dirname "$0")/.."
-for t in ib_send_lat ib_write_lat ib_write_bw; do
-  command -v "$t" >/dev/null || { echo "$t not found: apt-get install perftest" >&2; exit 2; }
+for t in ib_send_lat ib_write_lat ib_write_bw ibv_devices; do
+  command -v "$t" >/dev/null || { echo "$t not found: apt-get install perftest ibverbs-utils" >&2; exit 2; }
 done
 if [ -z "$DEV" ]; then
   DEV=$(ibv_devices 2>/dev/null | awk 'NR>2 && $1!="" {print $1; exit}')
   [ -n "$DEV" ] || { echo "no RDMA device (ibv_devices lists none)" >&2; exit 2; }
 fi
-SIZES="8 64 512 4096 32768 262144 1048576"
 W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
 
-cargo build --release -q -p cxlchar --features verbs
-CX=target/release/cxlchar
+if [ -n "${CXLCHAR_BIN:-}" ]; then
+  CX=$CXLCHAR_BIN
+else
+  cargo build --release -q -p cxlchar --features verbs
+  CX=target/release/cxlchar
+fi
 
-# max inline granted to cxlchar's QPs (read from its post measurements)
-inline_of() { # size -> perftest -I value
-  python3 - "$W/cx.json" "$1" <<'PY'
+# max inline granted to cxlchar's QPs (from its post measurements, or --max-inline)
+max_inline() {
+  if [ -n "$MAXINL" ]; then echo "$MAXINL"; return; fi
+  [ -f "$W/post.json" ] || "$CX" verbs post --quick --device "$DEV" --format json > "$W/post.json"
+  python3 - "$W/post.json" <<'PY'
 import json,sys
-d=json.load(open(sys.argv[1])); s=int(sys.argv[2])
+d=json.load(open(sys.argv[1]))
 mi=[m["parameters"].get("max_inline_bytes") for m in d["measurements"] if m["id"].startswith("verbs.post/")]
 mi=[x for x in mi if x is not None]
-print(s if mi and s<=mi[0] else 0)
+print(mi[0] if mi else 0)
 PY
 }
 
-run_pair() { # tool args... : server here + client to localhost, or client to HOST
-  local tool=$1; shift
-  case $MODE in
-    local)
-      timeout 120 "$tool" -d "$DEV" "$@" >/dev/null 2>&1 &
-      local sp=$!; sleep 1
-      timeout 120 "$tool" -d "$DEV" "$@" 127.0.0.1 || true
-      wait $sp || true ;;
-    remote) sleep 2; timeout 120 "$tool" -d "$DEV" "$@" "$HOST" || true ;;
-  esac
+# One perftest client run: the result line's column, retried while the server is not up.
+client() { # column tool args...
+  local col=$1 tool=$2; shift 2
+  local dest=127.0.0.1 i out size
+  [ "$MODE" = remote ] && dest=$HOST
+  size=$(printf '%s\n' "$@" | awk 'p {print; exit} $0=="-s" {p=1}')
+  for ((i = 0; i < TRIES; i++)); do
+    out=$(timeout 300 "$tool" -d "$DEV" "$@" "$dest" 2>&1 || true)
+    if v=$(awk -v s="$size" -v c="$col" '$1==s && NF>=c && $2 ~ /^[0-9]+$/ {print $c; f=1; exit} END {exit !f}' <<<"$out"); then
+      echo "$v"; return 0
+    fi
+    sleep 1
+  done
+  echo "$tool $* against $dest: no result after $TRIES attempts; last output:" >&2
+  tail -5 <<<"$out" >&2
+  echo nan
+}
+
+# One perftest measurement: server here and client (local), or client only (remote).
+pair() { # column tool args...
+  local col=$1 tool=$2; shift 2
+  if [ "$MODE" = local ]; then
+    timeout 300 "$tool" -d "$DEV" "$@" >/dev/null 2>&1 &
+    local sp=$!
+    client "$col" "$tool" "$@"
+    wait $sp || true
+  else
+    client "$col" "$tool" "$@"
+  fi
 }
 
 if [ "$MODE" = serve ]; then
-  # Serve the client's sequence: for each size, the three tools in order.
-  $CX verbs post --quick --device "$DEV" --format json > "$W/cx.json" || true
+  echo "== serving cxlchar verbs --server on $DEV, then perftest for sizes: $SIZES" >&2
+  "$CX" verbs --server --device "$DEV" --timeout 300s $QUICK > "$W/serve.txt" 2>&1 \
+    || { cat "$W/serve.txt" >&2; echo "cxlchar verbs --server failed" >&2; exit 1; }
+  MI=$(max_inline)
   for s in $SIZES; do
-    I=$(inline_of "$s")
-    timeout 120 ib_send_lat -d "$DEV" -s "$s" -I "$I" -n "$ITERS" >/dev/null || true
-    timeout 120 ib_write_lat -d "$DEV" -s "$s" -I "$I" -n "$ITERS" >/dev/null || true
-    timeout 120 ib_write_bw -d "$DEV" -s "$s" -I "$I" -n "$ITERS" --report_gbits >/dev/null || true
+    I=$(( s <= MI ? s : 0 ))
+    for t in "ib_send_lat" "ib_write_lat" "ib_write_bw --report_gbits"; do
+      # shellcheck disable=SC2086
+      timeout 300 $t -d "$DEV" -s "$s" -I "$I" -n "$ITERS" >/dev/null 2>&1 \
+        || echo "server $t -s $s ended with an error" >&2
+    done
   done
   exit 0
 fi
 
-echo "== cxlchar verbs (device $DEV, loopback pair)"
-$CX verbs --device "$DEV" --format json > "$W/cx.json"
+if [ "$MODE" = local ]; then
+  echo "== cxlchar verbs (device $DEV, loopback pair)" >&2
+  "$CX" verbs --device "$DEV" $QUICK --format json > "$W/cx.json"
+else
+  echo "== cxlchar verbs --connect $HOST (device $DEV)" >&2
+  ok=""
+  for ((i = 0; i < TRIES; i++)); do
+    if "$CX" verbs --connect "$HOST" --device "$DEV" --timeout 60s $QUICK --format json > "$W/cx.json" 2> "$W/cx.err" \
+      && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if any(m["id"].startswith("verbs.lat/") for m in d["measurements"]) else 1)' "$W/cx.json"; then
+      ok=1; break
+    fi
+    sleep 1
+  done
+  [ -n "$ok" ] || { cat "$W/cx.err" >&2; echo "cxlchar verbs --connect $HOST failed" >&2; exit 1; }
+fi
+cp "$W/cx.json" "$W/post.json"   # its post measurements carry the granted max inline
+[ -z "$OUTF" ] || cp "$W/cx.json" "${OUTF%.json}-cxlchar.json"
+MI=$(max_inline)
 
-printf "%-9s %14s %14s %7s %14s %14s %7s %12s\n" size cx_lat_ns send_lat_ns ratio cx_bw_GBs write_bw_GBs ratio write_lat_ns
+: > "$W/rows.txt"
 for s in $SIZES; do
-  I=$(inline_of "$s")
-  sl=$(run_pair ib_send_lat -s "$s" -I "$I" -n "$ITERS" | awk -v s="$s" '$1==s && NF>=5 {print $5*1000}')
-  wl=$(run_pair ib_write_lat -s "$s" -I "$I" -n "$ITERS" | awk -v s="$s" '$1==s && NF>=5 {print $5*1000}')
-  wb=$(run_pair ib_write_bw -s "$s" -I "$I" -n "$ITERS" --report_gbits | awk -v s="$s" '$1==s && NF>=4 {print $4/8}')
-  python3 - "$W/cx.json" "$s" "${sl:-nan}" "${wb:-nan}" "${wl:-nan}" <<'PY'
-import json,sys
-d=json.load(open(sys.argv[1])); s=sys.argv[2]
-sl,wb,wl=(float(x) for x in sys.argv[3:6])
-cl=[m["distribution"]["p50"] for m in d["measurements"] if m["id"].startswith("verbs.lat/") and m["id"].endswith("/send/%sB"%s)]
-cb=[m["distribution"]["p50"] for m in d["measurements"] if m["id"].startswith("verbs.bw/") and m["id"].endswith("/write/%sB"%s)]
-cl=cl[0] if cl else float("nan"); cb=cb[0] if cb else float("nan")
-r=lambda a,b: a/b if b==b and b>0 and a==a else float("nan")
-print("%-9s %14.0f %14.0f %7.2f %14.3f %14.3f %7.2f %12.0f"%(s,cl,sl,r(cl,sl),cb,wb,r(cb,wb),wl))
-PY
+  I=$(( s <= MI ? s : 0 ))
+  sl=$(pair 5 ib_send_lat -s "$s" -I "$I" -n "$ITERS")
+  wl=$(pair 5 ib_write_lat -s "$s" -I "$I" -n "$ITERS")
+  wb=$(pair 4 ib_write_bw -s "$s" -I "$I" -n "$ITERS" --report_gbits)
+  echo "$s $I $sl $wl $wb" >> "$W/rows.txt"
 done
-echo "ratio = cxlchar / perftest (rxe: emulation, compare shape and ratio only)"
+
+python3 - "$W/cx.json" "$W/rows.txt" "$MODE" "$DEV" "$MI" "${OUTF:-}" <<'PY'
+import json, math, sys
+cx = json.load(open(sys.argv[1]))
+mode, dev, mi, outf = sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6]
+def p50(prefix, suffix):
+    v = [m["distribution"]["p50"] for m in cx["measurements"]
+         if m["id"].startswith(prefix) and m["id"].endswith(suffix)]
+    return v[0] if v else float("nan")
+def ratio(a, b):
+    return a / b if (a == a and b == b and b > 0) else float("nan")
+rows = []
+for line in open(sys.argv[2]):
+    s, inl, sl, wl, wb = line.split()
+    s = int(s)
+    sl_ns = float(sl) * 1000 if sl != "nan" else float("nan")   # perftest: usec
+    wl_ns = float(wl) * 1000 if wl != "nan" else float("nan")
+    wb_gbs = float(wb) / 8 if wb != "nan" else float("nan")     # Gb/s -> GB/s
+    cl = p50("verbs.lat/", "/send/%dB" % s)
+    cb = p50("verbs.bw/", "/write/%dB" % s)
+    rows.append(dict(size_bytes=s, inline_bytes=int(inl),
+                     cxlchar_lat_ns=cl, perftest_send_lat_ns=sl_ns, lat_ratio=ratio(cl, sl_ns),
+                     perftest_write_lat_ns=wl_ns,
+                     cxlchar_bw_gbs=cb, perftest_write_bw_gbs=wb_gbs, bw_ratio=ratio(cb, wb_gbs)))
+print("%-9s %6s %14s %14s %7s %12s %12s %7s %13s" % ("size", "inline", "cx_lat_ns", "send_lat_ns",
+      "ratio", "cx_bw_GBs", "wr_bw_GBs", "ratio", "write_lat_ns"))
+f = lambda x, p: ("%.*f" % (p, x)) if x == x else "nan"
+for r in rows:
+    print("%-9d %6d %14s %14s %7s %12s %12s %7s %13s" % (r["size_bytes"], r["inline_bytes"],
+          f(r["cxlchar_lat_ns"], 0), f(r["perftest_send_lat_ns"], 0), f(r["lat_ratio"], 2),
+          f(r["cxlchar_bw_gbs"], 3), f(r["perftest_write_bw_gbs"], 3), f(r["bw_ratio"], 2),
+          f(r["perftest_write_lat_ns"], 0)))
+print("ratio = cxlchar / perftest (%s, %s; rxe is an emulation: compare shape and ratio only)" % (dev, mode))
+if outf:
+    clean = lambda x: None if isinstance(x, float) and math.isnan(x) else x
+    json.dump(dict(device=dev, mode=mode, max_inline_bytes=mi,
+                   rows=[{k: clean(v) for k, v in r.items()} for r in rows]),
+              open(outf, "w"), indent=1)
+PY

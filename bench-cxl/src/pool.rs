@@ -2,7 +2,8 @@
 //! its start through which two runs find each other (no network needed).
 //!
 //! A pool is a shared file (`/dev/shm/...` by default, or any `file:` path), a device-dax
-//! (`dax:/dev/daxX.Y`) or a PCI BAR (`pci:/sys/bus/pci/devices/<bdf>/resourceN`), with
+//! (`dax:/dev/daxX.Y`) or a PCI BAR (`pci:DOMAIN:BUS:DEV.FN/BAR` as in `cxlchar pcie`, or
+//! its resource file `pci:/sys/bus/pci/devices/<bdf>/resourceN`), with
 //! an `--offset` and `--len` inside it. Writing into a device destroys its contents:
 //! `dax:` and `pci:` need `allow_write`; a window whose header shows foreign data or
 //! another live run is refused unless `force`.
@@ -99,7 +100,7 @@ pub mod state {
 #[derive(Debug, thiserror::Error)]
 pub enum PoolError {
     /// Bad pool spec.
-    #[error("bad pool spec '{0}': use file:PATH, dax:/dev/daxX.Y or pci:/sys/bus/pci/devices/<bdf>/resourceN")]
+    #[error("bad pool spec '{0}': use file:PATH, dax:/dev/daxX.Y or pci:DOMAIN:BUS:DEV.FN/BAR (as `cxlchar pcie list` shows it; a resource file path pci:/sys/bus/pci/devices/<bdf>/resourceN also works)")]
     Spec(String),
     /// Bad role.
     #[error("bad role '{0}': use leader or follower")]
@@ -180,7 +181,7 @@ pub enum PoolSource {
     File(PathBuf),
     /// A device-dax.
     Dax(PathBuf),
-    /// A PCI BAR resource file.
+    /// A PCI BAR, by its sysfs resource file (`/sys/bus/pci/devices/<bdf>/resourceN`).
     Pci(PathBuf),
 }
 
@@ -194,7 +195,13 @@ impl FromStr for PoolSource {
         match kind {
             "file" => Ok(PoolSource::File(path.into())),
             "dax" => Ok(PoolSource::Dax(path.into())),
-            "pci" => Ok(PoolSource::Pci(path.into())),
+            "pci" if path.starts_with('/') => Ok(PoolSource::Pci(path.into())),
+            "pci" => {
+                // The same spelling as `cxlchar pcie` (`pci:DOMAIN:BUS:DEV.FN/BAR`).
+                let bar: bench_pcie::bar::BarSpec =
+                    s.parse().map_err(|_| PoolError::Spec(s.into()))?;
+                Ok(PoolSource::Pci(bar_resource(&bar)))
+            }
             _ => Err(PoolError::Spec(s.into())),
         }
     }
@@ -205,9 +212,32 @@ impl std::fmt::Display for PoolSource {
         match self {
             PoolSource::File(p) => write!(f, "file:{}", p.display()),
             PoolSource::Dax(p) => write!(f, "dax:{}", p.display()),
-            PoolSource::Pci(p) => write!(f, "pci:{}", p.display()),
+            PoolSource::Pci(p) => match bar_of_resource(p) {
+                Some(bar) => write!(f, "{bar}"),
+                None => write!(f, "pci:{}", p.display()),
+            },
         }
     }
+}
+
+/// The sysfs resource file of a BAR.
+fn bar_resource(bar: &bench_pcie::bar::BarSpec) -> PathBuf {
+    PathBuf::from(format!(
+        "/sys/bus/pci/devices/{}/resource{}",
+        bar.address, bar.index
+    ))
+}
+
+/// The BAR a sysfs resource file path names, if it has the canonical form.
+fn bar_of_resource(p: &Path) -> Option<bench_pcie::bar::BarSpec> {
+    let index = p.file_name()?.to_str()?.strip_prefix("resource")?;
+    let addr = p.parent()?;
+    if addr.parent()? != Path::new("/sys/bus/pci/devices") {
+        return None;
+    }
+    format!("pci:{}/{index}", addr.file_name()?.to_str()?)
+        .parse()
+        .ok()
 }
 
 /// Role in a two-sided run.
@@ -684,6 +714,25 @@ mod tests {
             "nvme:/x".parse::<PoolSource>(),
             Err(PoolError::Spec(_))
         ));
+        // A BAR has one spelling in output, whichever of its two forms was given.
+        let by_bar = "pci:0000:00:04.0/2".parse::<PoolSource>().unwrap();
+        let by_path = "pci:/sys/bus/pci/devices/0000:00:04.0/resource2"
+            .parse::<PoolSource>()
+            .unwrap();
+        assert_eq!(by_bar, by_path);
+        assert_eq!(
+            by_bar,
+            PoolSource::Pci("/sys/bus/pci/devices/0000:00:04.0/resource2".into())
+        );
+        assert_eq!(by_bar.to_string(), "pci:0000:00:04.0/2");
+        assert_eq!(
+            "pci:/tmp/bar".parse::<PoolSource>().unwrap().to_string(),
+            "pci:/tmp/bar"
+        );
+        for bad in ["pci:0000:00:04.0", "pci:00:04.0/2", "pci:0000:00:04.0/7"] {
+            let e = bad.parse::<PoolSource>().unwrap_err().to_string();
+            assert!(e.contains("pci:DOMAIN:BUS:DEV.FN/BAR"), "{bad}: {e}");
+        }
         assert_eq!("leader".parse::<Role>().unwrap(), Role::Leader);
         let e = "boss".parse::<Role>().unwrap_err().to_string();
         assert!(e.contains("leader or follower"), "{e}");

@@ -15,6 +15,10 @@ OUT=/mnt/out
 exec > "$OUT/guest-$ROLE.log" 2>&1
 CX="$REPO/target/release/cxlchar"
 RC=0
+# The two-guest verbs comparison: cxlchar --quick measures 8 B, 4 KiB and 1 MiB; perftest the
+# same sizes, few iterations (TCG: a 1 MiB rxe round trip takes tens of milliseconds).
+VERBS_SIZES="8 4096 1048576"
+VERBS_ITERS=100
 step() { echo "== $*"; }
 fail() { echo "LAB-FAIL: $*"; RC=1; }
 mount -t tmpfs shm /dev/shm 2>/dev/null
@@ -35,6 +39,7 @@ for d in /sys/bus/pci/devices/*; do
 done
 [ -n "$BAR" ] && [ -e "${BAR}_wc" ] || fail "ivshmem BAR2 (resource2, resource2_wc) not found"
 echo "ivshmem BAR: $BAR"
+PCIADDR=$(basename "$(dirname "$BAR")")
 
 pool() { # role: a writes a token and waits for b's reply; b waits for the token and replies
   python3 - "$BAR" "$1" <<'PY'
@@ -74,11 +79,14 @@ if [ "$ROLE" = a ]; then
   step "rxe: ib_send_lat server"
   timeout 120 ib_send_lat -d rxe0 -n 20 > "$OUT/ib_send_lat-a.txt" 2>&1 || fail "ib_send_lat server"
   step "cross-host pool messaging through the BAR (leader)"
-  timeout 400 "$CX" pool msg --quick --pool "pci:$BAR" --offset 1M --len 16M --role leader --allow-write \
+  timeout 400 "$CX" pool msg --quick --pool "pci:$PCIADDR/2" --offset 1M --len 16M --role leader --allow-write \
     --timeout 180s --peer-timeout 60s --out "$OUT/pool-msg-a.json" > "$OUT/pool-msg-a.txt" 2>&1 || fail "pool msg leader"
   cat "$OUT/pool-msg-a.txt"
+  step "verbs between the guests: cxlchar verbs --server and perftest servers (for guest b's compare-verbs.sh)"
+  CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
+    --iters "$VERBS_ITERS" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || fail "compare-verbs.sh --serve"
+  cat "$OUT/verbs-serve-a.txt"
   step "cxlchar all on anon, node:1, dax and the pool's BAR"
-  PCIADDR=$(basename "$(dirname "$BAR")")
   step "cxlchar pcie list"; "$CX" pcie list | tee "$OUT/pcie-a.txt" || fail "cxlchar pcie list"
   timeout 900 "$CX" all --quick --target anon --target node:1 --target dax:/dev/dax0.0 --allow-write --bar "pci:$PCIADDR/2" \
     --out "$OUT/params-a.json" > "$OUT/table-a.txt" || fail "cxlchar all"
@@ -100,6 +108,11 @@ else
   timeout 400 "$CX" pool msg --quick --pool "pci:$BAR" --offset 1M --len 16M --role follower --allow-write \
     --timeout 180s --peer-timeout 60s > "$OUT/pool-msg-b.txt" 2>&1 || fail "pool msg follower"
   cat "$OUT/pool-msg-b.txt"
+  step "verbs between the guests: cxlchar verbs --connect 192.0.2.1 against perftest (ci/compare-verbs.sh --remote)"
+  CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --remote 192.0.2.1 --device rxe0 --quick \
+    --iters "$VERBS_ITERS" --sizes "$VERBS_SIZES" --out "$OUT/verbs-compare-b.json" > "$OUT/verbs-compare-b.txt" 2>&1 \
+    || fail "compare-verbs.sh --remote"
+  cat "$OUT/verbs-compare-b.txt"
   "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
 fi
 echo "LAB: done $ROLE rc=$RC"

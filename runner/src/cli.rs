@@ -328,8 +328,9 @@ pub enum PoolCommand {
 /// Options of `pool msg`.
 #[derive(Debug, Args, Clone)]
 pub struct MsgArgs {
-    /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or
-    /// pci:/sys/bus/pci/devices/<bdf>/resourceN (dax and pci need --allow-write).
+    /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or a PCI
+    /// BAR pci:DOMAIN:BUS:DEV.FN/BAR as `cxlchar pcie list` shows it (or its resource file,
+    /// pci:/sys/bus/pci/devices/<bdf>/resourceN); dax and pci need --allow-write.
     #[arg(long, value_name = "SPEC")]
     pub pool: Option<String>,
     /// Two-sided run: leader (measures, writes results) or follower (answers). Start

@@ -182,3 +182,84 @@ fn cross_host_pool_messaging_through_the_shared_bar() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn verbs_loopback_ran_inside_all() {
+    // The lab's binary is built with the verbs feature: `all` runs the loopback pair on rxe0.
+    let doc = params_a();
+    let params = &doc["params"];
+    for k in ["llp_post_ns", "llp_prog_ns", "verbs_lat_ns", "verbs_bw_gbs"] {
+        assert!(
+            params[k].as_f64().is_some_and(|v| v > 0.0),
+            "{k} missing: {params}"
+        );
+    }
+}
+
+/// One row of `ci/compare-verbs.sh --out`.
+fn verbs_rows() -> Vec<Value> {
+    let doc = read_json(&out_dir().join("verbs-compare-b.json"));
+    assert_eq!(doc["mode"], "remote", "{doc}");
+    doc["rows"].as_array().unwrap().clone()
+}
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn verbs_between_guests_with_server_and_connect() {
+    // cxlchar verbs --connect 192.0.2.1 in guest b against --server in guest a.
+    let doc = read_json(&out_dir().join("verbs-compare-b-cxlchar.json"));
+    let ms = doc["measurements"].as_array().unwrap();
+    let lat: Vec<&Value> = ms
+        .iter()
+        .filter(|m| m["id"].as_str().unwrap().starts_with("verbs.lat/"))
+        .collect();
+    assert!(!lat.is_empty(), "no latency measurements");
+    for m in &lat {
+        assert_eq!(m["target"], "rdma:rxe0/192.0.2.1:18516", "{m}");
+    }
+    for k in ["verbs_lat_ns", "verbs_bw_gbs", "llp_post_ns"] {
+        assert!(
+            doc["params"][k].as_f64().is_some_and(|v| v > 0.0),
+            "{k} missing: {}",
+            doc["params"]
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn verbs_compare_with_perftest_has_the_same_shape() {
+    // rxe under TCG is an emulation: only the shape and a sane ratio are checked, never a
+    // speed. Both tools must have measured every size, and both must see a 1 MiB message
+    // take longer than an 8-byte one.
+    let rows = verbs_rows();
+    let sizes: Vec<u64> = rows
+        .iter()
+        .map(|r| r["size_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, vec![8, 4096, 1048576]);
+    for r in &rows {
+        for k in [
+            "cxlchar_lat_ns",
+            "perftest_send_lat_ns",
+            "perftest_write_lat_ns",
+            "cxlchar_bw_gbs",
+            "perftest_write_bw_gbs",
+        ] {
+            assert!(r[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {r}");
+        }
+        for k in ["lat_ratio", "bw_ratio"] {
+            let v = r[k].as_f64().unwrap();
+            assert!((0.05..20.0).contains(&v), "{k} {v}: {r}");
+        }
+    }
+    let first = &rows[0];
+    let last = &rows[rows.len() - 1];
+    for k in ["cxlchar_lat_ns", "perftest_send_lat_ns"] {
+        assert!(
+            last[k].as_f64().unwrap() > first[k].as_f64().unwrap(),
+            "{k} does not grow from 8 B to 1 MiB: {rows:?}"
+        );
+    }
+}

@@ -70,7 +70,7 @@ pub enum Unavailable {
         tried: String,
     },
     /// `libcuda` lacks a function this crate calls.
-    #[error("the CUDA driver library lacks {symbol}: the driver is too old (cxlchar needs CUDA {} or newer)", version_string(MIN_DRIVER_VERSION))]
+    #[error("the CUDA driver library lacks {symbol}, which cxlchar calls (it uses the driver API of CUDA {} and newer): update the NVIDIA driver", version_string(MIN_DRIVER_VERSION))]
     MissingSymbol {
         /// The missing symbol.
         symbol: String,
@@ -427,7 +427,8 @@ impl<'a> HostSpan<'a> {
         self.ptr
     }
 
-    /// Reads the span (no copy may be in flight: the caller synchronized its stream).
+    /// Reads the span. Call it only after synchronizing the streams that copied into it
+    /// (a read during a DMA write sees a partial copy).
     pub fn read(&self, off: usize, out: &mut [u8]) {
         assert!(off + out.len() <= self.len, "read past the span");
         // SAFETY: in bounds (asserted); the owner is borrowed for 'a so the memory is
@@ -435,7 +436,8 @@ impl<'a> HostSpan<'a> {
         unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(off), out.as_mut_ptr(), out.len()) }
     }
 
-    /// Writes the span (no copy may be in flight).
+    /// Writes the span. Call it only when no copy from it is in flight (synchronize the
+    /// streams first), or the copy may carry a mix of old and new bytes.
     pub fn write(&self, off: usize, data: &[u8]) {
         assert!(off + data.len() <= self.len, "write past the span");
         // SAFETY: in bounds (asserted); the owner is mutably borrowed for 'a, so nothing
@@ -586,8 +588,11 @@ impl<'d> Stream<'d> {
     }
 
     /// Enqueues a copy of `len` bytes between `host[host_off..]` and `dev[dev_off..]`.
-    /// Bounds are checked. The memory of both stays valid until the copy completes:
-    /// both are borrowed from owners that outlive this stream, which synchronizes on drop.
+    /// Bounds are checked. The memory stays valid until the copy completes: device
+    /// buffers, pinned buffers and registrations synchronize their context before they
+    /// are freed or unregistered, and a copy from or to pageable memory returns only
+    /// once the host memory is no longer needed (the driver stages `HtoD` before
+    /// returning and completes `DtoH` before returning).
     pub fn copy(
         &self,
         dir: Dir,

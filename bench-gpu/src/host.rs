@@ -151,17 +151,22 @@ impl DeviceBenchmark for GpuHostBench {
             placement: Some(placement),
             host_timer: format!("{:?}", ctx.timer.source()),
         };
-        // Pinned memory allocated by CUDA: the keys.
+        // Pinned memory allocated by CUDA: the keys. A part that fails is recorded as
+        // skipped with the driver's error; the other parts still run.
+        let failed = |report: &mut Report, what: &str, e: CudaError| {
+            report
+                .skipped
+                .push(self.skipped(format!("{what}: {}", skip(e).reason)))
+        };
         match PinnedBuffer::new(&dev, max) {
             Ok(mut pinned) => {
                 let span = pinned.span();
-                let what = "pinned host memory (cuMemAllocHost)";
                 let labels = base(
-                    what,
+                    "pinned host memory (cuMemAllocHost)",
                     "pinned",
                     host_placement(&span, "the cuMemAllocHost buffer"),
                 );
-                self.measure_source(
+                if let Err(e) = self.measure_source(
                     ctx,
                     &dev,
                     &buf,
@@ -170,30 +175,40 @@ impl DeviceBenchmark for GpuHostBench {
                     &labels,
                     Some("gpu"),
                     &mut report,
-                )
-                .map_err(&skip)?;
+                ) {
+                    failed(&mut report, "pinned bandwidth sweep", e);
+                }
                 ctx.progress(&format!(
                     "gpu.bw: {LAT_BYTES}-byte copies on {}",
                     self.target()
                 ));
                 let samples = if ctx.quick { 500 } else { 5000 };
-                let mut lat = Vec::new();
-                for dir in Dir::ALL {
-                    let v = copy::latency(&dev, &buf, span, dir, LAT_BYTES, samples, &ctx.timer)
-                        .map_err(&skip)?;
-                    lat.push((dir, v));
+                let lat: Result<Vec<(Dir, Vec<f64>)>, CudaError> = Dir::ALL
+                    .into_iter()
+                    .map(|dir| {
+                        copy::latency(&dev, &buf, span, dir, LAT_BYTES, samples, &ctx.timer)
+                            .map(|v| (dir, v))
+                    })
+                    .collect();
+                match lat {
+                    Ok(lat) => {
+                        let labels = Labels {
+                            id_prefix: format!("gpu.lat/{}/pinned", self.target()),
+                            ..labels
+                        };
+                        let (ms, ps) =
+                            latency_report(&lat, LAT_BYTES, &labels, Some("gpu_copy_lat_ns"));
+                        report.measurements.extend(ms);
+                        report.params.extend(ps);
+                    }
+                    Err(e) => failed(&mut report, "small-copy latency", e),
                 }
-                let labels = Labels {
-                    id_prefix: format!("gpu.lat/{}/pinned", self.target()),
-                    ..labels
-                };
-                let (ms, ps) = latency_report(&lat, LAT_BYTES, &labels, Some("gpu_copy_lat_ns"));
-                report.measurements.extend(ms);
-                report.params.extend(ps);
             }
-            Err(e) => report
-                .skipped
-                .push(self.skipped(format!("pinned host memory of {}: {e}", format_size(max)))),
+            Err(e) => failed(
+                &mut report,
+                &format!("pinned host memory of {}", format_size(max)),
+                e,
+            ),
         }
         // Pageable memory (the driver stages it through its own pinned buffers).
         let mut pageable = vec![0u8; max];
@@ -204,8 +219,18 @@ impl DeviceBenchmark for GpuHostBench {
             "pageable",
             host_placement(&span, "the pageable buffer"),
         );
-        self.measure_source(ctx, &dev, &buf, span, &sizes, &labels, None, &mut report)
-            .map_err(&skip)?;
+        if let Err(e) =
+            self.measure_source(ctx, &dev, &buf, span, &sizes, &labels, None, &mut report)
+        {
+            failed(&mut report, "pageable bandwidth sweep", e);
+        }
+        if report.measurements.is_empty() {
+            let why: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+            return Err(Skip::new(format!(
+                "nothing could be measured: {}",
+                why.join("; ")
+            )));
+        }
         Ok(report)
     }
 }

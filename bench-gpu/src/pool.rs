@@ -16,10 +16,10 @@
 
 use crate::config::GpuConfig;
 use crate::copy::{self, SweepPlan};
-use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Registration};
+use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, Registration};
 use crate::discovery::probe;
 use crate::shape::{
-    contention_report, split_fitting, sweep_report, ContentionPoint, Labels, Timing,
+    contention_report, split_fitting, sweep_report, ContentionPoint, Labels, SweepPoint, Timing,
 };
 use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
 use bench_core::params::Skipped;
@@ -107,27 +107,29 @@ impl Benchmark for GpuPoolBench {
         let info = &inv.devices[d0];
         let target = region.spec().to_string();
         let placement = region.placement().clone();
-        let skip = |e: CudaError| Skip::new(format!("GPU {d0}: {e}"));
-        let skipped = |reason: String| Skipped {
-            benchmark: "gpu.pool".into(),
-            target: target.clone(),
-            reason,
-        };
-        let dev = Device::open(d0).map_err(skip)?;
+        let dev = Device::open(d0).map_err(|e| Skip::new(format!("GPU {d0}: {e}")))?;
         let len = region.len();
         let mut reg = Registration::new(&dev, region.as_mut_slice()).map_err(|e| {
             Skip::new(format!(
-                "{target} cannot be registered for DMA ({} at {:?}): {e}",
-                human_bytes(len as u64),
-                placement.method
+                "{target} ({} region) cannot be registered for DMA: {e}",
+                human_bytes(len as u64)
             ))
         })?;
-        let host = reg.span();
-        let mut report = Report::default();
-        let gpu = format!("gpu:{d0}");
+        let (free, _) = dev
+            .mem_info()
+            .map_err(|e| Skip::new(format!("GPU {d0}: {e}")))?;
+        let run = PoolRun {
+            ctx,
+            dev: &dev,
+            host: reg.span(),
+            target: &target,
+            len,
+            free,
+            limit: (free / 10 * 9).min(len),
+        };
         let labels = Labels {
             bench: self.name().into(),
-            id_prefix: format!("gpu.pool/{target}/{gpu}"),
+            id_prefix: format!("gpu.pool/{target}/gpu:{d0}"),
             target: target.clone(),
             memory: format!("the {target} target registered with cuMemHostRegister"),
             parameters: {
@@ -135,135 +137,36 @@ impl Benchmark for GpuPoolBench {
                 p["source"] = "registered".into();
                 p
             },
-            placement: Some(placement.clone()),
+            placement: Some(placement),
             host_timer: format!("{:?}", ctx.timer.source()),
+        };
+        let mut report = Report::default();
+        let part_failed = |report: &mut Report, what: &str, e: CudaError| {
+            report
+                .skipped
+                .push(run.skipped(format!("{what} on GPU {d0}: {e}")))
         };
 
         // Bandwidth sweep.
-        let (free, _) = dev.mem_info().map_err(skip)?;
-        let limit = (free / 10 * 9).min(len);
-        let (sizes, too_big) = split_fitting(&self.config.sizes(ctx.quick), limit);
-        for s in too_big {
-            report.skipped.push(skipped(format!(
-                "copies of {}: the region holds {}, {} of device memory free (90% usable)",
-                format_size(s),
-                human_bytes(len as u64),
-                human_bytes(free as u64)
-            )));
-        }
-        if let Some(&max) = sizes.last() {
-            let buf = DeviceBuffer::new(&dev, max).map_err(skip)?;
-            let mut points = Vec::new();
-            for dir in Dir::ALL {
-                points.extend(
-                    copy::sweep(
-                        &dev,
-                        &buf,
-                        host,
-                        dir,
-                        &sizes,
-                        SweepPlan::new(ctx.quick),
-                        &ctx.timer,
-                        &|size| {
-                            ctx.progress(&format!(
-                                "gpu.pool on {target}: {} {}",
-                                dir.name(),
-                                format_size(size)
-                            ))
-                        },
-                    )
-                    .map_err(skip)?,
-                );
+        match run.sweep(&self.config, &mut report) {
+            Ok(points) => {
+                let (ms, ps) = sweep_report(&points, &labels, Some(KEY_PREFIX));
+                report.measurements.extend(ms);
+                report.params.extend(ps);
             }
-            let (ms, ps) = sweep_report(&points, &labels, Some(KEY_PREFIX));
-            report.measurements.extend(ms);
-            report.params.extend(ps);
+            Err(e) => part_failed(&mut report, "bandwidth sweep", e),
         }
-
-        // k streams on one GPU.
-        let each = self.config.contention_size(ctx.quick);
-        let rounds = if ctx.quick { 5 } else { 20 };
-        let (ks, too_many): (Vec<usize>, Vec<usize>) = self
-            .config
-            .stream_counts()
-            .into_iter()
-            .partition(|&k| k * each <= limit);
-        for k in too_many {
-            report.skipped.push(skipped(format!(
-                "{k} concurrent copies of {}: the region holds {}, {} of device memory free",
-                format_size(each),
-                human_bytes(len as u64),
-                human_bytes(free as u64)
-            )));
-        }
+        // k streams on one GPU, then one copy on each of several GPUs.
         let mut points = Vec::new();
-        if let Some(&kmax) = ks.last() {
-            let buf = DeviceBuffer::new(&dev, kmax * each).map_err(skip)?;
-            for dir in Dir::ALL {
-                for &k in &ks {
-                    ctx.progress(&format!(
-                        "gpu.pool on {target}: {k} concurrent {} copies",
-                        dir.name()
-                    ));
-                    let r = copy::contention_streams(&dev, &buf, host, dir, k, each, rounds)
-                        .map_err(skip)?;
-                    points.push(ContentionPoint {
-                        dir,
-                        streams: k,
-                        devices: vec![d0],
-                        bytes_each: each,
-                        timing: Timing::Events,
-                        rounds: r,
-                    });
-                }
-            }
+        if let Err(e) = run.streams(&self.config, d0, &mut points, &mut report) {
+            part_failed(&mut report, "stream contention", e);
         }
-
-        // One copy on each of several GPUs.
         let n = self.multi_gpu().min(count);
-        let gs: Vec<usize> = gpu_counts(n)
-            .into_iter()
-            .filter(|&g| g * each <= len)
-            .collect();
-        if let Some(&gmax) = gs.last() {
-            let devs: Vec<Device> = (0..gmax)
-                .map(Device::open)
-                .collect::<Result<_, _>>()
-                .map_err(skip)?;
-            let bufs: Vec<DeviceBuffer<'_>> = devs
-                .iter()
-                .map(|d| DeviceBuffer::new(d, each))
-                .collect::<Result<_, _>>()
-                .map_err(skip)?;
-            for dir in Dir::ALL {
-                for &g in &gs {
-                    ctx.progress(&format!(
-                        "gpu.pool on {target}: {} copies on {g} GPUs",
-                        dir.name()
-                    ));
-                    let r = copy::contention_devices(
-                        &devs[..g],
-                        &bufs[..g],
-                        host,
-                        dir,
-                        each,
-                        rounds,
-                        &ctx.timer,
-                    )
-                    .map_err(skip)?;
-                    points.push(ContentionPoint {
-                        dir,
-                        streams: 1,
-                        devices: (0..g).collect(),
-                        bytes_each: each,
-                        timing: Timing::Host,
-                        rounds: r,
-                    });
-                }
-            }
+        if let Err(e) = run.devices(&self.config, n, &mut points) {
+            part_failed(&mut report, "multi-GPU contention", e);
         }
         let labels = Labels {
-            id_prefix: format!("gpu.pool/{target}/{gpu}/contention"),
+            id_prefix: format!("{}/contention", labels.id_prefix),
             ..labels
         };
         let (ms, ps, ws) = contention_report(&points, &labels, Some(KEY_PREFIX));
@@ -271,7 +174,184 @@ impl Benchmark for GpuPoolBench {
         report.params.extend(ps);
         report.warnings.extend(ws);
         drop(reg);
+        if report.measurements.is_empty() {
+            let why: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+            return Err(Skip::new(format!(
+                "nothing could be measured: {}",
+                why.join("; ")
+            )));
+        }
         Ok(report)
+    }
+}
+
+/// One run of `gpu.pool` on a registered region.
+struct PoolRun<'a, 'd> {
+    ctx: &'a Context,
+    dev: &'d Device,
+    host: HostSpan<'a>,
+    target: &'a str,
+    len: usize,
+    free: usize,
+    /// Largest footprint on both sides: the region, and 90% of free device memory.
+    limit: usize,
+}
+
+impl PoolRun<'_, '_> {
+    fn skipped(&self, reason: String) -> Skipped {
+        Skipped {
+            benchmark: "gpu.pool".into(),
+            target: self.target.into(),
+            reason,
+        }
+    }
+
+    fn too_big(&self, what: String) -> Skipped {
+        self.skipped(format!(
+            "{what}: the region holds {}, {} of device memory free (90% usable)",
+            human_bytes(self.len as u64),
+            human_bytes(self.free as u64)
+        ))
+    }
+
+    fn sweep(&self, config: &GpuConfig, report: &mut Report) -> Result<Vec<SweepPoint>, CudaError> {
+        let (sizes, too_big) = split_fitting(&config.sizes(self.ctx.quick), self.limit);
+        for s in too_big {
+            report
+                .skipped
+                .push(self.too_big(format!("copies of {}", format_size(s))));
+        }
+        let Some(&max) = sizes.last() else {
+            return Ok(Vec::new());
+        };
+        let buf = DeviceBuffer::new(self.dev, max)?;
+        let mut points = Vec::new();
+        for dir in Dir::ALL {
+            points.extend(copy::sweep(
+                self.dev,
+                &buf,
+                self.host,
+                dir,
+                &sizes,
+                SweepPlan::new(self.ctx.quick),
+                &self.ctx.timer,
+                &|size| {
+                    self.ctx.progress(&format!(
+                        "gpu.pool on {}: {} {}",
+                        self.target,
+                        dir.name(),
+                        format_size(size)
+                    ))
+                },
+            )?);
+        }
+        Ok(points)
+    }
+
+    fn rounds(&self) -> usize {
+        if self.ctx.quick {
+            5
+        } else {
+            20
+        }
+    }
+
+    fn streams(
+        &self,
+        config: &GpuConfig,
+        d0: usize,
+        points: &mut Vec<ContentionPoint>,
+        report: &mut Report,
+    ) -> Result<(), CudaError> {
+        let each = config.contention_size(self.ctx.quick);
+        let (ks, too_many): (Vec<usize>, Vec<usize>) = config
+            .stream_counts()
+            .into_iter()
+            .partition(|&k| k * each <= self.limit);
+        for k in too_many {
+            report
+                .skipped
+                .push(self.too_big(format!("{k} concurrent copies of {}", format_size(each))));
+        }
+        let Some(&kmax) = ks.last() else {
+            return Ok(());
+        };
+        let buf = DeviceBuffer::new(self.dev, kmax * each)?;
+        for dir in Dir::ALL {
+            for &k in &ks {
+                self.ctx.progress(&format!(
+                    "gpu.pool on {}: {k} concurrent {} copies",
+                    self.target,
+                    dir.name()
+                ));
+                let rounds = copy::contention_streams(
+                    self.dev,
+                    &buf,
+                    self.host,
+                    dir,
+                    k,
+                    each,
+                    self.rounds(),
+                )?;
+                points.push(ContentionPoint {
+                    dir,
+                    streams: k,
+                    devices: vec![d0],
+                    bytes_each: each,
+                    timing: Timing::Events,
+                    rounds,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn devices(
+        &self,
+        config: &GpuConfig,
+        n: usize,
+        points: &mut Vec<ContentionPoint>,
+    ) -> Result<(), CudaError> {
+        let each = config.contention_size(self.ctx.quick);
+        let gs: Vec<usize> = gpu_counts(n)
+            .into_iter()
+            .filter(|&g| g * each <= self.len)
+            .collect();
+        let Some(&gmax) = gs.last() else {
+            return Ok(());
+        };
+        let devs: Vec<Device> = (0..gmax).map(Device::open).collect::<Result<_, _>>()?;
+        let bufs: Vec<DeviceBuffer<'_>> = devs
+            .iter()
+            .map(|d| DeviceBuffer::new(d, each))
+            .collect::<Result<_, _>>()?;
+        for dir in Dir::ALL {
+            for &g in &gs {
+                self.ctx.progress(&format!(
+                    "gpu.pool on {}: {} copies on {g} GPUs",
+                    self.target,
+                    dir.name()
+                ));
+                let rounds = copy::contention_devices(
+                    &devs[..g],
+                    &bufs[..g],
+                    self.host,
+                    dir,
+                    each,
+                    self.rounds(),
+                    &self.ctx.timer,
+                )?;
+                points.push(ContentionPoint {
+                    dir,
+                    streams: 1,
+                    devices: (0..g).collect(),
+                    bytes_each: each,
+                    timing: Timing::Host,
+                    rounds,
+                });
+            }
+        }
+        Ok(())
     }
 }
 

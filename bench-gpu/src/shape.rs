@@ -396,7 +396,7 @@ pub fn contention_report(
             )
         };
         let what = format!(
-            "{n} concurrent {} copies of {} each ({who}), all on the same {}",
+            "{n} concurrent {} copies of {} each ({who}), each on its own range of {}",
             p.dir.name(),
             format_size(p.bytes_each),
             l.memory

@@ -1,9 +1,33 @@
 //! # bench-gpu
 //!
-//! GPU <-> host-memory-pool DMA bandwidth and contention (seed 003) through the CUDA
-//! driver API, loaded dynamically so that the same binary runs without CUDA. Not
-//! implemented yet: `cxlchar` reports this family as skipped with that reason.
+//! GPU <-> host-memory-pool DMA bandwidth and contention (seed 003, CCCL) through the CUDA
+//! driver API, loaded at run time (cudarc, `dynamic-loading`): the same binary runs
+//! without CUDA and reports the family as skipped with the reason (no driver library, a
+//! driver too old, no device).
+//!
+//! * [`cuda`]: the loading checks (cudarc panics when `libcuda` is missing, so
+//!   [`cuda::check_library`] runs first) and RAII wrappers of contexts, buffers, host
+//!   registrations, streams and events;
+//! * [`discovery`]: GPUs with name, memory, copy engines, PCI address, PCIe link and NUMA
+//!   node (sysfs);
+//! * [`config`]: `cxlchar gpu` options, validated;
+//! * [`copy`]: the timed loops;
+//! * [`shape`]: pure result shaping (bandwidth, shares, measurements, params);
+//! * [`host::GpuHostBench`] (`gpu.bw`, one per GPU): pageable and pinned bandwidth
+//!   sweeps and the small-copy latency;
+//! * [`pool::GpuPoolBench`] (`gpu.pool`, one per memory target): bandwidth to a
+//!   registered target and how concurrent transfers share it.
+//!
+//! See docs/gpu.md for the method and the conventions.
 #![deny(missing_docs)]
 
-/// Why this family produces no measurements yet (reported as the skip reason).
-pub const NOT_IMPLEMENTED: &str = "the GPU DMA family is not implemented in this version";
+pub mod config;
+pub mod copy;
+pub mod cuda;
+pub mod discovery;
+pub mod host;
+pub mod pool;
+pub mod shape;
+
+/// The family name in `skipped` when no GPU can be used.
+pub const FAMILY: &str = "gpu";

@@ -58,6 +58,18 @@ pub enum Command {
         #[command(flatten)]
         verbs: VerbsArgs,
     },
+    /// GPU <-> memory DMA (seed 003): host-to-device and device-to-host bandwidth from
+    /// pageable, pinned (cuMemAllocHost) and each --target's memory (registered with
+    /// cuMemHostRegister), 4 KiB .. 1 GiB, and how 1..k concurrent copies share it. CUDA is
+    /// loaded at run time: without a driver or a GPU the family is skipped, with the reason.
+    Gpu {
+        /// Common options (targets default to anon plus every memory-only NUMA node).
+        #[command(flatten)]
+        run: RunArgs,
+        /// GPU options.
+        #[command(flatten)]
+        gpu: GpuArgs,
+    },
     /// List the memory targets this machine offers (NUMA nodes, dax devices, hugepages).
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
@@ -387,6 +399,26 @@ pub struct VerbsArgs {
     /// Timeout of every wait: TCP connect and exchange, each completion.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub timeout: std::time::Duration,
+}
+
+/// Options of `cxlchar gpu`.
+#[derive(Debug, Args, Clone)]
+pub struct GpuArgs {
+    /// Measure only this GPU (CUDA ordinal, see `cxlchar targets`). Default: every GPU
+    /// for host memory, GPU 0 for the targets, all GPUs at once for multi-GPU contention.
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
+    /// Largest copy of the sweeps (default 1G, quick 64M); sizes grow from 4K by x4
+    /// (quick x16).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_size: Option<usize>,
+    /// Concurrent copies (streams on one GPU) of the contention test, comma-separated
+    /// (default 1,2,4,8; 1 is always measured as the reference).
+    #[arg(long, value_name = "K,..", value_delimiter = ',')]
+    pub streams: Option<Vec<usize>>,
+    /// Bytes of each concurrent copy in the contention test (default 64M, quick 8M).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub contention_size: Option<usize>,
 }
 
 /// Output format on stdout.

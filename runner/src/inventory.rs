@@ -83,6 +83,7 @@ pub fn targets(format: Format) -> Result<()> {
             let v = json!({
                 "topology": topo,
                 "pci": bench_pcie::discovery::devices(std::path::Path::new("/")),
+                "gpus": crate::gpu::inventory_json(&bench_gpu::discovery::probe()),
                 "targets": offered.iter().map(|(s, n)| json!({"spec": s, "note": n})).collect::<Vec<_>>(),
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
@@ -166,6 +167,7 @@ pub fn targets(format: Format) -> Result<()> {
             s.push_str(&pci_table(&bench_pcie::discovery::devices(
                 std::path::Path::new("/"),
             )));
+            s.push_str(&crate::gpu::inventory_table(&bench_gpu::discovery::probe()));
             writeln!(s, "\ntargets (--target):")?;
             for (spec, note) in &offered {
                 writeln!(s, "  {spec:<22} {note}")?;

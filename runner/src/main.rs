@@ -5,6 +5,7 @@
 mod cli;
 mod consumers;
 mod export;
+mod gpu;
 mod inventory;
 mod output;
 mod plot;
@@ -44,14 +45,6 @@ fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
     };
     b.validate()?;
     Ok(b)
-}
-
-/// Families this build does not measure yet, reported as skipped in `all`.
-fn unimplemented_families() -> Vec<FamilySkip> {
-    vec![FamilySkip {
-        benchmark: "gpu",
-        reason: bench_gpu::NOT_IMPLEMENTED.into(),
-    }]
 }
 
 /// The bandwidth benchmark for the options, validated against the CPU and `--cpu`.
@@ -173,7 +166,7 @@ fn main_inner() -> Result<()> {
     let cli = Cli::parse();
     match cli.command {
         Command::All { run, pcie } => {
-            let benches: Vec<Box<dyn Benchmark>> = vec![
+            let mut benches: Vec<Box<dyn Benchmark>> = vec![
                 Box::new(LatencyBench::default()),
                 Box::new(BandwidthBench::default()),
                 Box::new(CopyThresholdBench::default()),
@@ -186,8 +179,13 @@ fn main_inner() -> Result<()> {
                 }),
                 Box::new(bench_cxl::msg::MsgBench::default()),
             ];
-            let mut family_skips = unimplemented_families();
+            let mut family_skips = Vec::new();
             let mut device_benches: Vec<Box<dyn bench_core::bench::DeviceBenchmark>> = Vec::new();
+            // GPUs: planned after discovery; no driver or no device is one skip.
+            let g = gpu::part(bench_gpu::config::GpuConfig::default())?;
+            benches.extend(g.benches);
+            device_benches.extend(g.device_benches);
+            family_skips.extend(g.skip);
             match mmio_bench(&run, &pcie)? {
                 Some(b) => device_benches.push(Box::new(b)),
                 None => family_skips.push(FamilySkip {
@@ -250,6 +248,7 @@ fn main_inner() -> Result<()> {
             let b = verbs_bench(what, &run, &verbs)?;
             measure(&run, Plan::device(Box::new(b)))
         }
+        Command::Gpu { run, gpu } => gpu::run(&run, &gpu),
         Command::Targets(a) => inventory::targets(a.format),
         Command::Env(a) => inventory::env(a.format),
         Command::Model(a) => std::process::exit(consumers::run(|| consumers::model_cmd(&a))),

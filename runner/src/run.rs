@@ -224,16 +224,23 @@ fn dedup_warnings(w: Vec<Warning>) -> Vec<Warning> {
     out
 }
 
-/// Far-memory names of the memory keys (seed 000's CXL_LAT and pool bandwidth).
-fn far_name(key: &str) -> Option<&'static str> {
-    match key {
-        "mem_lat_ns" => Some("cxl_lat_ns"),
-        "mem_lat_random_ns" => Some("cxl_lat_random_ns"),
-        "mem_bw_gbs" => Some("cxl_bw_gbs"),
-        "mem_bw_1t_gbs" => Some("cxl_bw_1t_gbs"),
-        "atomic_lat_ns" => Some("cxl_atomic_lat_ns"),
-        _ => None,
-    }
+/// Far-memory names of the memory keys (seed 000's CXL_LAT and pool bandwidth), and of
+/// the GPU DMA keys of a registered target (seed 003's pool: `gpu_reg_*` ->
+/// `gpu_pool_*`).
+fn far_name(key: &str) -> Option<String> {
+    let name = match key {
+        "mem_lat_ns" => "cxl_lat_ns",
+        "mem_lat_random_ns" => "cxl_lat_random_ns",
+        "mem_bw_gbs" => "cxl_bw_gbs",
+        "mem_bw_1t_gbs" => "cxl_bw_1t_gbs",
+        "atomic_lat_ns" => "cxl_atomic_lat_ns",
+        _ => {
+            return key
+                .strip_prefix("gpu_reg_")
+                .map(|rest| format!("gpu_pool_{rest}"))
+        }
+    };
+    Some(name.to_string())
 }
 
 /// Turns per-target reports into the flat key map.
@@ -242,7 +249,9 @@ fn far_name(key: &str) -> Option<&'static str> {
 /// * The first target to produce a key gives the unqualified key (`mem_lat_ns`), local
 ///   targets before far ones.
 /// * On far memory (a memory-only node, a dax device), memory keys take their far
-///   names: `mem_lat_ns` -> `cxl_lat_ns`, `mem_lat_random_ns` -> `cxl_lat_random_ns`.
+///   names: `mem_lat_ns` -> `cxl_lat_ns`, `mem_lat_random_ns` -> `cxl_lat_random_ns`,
+///   and GPU DMA keys of a registered target become pool keys: `gpu_reg_h2d_bw_gbs` ->
+///   `gpu_pool_h2d_bw_gbs`.
 /// * `cxl_lat_factor` = `cxl_lat_ns / mem_lat_ns` and `cxl_bw_factor` = `cxl_bw_gbs /
 ///   mem_bw_gbs` when both exist.
 pub fn assemble_params(
@@ -255,12 +264,10 @@ pub fn assemble_params(
     for (target, far, rep) in ordered {
         let far = *far;
         for p in &rep.params {
-            let name = if far {
-                far_name(&p.key).unwrap_or(&p.key)
-            } else {
-                &p.key
+            let name = match far.then(|| far_name(&p.key)).flatten() {
+                Some(n) => n,
+                None => p.key.clone(),
             };
-            let name = name.to_string();
             params.insert(format!("{name}@{target}"), p.value);
             info.insert(format!("{name}@{target}"), p.info.clone());
             if !params.contains_key(&name) {
@@ -332,6 +339,31 @@ mod tests {
         assert_eq!(p["cxl_lat_factor"], 2.5);
         assert!(!p.contains_key("mem_lat_ns@node:1"));
         assert_eq!(info.len(), p.len());
+    }
+
+    #[test]
+    fn far_targets_give_gpu_pool_keys() {
+        let results = vec![
+            ("anon".to_string(), false, rep("gpu_reg_h2d_bw_gbs", 25.0)),
+            (
+                "dax:/dev/dax0.0".to_string(),
+                true,
+                rep("gpu_reg_h2d_bw_gbs", 20.0),
+            ),
+            (
+                "node:1".to_string(),
+                true,
+                rep("gpu_reg_h2d_k2_bw_gbs", 10.0),
+            ),
+            ("gpu:0".to_string(), false, rep("gpu_h2d_bw_gbs", 26.0)),
+        ];
+        let (p, _) = assemble_params(&results);
+        assert_eq!(p["gpu_reg_h2d_bw_gbs"], 25.0);
+        assert_eq!(p["gpu_pool_h2d_bw_gbs"], 20.0);
+        assert_eq!(p["gpu_pool_h2d_bw_gbs@dax:/dev/dax0.0"], 20.0);
+        assert_eq!(p["gpu_pool_h2d_k2_bw_gbs"], 10.0);
+        assert_eq!(p["gpu_h2d_bw_gbs@gpu:0"], 26.0);
+        assert!(!p.contains_key("gpu_reg_h2d_bw_gbs@dax:/dev/dax0.0"));
     }
 
     #[test]

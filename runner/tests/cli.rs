@@ -99,11 +99,20 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
             .count();
         assert!(n >= 10, "{n} loaded-latency points");
     }
-    // Families not built yet are skipped with a reason, not silently absent.
+    // Families this machine cannot run are skipped with a reason, not silently absent:
+    // the GPU family is measured or skipped as a whole.
     let skipped = doc["skipped"].as_array().unwrap();
-    assert!(skipped
+    let gpu_measured = doc["measurements"]
+        .as_array()
+        .unwrap()
         .iter()
-        .any(|s| s["benchmark"] == "gpu" && !s["reason"].as_str().unwrap().is_empty()));
+        .any(|m| m["benchmark"].as_str().unwrap().starts_with("gpu."));
+    assert!(
+        gpu_measured
+            || skipped
+                .iter()
+                .any(|s| s["benchmark"] == "gpu" && !s["reason"].as_str().unwrap().is_empty())
+    );
     // Placement is recorded with every memory measurement.
     for m in doc["measurements"].as_array().unwrap() {
         assert!(m["placement"]["pages_checked"].as_u64().unwrap() > 0);
@@ -284,7 +293,8 @@ fn targets_and_env_list_the_machine() {
         .arg("targets")
         .assert()
         .success()
-        .stdout(predicate::str::contains("anon"));
+        .stdout(predicate::str::contains("anon"))
+        .stdout(predicate::str::contains("GPUs"));
     let out = cxlchar()
         .args(["targets", "--format", "json"])
         .assert()
@@ -294,6 +304,11 @@ fn targets_and_env_list_the_machine() {
         .clone();
     let v: Value = serde_json::from_slice(&out).unwrap();
     assert!(!v["topology"]["nodes"].as_array().unwrap().is_empty());
+    // GPUs are listed, or their absence is explained.
+    assert!(
+        !v["gpus"]["devices"].as_array().unwrap().is_empty()
+            || !v["gpus"]["skipped"].as_str().unwrap().is_empty()
+    );
     let out = cxlchar()
         .args(["env", "--format", "json"])
         .assert()
@@ -412,4 +427,50 @@ fn verbs_bad_input_is_an_error() {
         "cannot be used with",
     );
     assert_bad_input(&["verbs", "--timeout", "0s"], "timeout");
+}
+
+/// Without libcuda (this CI) `cxlchar gpu` exits 0 with the family skipped and the reason
+/// naming libcuda; with a GPU it measures. Never a panic.
+#[test]
+fn gpu_without_a_driver_is_skipped_with_the_reason() {
+    let out = cxlchar()
+        .args(["gpu", "--quick", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_schema_valid(&doc);
+    match doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["benchmark"] == "gpu")
+    {
+        Some(s) => {
+            assert!(doc["measurements"].as_array().unwrap().is_empty());
+            let reason = s["reason"].as_str().unwrap();
+            assert!(
+                reason.contains("libcuda") || reason.contains("CUDA"),
+                "{reason}"
+            );
+        }
+        None => assert!(doc["params"]["gpu_h2d_bw_gbs"].is_number()),
+    }
+    cxlchar()
+        .args(["gpu", "--quick"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("gpu: "));
+}
+
+#[test]
+fn gpu_bad_input_is_an_error() {
+    assert_bad_input(&["gpu", "--max-size", "1K"], "--max-size");
+    assert_bad_input(&["gpu", "--streams", "2,0"], "--streams");
+    assert_bad_input(&["gpu", "--streams", "65"], "--streams");
+    assert_bad_input(&["gpu", "--contention-size", "100"], "--contention-size");
+    assert_bad_input(&["gpu", "--device", "x"], "--device");
+    assert_bad_input(&["gpu", "--target", "node:999"], "node 999");
 }

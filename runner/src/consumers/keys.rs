@@ -50,6 +50,10 @@ pub fn producer(key: &str) -> (&'static str, &'static str) {
             "external",
             "an MPI/UCX profile (not measured by cxlchar; supply with --what-if KEY=VALUE)",
         ),
+        b if b.starts_with("gpu_pool_") => (
+            "gpu",
+            "cxlchar gpu --target node:N or dax:/dev/daxX.Y (a CUDA GPU and a far-memory target)",
+        ),
         b if b.starts_with("gpu_") => ("gpu", "cxlchar gpu (needs a CUDA GPU)"),
         b if b.starts_with("pool_") || b.starts_with("flush_") => {
             ("pool", "cxlchar pool (needs a shared dax pool)")

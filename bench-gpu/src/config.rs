@@ -1,0 +1,218 @@
+//! What `cxlchar gpu` runs, validated before the driver is touched.
+
+use crate::shape::transfer_sizes;
+use bench_core::units::{format_size, GIB, KIB, MIB};
+use thiserror::Error;
+
+/// Smallest copy of the bandwidth sweep.
+pub const MIN_SIZE: usize = 4 * KIB;
+/// Largest `--max-size` accepted (a host buffer and a device buffer of this size are
+/// allocated).
+pub const MAX_SIZE: usize = 64 * GIB;
+/// Largest stream count of the contention test.
+pub const MAX_STREAMS: usize = 64;
+/// Stream counts of the contention test when none are given.
+pub const DEFAULT_STREAMS: [usize; 4] = [1, 2, 4, 8];
+
+/// The GPU family's configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GpuConfig {
+    /// Measure only this device (`None`: every device for the host sweep, device 0 for the
+    /// target sweep and the stream contention, every device for the multi-GPU contention).
+    pub device: Option<usize>,
+    /// Largest copy of the sweep (`None`: 1 GiB; quick: 64 MiB).
+    pub max_size: Option<usize>,
+    /// Concurrent stream counts of the contention test (`None`: 1, 2, 4, 8).
+    pub streams: Option<Vec<usize>>,
+    /// Bytes of each concurrent transfer (`None`: 64 MiB; quick: 8 MiB).
+    pub contention_size: Option<usize>,
+}
+
+/// A configuration that cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ConfigError {
+    /// `--max-size` out of range.
+    #[error(
+        "--max-size {given} is out of range: it must be between {} and {}",
+        format_size(MIN_SIZE),
+        format_size(MAX_SIZE)
+    )]
+    MaxSize {
+        /// The value given (bytes).
+        given: usize,
+    },
+    /// `--streams` empty or out of range.
+    #[error("--streams must list counts between 1 and {MAX_STREAMS} (e.g. 1,2,4,8), got {0:?}")]
+    Streams(Vec<usize>),
+    /// `--contention-size` out of range.
+    #[error(
+        "--contention-size {given} is out of range: it must be between {} and {}",
+        format_size(MIN_SIZE),
+        format_size(MAX_SIZE)
+    )]
+    ContentionSize {
+        /// The value given (bytes).
+        given: usize,
+    },
+    /// `--device` beyond the devices the driver reports.
+    #[error("--device {given} does not exist: the driver reports {count} GPU(s) (0..{count}); see `cxlchar targets`")]
+    Device {
+        /// The ordinal given.
+        given: usize,
+        /// Devices present.
+        count: usize,
+    },
+}
+
+impl GpuConfig {
+    /// Checks the values that do not need the driver.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(m) = self.max_size {
+            if !(MIN_SIZE..=MAX_SIZE).contains(&m) {
+                return Err(ConfigError::MaxSize { given: m });
+            }
+        }
+        if let Some(s) = &self.streams {
+            if s.is_empty() || s.iter().any(|&k| k == 0 || k > MAX_STREAMS) {
+                return Err(ConfigError::Streams(s.clone()));
+            }
+        }
+        if let Some(c) = self.contention_size {
+            if !(MIN_SIZE..=MAX_SIZE).contains(&c) {
+                return Err(ConfigError::ContentionSize { given: c });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks `--device` against the devices present.
+    pub fn validate_device(&self, count: usize) -> Result<(), ConfigError> {
+        match self.device {
+            Some(d) if d >= count => Err(ConfigError::Device { given: d, count }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Largest copy of the sweep.
+    pub fn max_size(&self, quick: bool) -> usize {
+        self.max_size.unwrap_or(if quick { 64 * MIB } else { GIB })
+    }
+
+    /// Copy sizes of the sweep: from 4 KiB by factors of 4 (quick: 16) up to and
+    /// including the largest.
+    pub fn sizes(&self, quick: bool) -> Vec<usize> {
+        transfer_sizes(MIN_SIZE, self.max_size(quick), if quick { 16 } else { 4 })
+    }
+
+    /// Stream counts of the contention test, ascending, with 1 (the reference) included.
+    pub fn stream_counts(&self) -> Vec<usize> {
+        let mut v = self
+            .streams
+            .clone()
+            .unwrap_or_else(|| DEFAULT_STREAMS.to_vec());
+        v.push(1);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Bytes of each concurrent transfer.
+    pub fn contention_size(&self, quick: bool) -> usize {
+        self.contention_size
+            .unwrap_or(if quick { 8 * MIB } else { 64 * MIB })
+    }
+
+    /// Host bytes the target sweep and the contention tests need on a memory target, with
+    /// `gpus` devices taking part in the multi-GPU test.
+    pub fn target_bytes(&self, quick: bool, gpus: usize) -> usize {
+        let k = self.stream_counts().last().copied().unwrap_or(1).max(gpus);
+        self.max_size(quick)
+            .max(k.saturating_mul(self.contention_size(quick)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_sized() {
+        let c = GpuConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.max_size(false), GIB);
+        assert_eq!(c.max_size(true), 64 * MIB);
+        assert_eq!(c.sizes(false).len(), 10); // 4K 16K ... 1G
+        assert_eq!(*c.sizes(true).last().unwrap(), 64 * MIB);
+        assert_eq!(c.stream_counts(), vec![1, 2, 4, 8]);
+        assert_eq!(c.target_bytes(true, 1), 64 * MIB);
+        assert_eq!(c.target_bytes(false, 1), GIB);
+        assert_eq!(c.target_bytes(true, 16), 16 * 8 * MIB);
+    }
+
+    #[test]
+    fn bad_values_are_errors_that_name_the_option() {
+        let bad = [
+            GpuConfig {
+                max_size: Some(100),
+                ..Default::default()
+            },
+            GpuConfig {
+                max_size: Some(MAX_SIZE + 1),
+                ..Default::default()
+            },
+            GpuConfig {
+                streams: Some(vec![]),
+                ..Default::default()
+            },
+            GpuConfig {
+                streams: Some(vec![2, 0]),
+                ..Default::default()
+            },
+            GpuConfig {
+                streams: Some(vec![MAX_STREAMS + 1]),
+                ..Default::default()
+            },
+            GpuConfig {
+                contention_size: Some(1),
+                ..Default::default()
+            },
+        ];
+        for c in bad {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.starts_with("--"), "{e}");
+        }
+    }
+
+    #[test]
+    fn streams_always_include_the_single_stream_reference() {
+        let c = GpuConfig {
+            streams: Some(vec![8, 2, 2]),
+            ..Default::default()
+        };
+        c.validate().unwrap();
+        assert_eq!(c.stream_counts(), vec![1, 2, 8]);
+    }
+
+    #[test]
+    fn device_out_of_range_is_an_error() {
+        let c = GpuConfig {
+            device: Some(2),
+            ..Default::default()
+        };
+        assert!(c.validate_device(3).is_ok());
+        let e = c.validate_device(2).unwrap_err().to_string();
+        assert!(e.contains("--device 2") && e.contains("2 GPU"), "{e}");
+    }
+
+    #[test]
+    fn max_size_is_always_the_last_size() {
+        let c = GpuConfig {
+            max_size: Some(3 * MIB),
+            ..Default::default()
+        };
+        let s = c.sizes(false);
+        assert_eq!(s.first(), Some(&MIN_SIZE));
+        assert_eq!(s.last(), Some(&(3 * MIB)));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+}

@@ -1,0 +1,256 @@
+//! The timed loops. Each creates its own streams and events, so that when it returns (or
+//! fails) every copy it enqueued has completed ([`Stream`] synchronizes on drop) before
+//! any buffer it was lent can be freed.
+
+use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, HostSpan, Stream};
+use crate::shape::{
+    contention_sample, copies_per_sample, host_offset, ContentionSample, SweepPoint,
+};
+use bench_core::timer::Timer;
+use std::sync::Barrier;
+
+/// Samples and batching of a sweep.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepPlan {
+    /// Timed samples per point (after one untimed warm-up sample).
+    pub samples: usize,
+    /// Bytes a sample aims to move (small copies are batched up to this).
+    pub bytes_per_sample: usize,
+    /// Most copies in one sample.
+    pub max_copies: usize,
+}
+
+impl SweepPlan {
+    /// Quick or full.
+    pub fn new(quick: bool) -> SweepPlan {
+        SweepPlan {
+            samples: if quick { 8 } else { 30 },
+            bytes_per_sample: if quick { 16 << 20 } else { 64 << 20 },
+            max_copies: if quick { 64 } else { 256 },
+        }
+    }
+}
+
+/// One sample: `copies` copies of `size` between `host` (walking through it) and the
+/// device buffer, between two events; returns (events ns, host ns).
+#[allow(clippy::too_many_arguments)]
+fn sample(
+    s: &Stream<'_>,
+    start: &Event<'_>,
+    end: &Event<'_>,
+    dir: Dir,
+    buf: &DeviceBuffer<'_>,
+    host: HostSpan<'_>,
+    size: usize,
+    copies: usize,
+    first: usize,
+    timer: &Timer,
+) -> Result<(f64, f64), CudaError> {
+    let t0 = timer.start();
+    start.record(s)?;
+    for c in 0..copies {
+        s.copy(
+            dir,
+            buf,
+            0,
+            host,
+            host_offset(first + c, size, host.len()),
+            size,
+        )?;
+    }
+    end.record(s)?;
+    end.synchronize()?;
+    let t1 = timer.stop();
+    Ok((start.elapsed_ns(end)?, timer.elapsed_ns(t0, t1)))
+}
+
+/// Bandwidth sweep in one direction between `host` and `buf` over `sizes` (each at most
+/// both lengths), reporting each size through `progress`.
+#[allow(clippy::too_many_arguments)]
+pub fn sweep(
+    dev: &Device,
+    buf: &DeviceBuffer<'_>,
+    host: HostSpan<'_>,
+    dir: Dir,
+    sizes: &[usize],
+    plan: SweepPlan,
+    timer: &Timer,
+    progress: &dyn Fn(usize),
+) -> Result<Vec<SweepPoint>, CudaError> {
+    let s = Stream::new(dev)?;
+    let (e0, e1) = (Event::new(dev)?, Event::new(dev)?);
+    let mut out = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        progress(size);
+        let copies = copies_per_sample(size, plan.bytes_per_sample, plan.max_copies);
+        let mut point = SweepPoint {
+            dir,
+            size,
+            copies,
+            events_ns: Vec::with_capacity(plan.samples),
+            host_ns: Vec::with_capacity(plan.samples),
+        };
+        sample(&s, &e0, &e1, dir, buf, host, size, copies, 0, timer)?; // warm-up
+        for i in 0..plan.samples {
+            let (ev, h) = sample(
+                &s,
+                &e0,
+                &e1,
+                dir,
+                buf,
+                host,
+                size,
+                copies,
+                (i + 1) * copies,
+                timer,
+            )?;
+            point.events_ns.push(ev);
+            point.host_ns.push(h);
+        }
+        out.push(point);
+    }
+    Ok(out)
+}
+
+/// Small-copy latency: `samples` times one copy of `bytes` enqueued then
+/// `cuStreamSynchronize`, timed on the host; ns each.
+pub fn latency(
+    dev: &Device,
+    buf: &DeviceBuffer<'_>,
+    host: HostSpan<'_>,
+    dir: Dir,
+    bytes: usize,
+    samples: usize,
+    timer: &Timer,
+) -> Result<Vec<f64>, CudaError> {
+    let s = Stream::new(dev)?;
+    for _ in 0..samples.div_ceil(10).max(10) {
+        s.copy(dir, buf, 0, host, 0, bytes)?;
+        s.synchronize()?;
+    }
+    let mut v = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let t0 = timer.start();
+        s.copy(dir, buf, 0, host, 0, bytes)?;
+        s.synchronize()?;
+        let t1 = timer.stop();
+        v.push(timer.elapsed_ns(t0, t1));
+    }
+    Ok(v)
+}
+
+/// `k` concurrent copies of `bytes_each` on `k` streams of one device, transfer `i`
+/// between `host[i * bytes_each..]` and `buf[i * bytes_each..]`; each round timed with an
+/// event pair per stream (all on the device's clock).
+pub fn contention_streams(
+    dev: &Device,
+    buf: &DeviceBuffer<'_>,
+    host: HostSpan<'_>,
+    dir: Dir,
+    k: usize,
+    bytes_each: usize,
+    rounds: usize,
+) -> Result<Vec<ContentionSample>, CudaError> {
+    let streams: Vec<Stream<'_>> = (0..k).map(|_| Stream::new(dev)).collect::<Result<_, _>>()?;
+    let starts: Vec<Event<'_>> = (0..k).map(|_| Event::new(dev)).collect::<Result<_, _>>()?;
+    let ends: Vec<Event<'_>> = (0..k).map(|_| Event::new(dev)).collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(rounds);
+    for round in 0..=rounds {
+        for i in 0..k {
+            let off = i * bytes_each;
+            starts[i].record(&streams[i])?;
+            streams[i].copy(dir, buf, off, host, off, bytes_each)?;
+            ends[i].record(&streams[i])?;
+        }
+        for e in &ends {
+            e.synchronize()?;
+        }
+        if round == 0 {
+            continue; // warm-up
+        }
+        let mut iv = Vec::with_capacity(k);
+        for i in 0..k {
+            iv.push((
+                starts[0].elapsed_ns(&starts[i])?,
+                starts[0].elapsed_ns(&ends[i])?,
+            ));
+        }
+        if let Some(s) = contention_sample(&iv, bytes_each as u64) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+/// One copy of `bytes_each` on each device at once (a thread per device, released
+/// together by a barrier), transfer `i` between `host[i * bytes_each..]` and `bufs[i]`;
+/// timed on the host timer (events of different devices share no clock).
+pub fn contention_devices(
+    devs: &[Device],
+    bufs: &[DeviceBuffer<'_>],
+    host: HostSpan<'_>,
+    dir: Dir,
+    bytes_each: usize,
+    rounds: usize,
+    timer: &Timer,
+) -> Result<Vec<ContentionSample>, CudaError> {
+    let g = devs.len().min(bufs.len());
+    let barrier = Barrier::new(g);
+    let per_device: Vec<Result<Vec<(u64, u64)>, CudaError>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..g)
+            .map(|i| {
+                let (dev, buf, barrier) = (&devs[i], &bufs[i], &barrier);
+                sc.spawn(move || {
+                    // Every thread passes the barrier rounds + 1 times whatever happens,
+                    // so that one device's failure cannot leave the others waiting.
+                    let stream = dev.make_current().and_then(|_| Stream::new(dev));
+                    let mut err = stream.as_ref().err().cloned();
+                    let mut times = Vec::with_capacity(rounds);
+                    for round in 0..=rounds {
+                        barrier.wait();
+                        let (Ok(s), None) = (&stream, &err) else {
+                            continue;
+                        };
+                        let t0 = timer.start();
+                        let r = s
+                            .copy(dir, buf, 0, host, i * bytes_each, bytes_each)
+                            .and_then(|_| s.synchronize());
+                        let t1 = timer.stop();
+                        match r {
+                            Ok(()) if round > 0 => times.push((t0, t1)),
+                            Ok(()) => {}
+                            Err(e) => err = Some(e),
+                        }
+                    }
+                    match err {
+                        Some(e) => Err(e),
+                        None => Ok(times),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a copy thread panicked"))
+            .collect()
+    });
+    let per_device: Vec<Vec<(u64, u64)>> = per_device.into_iter().collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(rounds);
+    for r in 0..rounds {
+        let base = per_device.iter().map(|t| t[r].0).min().unwrap_or(0);
+        let iv: Vec<(f64, f64)> = per_device
+            .iter()
+            .map(|t| {
+                let (a, b) = t[r];
+                (
+                    timer.ticks_to_ns(a.wrapping_sub(base) as f64),
+                    timer.ticks_to_ns(b.wrapping_sub(base) as f64),
+                )
+            })
+            .collect();
+        if let Some(s) = contention_sample(&iv, bytes_each as u64) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,278 @@
+//! `gpu.bw`: host <-> device copy bandwidth from pageable memory and from pinned memory
+//! allocated by CUDA (`cuMemAllocHost`), 4 KiB .. 1 GiB, both directions, and the latency
+//! of a small pinned copy. A device benchmark: one per GPU, target `gpu:N`.
+//!
+//! Params: `gpu_h2d_bw_gbs`, `gpu_d2h_bw_gbs` (pinned, largest size, CUDA events, p50)
+//! and `gpu_copy_lat_ns` (8-byte pinned host-to-device copy + stream synchronize, p50).
+
+use crate::config::GpuConfig;
+use crate::copy::{self, SweepPlan};
+use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, PinnedBuffer};
+use crate::discovery::{probe, GpuInfo};
+use crate::shape::{latency_report, split_fitting, sweep_report, Labels};
+use bench_core::bench::{Context, DeviceBenchmark, Report, Skip};
+use bench_core::params::Skipped;
+use bench_core::target::{page_size, pages_per_node, Placement, Verification};
+use bench_core::units::{format_size, human_bytes};
+
+/// Bytes of the small-copy latency test.
+pub const LAT_BYTES: usize = 8;
+
+/// Host <-> device bandwidth from pageable and pinned memory on one GPU.
+#[derive(Debug, Clone, Default)]
+pub struct GpuHostBench {
+    /// Device ordinal.
+    pub device: usize,
+    /// Sizes and options.
+    pub config: GpuConfig,
+}
+
+/// The placement of a host buffer, as the kernel reports it (every page queried).
+pub(crate) fn host_placement(span: &HostSpan<'_>, what: &str) -> Placement {
+    let page = page_size();
+    let nodes = pages_per_node(span.as_ptr(), span.len(), page);
+    Placement {
+        verification: Verification::Reported,
+        method: format!("move_pages(2) query of every page of {what}"),
+        page_size_bytes: page,
+        pages_checked: nodes.values().sum(),
+        pages_per_node: nodes,
+        thp_fraction: None,
+        warning: None,
+    }
+}
+
+fn skip_of(device: usize) -> impl Fn(CudaError) -> Skip {
+    move |e| Skip::new(format!("GPU {device}: {e}"))
+}
+
+impl GpuHostBench {
+    fn skipped(&self, reason: String) -> Skipped {
+        Skipped {
+            benchmark: self.name().into(),
+            target: self.target(),
+            reason,
+        }
+    }
+
+    /// One host memory kind, both directions: measurements and (pinned) params.
+    #[allow(clippy::too_many_arguments)]
+    fn measure_source(
+        &self,
+        ctx: &Context,
+        dev: &Device,
+        buf: &DeviceBuffer<'_>,
+        span: HostSpan<'_>,
+        sizes: &[usize],
+        labels: &Labels,
+        key: Option<&str>,
+        report: &mut Report,
+    ) -> Result<(), CudaError> {
+        let plan = SweepPlan::new(ctx.quick);
+        let mut points = Vec::new();
+        for dir in Dir::ALL {
+            let name = format!("{} on {}", labels.memory, self.target());
+            points.extend(copy::sweep(
+                dev,
+                buf,
+                span,
+                dir,
+                sizes,
+                plan,
+                &ctx.timer,
+                &|size| {
+                    ctx.progress(&format!(
+                        "gpu.bw: {} {} {name}",
+                        dir.name(),
+                        format_size(size)
+                    ))
+                },
+            )?);
+        }
+        let (ms, ps) = sweep_report(&points, labels, key);
+        report.measurements.extend(ms);
+        report.params.extend(ps);
+        Ok(())
+    }
+}
+
+impl DeviceBenchmark for GpuHostBench {
+    fn name(&self) -> &'static str {
+        "gpu.bw"
+    }
+
+    fn target(&self) -> String {
+        format!("gpu:{}", self.device)
+    }
+
+    fn run(&self, ctx: &Context) -> Result<Report, Skip> {
+        self.config
+            .validate()
+            .map_err(|e| Skip::new(e.to_string()))?;
+        let inv = probe().map_err(|e| Skip::new(e.to_string()))?;
+        let count = inv.devices.len();
+        if self.device >= count {
+            return Err(Skip::new(format!(
+                "GPU {} does not exist: the driver reports {count} GPU(s)",
+                self.device
+            )));
+        }
+        let info: &GpuInfo = &inv.devices[self.device];
+        let skip = skip_of(self.device);
+        let dev = Device::open(self.device).map_err(&skip)?;
+        let mut report = Report::default();
+        let (free, _) = dev.mem_info().map_err(&skip)?;
+        let (sizes, too_big) = split_fitting(&self.config.sizes(ctx.quick), free / 10 * 9);
+        for s in too_big {
+            report.skipped.push(self.skipped(format!(
+                "copies of {}: more than 90% of the {} of device memory free",
+                format_size(s),
+                human_bytes(free as u64)
+            )));
+        }
+        let Some(&max) = sizes.last() else {
+            return Err(Skip::new(format!(
+                "GPU {}: only {} of device memory free, less than the smallest copy",
+                self.device,
+                human_bytes(free as u64)
+            )));
+        };
+        let buf = DeviceBuffer::new(&dev, max).map_err(&skip)?;
+        let base = |memory: &str, source: &str, placement: Placement| Labels {
+            bench: self.name().into(),
+            id_prefix: format!("gpu.bw/{}/{source}", self.target()),
+            target: self.target(),
+            memory: memory.into(),
+            parameters: {
+                let mut p = info.parameters(&inv.driver_version);
+                p["source"] = source.into();
+                p
+            },
+            placement: Some(placement),
+            host_timer: format!("{:?}", ctx.timer.source()),
+        };
+        // Pinned memory allocated by CUDA: the keys. A part that fails is recorded as
+        // skipped with the driver's error; the other parts still run.
+        let failed = |report: &mut Report, what: &str, e: CudaError| {
+            report
+                .skipped
+                .push(self.skipped(format!("{what}: {}", skip(e).reason)))
+        };
+        match PinnedBuffer::new(&dev, max) {
+            Ok(mut pinned) => {
+                let span = pinned.span();
+                let labels = base(
+                    "pinned host memory (cuMemAllocHost)",
+                    "pinned",
+                    host_placement(&span, "the cuMemAllocHost buffer"),
+                );
+                if let Err(e) = self.measure_source(
+                    ctx,
+                    &dev,
+                    &buf,
+                    span,
+                    &sizes,
+                    &labels,
+                    Some("gpu"),
+                    &mut report,
+                ) {
+                    failed(&mut report, "pinned bandwidth sweep", e);
+                }
+                ctx.progress(&format!(
+                    "gpu.bw: {LAT_BYTES}-byte copies on {}",
+                    self.target()
+                ));
+                let samples = if ctx.quick { 500 } else { 5000 };
+                let lat: Result<Vec<(Dir, Vec<f64>)>, CudaError> = Dir::ALL
+                    .into_iter()
+                    .map(|dir| {
+                        copy::latency(&dev, &buf, span, dir, LAT_BYTES, samples, &ctx.timer)
+                            .map(|v| (dir, v))
+                    })
+                    .collect();
+                match lat {
+                    Ok(lat) => {
+                        let labels = Labels {
+                            id_prefix: format!("gpu.lat/{}/pinned", self.target()),
+                            ..labels
+                        };
+                        let (ms, ps) =
+                            latency_report(&lat, LAT_BYTES, &labels, Some("gpu_copy_lat_ns"));
+                        report.measurements.extend(ms);
+                        report.params.extend(ps);
+                    }
+                    Err(e) => failed(&mut report, "small-copy latency", e),
+                }
+            }
+            Err(e) => failed(
+                &mut report,
+                &format!("pinned host memory of {}", format_size(max)),
+                e,
+            ),
+        }
+        // Pageable memory (the driver stages it through its own pinned buffers).
+        let mut pageable = vec![0u8; max];
+        pageable.fill(0x5a); // fault every page in before timing
+        let span = HostSpan::pageable(&mut pageable);
+        let labels = base(
+            "pageable host memory (malloc)",
+            "pageable",
+            host_placement(&span, "the pageable buffer"),
+        );
+        if let Err(e) =
+            self.measure_source(ctx, &dev, &buf, span, &sizes, &labels, None, &mut report)
+        {
+            failed(&mut report, "pageable bandwidth sweep", e);
+        }
+        if report.measurements.is_empty() {
+            let why: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+            return Err(Skip::new(format!(
+                "nothing could be measured: {}",
+                why.join("; ")
+            )));
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_names_the_device() {
+        let b = GpuHostBench {
+            device: 3,
+            ..Default::default()
+        };
+        assert_eq!(b.target(), "gpu:3");
+        assert_eq!(b.name(), "gpu.bw");
+    }
+
+    /// Without libcuda (this CI): a skip whose reason names libcuda. With a GPU: params.
+    #[test]
+    fn no_driver_is_a_skip_with_the_reason() {
+        let b = GpuHostBench::default();
+        let ctx = Context::quick_local();
+        match b.run(&ctx) {
+            Err(s) if !crate::cuda::library_present() => {
+                assert!(s.reason.contains("libcuda"), "{}", s.reason)
+            }
+            Err(s) => assert!(!s.reason.is_empty()),
+            Ok(rep) => assert!(rep.params.iter().any(|p| p.key == "gpu_h2d_bw_gbs")),
+        }
+    }
+
+    #[test]
+    fn bad_config_is_a_skip_before_the_driver() {
+        let b = GpuHostBench {
+            device: 0,
+            config: GpuConfig {
+                max_size: Some(1),
+                ..Default::default()
+            },
+        };
+        let s = b.run(&Context::quick_local()).unwrap_err();
+        assert!(s.reason.contains("--max-size"), "{}", s.reason);
+    }
+}

@@ -1,0 +1,419 @@
+//! `gpu.pool`: DMA between a GPU and a cxlchar memory target (seed 003, CCCL Sec. 2.3):
+//! the target's region is registered with `cuMemHostRegister` (page-locked, mapped for
+//! DMA, as CCCL registers its dax mapping with `cudaHostRegister`), then
+//!
+//! * a bandwidth sweep 4 KiB .. 1 GiB (quick: .. 64 MiB), both directions, timed with
+//!   CUDA events and with the host cycle timer;
+//! * contention: k = 1, 2, 4, 8 concurrent copies on k streams of one GPU, each to its
+//!   own range of the same target, per-transfer and aggregate bandwidth and each
+//!   transfer's share; with several GPUs (and no `--device`), one copy on each GPU at
+//!   once, timed on the host timer.
+//!
+//! Params (unqualified names as the benchmark reports them; the runner renames them
+//! `gpu_pool_*` on far memory, as it renames `mem_lat_ns` to `cxl_lat_ns`):
+//! `gpu_reg_{h2d,d2h}_bw_gbs`, `gpu_reg_{dir}_k{k}_bw_gbs`, `gpu_reg_{dir}_k{k}_agg_bw_gbs`
+//! and `gpu_reg_{dir}_share_min_ratio`.
+
+use crate::config::GpuConfig;
+use crate::copy::{self, SweepPlan};
+use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, Registration};
+use crate::discovery::probe;
+use crate::shape::{
+    contention_report, split_fitting, sweep_report, ContentionPoint, Labels, SweepPoint, Timing,
+};
+use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::params::Skipped;
+use bench_core::target::Region;
+use bench_core::units::{format_size, human_bytes};
+
+/// Key prefix of this benchmark's params (`gpu_pool_` on far memory, see the module).
+pub const KEY_PREFIX: &str = "gpu_reg";
+
+/// GPU <-> memory-target DMA bandwidth and contention.
+#[derive(Debug, Clone)]
+pub struct GpuPoolBench {
+    /// Sizes, streams, device.
+    pub config: GpuConfig,
+    /// GPUs present (sizes the region for the multi-GPU test; the runner sets it from
+    /// discovery, 1 when unknown).
+    pub gpus: usize,
+}
+
+impl Default for GpuPoolBench {
+    fn default() -> Self {
+        GpuPoolBench {
+            config: GpuConfig::default(),
+            gpus: 1,
+        }
+    }
+}
+
+impl GpuPoolBench {
+    fn multi_gpu(&self) -> usize {
+        if self.config.device.is_some() {
+            1
+        } else {
+            self.gpus.max(1)
+        }
+    }
+}
+
+/// GPU counts of the multi-GPU test: 2, 4, 8, ... below `n`, and `n`.
+pub fn gpu_counts(n: usize) -> Vec<usize> {
+    if n < 2 {
+        return Vec::new();
+    }
+    let mut v: Vec<usize> = (1..).map(|i| 1usize << i).take_while(|&g| g < n).collect();
+    v.push(n);
+    v
+}
+
+impl Benchmark for GpuPoolBench {
+    fn name(&self) -> &'static str {
+        "gpu.pool"
+    }
+
+    fn description(&self) -> &'static str {
+        "GPU <-> memory-target DMA bandwidth (registered with cuMemHostRegister) and how concurrent transfers share it"
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        serde_json::json!({
+            "device": self.config.device,
+            "max_size_bytes": self.config.max_size,
+            "streams": self.config.stream_counts(),
+            "contention_bytes": self.config.contention_size,
+        })
+    }
+
+    fn requires(&self) -> Requirements {
+        Requirements::default()
+    }
+
+    fn region_bytes(&self, ctx: &Context) -> usize {
+        self.config.target_bytes(ctx.quick, self.multi_gpu())
+    }
+
+    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+        self.config
+            .validate()
+            .map_err(|e| Skip::new(e.to_string()))?;
+        let inv = probe().map_err(|e| Skip::new(e.to_string()))?;
+        let count = inv.devices.len();
+        self.config
+            .validate_device(count)
+            .map_err(|e| Skip::new(e.to_string()))?;
+        let d0 = self.config.device.unwrap_or(0);
+        let info = &inv.devices[d0];
+        let target = region.spec().to_string();
+        let placement = region.placement().clone();
+        let dev = Device::open(d0).map_err(|e| Skip::new(format!("GPU {d0}: {e}")))?;
+        let len = region.len();
+        let mut reg = Registration::new(&dev, region.as_mut_slice()).map_err(|e| {
+            Skip::new(format!(
+                "{target} ({} region) cannot be registered for DMA: {e}",
+                human_bytes(len as u64)
+            ))
+        })?;
+        let (free, _) = dev
+            .mem_info()
+            .map_err(|e| Skip::new(format!("GPU {d0}: {e}")))?;
+        let run = PoolRun {
+            ctx,
+            dev: &dev,
+            host: reg.span(),
+            target: &target,
+            len,
+            free,
+            limit: (free / 10 * 9).min(len),
+        };
+        let labels = Labels {
+            bench: self.name().into(),
+            id_prefix: format!("gpu.pool/{target}/gpu:{d0}"),
+            target: target.clone(),
+            memory: format!("the {target} target registered with cuMemHostRegister"),
+            parameters: {
+                let mut p = info.parameters(&inv.driver_version);
+                p["source"] = "registered".into();
+                p
+            },
+            placement: Some(placement),
+            host_timer: format!("{:?}", ctx.timer.source()),
+        };
+        let mut report = Report::default();
+        let part_failed = |report: &mut Report, what: &str, e: CudaError| {
+            report
+                .skipped
+                .push(run.skipped(format!("{what} on GPU {d0}: {e}")))
+        };
+
+        // Bandwidth sweep.
+        match run.sweep(&self.config, &mut report) {
+            Ok(points) => {
+                let (ms, ps) = sweep_report(&points, &labels, Some(KEY_PREFIX));
+                report.measurements.extend(ms);
+                report.params.extend(ps);
+            }
+            Err(e) => part_failed(&mut report, "bandwidth sweep", e),
+        }
+        // k streams on one GPU, then one copy on each of several GPUs.
+        let mut points = Vec::new();
+        if let Err(e) = run.streams(&self.config, d0, &mut points, &mut report) {
+            part_failed(&mut report, "stream contention", e);
+        }
+        let n = self.multi_gpu().min(count);
+        if let Err(e) = run.devices(&self.config, n, &mut points) {
+            part_failed(&mut report, "multi-GPU contention", e);
+        }
+        let labels = Labels {
+            id_prefix: format!("{}/contention", labels.id_prefix),
+            ..labels
+        };
+        let (ms, ps, ws) = contention_report(&points, &labels, Some(KEY_PREFIX));
+        report.measurements.extend(ms);
+        report.params.extend(ps);
+        report.warnings.extend(ws);
+        drop(reg);
+        if report.measurements.is_empty() {
+            let why: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+            return Err(Skip::new(format!(
+                "nothing could be measured: {}",
+                why.join("; ")
+            )));
+        }
+        Ok(report)
+    }
+}
+
+/// One run of `gpu.pool` on a registered region.
+struct PoolRun<'a, 'd> {
+    ctx: &'a Context,
+    dev: &'d Device,
+    host: HostSpan<'a>,
+    target: &'a str,
+    len: usize,
+    free: usize,
+    /// Largest footprint on both sides: the region, and 90% of free device memory.
+    limit: usize,
+}
+
+impl PoolRun<'_, '_> {
+    fn skipped(&self, reason: String) -> Skipped {
+        Skipped {
+            benchmark: "gpu.pool".into(),
+            target: self.target.into(),
+            reason,
+        }
+    }
+
+    fn too_big(&self, what: String) -> Skipped {
+        self.skipped(format!(
+            "{what}: the region holds {}, {} of device memory free (90% usable)",
+            human_bytes(self.len as u64),
+            human_bytes(self.free as u64)
+        ))
+    }
+
+    fn sweep(&self, config: &GpuConfig, report: &mut Report) -> Result<Vec<SweepPoint>, CudaError> {
+        let (sizes, too_big) = split_fitting(&config.sizes(self.ctx.quick), self.limit);
+        for s in too_big {
+            report
+                .skipped
+                .push(self.too_big(format!("copies of {}", format_size(s))));
+        }
+        let Some(&max) = sizes.last() else {
+            return Ok(Vec::new());
+        };
+        let buf = DeviceBuffer::new(self.dev, max)?;
+        let mut points = Vec::new();
+        for dir in Dir::ALL {
+            points.extend(copy::sweep(
+                self.dev,
+                &buf,
+                self.host,
+                dir,
+                &sizes,
+                SweepPlan::new(self.ctx.quick),
+                &self.ctx.timer,
+                &|size| {
+                    self.ctx.progress(&format!(
+                        "gpu.pool on {}: {} {}",
+                        self.target,
+                        dir.name(),
+                        format_size(size)
+                    ))
+                },
+            )?);
+        }
+        Ok(points)
+    }
+
+    fn rounds(&self) -> usize {
+        if self.ctx.quick {
+            5
+        } else {
+            20
+        }
+    }
+
+    fn streams(
+        &self,
+        config: &GpuConfig,
+        d0: usize,
+        points: &mut Vec<ContentionPoint>,
+        report: &mut Report,
+    ) -> Result<(), CudaError> {
+        let each = config.contention_size(self.ctx.quick);
+        let (ks, too_many): (Vec<usize>, Vec<usize>) = config
+            .stream_counts()
+            .into_iter()
+            .partition(|&k| k * each <= self.limit);
+        for k in too_many {
+            report
+                .skipped
+                .push(self.too_big(format!("{k} concurrent copies of {}", format_size(each))));
+        }
+        let Some(&kmax) = ks.last() else {
+            return Ok(());
+        };
+        let buf = DeviceBuffer::new(self.dev, kmax * each)?;
+        for dir in Dir::ALL {
+            for &k in &ks {
+                self.ctx.progress(&format!(
+                    "gpu.pool on {}: {k} concurrent {} copies",
+                    self.target,
+                    dir.name()
+                ));
+                let rounds = copy::contention_streams(
+                    self.dev,
+                    &buf,
+                    self.host,
+                    dir,
+                    k,
+                    each,
+                    self.rounds(),
+                )?;
+                points.push(ContentionPoint {
+                    dir,
+                    streams: k,
+                    devices: vec![d0],
+                    bytes_each: each,
+                    timing: Timing::Events,
+                    rounds,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn devices(
+        &self,
+        config: &GpuConfig,
+        n: usize,
+        points: &mut Vec<ContentionPoint>,
+    ) -> Result<(), CudaError> {
+        let each = config.contention_size(self.ctx.quick);
+        let gs: Vec<usize> = gpu_counts(n)
+            .into_iter()
+            .filter(|&g| g * each <= self.len)
+            .collect();
+        let Some(&gmax) = gs.last() else {
+            return Ok(());
+        };
+        let devs: Vec<Device> = (0..gmax).map(Device::open).collect::<Result<_, _>>()?;
+        let bufs: Vec<DeviceBuffer<'_>> = devs
+            .iter()
+            .map(|d| DeviceBuffer::new(d, each))
+            .collect::<Result<_, _>>()?;
+        for dir in Dir::ALL {
+            for &g in &gs {
+                self.ctx.progress(&format!(
+                    "gpu.pool on {}: {} copies on {g} GPUs",
+                    self.target,
+                    dir.name()
+                ));
+                let rounds = copy::contention_devices(
+                    &devs[..g],
+                    &bufs[..g],
+                    self.host,
+                    dir,
+                    each,
+                    self.rounds(),
+                    &self.ctx.timer,
+                )?;
+                points.push(ContentionPoint {
+                    dir,
+                    streams: 1,
+                    devices: (0..g).collect(),
+                    bytes_each: each,
+                    timing: Timing::Host,
+                    rounds,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::target::TargetSpec;
+
+    #[test]
+    fn gpu_counts_double_up_to_n() {
+        assert!(gpu_counts(0).is_empty());
+        assert!(gpu_counts(1).is_empty());
+        assert_eq!(gpu_counts(2), vec![2]);
+        assert_eq!(gpu_counts(3), vec![2, 3]);
+        assert_eq!(gpu_counts(8), vec![2, 4, 8]);
+    }
+
+    #[test]
+    fn region_fits_the_sweep_and_every_stream() {
+        let ctx = Context::quick_local();
+        let b = GpuPoolBench::default();
+        assert_eq!(b.region_bytes(&ctx), 64 << 20);
+        let b = GpuPoolBench {
+            gpus: 16,
+            ..Default::default()
+        };
+        assert_eq!(b.region_bytes(&ctx), 16 * (8 << 20));
+        let b = GpuPoolBench {
+            gpus: 16,
+            config: GpuConfig {
+                device: Some(0),
+                ..Default::default()
+            },
+        };
+        assert_eq!(
+            b.region_bytes(&ctx),
+            64 << 20,
+            "one device: no multi-GPU test"
+        );
+    }
+
+    /// Without libcuda: a skip naming libcuda, after the region was placed.
+    #[test]
+    fn no_driver_is_a_skip_with_the_reason() {
+        let ctx = Context::quick_local();
+        let b = GpuPoolBench {
+            config: GpuConfig {
+                max_size: Some(1 << 20),
+                streams: Some(vec![1, 2]),
+                contention_size: Some(256 << 10),
+                ..Default::default()
+            },
+            gpus: 1,
+        };
+        let mut region =
+            Region::allocate(&TargetSpec::Anon, b.region_bytes(&ctx), &ctx.topology).unwrap();
+        match b.run(&ctx, &mut region) {
+            Err(s) if !crate::cuda::library_present() => {
+                assert!(s.reason.contains("libcuda"), "{}", s.reason)
+            }
+            Err(s) => assert!(!s.reason.is_empty()),
+            Ok(rep) => assert!(rep.params.iter().any(|p| p.key == "gpu_reg_h2d_bw_gbs")),
+        }
+    }
+}

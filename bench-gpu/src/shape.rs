@@ -1,0 +1,734 @@
+//! Result shaping: pure functions from timings to bandwidths, contention shares,
+//! measurements and params. Nothing here touches the driver, so all of it is tested on
+//! synthetic timings.
+//!
+//! Conventions: GB = 10^9 bytes, so bytes per nanosecond is GB/s. A sweep point holds the
+//! elapsed time of each sample (a batch of `copies` back-to-back copies) twice: on the
+//! GPU's clock (CUDA events around the batch) and on the host's cycle timer (from before
+//! the first copy is enqueued to after the end event has completed).
+
+use crate::cuda::Dir;
+use bench_core::bench::Param;
+use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::stats::Distribution;
+use bench_core::target::Placement;
+use bench_core::units::format_size;
+use serde_json::{json, Value};
+
+/// Bandwidth in GB/s (10^9 B/s) of `bytes` moved in `ns` nanoseconds; `None` for a time
+/// that is not positive and finite (an event pair that did not time anything).
+pub fn bandwidth_gbs(bytes: u64, ns: f64) -> Option<f64> {
+    (ns.is_finite() && ns > 0.0).then(|| bytes as f64 / ns)
+}
+
+/// Copy sizes from `min` multiplied by `factor` while below `max`, then `max` itself.
+pub fn transfer_sizes(min: usize, max: usize, factor: usize) -> Vec<usize> {
+    let factor = factor.max(2);
+    let mut v = Vec::new();
+    let mut s = min.max(1);
+    while s < max {
+        v.push(s);
+        s = s.saturating_mul(factor);
+    }
+    v.push(max);
+    v
+}
+
+/// Copies per sample: enough to move about `bytes_per_sample` (small copies are batched
+/// so that one sample is long against the timers' resolution), at least 1, at most
+/// `max_copies`.
+pub fn copies_per_sample(size: usize, bytes_per_sample: usize, max_copies: usize) -> usize {
+    (bytes_per_sample / size.max(1)).clamp(1, max_copies.max(1))
+}
+
+/// Host offset of the `i`-th copy of `size` bytes in a span of `span` bytes: consecutive
+/// copies walk through the span (so that small copies do not re-read one cached range).
+pub fn host_offset(i: usize, size: usize, span: usize) -> usize {
+    let slots = (span / size.max(1)).max(1);
+    (i % slots) * size
+}
+
+/// Splits `sizes` into those of at most `limit` bytes and the rest (each in order).
+pub fn split_fitting(sizes: &[usize], limit: usize) -> (Vec<usize>, Vec<usize>) {
+    sizes.iter().partition(|&&s| s <= limit)
+}
+
+/// One round of concurrent transfers, shaped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentionSample {
+    /// Each transfer's bytes over its own start-to-end time, GB/s.
+    pub per_transfer_gbs: Vec<f64>,
+    /// All bytes over the time from the first start to the last end, GB/s.
+    pub aggregate_gbs: f64,
+    /// Each transfer's share of the summed per-transfer bandwidth (sums to 1).
+    pub shares: Vec<f64>,
+    /// `k x` the smallest share: 1 when the device is shared evenly, towards 0 when one
+    /// transfer starves.
+    pub share_min_ratio: f64,
+    /// Fraction of the round during which every transfer was in flight (last start to
+    /// first end over first start to last end; 0 when they did not all overlap).
+    pub overlap: f64,
+}
+
+/// Shapes one round of `k` transfers of `bytes_each` from their (start, end) times in ns
+/// on one clock. `None` for no transfers or an interval that is empty or reversed.
+pub fn contention_sample(intervals_ns: &[(f64, f64)], bytes_each: u64) -> Option<ContentionSample> {
+    if intervals_ns.is_empty() {
+        return None;
+    }
+    let per: Vec<f64> = intervals_ns
+        .iter()
+        .map(|&(s, e)| bandwidth_gbs(bytes_each, e - s))
+        .collect::<Option<_>>()?;
+    let first_start = intervals_ns
+        .iter()
+        .map(|x| x.0)
+        .fold(f64::INFINITY, f64::min);
+    let last_start = intervals_ns
+        .iter()
+        .map(|x| x.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let first_end = intervals_ns
+        .iter()
+        .map(|x| x.1)
+        .fold(f64::INFINITY, f64::min);
+    let last_end = intervals_ns
+        .iter()
+        .map(|x| x.1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let k = intervals_ns.len();
+    let span = last_end - first_start;
+    let aggregate_gbs = bandwidth_gbs(bytes_each * k as u64, span)?;
+    let sum: f64 = per.iter().sum();
+    let shares: Vec<f64> = per.iter().map(|b| b / sum).collect();
+    let min_share = shares.iter().copied().fold(f64::INFINITY, f64::min);
+    Some(ContentionSample {
+        per_transfer_gbs: per,
+        aggregate_gbs,
+        share_min_ratio: k as f64 * min_share,
+        shares,
+        overlap: ((first_end - last_start) / span).clamp(0.0, 1.0),
+    })
+}
+
+/// The timings of one point of a bandwidth sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepPoint {
+    /// Direction.
+    pub dir: Dir,
+    /// Bytes per copy.
+    pub size: usize,
+    /// Copies per sample.
+    pub copies: usize,
+    /// Elapsed ns of each sample between CUDA events.
+    pub events_ns: Vec<f64>,
+    /// Elapsed ns of each sample on the host cycle timer (enqueue to completion seen).
+    pub host_ns: Vec<f64>,
+}
+
+/// How a point was timed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// CUDA events recorded on the stream (the GPU's clock).
+    Events,
+    /// The host's calibrated cycle timer around enqueue and completion.
+    Host,
+}
+
+impl Timing {
+    /// `events` / `host` (ids and parameters).
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Events => "events",
+            Timing::Host => "host",
+        }
+    }
+}
+
+/// What every measurement of one series shares.
+#[derive(Debug, Clone)]
+pub struct Labels {
+    /// Benchmark name (`gpu.bw`).
+    pub bench: String,
+    /// Id prefix (`gpu.bw/gpu:0/pinned`).
+    pub id_prefix: String,
+    /// Target field (`gpu:0`, `node:1`).
+    pub target: String,
+    /// Host memory in words (`pinned host memory (cuMemAllocHost)`).
+    pub memory: String,
+    /// Parameters merged into every measurement's parameters (an object).
+    pub parameters: Value,
+    /// Where the host memory is.
+    pub placement: Option<Placement>,
+    /// The host timer, as named in methods (`Tsc`).
+    pub host_timer: String,
+}
+
+fn merged(base: &Value, extra: Value) -> Value {
+    let mut out = base.clone();
+    if let (Some(o), Value::Object(e)) = (out.as_object_mut(), extra) {
+        o.extend(e);
+    }
+    out
+}
+
+fn param(
+    key: String,
+    value: f64,
+    unit: &str,
+    target: &str,
+    method: String,
+    from: Vec<String>,
+) -> Param {
+    Param {
+        key,
+        value,
+        info: ParamInfo {
+            unit: unit.into(),
+            target: target.into(),
+            method,
+            from,
+        },
+    }
+}
+
+fn method_of(timing: Timing, host_timer: &str, what: &str) -> String {
+    match timing {
+        Timing::Events => format!("{what}; timed with CUDA events recorded on the stream before and after the batch (GPU clock, ~0.5 us resolution)"),
+        Timing::Host => format!("{what}; timed with the host cycle timer ({host_timer}) from before the first enqueue to after the end event completed (includes enqueue and completion latency)"),
+    }
+}
+
+/// Measurements of a sweep (two per point and direction: CUDA events and host timer) and,
+/// with `key_prefix`, the params `<prefix>_<dir>_bw_gbs`: the p50 of the event-timed
+/// bandwidth at the largest size measured in that direction.
+pub fn sweep_report(
+    points: &[SweepPoint],
+    l: &Labels,
+    key_prefix: Option<&str>,
+) -> (Vec<Measurement>, Vec<Param>) {
+    let mut ms = Vec::new();
+    let mut params = Vec::new();
+    for dir in Dir::ALL {
+        let mut largest: Option<(usize, f64, String)> = None;
+        for p in points.iter().filter(|p| p.dir == dir) {
+            let bytes = (p.size * p.copies) as u64;
+            for (timing, ns) in [(Timing::Events, &p.events_ns), (Timing::Host, &p.host_ns)] {
+                let gbs: Vec<f64> = ns.iter().filter_map(|&t| bandwidth_gbs(bytes, t)).collect();
+                let Some(d) = Distribution::from_samples(&gbs) else {
+                    continue;
+                };
+                let id = format!(
+                    "{}/{}/{}/{}",
+                    l.id_prefix,
+                    dir.name(),
+                    format_size(p.size),
+                    timing.name()
+                );
+                if timing == Timing::Events && largest.as_ref().is_none_or(|x| p.size >= x.0) {
+                    largest = Some((p.size, d.p50, id.clone()));
+                }
+                ms.push(Measurement {
+                    id,
+                    benchmark: l.bench.clone(),
+                    target: l.target.clone(),
+                    parameters: merged(
+                        &l.parameters,
+                        json!({"dir": dir.name(), "size_bytes": p.size, "copies_per_sample": p.copies, "timing": timing.name()}),
+                    ),
+                    unit: "GB/s".into(),
+                    method: method_of(
+                        timing,
+                        &l.host_timer,
+                        &format!(
+                            "bandwidth of {} back-to-back cuMemcpy{}Async copies of {} {} {}, per sample (GB = 1e9 B)",
+                            p.copies,
+                            if dir == Dir::H2d { "HtoD" } else { "DtoH" },
+                            format_size(p.size),
+                            if dir == Dir::H2d { "from" } else { "to" },
+                            l.memory
+                        ),
+                    ),
+                    distribution: d,
+                    placement: l.placement.clone(),
+                    counters: None,
+                });
+            }
+        }
+        if let (Some(prefix), Some((size, v, id))) = (key_prefix, largest) {
+            params.push(param(
+                format!("{prefix}_{}_bw_gbs", dir.name()),
+                v,
+                "GB/s",
+                &l.target,
+                format!(
+                    "p50 of the CUDA-event-timed {} bandwidth at the largest size ({}), {}",
+                    dir.name(),
+                    format_size(size),
+                    l.memory
+                ),
+                vec![id],
+            ));
+        }
+    }
+    (ms, params)
+}
+
+/// Measurement and param of the small-copy latency: each sample is one copy of `bytes`
+/// enqueued and waited for with `cuStreamSynchronize`, on the host timer; the param
+/// `key` (if any) is the p50 of the host-to-device series.
+pub fn latency_report(
+    samples_ns: &[(Dir, Vec<f64>)],
+    bytes: usize,
+    l: &Labels,
+    key: Option<&str>,
+) -> (Vec<Measurement>, Vec<Param>) {
+    let mut ms = Vec::new();
+    let mut params = Vec::new();
+    for (dir, ns) in samples_ns {
+        let Some(d) = Distribution::from_samples(ns) else {
+            continue;
+        };
+        let id = format!("{}/{}/{}B", l.id_prefix, dir.name(), bytes);
+        if let (Some(k), Dir::H2d) = (key, dir) {
+            params.push(param(
+                k.into(),
+                d.p50,
+                "ns",
+                &l.target,
+                format!("p50 of one {bytes}-byte cuMemcpyHtoDAsync from {} plus cuStreamSynchronize, back to back, on the host timer", l.memory),
+                vec![id.clone()],
+            ));
+        }
+        ms.push(Measurement {
+            id,
+            benchmark: l.bench.clone(),
+            target: l.target.clone(),
+            parameters: merged(&l.parameters, json!({"dir": dir.name(), "size_bytes": bytes, "timing": "host"})),
+            unit: "ns".into(),
+            method: format!(
+                "one {bytes}-byte async copy {} {} enqueued, then cuStreamSynchronize, per sample, back to back; host cycle timer ({}), its overhead subtracted",
+                if *dir == Dir::H2d { "from" } else { "to" },
+                l.memory,
+                l.host_timer
+            ),
+            distribution: d,
+            placement: l.placement.clone(),
+            counters: None,
+        });
+    }
+    (ms, params)
+}
+
+/// One contention configuration and its rounds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContentionPoint {
+    /// Direction.
+    pub dir: Dir,
+    /// Concurrent streams on one device (`devices.len() == 1`), or one stream on each of
+    /// `devices`.
+    pub streams: usize,
+    /// Device ordinals taking part.
+    pub devices: Vec<usize>,
+    /// Bytes of each transfer.
+    pub bytes_each: usize,
+    /// How the rounds were timed.
+    pub timing: Timing,
+    /// The rounds.
+    pub rounds: Vec<ContentionSample>,
+}
+
+impl ContentionPoint {
+    fn label(&self) -> String {
+        if self.devices.len() > 1 {
+            format!("gpus{}", self.devices.len())
+        } else {
+            format!("k{}", self.streams)
+        }
+    }
+}
+
+/// Measurements of contention points (per transfer, aggregate and smallest share, each a
+/// distribution over rounds) and, with `key_prefix`, params from the one-device points
+/// timed with events: `<p>_<dir>_k<k>_bw_gbs` (p50 per-transfer bandwidth with k
+/// concurrent), `<p>_<dir>_k<k>_agg_bw_gbs` (p50 aggregate) for k > 1, and
+/// `<p>_<dir>_share_min_ratio` (p50 of k x smallest share at the largest k). Points whose
+/// transfers overlapped for less than half of a round (median) raise a warning.
+pub fn contention_report(
+    points: &[ContentionPoint],
+    l: &Labels,
+    key_prefix: Option<&str>,
+) -> (Vec<Measurement>, Vec<Param>, Vec<Warning>) {
+    let mut ms = Vec::new();
+    let mut params = Vec::new();
+    let mut warnings = Vec::new();
+    let mut share_at_max: [Option<(usize, f64, String)>; 2] = [None, None];
+    for p in points {
+        let per: Vec<f64> = p
+            .rounds
+            .iter()
+            .flat_map(|r| r.per_transfer_gbs.iter().copied())
+            .collect();
+        let agg: Vec<f64> = p.rounds.iter().map(|r| r.aggregate_gbs).collect();
+        let share: Vec<f64> = p.rounds.iter().map(|r| r.share_min_ratio).collect();
+        let overlap: Vec<f64> = p.rounds.iter().map(|r| r.overlap).collect();
+        let overlap_p50 = bench_core::stats::median(&overlap).unwrap_or(0.0);
+        let n = p.devices.len().max(p.streams);
+        let base = merged(
+            &l.parameters,
+            json!({
+                "dir": p.dir.name(),
+                "streams": p.streams,
+                "devices": p.devices,
+                "transfers": n,
+                "bytes_each": p.bytes_each,
+                "timing": p.timing.name(),
+                "overlap_p50": overlap_p50,
+            }),
+        );
+        let who = if p.devices.len() > 1 {
+            format!("one stream on each of GPUs {:?}", p.devices)
+        } else {
+            format!(
+                "{} streams on GPU {}",
+                p.streams,
+                p.devices.first().copied().unwrap_or(0)
+            )
+        };
+        let what = format!(
+            "{n} concurrent {} copies of {} each ({who}), each on its own range of {}",
+            p.dir.name(),
+            format_size(p.bytes_each),
+            l.memory
+        );
+        let prefix = format!("{}/{}/{}", l.id_prefix, p.dir.name(), p.label());
+        let mut ids = Vec::new();
+        for (suffix, samples, unit, meaning) in [
+            (
+                "per_transfer",
+                &per,
+                "GB/s",
+                "each transfer's bytes over its own start-to-end time",
+            ),
+            (
+                "aggregate",
+                &agg,
+                "GB/s",
+                "all bytes over first start to last end",
+            ),
+            (
+                "share_min",
+                &share,
+                "ratio",
+                "k x the smallest share of the summed per-transfer bandwidth (1 = even)",
+            ),
+        ] {
+            let Some(d) = Distribution::from_samples(samples) else {
+                ids.push(None);
+                continue;
+            };
+            let id = format!("{prefix}/{suffix}");
+            ids.push(Some((id.clone(), d.p50)));
+            ms.push(Measurement {
+                id,
+                benchmark: l.bench.clone(),
+                target: l.target.clone(),
+                parameters: base.clone(),
+                unit: unit.into(),
+                method: method_of(p.timing, &l.host_timer, &format!("{meaning}; {what}")),
+                distribution: d,
+                placement: l.placement.clone(),
+                counters: None,
+            });
+        }
+        if n > 1 && overlap_p50 < 0.5 {
+            warnings.push(Warning {
+                code: "gpu_overlap".into(),
+                message: format!(
+                    "{what}: the transfers were all in flight for only {:.0}% of a round (median), so the per-transfer figures mix contention with issue skew",
+                    overlap_p50 * 100.0
+                ),
+                remediation: "use a larger --contention-size so that each transfer lasts much longer than it takes to enqueue them all".into(),
+            });
+        }
+        let Some(kp) = key_prefix else { continue };
+        if p.devices.len() > 1 || p.timing != Timing::Events || p.streams < 2 {
+            continue;
+        }
+        let d = p.dir.name();
+        let k = p.streams;
+        if let Some((id, v)) = &ids[0] {
+            params.push(param(
+                format!("{kp}_{d}_k{k}_bw_gbs"),
+                *v,
+                "GB/s",
+                &l.target,
+                format!("p50 per-transfer bandwidth of {what}"),
+                vec![id.clone()],
+            ));
+        }
+        if let Some((id, v)) = &ids[1] {
+            params.push(param(
+                format!("{kp}_{d}_k{k}_agg_bw_gbs"),
+                *v,
+                "GB/s",
+                &l.target,
+                format!("p50 aggregate bandwidth of {what}"),
+                vec![id.clone()],
+            ));
+        }
+        if let Some((id, v)) = &ids[2] {
+            let slot = &mut share_at_max[usize::from(p.dir == Dir::D2h)];
+            if slot.as_ref().is_none_or(|s| k >= s.0) {
+                *slot = Some((k, *v, id.clone()));
+            }
+        }
+    }
+    if let Some(kp) = key_prefix {
+        for (dir, s) in Dir::ALL.iter().zip(share_at_max) {
+            if let Some((k, v, id)) = s {
+                params.push(param(
+                    format!("{kp}_{}_share_min_ratio", dir.name()),
+                    v,
+                    "ratio",
+                    &l.target,
+                    format!("p50 over rounds of k x the smallest share among k = {k} concurrent {} transfers on one GPU (1 = bandwidth shared evenly, 0 = a transfer starved)", dir.name()),
+                    vec![id],
+                ));
+            }
+        }
+    }
+    (ms, params, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::units::{KIB, MIB};
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    fn labels() -> Labels {
+        Labels {
+            bench: "gpu.bw".into(),
+            id_prefix: "gpu.bw/gpu:0/pinned".into(),
+            target: "gpu:0".into(),
+            memory: "pinned host memory".into(),
+            parameters: json!({"device": 0}),
+            placement: None,
+            host_timer: "Tsc".into(),
+        }
+    }
+
+    #[test]
+    fn bandwidth_is_bytes_per_ns() {
+        // 1 GB in 1 s is 1 GB/s; 25e9 bytes in 1e9 ns is 25 GB/s.
+        assert!(close(bandwidth_gbs(1_000_000_000, 1e9).unwrap(), 1.0));
+        assert!(close(bandwidth_gbs(25_000_000_000, 1e9).unwrap(), 25.0));
+        assert!(close(bandwidth_gbs(1 << 30, 42_949_672.96).unwrap(), 25.0));
+        assert_eq!(bandwidth_gbs(4096, 0.0), None);
+        assert_eq!(bandwidth_gbs(4096, -3.0), None);
+        assert_eq!(bandwidth_gbs(4096, f64::NAN), None);
+    }
+
+    #[test]
+    fn sizes_grow_by_the_factor_and_end_at_max() {
+        assert_eq!(
+            transfer_sizes(4 * KIB, 64 * MIB, 16),
+            vec![4 * KIB, 64 * KIB, MIB, 16 * MIB, 64 * MIB]
+        );
+        assert_eq!(transfer_sizes(4 * KIB, 4 * KIB, 4), vec![4 * KIB]);
+        let s = transfer_sizes(4 * KIB, 1 << 30, 4);
+        assert_eq!(s.len(), 10);
+        assert_eq!(s[9], 1 << 30);
+    }
+
+    #[test]
+    fn small_copies_are_batched() {
+        assert_eq!(copies_per_sample(4 * KIB, 64 * MIB, 256), 256);
+        assert_eq!(copies_per_sample(MIB, 64 * MIB, 256), 64);
+        assert_eq!(copies_per_sample(1 << 30, 64 * MIB, 256), 1);
+        assert_eq!(host_offset(0, MIB, 4 * MIB), 0);
+        assert_eq!(host_offset(5, MIB, 4 * MIB), MIB);
+        assert_eq!(host_offset(7, 4 * MIB, 4 * MIB), 0);
+    }
+
+    #[test]
+    fn sizes_above_free_memory_are_split_off() {
+        let (fit, rest) = split_fitting(&[4 * KIB, MIB, 64 * MIB], 2 * MIB);
+        assert_eq!(fit, vec![4 * KIB, MIB]);
+        assert_eq!(rest, vec![64 * MIB]);
+        assert!(split_fitting(&[MIB], 0).0.is_empty());
+    }
+
+    #[test]
+    fn even_sharing_gives_equal_shares() {
+        // Two transfers of 1 GB over the same 80 ms: 12.5 GB/s each, 25 aggregate.
+        let s = contention_sample(&[(0.0, 80e6), (0.0, 80e6)], 1_000_000_000).unwrap();
+        assert!(close(s.per_transfer_gbs[0], 12.5));
+        assert!(close(s.aggregate_gbs, 25.0));
+        assert!(close(s.shares[0], 0.5) && close(s.shares[1], 0.5));
+        assert!(close(s.share_min_ratio, 1.0));
+        assert!(close(s.overlap, 1.0));
+    }
+
+    #[test]
+    fn serialized_transfers_show_as_unequal_shares() {
+        // A FIFO engine: both start at 0, the first ends at 40 ms, the second at 80 ms.
+        let s = contention_sample(&[(0.0, 40e6), (0.0, 80e6)], 1_000_000_000).unwrap();
+        assert!(close(s.per_transfer_gbs[0], 25.0));
+        assert!(close(s.per_transfer_gbs[1], 12.5));
+        assert!(close(s.aggregate_gbs, 25.0));
+        assert!(close(s.shares[0], 2.0 / 3.0));
+        assert!(close(s.share_min_ratio, 2.0 / 3.0));
+        assert!(close(s.overlap, 0.5));
+        assert!(close(s.shares.iter().sum::<f64>(), 1.0));
+    }
+
+    #[test]
+    fn disjoint_transfers_do_not_overlap() {
+        let s = contention_sample(&[(0.0, 10.0), (20.0, 30.0)], 100).unwrap();
+        assert_eq!(s.overlap, 0.0);
+        assert!(close(s.aggregate_gbs, 200.0 / 30.0));
+        // A start after the clock origin (events across streams) is fine; reversed is not.
+        assert!(contention_sample(&[(-5.0, 10.0)], 100).is_some());
+        assert!(contention_sample(&[(10.0, 10.0)], 100).is_none());
+        assert!(contention_sample(&[], 100).is_none());
+    }
+
+    fn point(dir: Dir, size: usize, copies: usize, ns: f64) -> SweepPoint {
+        SweepPoint {
+            dir,
+            size,
+            copies,
+            events_ns: vec![ns, ns * 1.1, ns * 0.9],
+            host_ns: vec![ns * 1.2; 3],
+        }
+    }
+
+    #[test]
+    fn sweep_params_come_from_the_largest_size_on_events() {
+        let points = vec![
+            point(Dir::H2d, MIB, 4, 4.0 * MIB as f64 / 10.0), // 10 GB/s
+            point(Dir::H2d, 64 * MIB, 1, 64.0 * MIB as f64 / 25.0), // 25 GB/s
+            point(Dir::D2h, 64 * MIB, 1, 64.0 * MIB as f64 / 20.0), // 20 GB/s
+        ];
+        let (ms, params) = sweep_report(&points, &labels(), Some("gpu"));
+        assert_eq!(ms.len(), 6, "events and host per point");
+        let h2d = params.iter().find(|p| p.key == "gpu_h2d_bw_gbs").unwrap();
+        assert!((h2d.value - 25.0).abs() < 0.05, "{}", h2d.value);
+        assert_eq!(h2d.info.from, vec!["gpu.bw/gpu:0/pinned/h2d/64M/events"]);
+        assert!(ms.iter().any(|m| m.id == h2d.info.from[0]));
+        let d2h = params.iter().find(|p| p.key == "gpu_d2h_bw_gbs").unwrap();
+        assert!((d2h.value - 20.0).abs() < 0.05);
+        let host = ms
+            .iter()
+            .find(|m| m.id.ends_with("64M/host") && m.id.contains("h2d"))
+            .unwrap();
+        assert!(
+            host.distribution.p50 < h2d.value,
+            "host timing includes enqueue"
+        );
+        assert!(host.method.contains("Tsc"));
+        assert_eq!(host.parameters["device"], 0);
+        assert_eq!(host.parameters["timing"], "host");
+        assert!(ms.iter().all(|m| m.unit == "GB/s"));
+        // Without a key prefix: measurements only.
+        assert!(sweep_report(&points, &labels(), None).1.is_empty());
+    }
+
+    #[test]
+    fn failed_timings_are_never_summarized() {
+        let p = SweepPoint {
+            dir: Dir::H2d,
+            size: MIB,
+            copies: 1,
+            events_ns: vec![0.0, -1.0],
+            host_ns: vec![],
+        };
+        let (ms, params) = sweep_report(&[p], &labels(), Some("gpu"));
+        assert!(ms.is_empty() && params.is_empty());
+    }
+
+    #[test]
+    fn latency_param_is_the_h2d_median() {
+        let s = vec![
+            (Dir::H2d, vec![9000.0, 10000.0, 11000.0]),
+            (Dir::D2h, vec![8000.0; 3]),
+        ];
+        let (ms, params) = latency_report(&s, 8, &labels(), Some("gpu_copy_lat_ns"));
+        assert_eq!(ms.len(), 2);
+        assert_eq!(params.len(), 1);
+        assert_eq!(params[0].key, "gpu_copy_lat_ns");
+        assert!((params[0].value - 10000.0).abs() < 20.0);
+        assert_eq!(params[0].info.unit, "ns");
+    }
+
+    fn cpoint(dir: Dir, k: usize, per_gbs: f64) -> ContentionPoint {
+        let t = 1e9 / per_gbs; // 1 GB each
+        ContentionPoint {
+            dir,
+            streams: k,
+            devices: vec![0],
+            bytes_each: 1_000_000_000,
+            timing: Timing::Events,
+            rounds: (0..5)
+                .map(|_| contention_sample(&vec![(0.0, t); k], 1_000_000_000).unwrap())
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn contention_params_name_k_and_share() {
+        let points = vec![
+            cpoint(Dir::H2d, 1, 20.0),
+            cpoint(Dir::H2d, 2, 10.0),
+            cpoint(Dir::H2d, 4, 5.0),
+        ];
+        let (ms, params, warnings) = contention_report(&points, &labels(), Some("gpu_reg"));
+        assert_eq!(ms.len(), 9);
+        assert!(warnings.is_empty());
+        let get = |k: &str| params.iter().find(|p| p.key == k).map(|p| p.value);
+        assert!((get("gpu_reg_h2d_k2_bw_gbs").unwrap() - 10.0).abs() < 0.02);
+        assert!((get("gpu_reg_h2d_k4_bw_gbs").unwrap() - 5.0).abs() < 0.01);
+        assert!((get("gpu_reg_h2d_k4_agg_bw_gbs").unwrap() - 20.0).abs() < 0.05);
+        assert!((get("gpu_reg_h2d_share_min_ratio").unwrap() - 1.0).abs() < 0.01);
+        assert_eq!(
+            get("gpu_reg_h2d_k1_bw_gbs"),
+            None,
+            "k = 1 is the sweep's key"
+        );
+        assert_eq!(get("gpu_reg_d2h_share_min_ratio"), None);
+        let m = ms
+            .iter()
+            .find(|m| m.id == "gpu.bw/gpu:0/pinned/h2d/k4/per_transfer")
+            .unwrap();
+        assert_eq!(m.distribution.n, 20, "every transfer of every round");
+        assert_eq!(m.parameters["streams"], 4);
+        for p in &params {
+            assert!(
+                p.info.from.iter().all(|f| ms.iter().any(|m| &m.id == f)),
+                "{}",
+                p.key
+            );
+        }
+    }
+
+    #[test]
+    fn multi_gpu_points_are_measurements_only_and_skew_warns() {
+        let mut p = cpoint(Dir::D2h, 1, 10.0);
+        p.devices = vec![0, 1];
+        p.timing = Timing::Host;
+        p.rounds = (0..3)
+            .map(|_| contention_sample(&[(0.0, 10.0), (20.0, 30.0)], 100).unwrap())
+            .collect();
+        let (ms, params, warnings) = contention_report(&[p], &labels(), Some("gpu_reg"));
+        assert_eq!(ms.len(), 3);
+        assert!(ms[0].id.contains("/gpus2/"));
+        assert!(params.is_empty());
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(warnings[0].code, "gpu_overlap");
+    }
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Compare cxlchar's pinned host <-> GPU bandwidth with nvbandwidth's copy-engine tests on a
+# machine with an NVIDIA GPU, and print the ratios.
+#
+#   ci/compare-gpu.sh [--device N] [--size-mib MIB] [--rounds R]
+#
+# Method: the same copy size (nvbandwidth --bufferSize = cxlchar --max-size), pinned host
+# memory on both sides (nvbandwidth: cuMemHostAlloc PORTABLE; cxlchar gpu.bw: cuMemAllocHost),
+# cxlchar pinned to the first CPU of the GPU's NUMA node (nvbandwidth sets that affinity
+# itself), GB = 1e9 bytes on both. nvbandwidth reports the median of its trials; cxlchar
+# the p50 of its event-timed samples (gpu.bw/gpu:N/pinned/<dir>/<size>/events). Tools run
+# alternately, R rounds; ratio = median(cxlchar) / median(nvbandwidth).
+# nvbandwidth gates its stream with a spin kernel until every copy is enqueued; cxlchar
+# does not, so compare large sizes (the default 512 MiB) for the keys.
+set -euo pipefail
+DEV=0
+MIB=512
+ROUNDS=3
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --device) DEV="$2"; shift 2 ;;
+    --size-mib) MIB="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1" >&2; exit 2 ;;
+  esac
+done
+cd "$(dirname "$0")/.."
+command -v nvbandwidth >/dev/null || { echo "nvbandwidth not found: build it from NVIDIA's nvbandwidth repository and put it on PATH" >&2; exit 2; }
+W=$(mktemp -d); trap 'rm -rf "$W"' EXIT
+cargo build --release -q -p cxlchar
+CX=target/release/cxlchar
+
+$CX targets --format json > "$W/targets.json"
+CPU=$(python3 - "$W/targets.json" "$DEV" <<'PY'
+import json,sys
+t=json.load(open(sys.argv[1])); d=int(sys.argv[2])
+g=t["gpus"]
+if not g.get("devices"):
+    sys.exit("no GPU: %s" % g.get("skipped", "unknown"))
+devs=[x for x in g["devices"] if x["ordinal"]==d]
+if not devs:
+    sys.exit("GPU %d does not exist" % d)
+node=devs[0]["numa_node"]
+cpus=[n["cpus"] for n in t["topology"]["nodes"] if n["id"]==node and n["cpus"]]
+print(cpus[0][0] if cpus else "")
+PY
+)
+CPUARG=()
+[ -n "$CPU" ] && CPUARG=(--cpu "$CPU")
+# nvbandwidth's --bufferSize is in MiB in current versions, in bytes in old ones.
+if nvbandwidth -h 2>&1 | grep -q "in MiB"; then NVB=(-b "$MIB"); else NVB=(--bufferSize "$((MIB << 20))"); fi
+
+nvb() { # testcase -> GB/s of the CPU row, device column
+  nvbandwidth -t "$1" "${NVB[@]}" | awk -v c="$DEV" '
+    /bandwidth \(GB\/s\)/ {hdr=1; next}
+    hdr && $1=="0" && NF>c+1 {print $(c+2); exit}'
+}
+: > "$W/rows"
+for r in $(seq 1 "$ROUNDS"); do
+  $CX gpu --device "$DEV" --max-size "${MIB}M" --streams 1 --contention-size 4K \
+    --target anon "${CPUARG[@]}" --format json > "$W/cx$r.json"
+  h=$(nvb host_to_device_memcpy_ce); d=$(nvb device_to_host_memcpy_ce)
+  echo "$r ${h:-nan} ${d:-nan}" >> "$W/rows"
+done
+python3 - "$W" "$DEV" "$MIB" "$ROUNDS" <<'PY'
+import json,statistics,sys
+w,dev,mib,rounds=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),int(sys.argv[4])
+size="%dM"%mib if mib<1024 or mib%1024 else "%dG"%(mib//1024)
+nv={"h2d":[], "d2h":[]}
+for line in open(w+"/rows"):
+    _,h,d=line.split(); nv["h2d"].append(float(h)); nv["d2h"].append(float(d))
+print("%-5s %12s %12s %7s" % ("dir", "cxlchar", "nvbandwidth", "ratio"))
+for dirn in ("h2d","d2h"):
+    cx=[]
+    for r in range(1,rounds+1):
+        doc=json.load(open("%s/cx%d.json"%(w,r)))
+        cx+=[m["distribution"]["p50"] for m in doc["measurements"]
+             if m["id"]=="gpu.bw/gpu:%d/pinned/%s/%s/events"%(dev,dirn,size)]
+    c=statistics.median(cx) if cx else float("nan")
+    n=statistics.median(nv[dirn]) if nv[dirn] else float("nan")
+    print("%-5s %12.2f %12.2f %7.3f" % (dirn, c, n, c/n if n==n and n>0 else float("nan")))
+print("GB/s (1e9 B/s), %s copies, GPU %d; ratio = cxlchar / nvbandwidth" % (size, dev))
+PY

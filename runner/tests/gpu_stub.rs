@@ -1,0 +1,336 @@
+//! The GPU family against stand-in driver libraries, a `libcuda.so` built here with the C
+//! compiler (no CUDA needed):
+//!
+//! * broken ones (symbols missing, an old driver, `cuInit` failing): `cxlchar gpu` never
+//!   panics, it exits 0 with the family skipped and the reason;
+//! * `tests/data/fake_cuda.c`, a fake driver with "device memory" in host memory: the
+//!   whole path (discovery, registration, sweeps, contention on streams and on several
+//!   GPUs, skips for sizes above free memory, RAII, result shaping, runner) runs, and the
+//!   fake reports any resource left unreleased. Its timings are memcpy's, not a GPU's:
+//!   the tests check plumbing only, never a speed.
+//!
+//! Skipped (with a note) where no C compiler is found.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// Builds `dir/libcuda.so` from C source; false when there is no C compiler.
+fn build_stub(dir: &Path, source: &str) -> bool {
+    let c = dir.join("stub.c");
+    std::fs::write(&c, source).unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    match std::process::Command::new(&cc)
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(dir.join("libcuda.so"))
+        .arg(&c)
+        .status()
+    {
+        Ok(s) => {
+            assert!(s.success(), "{cc} failed on the stub");
+            std::fs::copy(dir.join("libcuda.so"), dir.join("libcuda.so.1")).unwrap();
+            true
+        }
+        Err(_) => {
+            eprintln!("note: no C compiler ({cc}); stub-driver test not run");
+            false
+        }
+    }
+}
+
+/// A stub defining every symbol bench-gpu calls: each returns `fail`, except the
+/// version query (reports `version`) and the error-string queries.
+fn full_stub(version: i32, fail: i32) -> String {
+    let mut s = String::from(
+        "#include <stddef.h>\n\
+         int cuGetErrorName(int e, const char **p) { *p = \"CUDA_ERROR_STUB\"; return 0; }\n\
+         int cuGetErrorString(int e, const char **p) { *p = \"stub driver\"; return 0; }\n",
+    );
+    s.push_str(&format!(
+        "int cuDriverGetVersion(int *v) {{ *v = {version}; return 0; }}\n"
+    ));
+    for sym in bench_gpu::cuda::SYMBOLS {
+        if !matches!(
+            *sym,
+            "cuGetErrorName" | "cuGetErrorString" | "cuDriverGetVersion"
+        ) {
+            s.push_str(&format!("int {sym}() {{ return {fail}; }}\n"));
+        }
+    }
+    s
+}
+
+fn fake_driver(dir: &Path) -> bool {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fake_cuda.c");
+    build_stub(dir, &std::fs::read_to_string(src).unwrap())
+}
+
+fn schema() -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/schema/params.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Runs `cxlchar gpu ARGS --format json` on the library in `lib_dir` with `devices` fake
+/// GPUs and `free_mb` of free device memory; returns the document and stderr.
+fn run_fake(lib_dir: &Path, devices: u32, free_mb: u32, args: &[&str]) -> (Value, String) {
+    let out = Command::cargo_bin("cxlchar")
+        .unwrap()
+        .arg("gpu")
+        .args(args)
+        .args(["--format", "json"])
+        .env("LD_LIBRARY_PATH", lib_dir)
+        .env("FAKE_CUDA_DEVICES", devices.to_string())
+        .env("FAKE_CUDA_FREE_MB", free_mb.to_string())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+    (doc, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn fake_driver_runs_the_whole_family_and_releases_everything() {
+    let d = tempfile::tempdir().unwrap();
+    if !fake_driver(d.path()) {
+        return;
+    }
+    let (doc, stderr) = run_fake(
+        d.path(),
+        2,
+        1024,
+        &[
+            "--quick",
+            "--max-size",
+            "1M",
+            "--streams",
+            "1,2",
+            "--contention-size",
+            "64K",
+            "--target",
+            "anon",
+        ],
+    );
+    assert!(!stderr.contains("leaked"), "{stderr}");
+    let ids: Vec<&str> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    for want in [
+        "gpu.bw/gpu:0/pinned/h2d/1M/events",
+        "gpu.bw/gpu:0/pinned/d2h/1M/host",
+        "gpu.bw/gpu:0/pageable/h2d/4K/events",
+        "gpu.bw/gpu:1/pinned/d2h/1M/events",
+        "gpu.lat/gpu:0/pinned/h2d/8B",
+        "gpu.pool/anon/gpu:0/h2d/1M/events",
+        "gpu.pool/anon/gpu:0/contention/d2h/k2/per_transfer",
+        "gpu.pool/anon/gpu:0/contention/h2d/k2/share_min",
+        "gpu.pool/anon/gpu:0/contention/h2d/gpus2/aggregate",
+    ] {
+        assert!(ids.contains(&want), "{want} missing from {ids:#?}");
+    }
+    let p = &doc["params"];
+    for k in [
+        "gpu_h2d_bw_gbs",
+        "gpu_d2h_bw_gbs",
+        "gpu_h2d_bw_gbs@gpu:1",
+        "gpu_copy_lat_ns",
+        "gpu_reg_h2d_bw_gbs",
+        "gpu_reg_d2h_bw_gbs@anon",
+        "gpu_reg_h2d_k2_bw_gbs",
+        "gpu_reg_d2h_k2_agg_bw_gbs",
+        "gpu_reg_h2d_share_min_ratio",
+    ] {
+        assert!(p[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {}", p[k]);
+    }
+    assert!(
+        p.get("gpu_pool_h2d_bw_gbs").is_none(),
+        "anon is not far memory"
+    );
+    for (k, info) in doc["param_info"].as_object().unwrap() {
+        for from in info["from"].as_array().unwrap() {
+            assert!(ids.contains(&from.as_str().unwrap()), "{k} cites {from}");
+        }
+    }
+    for m in doc["measurements"].as_array().unwrap() {
+        assert!(
+            m["placement"]["pages_checked"].as_u64().unwrap() > 0,
+            "{}",
+            m["id"]
+        );
+        assert!(m["method"].as_str().unwrap().contains("timed") || m["unit"] == "ns");
+        assert!(m["parameters"]["gpu"]
+            .as_str()
+            .unwrap()
+            .starts_with("Fake GPU"));
+    }
+    let m = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "gpu.pool/anon/gpu:0/h2d/1M/events")
+        .unwrap();
+    assert_eq!(m["parameters"]["pci"], "0000:3b:00.0");
+    assert_eq!(m["parameters"]["copy_engines"], 2);
+    assert_eq!(m["parameters"]["timing"], "events");
+}
+
+#[test]
+fn fake_driver_with_little_memory_skips_what_does_not_fit() {
+    let d = tempfile::tempdir().unwrap();
+    if !fake_driver(d.path()) {
+        return;
+    }
+    let (doc, stderr) = run_fake(
+        d.path(),
+        1,
+        1,
+        &[
+            "--quick",
+            "--max-size",
+            "4M",
+            "--streams",
+            "1,8",
+            "--contention-size",
+            "256K",
+            "--target",
+            "anon",
+        ],
+    );
+    assert!(!stderr.contains("leaked"), "{stderr}");
+    let skipped = doc["skipped"].as_array().unwrap();
+    let reasons: Vec<&str> = skipped
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("copies of 4M") && r.contains("device memory free")),
+        "{reasons:#?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("8 concurrent copies of 256K")),
+        "{reasons:#?}"
+    );
+    // What fits is measured.
+    assert!(doc["params"]["gpu_h2d_bw_gbs"].is_number());
+    assert!(doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["id"] == "gpu.pool/anon/gpu:0/contention/h2d/k1/per_transfer"));
+}
+
+#[test]
+fn fake_driver_device_out_of_range_is_an_error_and_targets_list_gpus() {
+    let d = tempfile::tempdir().unwrap();
+    if !fake_driver(d.path()) {
+        return;
+    }
+    Command::cargo_bin("cxlchar")
+        .unwrap()
+        .args(["gpu", "--device", "2"])
+        .env("LD_LIBRARY_PATH", d.path())
+        .env("FAKE_CUDA_DEVICES", "2")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--device 2 does not exist"));
+    let out = Command::cargo_bin("cxlchar")
+        .unwrap()
+        .arg("targets")
+        .env("LD_LIBRARY_PATH", d.path())
+        .env("FAKE_CUDA_DEVICES", "2")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let t = String::from_utf8(out).unwrap();
+    assert!(t.contains("GPUs (CUDA driver 12.8):"), "{t}");
+    assert!(
+        t.contains("gpu:1  Fake GPU 1  1 GiB  cc 9.0  copy engines 2  pci 0000:3c:00.0"),
+        "{t}"
+    );
+}
+
+fn gpu_skip_reason(lib_dir: &Path) -> String {
+    let out = Command::cargo_bin("cxlchar")
+        .unwrap()
+        .args(["gpu", "--quick", "--format", "json", "--max-size", "64K"])
+        .env("LD_LIBRARY_PATH", lib_dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert!(doc["measurements"].as_array().unwrap().is_empty());
+    doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["benchmark"] == "gpu")
+        .expect("gpu skipped")["reason"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_library_without_the_symbols_is_a_skip_not_a_panic() {
+    let d = tempfile::tempdir().unwrap();
+    if !build_stub(d.path(), "int cuInit(unsigned f) { return 0; }\n") {
+        return;
+    }
+    let r = gpu_skip_reason(d.path());
+    assert!(r.contains("lacks cuGetErrorName"), "{r}");
+}
+
+#[test]
+fn an_old_driver_is_a_skip_naming_the_versions() {
+    let d = tempfile::tempdir().unwrap();
+    if !build_stub(d.path(), &full_stub(10020, 0)) {
+        return;
+    }
+    let r = gpu_skip_reason(d.path());
+    assert!(
+        r.contains("too old") && r.contains("10.2") && r.contains("11.0"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_failing_cuinit_is_a_skip_with_the_drivers_words() {
+    let d = tempfile::tempdir().unwrap();
+    if !build_stub(d.path(), &full_stub(12080, 100)) {
+        return;
+    }
+    let r = gpu_skip_reason(d.path());
+    assert!(
+        r.contains("cuInit failed") && r.contains("stub driver"),
+        "{r}"
+    );
+    // The same library in `cxlchar targets`: no GPU, with the reason.
+    let out = Command::cargo_bin("cxlchar")
+        .unwrap()
+        .arg("targets")
+        .env("LD_LIBRARY_PATH", d.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let t = String::from_utf8(out).unwrap();
+    assert!(
+        t.contains("GPUs: none (no GPU: the CUDA driver did not initialize"),
+        "{t}"
+    );
+}

@@ -67,6 +67,29 @@ pub struct Param {
     pub info: ParamInfo,
 }
 
+impl Param {
+    /// A key with its unit, target, method and the measurement ids it comes from.
+    pub fn new(
+        key: impl Into<String>,
+        value: f64,
+        unit: &str,
+        target: &str,
+        method: impl Into<String>,
+        from: Vec<String>,
+    ) -> Param {
+        Param {
+            key: key.into(),
+            value,
+            info: ParamInfo {
+                unit: unit.into(),
+                target: target.into(),
+                method: method.into(),
+                from,
+            },
+        }
+    }
+}
+
 /// What a benchmark produced on one target.
 #[derive(Debug, Clone, Default)]
 pub struct Report {

@@ -13,6 +13,7 @@
 //! * [`env`]: the environment that changes results, and warnings that say how to fix it;
 //! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev);
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
+//! * [`pci`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spelling of a PCI BAR;
 //! * [`counters`]: software and hardware event counts around a timed section (perf_event),
 //!   disturbance detection and retries;
 //! * [`bench`]: the [`bench::Benchmark`] trait that each benchmark implements.
@@ -23,6 +24,7 @@ pub mod counters;
 pub mod env;
 pub mod error;
 pub mod params;
+pub mod pci;
 pub mod pin;
 pub mod stats;
 pub mod target;

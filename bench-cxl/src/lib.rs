@@ -23,7 +23,7 @@ pub mod pool;
 pub mod ring;
 
 use bench_core::bench::Param;
-use bench_core::params::{Measurement, ParamInfo};
+use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
 use bench_core::target::Placement;
 
@@ -59,14 +59,5 @@ pub(crate) fn param(
     method: String,
     from: Vec<String>,
 ) -> Param {
-    Param {
-        key: key.into(),
-        value,
-        info: ParamInfo {
-            unit: unit.into(),
-            target: target.into(),
-            method,
-            from,
-        },
-    }
+    Param::new(key, value, unit, target, method, from)
 }

@@ -29,6 +29,7 @@
 //! → leader, each half of the rest.
 
 use crate::cacheline::{flush_range, invalidate_method, invalidate_range, FlushMethod};
+use bench_core::pci::BarSpec;
 use memmap2::{MmapMut, MmapOptions};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -198,9 +199,8 @@ impl FromStr for PoolSource {
             "pci" if path.starts_with('/') => Ok(PoolSource::Pci(path.into())),
             "pci" => {
                 // The same spelling as `cxlchar pcie` (`pci:DOMAIN:BUS:DEV.FN/BAR`).
-                let bar: bench_pcie::bar::BarSpec =
-                    s.parse().map_err(|_| PoolError::Spec(s.into()))?;
-                Ok(PoolSource::Pci(bar_resource(&bar)))
+                let bar: BarSpec = s.parse().map_err(|_| PoolError::Spec(s.into()))?;
+                Ok(PoolSource::Pci(bar.resource_path()))
             }
             _ => Err(PoolError::Spec(s.into())),
         }
@@ -212,32 +212,12 @@ impl std::fmt::Display for PoolSource {
         match self {
             PoolSource::File(p) => write!(f, "file:{}", p.display()),
             PoolSource::Dax(p) => write!(f, "dax:{}", p.display()),
-            PoolSource::Pci(p) => match bar_of_resource(p) {
+            PoolSource::Pci(p) => match BarSpec::from_resource_path(p) {
                 Some(bar) => write!(f, "{bar}"),
                 None => write!(f, "pci:{}", p.display()),
             },
         }
     }
-}
-
-/// The sysfs resource file of a BAR.
-fn bar_resource(bar: &bench_pcie::bar::BarSpec) -> PathBuf {
-    PathBuf::from(format!(
-        "/sys/bus/pci/devices/{}/resource{}",
-        bar.address, bar.index
-    ))
-}
-
-/// The BAR a sysfs resource file path names, if it has the canonical form.
-fn bar_of_resource(p: &Path) -> Option<bench_pcie::bar::BarSpec> {
-    let index = p.file_name()?.to_str()?.strip_prefix("resource")?;
-    let addr = p.parent()?;
-    if addr.parent()? != Path::new("/sys/bus/pci/devices") {
-        return None;
-    }
-    format!("pci:{}/{index}", addr.file_name()?.to_str()?)
-        .parse()
-        .ok()
 }
 
 /// Role in a two-sided run.

@@ -174,14 +174,7 @@ impl Benchmark for GpuPoolBench {
         report.params.extend(ps);
         report.warnings.extend(ws);
         drop(reg);
-        if report.measurements.is_empty() {
-            let why: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
-            return Err(Skip::new(format!(
-                "nothing could be measured: {}",
-                why.join("; ")
-            )));
-        }
-        Ok(report)
+        crate::shape::finished(report)
     }
 }
 

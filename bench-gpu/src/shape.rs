@@ -8,8 +8,8 @@
 //! the first copy is enqueued to after the end event has completed).
 
 use crate::cuda::Dir;
-use bench_core::bench::Param;
-use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::bench::{Param, Report, Skip};
+use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Placement;
 use bench_core::units::format_size;
@@ -172,24 +172,19 @@ fn merged(base: &Value, extra: Value) -> Value {
     out
 }
 
-fn param(
-    key: String,
-    value: f64,
-    unit: &str,
-    target: &str,
-    method: String,
-    from: Vec<String>,
-) -> Param {
-    Param {
-        key,
-        value,
-        info: ParamInfo {
-            unit: unit.into(),
-            target: target.into(),
-            method,
-            from,
-        },
+
+
+/// The report of a benchmark whose parts failed into `skipped`: itself, or a skip with
+/// every part's reason when not one measurement remains.
+pub fn finished(report: Report) -> Result<Report, Skip> {
+    if report.measurements.is_empty() {
+        let why: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+        return Err(Skip::new(format!(
+            "nothing could be measured: {}",
+            why.join("; ")
+        )));
     }
+    Ok(report)
 }
 
 fn method_of(timing: Timing, host_timer: &str, what: &str) -> String {
@@ -256,7 +251,7 @@ pub fn sweep_report(
             }
         }
         if let (Some(prefix), Some((size, v, id))) = (key_prefix, largest) {
-            params.push(param(
+            params.push(Param::new(
                 format!("{prefix}_{}_bw_gbs", dir.name()),
                 v,
                 "GB/s",
@@ -291,8 +286,8 @@ pub fn latency_report(
         };
         let id = format!("{}/{}/{}B", l.id_prefix, dir.name(), bytes);
         if let (Some(k), Dir::H2d) = (key, dir) {
-            params.push(param(
-                k.into(),
+            params.push(Param::new(
+                k,
                 d.p50,
                 "ns",
                 &l.target,
@@ -458,7 +453,7 @@ pub fn contention_report(
         let d = p.dir.name();
         let k = p.streams;
         if let Some((id, v)) = &ids[0] {
-            params.push(param(
+            params.push(Param::new(
                 format!("{kp}_{d}_k{k}_bw_gbs"),
                 *v,
                 "GB/s",
@@ -468,7 +463,7 @@ pub fn contention_report(
             ));
         }
         if let Some((id, v)) = &ids[1] {
-            params.push(param(
+            params.push(Param::new(
                 format!("{kp}_{d}_k{k}_agg_bw_gbs"),
                 *v,
                 "GB/s",
@@ -487,7 +482,7 @@ pub fn contention_report(
     if let Some(kp) = key_prefix {
         for (dir, s) in Dir::ALL.iter().zip(share_at_max) {
             if let Some((k, v, id)) = s {
-                params.push(param(
+                params.push(Param::new(
                     format!("{kp}_{}_share_min_ratio", dir.name()),
                     v,
                     "ratio",

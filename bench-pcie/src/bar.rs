@@ -3,23 +3,16 @@
 
 use crate::discovery::{read_device, Bar, PciDevice};
 use memmap2::{MmapMut, MmapOptions};
-use std::fmt;
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
-use std::str::FromStr;
 
 /// Errors of BAR specs and mappings, one variant per way they fail.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BarError {
     /// The spec does not parse.
-    #[error("invalid BAR '{spec}': {reason} (expected pci:DOMAIN:BUS:DEV.FN/BAR, e.g. pci:0000:00:02.0/2)")]
-    Parse {
-        /// The text.
-        spec: String,
-        /// Why.
-        reason: String,
-    },
+    #[error(transparent)]
+    Parse(#[from] BarSpecError),
     /// No such PCI device.
     #[error("no PCI device {0} (see `cxlchar pcie list`)")]
     NoDevice(String),
@@ -82,60 +75,7 @@ pub enum BarError {
     },
 }
 
-/// A BAR named on the command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BarSpec {
-    /// `DOMAIN:BUS:DEV.FN`.
-    pub address: String,
-    /// BAR index 0..5.
-    pub index: usize,
-}
-
-impl fmt::Display for BarSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "pci:{}/{}", self.address, self.index)
-    }
-}
-
-impl FromStr for BarSpec {
-    type Err = BarError;
-    fn from_str(s: &str) -> Result<Self, BarError> {
-        let err = |reason: &str| BarError::Parse {
-            spec: s.into(),
-            reason: reason.into(),
-        };
-        let rest = s
-            .strip_prefix("pci:")
-            .ok_or_else(|| err("missing 'pci:' prefix"))?;
-        let (addr, bar) = rest.split_once('/').ok_or_else(|| err("missing '/BAR'"))?;
-        let index: usize = bar.parse().map_err(|_| err("BAR must be a number 0..5"))?;
-        if index > 5 {
-            return Err(err("BAR must be 0..5"));
-        }
-        // DOMAIN:BUS:DEV.FN with hex fields of 4:2:2.1 digits.
-        let ok = {
-            let p: Vec<&str> = addr.split(':').collect();
-            p.len() == 3
-                && p[0].len() == 4
-                && p[1].len() == 2
-                && p[2].split_once('.').is_some_and(|(d, f)| {
-                    d.len() == 2
-                        && f.len() == 1
-                        && u8::from_str_radix(d, 16).is_ok()
-                        && f.parse::<u8>().is_ok_and(|f| f < 8)
-                })
-                && u16::from_str_radix(p[0], 16).is_ok()
-                && u8::from_str_radix(p[1], 16).is_ok()
-        };
-        if !ok {
-            return Err(err("address must be DOMAIN:BUS:DEV.FN, e.g. 0000:00:02.0"));
-        }
-        Ok(BarSpec {
-            address: addr.to_ascii_lowercase(),
-            index,
-        })
-    }
-}
+pub use bench_core::pci::{BarSpec, BarSpecError};
 
 /// What the benchmark will do with the BAR.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,10 +86,22 @@ pub struct Access {
     pub force: bool,
 }
 
-impl BarSpec {
+/// Looking a [`BarSpec`] up in sysfs (the spec itself lives in bench-core, shared with the
+/// pool of bench-cxl).
+pub trait Resolve {
     /// Looks the BAR up below `root` and checks that it can be measured with `access` in a
     /// window `[offset, offset+len)`.
-    pub fn resolve(
+    fn resolve(
+        &self,
+        root: &Path,
+        access: Access,
+        offset: u64,
+        len: u64,
+    ) -> Result<(PciDevice, Bar), BarError>;
+}
+
+impl Resolve for BarSpec {
+    fn resolve(
         &self,
         root: &Path,
         access: Access,
@@ -280,30 +232,6 @@ impl MappedBar {
 mod tests {
     use super::*;
     use crate::discovery::write_fake_pci;
-
-    #[test]
-    fn parses_specs() {
-        let b: BarSpec = "pci:0000:00:02.0/2".parse().unwrap();
-        assert_eq!(
-            b,
-            BarSpec {
-                address: "0000:00:02.0".into(),
-                index: 2
-            }
-        );
-        assert_eq!(b.to_string(), "pci:0000:00:02.0/2");
-        for bad in [
-            "0000:00:02.0/2",
-            "pci:0000:00:02.0",
-            "pci:0000:00:02.0/9",
-            "pci:00:02.0/1",
-            "pci:0000:00:02.9/1",
-            "pci:zzzz:00:02.0/1",
-        ] {
-            let e = bad.parse::<BarSpec>().unwrap_err().to_string();
-            assert!(e.contains(&format!("'{bad}'")), "{e}");
-        }
-    }
 
     #[test]
     fn resolves_against_fake_sysfs() {

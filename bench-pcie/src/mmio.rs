@@ -10,7 +10,7 @@
 //! Every sample is a batch of operations timed with the cycle timer (overhead
 //! subtracted), divided by the batch length.
 
-use crate::bar::{Access, BarError, BarSpec, MappedBar};
+use crate::bar::{Access, BarError, BarSpec, MappedBar, Resolve};
 use crate::discovery::{Bar, PciDevice};
 use bench_core::bench::{Context, DeviceBenchmark, Param, Report, Skip};
 use bench_core::params::{Measurement, ParamInfo, Warning};

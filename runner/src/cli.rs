@@ -233,7 +233,7 @@ pub struct PcieArgs {
 
 fn parse_bar(s: &str) -> Result<bench_pcie::bar::BarSpec, String> {
     s.parse()
-        .map_err(|e: bench_pcie::bar::BarError| e.to_string())
+        .map_err(|e: bench_core::pci::BarSpecError| e.to_string())
 }
 
 fn parse_offset(s: &str) -> Result<u64, String> {

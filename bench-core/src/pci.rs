@@ -1,0 +1,149 @@
+//! `pci:DOMAIN:BUS:DEV.FN/BAR`: the one spelling of a PCI BAR on cxlchar's command line,
+//! shared by the families that map a BAR (MMIO costs, a memory pool in a BAR). Looking
+//! the BAR up and mapping it stay with bench-pcie.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// A BAR spec that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid BAR '{spec}': {reason} (expected pci:DOMAIN:BUS:DEV.FN/BAR, e.g. pci:0000:00:02.0/2)"
+)]
+pub struct BarSpecError {
+    /// The text.
+    pub spec: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// A BAR named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BarSpec {
+    /// `DOMAIN:BUS:DEV.FN` (lower case).
+    pub address: String,
+    /// BAR index 0..5.
+    pub index: usize,
+}
+
+impl fmt::Display for BarSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pci:{}/{}", self.address, self.index)
+    }
+}
+
+impl FromStr for BarSpec {
+    type Err = BarSpecError;
+    fn from_str(s: &str) -> Result<Self, BarSpecError> {
+        let err = |reason: &str| BarSpecError {
+            spec: s.into(),
+            reason: reason.into(),
+        };
+        let rest = s
+            .strip_prefix("pci:")
+            .ok_or_else(|| err("missing 'pci:' prefix"))?;
+        let (addr, bar) = rest.split_once('/').ok_or_else(|| err("missing '/BAR'"))?;
+        let index: usize = bar.parse().map_err(|_| err("BAR must be a number 0..5"))?;
+        if index > 5 {
+            return Err(err("BAR must be 0..5"));
+        }
+        if !is_pci_address(addr) {
+            return Err(err("address must be DOMAIN:BUS:DEV.FN, e.g. 0000:00:02.0"));
+        }
+        Ok(BarSpec {
+            address: addr.to_ascii_lowercase(),
+            index,
+        })
+    }
+}
+
+impl BarSpec {
+    /// Its sysfs resource file (`/sys/bus/pci/devices/<address>/resource<index>`).
+    pub fn resource_path(&self) -> PathBuf {
+        PathBuf::from(format!(
+            "/sys/bus/pci/devices/{}/resource{}",
+            self.address, self.index
+        ))
+    }
+
+    /// The BAR a sysfs resource file path names, when the path has that canonical form.
+    pub fn from_resource_path(p: &Path) -> Option<BarSpec> {
+        let index = p.file_name()?.to_str()?.strip_prefix("resource")?;
+        let dev = p.parent()?;
+        if dev.parent()? != Path::new("/sys/bus/pci/devices") {
+            return None;
+        }
+        format!("pci:{}/{index}", dev.file_name()?.to_str()?)
+            .parse()
+            .ok()
+    }
+}
+
+/// `DOMAIN:BUS:DEV.FN` with hex fields of 4:2:2.1 digits (function 0..7).
+fn is_pci_address(addr: &str) -> bool {
+    let p: Vec<&str> = addr.split(':').collect();
+    p.len() == 3
+        && p[0].len() == 4
+        && p[1].len() == 2
+        && p[2].split_once('.').is_some_and(|(d, f)| {
+            d.len() == 2
+                && f.len() == 1
+                && u8::from_str_radix(d, 16).is_ok()
+                && f.parse::<u8>().is_ok_and(|f| f < 8)
+        })
+        && u16::from_str_radix(p[0], 16).is_ok()
+        && u8::from_str_radix(p[1], 16).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_specs_and_says_why_not() {
+        let b: BarSpec = "pci:0000:00:02.0/2".parse().unwrap();
+        assert_eq!(
+            b,
+            BarSpec {
+                address: "0000:00:02.0".into(),
+                index: 2
+            }
+        );
+        assert_eq!(b.to_string(), "pci:0000:00:02.0/2");
+        assert_eq!(
+            "pci:0000:AF:02.0/0".parse::<BarSpec>().unwrap().address,
+            "0000:af:02.0"
+        );
+        for bad in [
+            "0000:00:02.0/2",
+            "pci:0000:00:02.0",
+            "pci:0000:00:02.0/9",
+            "pci:00:02.0/1",
+            "pci:0000:00:02.9/1",
+            "pci:zzzz:00:02.0/1",
+        ] {
+            let e = bad.parse::<BarSpec>().unwrap_err().to_string();
+            assert!(e.contains(&format!("'{bad}'")), "{e}");
+        }
+    }
+
+    #[test]
+    fn resource_paths_round_trip() {
+        let b: BarSpec = "pci:0000:00:04.0/2".parse().unwrap();
+        let p = b.resource_path();
+        assert_eq!(p, Path::new("/sys/bus/pci/devices/0000:00:04.0/resource2"));
+        assert_eq!(BarSpec::from_resource_path(&p), Some(b));
+        for other in [
+            "/tmp/resource2",
+            "/sys/bus/pci/devices/0000:00:04.0/resource2_wc",
+            "/sys/bus/pci/devices/0000:00:04.0/config",
+        ] {
+            assert_eq!(
+                BarSpec::from_resource_path(Path::new(other)),
+                None,
+                "{other}"
+            );
+        }
+    }
+}

@@ -196,7 +196,7 @@ impl Benchmark for LoadedLatencyBench {
             let mut curve: Vec<(f64, f64, String)> = Vec::new();
             for delay in DELAYS {
                 let n_threads = if delay.is_some() { loaders } else { 0 };
-                let ((bw, samples), counters) =
+                let ((bw, kept), counters) =
                     counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
                         let stop = AtomicBool::new(false);
                         let bytes = AtomicU64::new(0);
@@ -262,8 +262,8 @@ impl Benchmark for LoadedLatencyBench {
                         };
                         ((bw, samples.clone()), threads)
                     });
-                let counters = counters.with_per_op("load", (batch * samples.len()) as u64);
-                let d = Distribution::from_samples(&samples)
+                let counters = counters.with_per_op("load", (batch * kept.len()) as u64);
+                let d = Distribution::from_samples(&kept)
                     .ok_or_else(|| Skip::new("no valid chase samples"))?;
                 let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
                 let id = format!("mem.loaded/{target}/{}/{label}", mix.name());

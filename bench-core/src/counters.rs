@@ -22,9 +22,17 @@
 //! assert!(c.context_switches.is_some() || c.unavailable.contains_key("context_switches"));
 //! ```
 //!
-//! [`measure_undisturbed`] repeats a section that was disturbed, up to a bound, and keeps
-//! the least disturbed attempt; [`warnings_for`] turns what the counters saw into run
-//! warnings (disturbed samples, `perf_event_paranoid`, core clock vs TSC).
+//! [`measure_undisturbed`] and [`retry_undisturbed`] repeat a section that was disturbed,
+//! up to a bound, and keep the least disturbed attempt; [`warnings_for`] turns what the
+//! counters saw into run warnings (disturbed samples, `perf_event_paranoid`, core clock vs
+//! TSC).
+//!
+//! Counters are per thread: a section that runs on several threads (the lockstep
+//! bandwidth threads, a ping-pong partner, traffic injectors) opens a [`CounterGroup`] in
+//! each thread and hands the counts of every thread, as [`ThreadCounts`], to
+//! [`retry_undisturbed`]. The counts of the *measuring* threads are summed
+//! ([`Counts::sum`]); *helper* threads are checked for disturbances only. A disturbance on
+//! any thread flags (and repeats) the attempt.
 
 use crate::params::{Measurement, Warning};
 use crate::timer::Timer;
@@ -129,10 +137,83 @@ impl Counts {
         let c = self.cycles?;
         (self.section_ns > 0.0).then(|| c as f64 / self.section_ns)
     }
+
+    /// The counts of several threads' sections added up. A counter is summed when every
+    /// part counted it, and is absent otherwise (its reasons are kept in `unavailable`);
+    /// `section_ns` is the longest section. No parts: nothing counted.
+    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a Counts>) -> Counts {
+        let parts: Vec<&Counts> = parts.into_iter().collect();
+        let add = |get: fn(&Counts) -> Option<u64>| -> Option<u64> {
+            if parts.is_empty() {
+                return None;
+            }
+            parts.iter().map(|c| get(c)).sum()
+        };
+        let mut unavailable = BTreeMap::new();
+        for c in &parts {
+            for (k, r) in &c.unavailable {
+                unavailable.entry(k.clone()).or_insert_with(|| r.clone());
+            }
+        }
+        Counts {
+            context_switches: add(|c| c.context_switches),
+            cpu_migrations: add(|c| c.cpu_migrations),
+            minor_faults: add(|c| c.minor_faults),
+            major_faults: add(|c| c.major_faults),
+            cycles: add(|c| c.cycles),
+            instructions: add(|c| c.instructions),
+            l1d_load_misses: add(|c| c.l1d_load_misses),
+            llc_load_misses: add(|c| c.llc_load_misses),
+            dtlb_load_misses: add(|c| c.dtlb_load_misses),
+            unavailable,
+            section_ns: parts.iter().map(|c| c.section_ns).fold(0.0, f64::max),
+        }
+    }
+}
+
+/// The counts of one thread of a counted section (see the module documentation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadCounts {
+    /// Which thread, as disturbances name it (`"thread 1 (CPU 3)"`).
+    pub label: String,
+    /// Its counts.
+    pub counts: Counts,
+    /// A measuring thread (its work is timed: summed into the record) or a helper
+    /// (checked for disturbances only).
+    pub measuring: bool,
+}
+
+impl ThreadCounts {
+    /// The counts of the one thread that measures (single-threaded sections).
+    pub fn single(counts: Counts) -> Vec<ThreadCounts> {
+        vec![ThreadCounts {
+            label: "measuring thread".into(),
+            counts,
+            measuring: true,
+        }]
+    }
+
+    /// A measuring thread's counts.
+    pub fn measuring(label: impl Into<String>, counts: Counts) -> ThreadCounts {
+        ThreadCounts {
+            label: label.into(),
+            counts,
+            measuring: true,
+        }
+    }
+
+    /// A helper thread's counts (a traffic injector, a ping-pong partner).
+    pub fn helper(label: impl Into<String>, counts: Counts) -> ThreadCounts {
+        ThreadCounts {
+            label: label.into(),
+            counts,
+            measuring: false,
+        }
+    }
 }
 
 /// The counter evidence recorded with one measurement (`counters` in params.json).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct MeasurementCounters {
     /// The counts of the kept attempt.
     #[serde(flatten)]
@@ -148,9 +229,85 @@ pub struct MeasurementCounters {
     /// hardware counters were available.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub per_op: BTreeMap<String, f64>,
+    /// Measuring threads whose counts are summed here (1, not written: one thread).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub threads: u32,
+    /// Helper threads that ran alongside (traffic injectors, a ping-pong partner): checked
+    /// for disturbances, not summed into the counts (0, not written: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub helper_threads: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+impl Default for MeasurementCounters {
+    fn default() -> Self {
+        MeasurementCounters {
+            counts: Counts::default(),
+            attempts: 0,
+            disturbed: false,
+            disturbances: Vec::new(),
+            per_op: BTreeMap::new(),
+            threads: 1,
+            helper_threads: 0,
+        }
+    }
 }
 
 impl MeasurementCounters {
+    /// The record of an attempt made of the counts of its threads: the measuring threads'
+    /// counts summed, and every disturbance of any thread (named by thread when there is
+    /// more than one).
+    pub fn from_threads(threads: &[ThreadCounts], attempts: u32) -> MeasurementCounters {
+        let measuring: Vec<&Counts> = threads
+            .iter()
+            .filter(|t| t.measuring)
+            .map(|t| &t.counts)
+            .collect();
+        let counts = match measuring.as_slice() {
+            [one] => (*one).clone(),
+            many => Counts::sum(many.iter().copied()),
+        };
+        let disturbances: Vec<String> = if threads.len() == 1 {
+            threads[0].counts.disturbances()
+        } else {
+            threads
+                .iter()
+                .flat_map(|t| {
+                    t.counts
+                        .disturbances()
+                        .into_iter()
+                        .map(move |d| format!("{}: {d}", t.label))
+                })
+                .collect()
+        };
+        MeasurementCounters {
+            disturbed: !disturbances.is_empty(),
+            disturbances,
+            attempts,
+            counts,
+            per_op: BTreeMap::new(),
+            threads: measuring.len().max(1) as u32,
+            helper_threads: (threads.len() - measuring.len()) as u32,
+        }
+    }
+
+    /// Core clock of one measuring thread over the section, GHz (the summed cycles over
+    /// the section time, per measuring thread).
+    pub fn core_ghz(&self) -> Option<f64> {
+        Some(self.counts.core_ghz()? / self.threads.max(1) as f64)
+    }
+
     /// Adds per-operation figures (`<counter>_per_<op>`) for `ops` operations in the section.
     pub fn with_per_op(mut self, op: &str, ops: u64) -> MeasurementCounters {
         if ops == 0 {
@@ -231,6 +388,13 @@ impl CounterGroup {
         self.t0 = Some((Instant::now(), ticks));
     }
 
+    /// Counts `section`: starts, runs it, stops; its result with the counts.
+    pub fn count<T>(&mut self, section: impl FnOnce() -> T) -> (T, Counts) {
+        self.start();
+        let r = section();
+        (r, self.stop())
+    }
+
     /// Stops counting and returns the counts since [`CounterGroup::start`].
     pub fn stop(&mut self) -> Counts {
         let ticks = self.timer.as_ref().map_or(0, |t| t.stop());
@@ -253,7 +417,7 @@ impl CounterGroup {
 /// attempt, or else of the least disturbed one, with its counts.
 ///
 /// Everything the section writes should be allocated and touched beforehand (e.g. a
-/// samples vector filled once and cleared), or its first touch is a page fault.
+/// samples vector from [`sample_buffer`]), or its first touch is a page fault.
 pub fn measure_undisturbed<S, T>(
     group: &mut CounterGroup,
     max_attempts: u32,
@@ -261,37 +425,68 @@ pub fn measure_undisturbed<S, T>(
     mut section: impl FnMut(&mut S),
     mut collect: impl FnMut(&S) -> T,
 ) -> (T, MeasurementCounters) {
+    retry_undisturbed(max_attempts, || {
+        let ((), c) = group.count(|| section(state));
+        (collect(state), ThreadCounts::single(c))
+    })
+}
+
+/// Runs `attempt` until one is undisturbed on every thread, up to `max_attempts` in all;
+/// each attempt runs and counts its own section (on one thread or several) and returns its
+/// result with the counts of each thread. Returns the result of the first undisturbed
+/// attempt, or else of the least disturbed one (fewest disturbing events over all its
+/// threads), with its record ([`MeasurementCounters::from_threads`]).
+pub fn retry_undisturbed<T>(
+    max_attempts: u32,
+    mut attempt: impl FnMut() -> (T, Vec<ThreadCounts>),
+) -> (T, MeasurementCounters) {
+    match try_retry_undisturbed(
+        max_attempts,
+        || Ok::<_, std::convert::Infallible>(attempt()),
+    ) {
+        Ok(r) => r,
+        Err(e) => match e {},
+    }
+}
+
+/// [`retry_undisturbed`] for attempts that can fail: the first error ends the retries and
+/// is returned.
+pub fn try_retry_undisturbed<T, E>(
+    max_attempts: u32,
+    mut attempt: impl FnMut() -> Result<(T, Vec<ThreadCounts>), E>,
+) -> Result<(T, MeasurementCounters), E> {
     let max_attempts = max_attempts.max(1);
-    let mut best: Option<(T, Counts)> = None;
+    let total =
+        |t: &[ThreadCounts]| -> u64 { t.iter().map(|c| c.counts.disturbance_total()).sum() };
+    let mut best: Option<(T, Vec<ThreadCounts>)> = None;
     let mut attempts = 0;
     while attempts < max_attempts {
         attempts += 1;
-        group.start();
-        section(state);
-        let c = group.stop();
-        let clean = !c.is_disturbed();
+        let (r, threads) = attempt()?;
+        let clean = !threads.iter().any(|t| t.counts.is_disturbed());
         if best
             .as_ref()
-            .is_none_or(|(_, b)| c.disturbance_total() < b.disturbance_total())
+            .is_none_or(|(_, b)| total(&threads) < total(b))
         {
-            best = Some((collect(state), c));
+            best = Some((r, threads));
         }
         if clean {
             break;
         }
     }
-    let (r, counts) = best.expect("at least one attempt ran");
-    let disturbances = counts.disturbances();
-    (
-        r,
-        MeasurementCounters {
-            disturbed: !disturbances.is_empty(),
-            disturbances,
-            attempts,
-            counts,
-            per_op: BTreeMap::new(),
-        },
-    )
+    let (r, threads) = best.expect("at least one attempt ran");
+    Ok((r, MeasurementCounters::from_threads(&threads, attempts)))
+}
+
+/// An empty samples vector with room for `capacity` samples whose memory is already
+/// touched, so that pushing up to `capacity` samples inside a counted section causes no
+/// page fault.
+pub fn sample_buffer(capacity: usize) -> Vec<f64> {
+    let mut v = Vec::with_capacity(capacity);
+    v.resize(capacity, 0.0);
+    std::hint::black_box(&mut v);
+    v.clear();
+    v
 }
 
 /// Run warnings from the counters of a benchmark's measurements on `target`: measurements
@@ -353,10 +548,7 @@ pub fn warnings_for(target: &str, measurements: &[Measurement], tsc_hz: f64) -> 
         });
     }
     if tsc_hz > 0.0 {
-        let ghz: Vec<f64> = with
-            .iter()
-            .filter_map(|(_, c)| c.counts.core_ghz())
-            .collect();
+        let ghz: Vec<f64> = with.iter().filter_map(|(_, c)| c.core_ghz()).collect();
         let tsc_ghz = tsc_hz / 1e9;
         let off: Vec<f64> = ghz
             .iter()
@@ -859,6 +1051,186 @@ mod tests {
         assert!(!warnings_for("anon", &[m(mc)], 3e9)
             .iter()
             .any(|w| w.code == "core_clock"));
+    }
+
+    fn sw(cs: u64, faults: u64) -> Counts {
+        Counts {
+            context_switches: Some(cs),
+            cpu_migrations: Some(0),
+            minor_faults: Some(faults),
+            major_faults: Some(0),
+            section_ns: 1000.0,
+            ..Counts::default()
+        }
+    }
+
+    #[test]
+    fn counts_of_threads_add_up_and_missing_counters_stay_missing() {
+        let mut a = sw(1, 2);
+        a.cycles = Some(100);
+        let mut b = sw(0, 3);
+        b.section_ns = 1500.0;
+        b.unavailable.insert("cycles".into(), "not here".into());
+        let s = Counts::sum([&a, &b]);
+        assert_eq!(s.context_switches, Some(1));
+        assert_eq!(s.minor_faults, Some(5));
+        assert_eq!(s.cycles, None, "counted on one thread only: not a sum");
+        assert_eq!(s.unavailable["cycles"], "not here");
+        assert_eq!(s.section_ns, 1500.0);
+        assert_eq!(Counts::sum([]).context_switches, None);
+    }
+
+    #[test]
+    fn a_disturbance_on_any_thread_flags_the_attempt() {
+        let threads = vec![
+            ThreadCounts::measuring("thread 0 (CPU 0)", sw(0, 0)),
+            ThreadCounts::measuring("thread 1 (CPU 1)", sw(2, 0)),
+            ThreadCounts::helper("traffic thread 0 (CPU 2)", sw(0, 0)),
+        ];
+        let mc = MeasurementCounters::from_threads(&threads, 1);
+        assert!(mc.disturbed);
+        assert_eq!(
+            mc.disturbances,
+            vec!["thread 1 (CPU 1): 2 context switches"]
+        );
+        assert_eq!((mc.threads, mc.helper_threads), (2, 1));
+        assert_eq!(
+            mc.counts.context_switches,
+            Some(2),
+            "measuring threads summed"
+        );
+        // A helper's disturbance flags it too, but its counts are not summed.
+        let threads = vec![
+            ThreadCounts::measuring("chase thread", sw(0, 0)),
+            ThreadCounts::helper("traffic thread 0 (CPU 1)", sw(0, 7)),
+        ];
+        let mc = MeasurementCounters::from_threads(&threads, 1);
+        assert!(mc.disturbed);
+        assert_eq!(mc.counts.minor_faults, Some(0));
+        assert!(mc.disturbances[0].starts_with("traffic thread 0 (CPU 1): 7 minor"));
+        let json = serde_json::to_value(&mc).unwrap();
+        assert!(
+            json.get("threads").is_none(),
+            "one measuring thread: not written"
+        );
+        assert_eq!(json["helper_threads"], 1);
+        let back: MeasurementCounters = serde_json::from_value(json).unwrap();
+        assert_eq!(back, mc);
+        // One thread: the phrases carry no label, as before.
+        let mc = MeasurementCounters::from_threads(&ThreadCounts::single(sw(1, 0)), 1);
+        assert_eq!(mc.disturbances, vec!["1 context switches"]);
+    }
+
+    #[test]
+    fn retries_end_at_the_first_attempt_clean_on_every_thread() {
+        // Attempt 1: thread 1 disturbed; attempt 2: a helper disturbed; attempt 3: clean.
+        let script = [(0, 3, 0), (0, 0, 1), (0, 0, 0), (5, 5, 5)];
+        let mut n = 0;
+        let (r, mc) = retry_undisturbed(5, || {
+            let (x, y, h) = script[n];
+            n += 1;
+            (
+                n,
+                vec![
+                    ThreadCounts::measuring("thread 0", sw(x, 0)),
+                    ThreadCounts::measuring("thread 1", sw(0, y)),
+                    ThreadCounts::helper("helper", sw(h, 0)),
+                ],
+            )
+        });
+        assert_eq!((r, mc.attempts, mc.disturbed), (3, 3, false));
+        assert!(mc.disturbances.is_empty());
+        // Always disturbed: the least disturbed attempt over all threads is kept, flagged.
+        let script = [(2, 2, 0), (0, 1, 0), (0, 0, 4)];
+        let mut n = 0;
+        let (r, mc) = retry_undisturbed(3, || {
+            let (x, y, h) = script[n];
+            n += 1;
+            (
+                n,
+                vec![
+                    ThreadCounts::measuring("thread 0", sw(x, 0)),
+                    ThreadCounts::measuring("thread 1", sw(0, y)),
+                    ThreadCounts::helper("helper", sw(h, 0)),
+                ],
+            )
+        });
+        assert_eq!((r, mc.attempts), (2, 3));
+        assert!(mc.disturbed);
+        assert_eq!(mc.disturbances, vec!["thread 1: 1 minor page faults"]);
+        // An error ends the retries.
+        let mut calls = 0;
+        let e = try_retry_undisturbed(3, || {
+            calls += 1;
+            Err::<((), Vec<ThreadCounts>), _>("boom")
+        });
+        assert_eq!((e.unwrap_err(), calls), ("boom", 1));
+    }
+
+    #[test]
+    fn the_core_clock_of_summed_threads_is_per_thread() {
+        let mut c = sw(0, 0);
+        c.cycles = Some(6_000_000);
+        c.section_ns = 1_000_000.0;
+        let mc = MeasurementCounters {
+            counts: c,
+            attempts: 1,
+            threads: 2,
+            ..Default::default()
+        };
+        assert_eq!(mc.core_ghz(), Some(3.0));
+        let m = Measurement {
+            id: "a".into(),
+            benchmark: "b".into(),
+            target: "anon".into(),
+            parameters: serde_json::json!({}),
+            unit: "GB/s".into(),
+            method: "m".into(),
+            distribution: crate::stats::Distribution::from_samples(&[1.0]).unwrap(),
+            placement: None,
+            counters: Some(mc),
+        };
+        assert!(!warnings_for("anon", &[m], 3e9)
+            .iter()
+            .any(|w| w.code == "core_clock"));
+    }
+
+    #[test]
+    fn counters_are_per_thread() {
+        let mut g = CounterGroup::open();
+        if !sw_available(&g) {
+            return;
+        }
+        // Faults in another thread are not this thread's; that thread's own group sees
+        // them.
+        g.start();
+        let theirs = std::thread::spawn(|| {
+            let mut g = CounterGroup::open();
+            let (n, c) = g.count(|| fault_pages(256));
+            assert_eq!(n, 256);
+            c
+        })
+        .join()
+        .unwrap();
+        let ours = g.stop();
+        assert!(theirs.minor_faults.unwrap() >= 200, "{theirs:?}");
+        assert!(ours.minor_faults.unwrap() < 100, "{ours:?}");
+    }
+
+    #[test]
+    fn a_sample_buffer_is_touched_before_the_section() {
+        let mut g = CounterGroup::open();
+        if !sw_available(&g) {
+            return;
+        }
+        let mut v = sample_buffer(1 << 20); // 8 MiB
+        assert!(v.is_empty() && v.capacity() >= 1 << 20);
+        let ((), c) = g.count(|| {
+            for i in 0..1 << 20 {
+                v.push(i as f64);
+            }
+        });
+        assert!(c.minor_faults.unwrap() < 100, "{c:?}");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use crate::{measurement, param};
 use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::counters::{self, CounterGroup};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
 use bench_core::units::{format_size, MIB};
@@ -156,6 +157,7 @@ impl Benchmark for AtomicsBench {
         let mut report = Report::default();
         let sizes = [4096usize, big];
         let samples = if ctx.quick { 15 } else { 60 };
+        let mut group = CounterGroup::open_with_timer(&ctx.timer);
         for (si, &size) in sizes.iter().enumerate() {
             let lines = size / 64;
             build(&mut region.as_mut_slice()[..size], lines);
@@ -171,14 +173,24 @@ impl Benchmark for AtomicsBench {
                     format_size(size)
                 ));
                 let mut pos = chase(base, lines, op, 0, steps.min(lines)); // warm-up
-                let mut v = Vec::with_capacity(samples);
-                for _ in 0..samples {
-                    let t0 = ctx.timer.start();
-                    pos = chase(base, lines, op, pos, steps);
-                    let t1 = ctx.timer.stop();
-                    v.push(ctx.timer.elapsed_ns(t0, t1) / steps as f64);
-                }
+                let mut v = counters::sample_buffer(samples);
+                let (v, counters) = counters::measure_undisturbed(
+                    &mut group,
+                    counters::DEFAULT_MAX_ATTEMPTS,
+                    &mut v,
+                    |v| {
+                        v.clear();
+                        for _ in 0..samples {
+                            let t0 = ctx.timer.start();
+                            pos = chase(base, lines, op, pos, steps);
+                            let t1 = ctx.timer.stop();
+                            v.push(ctx.timer.elapsed_ns(t0, t1) / steps as f64);
+                        }
+                    },
+                    |v| v.clone(),
+                );
                 std::hint::black_box(pos);
+                let counters = counters.with_per_op("op", (samples * steps) as u64);
                 let Some(d) = Distribution::from_samples(&v) else {
                     return Err(Skip::new("the timer produced no usable samples"));
                 };
@@ -194,6 +206,7 @@ impl Benchmark for AtomicsBench {
                     format!("per-operation latency of a dependent chain of {} over {} of 64 B lines (each result is the next position)", op.name(), format_size(size)),
                     d,
                     Some(placement.clone()),
+                    counters,
                 ));
             }
             if si == 1 {

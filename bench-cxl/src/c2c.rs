@@ -11,6 +11,7 @@
 
 use crate::{measurement, param};
 use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use bench_core::stats::{median, Distribution};
 use bench_core::target::Region;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,7 +68,10 @@ fn hand_over(line: &AtomicU64, kind: PingPong, want: u64, next: u64) -> bool {
 }
 
 /// One-way latencies (ns) of `samples` samples of `trips` round trips between the
-/// current thread (pinned to `a`) and a thread pinned to `b`, on `line`.
+/// current thread (pinned to `a`) and a thread pinned to `b`, on `line`, with the counter
+/// evidence: the current thread's sampling loop is counted (per one-way transfer), the
+/// partner's loop too (a helper: a disturbance on either side repeats the measurement, up
+/// to [`counters::DEFAULT_MAX_ATTEMPTS`] attempts).
 pub fn ping_pong(
     ctx: &Context,
     line: &AtomicU64,
@@ -76,23 +80,49 @@ pub fn ping_pong(
     b: usize,
     samples: usize,
     trips: u64,
-) -> Result<Vec<f64>, Skip> {
+) -> Result<(Vec<f64>, MeasurementCounters), Skip> {
     bench_core::pin::pin_current(a).map_err(|e| Skip::new(format!("pinning to CPU {a}: {e}")))?;
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
+    let mut v = counters::sample_buffer(samples);
+    let out = counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+        ping_pong_once(ctx, &mut group, &mut v, line, kind, (a, b), samples, trips)
+            .map(|(v, threads)| (v.clone(), threads))
+    });
+    let _ = bench_core::pin::pin_current(ctx.cpus[0]);
+    let (v, c) = out?;
+    let c = c.with_per_op("transfer", 2 * trips * samples as u64);
+    Ok((v, c))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn ping_pong_once<'v>(
+    ctx: &Context,
+    group: &mut CounterGroup,
+    v: &'v mut Vec<f64>,
+    line: &AtomicU64,
+    kind: PingPong,
+    (a, b): (usize, usize),
+    samples: usize,
+    trips: u64,
+) -> Result<(&'v Vec<f64>, Vec<ThreadCounts>), Skip> {
     line.store(0, Ordering::SeqCst);
+    v.clear();
     let out = std::thread::scope(|s| {
         let responder = s.spawn(move || {
             if bench_core::pin::pin_current(b).is_err() {
                 line.store(STOP, Ordering::SeqCst);
-                return false;
+                return None;
             }
-            let mut k = 0u64;
-            while hand_over(line, kind, 2 * k + 1, 2 * k + 2) {
-                k += 1;
-            }
-            true
+            let mut g = CounterGroup::open();
+            let ((), c) = g.count(|| {
+                let mut k = 0u64;
+                while hand_over(line, kind, 2 * k + 1, 2 * k + 2) {
+                    k += 1;
+                }
+            });
+            Some(c)
         });
         let mut k = 0u64;
-        let mut v = Vec::with_capacity(samples);
         // Warm-up: a tenth of a sample.
         for _ in 0..(trips / 10).max(1) {
             if !hand_over(line, kind, 2 * k, 2 * k + 1) {
@@ -100,27 +130,38 @@ pub fn ping_pong(
             }
             k += 1;
         }
-        for _ in 0..samples {
-            let t0 = ctx.timer.start();
-            for _ in 0..trips {
-                if !hand_over(line, kind, 2 * k, 2 * k + 1) {
-                    return None;
+        let (ok, ours) = group.count(|| {
+            for _ in 0..samples {
+                let t0 = ctx.timer.start();
+                for _ in 0..trips {
+                    if !hand_over(line, kind, 2 * k, 2 * k + 1) {
+                        return false;
+                    }
+                    k += 1;
                 }
-                k += 1;
+                let t1 = ctx.timer.stop();
+                v.push(ctx.timer.elapsed_ns(t0, t1) / (2 * trips) as f64);
             }
-            let t1 = ctx.timer.stop();
-            v.push(ctx.timer.elapsed_ns(t0, t1) / (2 * trips) as f64);
+            true
+        });
+        if !ok {
+            return None;
         }
         // Let the responder finish its last hand-over, then stop it.
         while line.load(Ordering::Acquire) != 2 * k {
             std::hint::spin_loop();
         }
         line.store(STOP, Ordering::SeqCst);
-        let _ = responder.join();
-        Some(v)
+        let theirs = responder.join().ok().flatten()?;
+        Some(vec![
+            ThreadCounts::measuring(format!("CPU {a}"), ours),
+            ThreadCounts::helper(format!("partner on CPU {b}"), theirs),
+        ])
     });
-    let _ = bench_core::pin::pin_current(ctx.cpus[0]);
-    out.ok_or_else(|| Skip::new(format!("could not pin a thread to CPU {b}")))
+    match out {
+        Some(threads) => Ok((v, threads)),
+        None => Err(Skip::new(format!("could not pin a thread to CPU {b}"))),
+    }
 }
 
 /// Renders a matrix (`a` rows, `b` columns) of one-way latencies, in ns.
@@ -182,7 +223,7 @@ impl Benchmark for C2cBench {
             for (i, &a) in cpus.iter().enumerate() {
                 for &b in &cpus[i + 1..] {
                     ctx.progress(&format!("pool.c2c on {target}: {} {a}<->{b}", kind.name()));
-                    let v = ping_pong(ctx, line, kind, a, b, samples, trips)?;
+                    let (v, counters) = ping_pong(ctx, line, kind, a, b, samples, trips)?;
                     let Some(d) = Distribution::from_samples(&v) else {
                         return Err(Skip::new("the timer produced no usable samples"));
                     };
@@ -198,6 +239,7 @@ impl Benchmark for C2cBench {
                         format!("one-way latency (round trip / 2) of {} ping-pong on one line between CPUs {a} and {b}", kind.name()),
                         d,
                         Some(placement.clone()),
+                        counters,
                     ));
                 }
             }

@@ -12,6 +12,7 @@
 use crate::cacheline::{flush_range, nt_fill, store_fence, FlushMethod};
 use crate::{measurement, param};
 use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::Skipped;
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -118,14 +119,21 @@ fn samples(ctx: &Context, size: usize) -> usize {
     }
 }
 
-/// Times `n` samples of "write `size` bytes at `p` then make them visible with `c`".
-fn time_cell(ctx: &Context, p: *mut u8, size: usize, c: Column, n: usize) -> Vec<f64> {
+/// Times `n` samples of "write `size` bytes at `p` then make them visible with `c`",
+/// after 3 untimed ones, with the counters of the sampling loop (per write + make-visible
+/// operation, repeated up to [`counters::DEFAULT_MAX_ATTEMPTS`] times while disturbed).
+fn time_cell(
+    ctx: &Context,
+    group: &mut CounterGroup,
+    p: *mut u8,
+    size: usize,
+    c: Column,
+    n: usize,
+) -> (Vec<f64>, MeasurementCounters) {
     // Small sizes repeat the write + flush a few times per sample (the timer's
     // resolution is ~10 ns in a VM); each repetition writes new values.
     let reps = (4096 / size).clamp(1, 16);
-    let mut v = Vec::with_capacity(n);
-    for i in 0..n + 3 {
-        let t0 = ctx.timer.start();
+    let one = |i: usize| {
         for r in 0..reps {
             let byte = ((i * reps + r) as u8) | 1;
             match c {
@@ -153,12 +161,27 @@ fn time_cell(ctx: &Context, p: *mut u8, size: usize, c: Column, n: usize) -> Vec
             // The stores must happen: the buffer is "read" here as far as the compiler knows.
             std::hint::black_box(p);
         }
-        let t1 = ctx.timer.stop();
-        if i >= 3 {
-            v.push(ctx.timer.elapsed_ns(t0, t1) / reps as f64);
-        }
+    };
+    for i in 0..3 {
+        one(i); // warm-up, untimed
     }
-    v
+    let mut v = counters::sample_buffer(n);
+    let (v, counters) = counters::measure_undisturbed(
+        group,
+        counters::DEFAULT_MAX_ATTEMPTS,
+        &mut v,
+        |v| {
+            v.clear();
+            for i in 3..n + 3 {
+                let t0 = ctx.timer.start();
+                one(i);
+                let t1 = ctx.timer.stop();
+                v.push(ctx.timer.elapsed_ns(t0, t1) / reps as f64);
+            }
+        },
+        |v| v.clone(),
+    );
+    (v, counters.with_per_op("op", (n * reps) as u64))
 }
 
 /// Maps a device resource file for writing (shared).
@@ -206,6 +229,7 @@ impl Benchmark for FlushBench {
         let placement = region.placement().clone();
         let mut report = Report::default();
         let p = region.as_mut_ptr();
+        let mut group = CounterGroup::open_with_timer(&ctx.timer);
         for c in Column::all() {
             if let Some(reason) = self.column_skip(c) {
                 report.skipped.push(Skipped {
@@ -243,7 +267,7 @@ impl Benchmark for FlushBench {
                 None => (p, MAX_SIZE),
             };
             for size in sizes().into_iter().filter(|&s| s <= cap) {
-                let v = time_cell(ctx, ptr, size, c, samples(ctx, size));
+                let (v, counters) = time_cell(ctx, &mut group, ptr, size, c, samples(ctx, size));
                 let Some(d) = Distribution::from_samples(&v) else {
                     return Err(Skip::new("the timer produced no usable samples"));
                 };
@@ -297,6 +321,7 @@ impl Benchmark for FlushBench {
                     format!("time of one sample: {method}"),
                     d,
                     if map.is_some() { None } else { Some(placement.clone()) },
+                    counters,
                 ));
             }
         }

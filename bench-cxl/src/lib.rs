@@ -23,6 +23,7 @@ pub mod pool;
 pub mod ring;
 
 use bench_core::bench::Param;
+use bench_core::counters::MeasurementCounters;
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
 use bench_core::target::Placement;
@@ -37,6 +38,7 @@ pub(crate) fn measurement(
     method: String,
     distribution: Distribution,
     placement: Option<Placement>,
+    counters: MeasurementCounters,
 ) -> Measurement {
     Measurement {
         id,
@@ -47,7 +49,7 @@ pub(crate) fn measurement(
         method,
         distribution,
         placement,
-        counters: None,
+        counters: Some(counters),
     }
 }
 

@@ -24,6 +24,9 @@ use crate::pool::{
 use crate::ring::{self, Coherence, Consumer, Producer};
 use crate::{measurement, param};
 use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::counters::{
+    self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
+};
 use bench_core::params::Skipped;
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -224,14 +227,16 @@ impl Leader<'_> {
         }
     }
 
-    /// One-way flag latencies (ns), one per sample of `trips` round trips.
+    /// One-way flag latencies (ns), one per sample of `trips` round trips, and the counts
+    /// of the leader's sampling loop (the warm-up sample included).
     fn flag(
         &mut self,
         ctx: &Context,
+        group: &mut CounterGroup,
         m: Coherence,
         samples: usize,
         trips: u64,
-    ) -> Result<Vec<f64>, PoolError> {
+    ) -> Result<(Vec<f64>, Counts), PoolError> {
         let h = self.pool.header();
         let (lf, fl) = (h.word_ptr(off::FLAG_LF), h.word_ptr(off::FLAG_FL));
         h.store(off::FLAG_LF, 0);
@@ -239,7 +244,8 @@ impl Leader<'_> {
         let warm = trips;
         self.post(OP_FLAG, [warm + samples as u64 * trips, mode_arg(m), 0, 0]);
         let mut k = 0u64;
-        let mut v = Vec::with_capacity(samples);
+        let mut v = counters::sample_buffer(samples);
+        group.start();
         for s in 0..=samples {
             let t0 = ctx.timer.start();
             for _ in 0..trips {
@@ -254,20 +260,24 @@ impl Leader<'_> {
                 v.push(ctx.timer.elapsed_ns(t0, t1) / (2 * trips) as f64);
             }
         }
+        let c = group.stop();
         self.wait_done(OP_FLAG)?;
-        Ok(v)
+        Ok((v, c))
     }
 
-    /// One-way ring latencies (ns) of `n` echoed messages of `size` bytes.
+    /// One-way ring latencies (ns) of `n` echoed messages of `size` bytes, and the counts
+    /// of the leader's loop.
+    #[allow(clippy::too_many_arguments)]
     fn ring_lat(
         &mut self,
         ctx: &Context,
+        group: &mut CounterGroup,
         m: Coherence,
         size: usize,
         n: u64,
         src: &mut [u8],
         dst: &mut [u8],
-    ) -> Result<Vec<f64>, PoolError> {
+    ) -> Result<(Vec<f64>, Counts), PoolError> {
         let rings = rings_of(self.pool);
         // SAFETY: rings initialized; we are the only producer of ring 0 and consumer of
         // ring 1.
@@ -278,7 +288,8 @@ impl Leader<'_> {
             )
         };
         self.post(OP_RING_LAT, [size as u64, n, mode_arg(m), 0]);
-        let mut v = Vec::with_capacity(n as usize);
+        let mut v = counters::sample_buffer(n as usize);
+        group.start();
         for i in 0..n {
             src[..8].copy_from_slice(&i.to_le_bytes());
             let t0 = ctx.timer.start();
@@ -294,23 +305,28 @@ impl Leader<'_> {
             }
             v.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
         }
+        let c = group.stop();
         self.wait_done(OP_RING_LAT)?;
-        Ok(v)
+        Ok((v, c))
     }
 
-    /// Bandwidth (GB/s) of `count` messages of `size` bytes streamed to the follower.
+    /// Bandwidth (GB/s) of `count` messages of `size` bytes streamed to the follower, and
+    /// the counts of the leader's loop.
+    #[allow(clippy::too_many_arguments)]
     fn ring_bw(
         &mut self,
         ctx: &Context,
+        group: &mut CounterGroup,
         m: Coherence,
         size: usize,
         count: u64,
         src: &mut [u8],
-    ) -> Result<f64, PoolError> {
+    ) -> Result<(f64, Counts), PoolError> {
         let rings = rings_of(self.pool);
         // SAFETY: as in ring_lat.
         let mut p = unsafe { Producer::attach(rings[0].0, rings[0].1, m).map_err(|_| ring_err())? };
         self.post(OP_RING_BW, [size as u64, count, mode_arg(m), 0]);
+        group.start();
         let t0 = ctx.timer.start();
         for i in 0..count {
             src[..8].copy_from_slice(&i.to_le_bytes());
@@ -318,7 +334,11 @@ impl Leader<'_> {
         }
         self.wait_done(OP_RING_BW)?;
         let t1 = ctx.timer.stop();
-        Ok((size as u64 * count) as f64 / ctx.timer.elapsed_ns(t0, t1).max(1e-9))
+        let c = group.stop();
+        Ok((
+            (size as u64 * count) as f64 / ctx.timer.elapsed_ns(t0, t1).max(1e-9),
+            c,
+        ))
     }
 }
 
@@ -459,7 +479,7 @@ impl MsgBench {
         let mut report = Report::default();
         let max = max_message(pool);
         let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
-        let mut dst = vec![0u8; max];
+        let mut dst = vec![1u8; max]; // written now: receiving into it cannot fault later
         let mut modes = vec![Coherence::Coherent];
         match invalidate_method() {
             Ok(m) => modes.push(Coherence::NonCoherent(m)),
@@ -472,6 +492,9 @@ impl MsgBench {
         let (fs, ft) = if ctx.quick { (10, 1000) } else { (40, 4000) };
         let bw_bytes: usize = if ctx.quick { 4 << 20 } else { 64 << 20 };
         let bw_reps = if ctx.quick { 3 } else { 5 };
+        // Counters of the leader (this thread) only: the follower is another process,
+        // possibly on another host.
+        let mut group = CounterGroup::open_with_timer(&ctx.timer);
         // Fault the window in, then report where its pages are.
         for o in (0..pool.len()).step_by(bench_core::target::page_size()) {
             // SAFETY: o < len: inside the mapping; a volatile read faults the page in.
@@ -505,13 +528,17 @@ impl MsgBench {
                 unsafe { ring::init(b, n, m).map_err(|_| ring_err())? };
             }
             ctx.progress(&format!("pool.msg on {target}: flag ping-pong ({mname})"));
-            let v = l.flag(ctx, m, fs, ft)?;
+            let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+                l.flag(ctx, &mut group, m, fs, ft)
+                    .map(|(v, c)| (v, ThreadCounts::single(c)))
+            })?;
+            let counters = counters.with_per_op("message", 2 * ft * (fs as u64 + 1));
             let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
             let fid = format!("pool.msg/{target}/{mname}/flag");
             report.params.push(param(&format!("pool_flag_lat{sfx}_ns"), d.p50, "ns", &target,
                 format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
             report.measurements.push(measurement(fid, "pool.msg", &target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
-                format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, placement.clone()));
+                format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, placement.clone(), counters));
             let mut fit = Vec::new();
             let mut lat_ids = Vec::new();
             let mut best_bw = (0.0f64, String::new());
@@ -526,26 +553,40 @@ impl MsgBench {
                     (false, true) => 2000,
                     (false, false) => 100,
                 };
-                let v = l.ring_lat(ctx, m, size, n, &mut src, &mut dst)?;
+                let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+                    l.ring_lat(ctx, &mut group, m, size, n, &mut src, &mut dst)
+                        .map(|(v, c)| (v, ThreadCounts::single(c)))
+                })?;
+                let counters = counters.with_per_op("message", 2 * n);
                 let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
                 fit.push((size as f64, d.p50));
                 let id = format!("pool.msg/{target}/{mname}/ring_lat/{}", format_size(size));
                 lat_ids.push(id.clone());
                 report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_lat", "mode": mname, "size_bytes": size, "messages": n}), "ns",
-                    format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, placement.clone()));
+                    format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, placement.clone(), counters));
                 let count =
                     (bw_bytes / size).clamp(4, if ctx.quick { 5_000 } else { 50_000 }) as u64;
-                let mut bws = Vec::new();
-                for _ in 0..bw_reps {
-                    bws.push(l.ring_bw(ctx, m, size, count, &mut src)?);
-                }
+                // The repetitions are one counted section (their counts added up).
+                let (bws, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+                    let mut bws = Vec::with_capacity(bw_reps);
+                    let mut parts = Vec::with_capacity(bw_reps);
+                    for _ in 0..bw_reps {
+                        let (bw, c) = l.ring_bw(ctx, &mut group, m, size, count, &mut src)?;
+                        bws.push(bw);
+                        parts.push(c);
+                    }
+                    let mut c = Counts::sum(&parts);
+                    c.section_ns = parts.iter().map(|p| p.section_ns).sum();
+                    Ok::<_, PoolError>((bws, ThreadCounts::single(c)))
+                })?;
+                let counters = counters.with_per_op("byte", size as u64 * count * bw_reps as u64);
                 let d = Distribution::from_samples(&bws).ok_or_else(ring_err)?;
                 let id = format!("pool.msg/{target}/{mname}/ring_bw/{}", format_size(size));
                 if d.p50 > best_bw.0 {
                     best_bw = (d.p50, id.clone());
                 }
                 report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_bw", "mode": mname, "size_bytes": size, "messages": count}), "GB/s",
-                    format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, placement.clone()));
+                    format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, placement.clone(), counters));
             }
             if let Some(first) = fit.first() {
                 report.params.push(param(

@@ -6,6 +6,7 @@ use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, HostSpan, Stream}
 use crate::shape::{
     contention_sample, copies_per_sample, host_offset, ContentionSample, SweepPoint,
 };
+use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use bench_core::timer::Timer;
 use std::sync::Barrier;
 
@@ -79,34 +80,46 @@ pub fn sweep(
 ) -> Result<Vec<SweepPoint>, CudaError> {
     let s = Stream::new(dev)?;
     let (e0, e1) = (Event::new(dev)?, Event::new(dev)?);
+    let mut group = CounterGroup::open_with_timer(timer);
     let mut out = Vec::with_capacity(sizes.len());
     for &size in sizes {
         progress(size);
         let copies = copies_per_sample(size, plan.bytes_per_sample, plan.max_copies);
-        let mut point = SweepPoint {
+        sample(&s, &e0, &e1, dir, buf, host, size, copies, 0, timer)?; // warm-up
+                                                                       // The samples of a point are one counted section, repeated while disturbed.
+        let ((events_ns, host_ns), c) =
+            counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+                let mut ev = counters::sample_buffer(plan.samples);
+                let mut h = counters::sample_buffer(plan.samples);
+                let (r, c) = group.count(|| -> Result<(), CudaError> {
+                    for i in 0..plan.samples {
+                        let (e, t) = sample(
+                            &s,
+                            &e0,
+                            &e1,
+                            dir,
+                            buf,
+                            host,
+                            size,
+                            copies,
+                            (i + 1) * copies,
+                            timer,
+                        )?;
+                        ev.push(e);
+                        h.push(t);
+                    }
+                    Ok(())
+                });
+                r.map(|()| ((ev, h), ThreadCounts::single(c)))
+            })?;
+        let point = SweepPoint {
             dir,
             size,
             copies,
-            events_ns: Vec::with_capacity(plan.samples),
-            host_ns: Vec::with_capacity(plan.samples),
+            events_ns,
+            host_ns,
+            counters: Some(c.with_per_op("copy", (plan.samples * copies) as u64)),
         };
-        sample(&s, &e0, &e1, dir, buf, host, size, copies, 0, timer)?; // warm-up
-        for i in 0..plan.samples {
-            let (ev, h) = sample(
-                &s,
-                &e0,
-                &e1,
-                dir,
-                buf,
-                host,
-                size,
-                copies,
-                (i + 1) * copies,
-                timer,
-            )?;
-            point.events_ns.push(ev);
-            point.host_ns.push(h);
-        }
         out.push(point);
     }
     Ok(out)
@@ -122,26 +135,34 @@ pub fn latency(
     bytes: usize,
     samples: usize,
     timer: &Timer,
-) -> Result<Vec<f64>, CudaError> {
+) -> Result<(Vec<f64>, MeasurementCounters), CudaError> {
     let s = Stream::new(dev)?;
     for _ in 0..samples.div_ceil(10).max(10) {
         s.copy(dir, buf, 0, host, 0, bytes)?;
         s.synchronize()?;
     }
-    let mut v = Vec::with_capacity(samples);
-    for _ in 0..samples {
-        let t0 = timer.start();
-        s.copy(dir, buf, 0, host, 0, bytes)?;
-        s.synchronize()?;
-        let t1 = timer.stop();
-        v.push(timer.elapsed_ns(t0, t1));
-    }
-    Ok(v)
+    let mut group = CounterGroup::open_with_timer(timer);
+    let (v, c) = counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+        let mut v = counters::sample_buffer(samples);
+        let (r, c) = group.count(|| -> Result<(), CudaError> {
+            for _ in 0..samples {
+                let t0 = timer.start();
+                s.copy(dir, buf, 0, host, 0, bytes)?;
+                s.synchronize()?;
+                let t1 = timer.stop();
+                v.push(timer.elapsed_ns(t0, t1));
+            }
+            Ok(())
+        });
+        r.map(|()| (v, ThreadCounts::single(c)))
+    })?;
+    Ok((v, c.with_per_op("copy", samples as u64)))
 }
 
 /// `k` concurrent copies of `bytes_each` on `k` streams of one device, transfer `i`
 /// between `host[i * bytes_each..]` and `buf[i * bytes_each..]`; each round timed with an
 /// event pair per stream (all on the device's clock).
+#[allow(clippy::too_many_arguments)]
 pub fn contention_streams(
     dev: &Device,
     buf: &DeviceBuffer<'_>,
@@ -150,10 +171,33 @@ pub fn contention_streams(
     k: usize,
     bytes_each: usize,
     rounds: usize,
-) -> Result<Vec<ContentionSample>, CudaError> {
+    timer: &Timer,
+) -> Result<(Vec<ContentionSample>, MeasurementCounters), CudaError> {
     let streams: Vec<Stream<'_>> = (0..k).map(|_| Stream::new(dev)).collect::<Result<_, _>>()?;
     let starts: Vec<Event<'_>> = (0..k).map(|_| Event::new(dev)).collect::<Result<_, _>>()?;
     let ends: Vec<Event<'_>> = (0..k).map(|_| Event::new(dev)).collect::<Result<_, _>>()?;
+    let mut group = CounterGroup::open_with_timer(timer);
+    let (out, c) = counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+        let (r, c) = group
+            .count(|| stream_rounds(&streams, &starts, &ends, buf, host, dir, bytes_each, rounds));
+        r.map(|out| (out, ThreadCounts::single(c)))
+    })?;
+    Ok((out, c.with_per_op("round", rounds as u64)))
+}
+
+/// The rounds of [`contention_streams`] (a warm-up round first, untimed).
+#[allow(clippy::too_many_arguments)]
+fn stream_rounds(
+    streams: &[Stream<'_>],
+    starts: &[Event<'_>],
+    ends: &[Event<'_>],
+    buf: &DeviceBuffer<'_>,
+    host: HostSpan<'_>,
+    dir: Dir,
+    bytes_each: usize,
+    rounds: usize,
+) -> Result<Vec<ContentionSample>, CudaError> {
+    let k = streams.len();
     let mut out = Vec::with_capacity(rounds);
     for round in 0..=rounds {
         for i in 0..k {
@@ -162,7 +206,7 @@ pub fn contention_streams(
             streams[i].copy(dir, buf, off, host, off, bytes_each)?;
             ends[i].record(&streams[i])?;
         }
-        for e in &ends {
+        for e in ends {
             e.synchronize()?;
         }
         if round == 0 {
@@ -193,10 +237,11 @@ pub fn contention_devices(
     bytes_each: usize,
     rounds: usize,
     timer: &Timer,
-) -> Result<Vec<ContentionSample>, CudaError> {
+) -> Result<(Vec<ContentionSample>, MeasurementCounters), CudaError> {
     let g = devs.len().min(bufs.len());
     let barrier = Barrier::new(g);
-    let per_device: Vec<Result<Vec<(u64, u64)>, CudaError>> = std::thread::scope(|sc| {
+    type Timed = (Vec<(u64, u64)>, ThreadCounts);
+    let per_device: Vec<Result<Timed, CudaError>> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..g)
             .map(|i| {
                 let (dev, buf, barrier) = (&devs[i], &bufs[i], &barrier);
@@ -206,25 +251,38 @@ pub fn contention_devices(
                     let stream = dev.make_current().and_then(|_| Stream::new(dev));
                     let mut err = stream.as_ref().err().cloned();
                     let mut times = Vec::with_capacity(rounds);
+                    // Each thread counts its own copies (the barrier waits are not part of
+                    // the counted sections: a blocking barrier switches context by design).
+                    let mut group = CounterGroup::open_with_timer(timer);
+                    let mut counted = Vec::with_capacity(rounds);
                     for round in 0..=rounds {
                         barrier.wait();
                         let (Ok(s), None) = (&stream, &err) else {
                             continue;
                         };
-                        let t0 = timer.start();
-                        let r = s
-                            .copy(dir, buf, 0, host, i * bytes_each, bytes_each)
-                            .and_then(|_| s.synchronize());
-                        let t1 = timer.stop();
+                        let ((t0, r, t1), c) = group.count(|| {
+                            let t0 = timer.start();
+                            let r = s
+                                .copy(dir, buf, 0, host, i * bytes_each, bytes_each)
+                                .and_then(|_| s.synchronize());
+                            (t0, r, timer.stop())
+                        });
                         match r {
-                            Ok(()) if round > 0 => times.push((t0, t1)),
+                            Ok(()) if round > 0 => {
+                                times.push((t0, t1));
+                                counted.push(c);
+                            }
                             Ok(()) => {}
                             Err(e) => err = Some(e),
                         }
                     }
+                    let counts = bench_core::counters::Counts::sum(&counted);
                     match err {
                         Some(e) => Err(e),
-                        None => Ok(times),
+                        None => Ok((
+                            times,
+                            ThreadCounts::measuring(format!("GPU {i} copy thread"), counts),
+                        )),
                     }
                 })
             })
@@ -234,7 +292,12 @@ pub fn contention_devices(
             .map(|h| h.join().expect("a copy thread panicked"))
             .collect()
     });
-    let per_device: Vec<Vec<(u64, u64)>> = per_device.into_iter().collect::<Result<_, _>>()?;
+    let (per_device, threads): (Vec<Vec<(u64, u64)>>, Vec<ThreadCounts>) = per_device
+        .into_iter()
+        .collect::<Result<Vec<Timed>, _>>()?
+        .into_iter()
+        .unzip();
+    let c = MeasurementCounters::from_threads(&threads, 1).with_per_op("round", rounds as u64);
     let mut out = Vec::with_capacity(rounds);
     for r in 0..rounds {
         let base = per_device.iter().map(|t| t[r].0).min().unwrap_or(0);
@@ -252,5 +315,5 @@ pub fn contention_devices(
             out.push(s);
         }
     }
-    Ok(out)
+    Ok((out, c))
 }

@@ -11,6 +11,7 @@ use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, PinnedBuffer};
 use crate::discovery::{probe, GpuInfo};
 use crate::shape::{latency_report, split_fitting, sweep_report, Labels};
 use bench_core::bench::{Context, DeviceBenchmark, Report, Skip};
+use bench_core::counters::MeasurementCounters;
 use bench_core::params::Skipped;
 use bench_core::target::{page_size, pages_per_node, Placement, Verification};
 use bench_core::units::{format_size, human_bytes};
@@ -183,11 +184,12 @@ impl DeviceBenchmark for GpuHostBench {
                     self.target()
                 ));
                 let samples = if ctx.quick { 500 } else { 5000 };
-                let lat: Result<Vec<(Dir, Vec<f64>)>, CudaError> = Dir::ALL
+                type Lat = (Dir, Vec<f64>, Option<MeasurementCounters>);
+                let lat: Result<Vec<Lat>, CudaError> = Dir::ALL
                     .into_iter()
                     .map(|dir| {
                         copy::latency(&dev, &buf, span, dir, LAT_BYTES, samples, &ctx.timer)
-                            .map(|v| (dir, v))
+                            .map(|(v, c)| (dir, v, Some(c)))
                     })
                     .collect();
                 match lat {

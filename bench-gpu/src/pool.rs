@@ -277,7 +277,7 @@ impl PoolRun<'_, '_> {
                     self.target,
                     dir.name()
                 ));
-                let rounds = copy::contention_streams(
+                let (rounds, counters) = copy::contention_streams(
                     self.dev,
                     &buf,
                     self.host,
@@ -285,6 +285,7 @@ impl PoolRun<'_, '_> {
                     k,
                     each,
                     self.rounds(),
+                    &self.ctx.timer,
                 )?;
                 points.push(ContentionPoint {
                     dir,
@@ -293,6 +294,7 @@ impl PoolRun<'_, '_> {
                     bytes_each: each,
                     timing: Timing::Events,
                     rounds,
+                    counters: Some(counters),
                 });
             }
         }
@@ -325,7 +327,7 @@ impl PoolRun<'_, '_> {
                     self.target,
                     dir.name()
                 ));
-                let rounds = copy::contention_devices(
+                let (rounds, counters) = copy::contention_devices(
                     &devs[..g],
                     &bufs[..g],
                     self.host,
@@ -341,6 +343,7 @@ impl PoolRun<'_, '_> {
                     bytes_each: each,
                     timing: Timing::Host,
                     rounds,
+                    counters: Some(counters),
                 });
             }
         }

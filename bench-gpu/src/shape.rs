@@ -9,6 +9,7 @@
 
 use crate::cuda::Dir;
 use bench_core::bench::{Param, Report, Skip};
+use bench_core::counters::MeasurementCounters;
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Placement;
@@ -124,6 +125,8 @@ pub struct SweepPoint {
     pub events_ns: Vec<f64>,
     /// Elapsed ns of each sample on the host cycle timer (enqueue to completion seen).
     pub host_ns: Vec<f64>,
+    /// Counter evidence of the samples' section (per copy).
+    pub counters: Option<MeasurementCounters>,
 }
 
 /// How a point was timed.
@@ -171,8 +174,6 @@ fn merged(base: &Value, extra: Value) -> Value {
     }
     out
 }
-
-
 
 /// The report of a benchmark whose parts failed into `skipped`: itself, or a skip with
 /// every part's reason when not one measurement remains.
@@ -246,7 +247,7 @@ pub fn sweep_report(
                     ),
                     distribution: d,
                     placement: l.placement.clone(),
-                    counters: None,
+                    counters: p.counters.clone(),
                 });
             }
         }
@@ -273,14 +274,14 @@ pub fn sweep_report(
 /// enqueued and waited for with `cuStreamSynchronize`, on the host timer; the param
 /// `key` (if any) is the p50 of the host-to-device series.
 pub fn latency_report(
-    samples_ns: &[(Dir, Vec<f64>)],
+    samples_ns: &[(Dir, Vec<f64>, Option<MeasurementCounters>)],
     bytes: usize,
     l: &Labels,
     key: Option<&str>,
 ) -> (Vec<Measurement>, Vec<Param>) {
     let mut ms = Vec::new();
     let mut params = Vec::new();
-    for (dir, ns) in samples_ns {
+    for (dir, ns, counters) in samples_ns {
         let Some(d) = Distribution::from_samples(ns) else {
             continue;
         };
@@ -309,7 +310,7 @@ pub fn latency_report(
             ),
             distribution: d,
             placement: l.placement.clone(),
-            counters: None,
+            counters: counters.clone(),
         });
     }
     (ms, params)
@@ -331,6 +332,8 @@ pub struct ContentionPoint {
     pub timing: Timing,
     /// The rounds.
     pub rounds: Vec<ContentionSample>,
+    /// Counter evidence of the rounds' section (per round).
+    pub counters: Option<MeasurementCounters>,
 }
 
 impl ContentionPoint {
@@ -433,7 +436,7 @@ pub fn contention_report(
                 method: method_of(p.timing, &l.host_timer, &format!("{meaning}; {what}")),
                 distribution: d,
                 placement: l.placement.clone(),
-                counters: None,
+                counters: p.counters.clone(),
             });
         }
         if n > 1 && overlap_p50 < 0.5 {
@@ -600,6 +603,7 @@ mod tests {
             copies,
             events_ns: vec![ns, ns * 1.1, ns * 0.9],
             host_ns: vec![ns * 1.2; 3],
+            counters: None,
         }
     }
 
@@ -642,6 +646,7 @@ mod tests {
             copies: 1,
             events_ns: vec![0.0, -1.0],
             host_ns: vec![],
+            counters: None,
         };
         let (ms, params) = sweep_report(&[p], &labels(), Some("gpu"));
         assert!(ms.is_empty() && params.is_empty());
@@ -650,8 +655,8 @@ mod tests {
     #[test]
     fn latency_param_is_the_h2d_median() {
         let s = vec![
-            (Dir::H2d, vec![9000.0, 10000.0, 11000.0]),
-            (Dir::D2h, vec![8000.0; 3]),
+            (Dir::H2d, vec![9000.0, 10000.0, 11000.0], None),
+            (Dir::D2h, vec![8000.0; 3], None),
         ];
         let (ms, params) = latency_report(&s, 8, &labels(), Some("gpu_copy_lat_ns"));
         assert_eq!(ms.len(), 2);
@@ -672,6 +677,7 @@ mod tests {
             rounds: (0..5)
                 .map(|_| contention_sample(&vec![(0.0, t); k], 1_000_000_000).unwrap())
                 .collect(),
+            counters: None,
         }
     }
 

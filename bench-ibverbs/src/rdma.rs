@@ -11,6 +11,9 @@ use crate::error::VerbsError;
 use crate::hockney;
 use crate::wire::{Command, QpInfo, QP_INFO_BYTES};
 use bench_core::bench::{Context, Param, Report};
+use bench_core::counters::{
+    self, CounterGroup, MeasurementCounters, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
+};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -836,6 +839,7 @@ struct Out<'a> {
 }
 
 impl Out<'_> {
+    #[allow(clippy::too_many_arguments)]
     fn meas(
         &mut self,
         id: String,
@@ -843,6 +847,7 @@ impl Out<'_> {
         unit: &str,
         method: &str,
         s: &[f64],
+        counters: MeasurementCounters,
     ) -> Option<f64> {
         let d = Distribution::from_samples(s)?;
         let p50 = d.p50;
@@ -855,7 +860,7 @@ impl Out<'_> {
             method: method.into(),
             distribution: d,
             placement: Some(self.region.placement().clone()),
-            counters: None,
+            counters: Some(counters),
         });
         Some(p50)
     }
@@ -983,6 +988,9 @@ fn post_breakdown(
     out: &mut Out<'_>,
 ) -> Result<(), VerbsError> {
     let t = cfg.timeout;
+    // Counters of this thread (the peer is another queue pair of this thread, or another
+    // process): every measured loop is one counted section, repeated while disturbed.
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
     let rounds = if ctx.quick { 8 } else { 200 };
     let sizes: &[usize] = if ctx.quick { &[8, 4096] } else { &POST_SIZES };
     let mut post_inline_id = None;
@@ -1002,42 +1010,51 @@ fn post_breakdown(
                         if signaled { "signaled" } else { "unsignaled" }
                     ));
                     let total = (rounds + 1) * BURST;
-                    if op == Op::Send {
-                        remote.command(
-                            Command::Sink {
-                                size: size as u32,
-                                count: total as u32,
-                            },
-                            t,
-                        )?;
-                    }
-                    let mut w = Wr::new(a, op, size, inline, signaled);
-                    let mut s = Vec::with_capacity(rounds * BURST);
-                    for r in 0..=rounds {
-                        for j in 0..BURST {
-                            let last = j == BURST - 1;
-                            w.set_signaled(signaled || last);
-                            let wr = w.link();
-                            let t0 = ctx.timer.start();
-                            let rc = a.post(wr);
-                            let t1 = ctx.timer.stop();
-                            if rc != 0 {
-                                return Err(VerbsError::code("ibv_post_send", rc));
-                            }
-                            // Round 0 warms up; the forced-signaled last post of an
-                            // unsignaled burst is not the measured kind.
-                            if r > 0 && (signaled || !last) {
-                                s.push(ctx.timer.elapsed_ns(t0, t1));
-                            }
-                        }
-                        a.wait_send(if signaled { BURST } else { 1 }, t)?;
+                    let mut buf = counters::sample_buffer(rounds * BURST);
+                    let (s, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
                         if op == Op::Send {
-                            remote.drain(BURST, t)?;
+                            remote.command(
+                                Command::Sink {
+                                    size: size as u32,
+                                    count: total as u32,
+                                },
+                                t,
+                            )?;
                         }
-                    }
-                    if op == Op::Send {
-                        remote.ack(t)?;
-                    }
+                        let mut w = Wr::new(a, op, size, inline, signaled);
+                        buf.clear();
+                        let (r, c) = group.count(|| -> Result<(), VerbsError> {
+                            for r in 0..=rounds {
+                                for j in 0..BURST {
+                                    let last = j == BURST - 1;
+                                    w.set_signaled(signaled || last);
+                                    let wr = w.link();
+                                    let t0 = ctx.timer.start();
+                                    let rc = a.post(wr);
+                                    let t1 = ctx.timer.stop();
+                                    if rc != 0 {
+                                        return Err(VerbsError::code("ibv_post_send", rc));
+                                    }
+                                    // Round 0 warms up; the forced-signaled last post of an
+                                    // unsignaled burst is not the measured kind.
+                                    if r > 0 && (signaled || !last) {
+                                        buf.push(ctx.timer.elapsed_ns(t0, t1));
+                                    }
+                                }
+                                a.wait_send(if signaled { BURST } else { 1 }, t)?;
+                                if op == Op::Send {
+                                    remote.drain(BURST, t)?;
+                                }
+                            }
+                            Ok(())
+                        });
+                        r?;
+                        if op == Op::Send {
+                            remote.ack(t)?;
+                        }
+                        Ok::<_, VerbsError>((buf.clone(), ThreadCounts::single(c)))
+                    })?;
+                    let mc = mc.with_per_op("message", total as u64);
                     let id = format!(
                         "verbs.post/{}/{}/{}/{}/{}B",
                         out.target,
@@ -1052,6 +1069,7 @@ fn post_breakdown(
                         "ns",
                         "cycle timer around one ibv_post_send (timer overhead subtracted), bursts of 16 posts then the completions are polled (untimed)",
                         &s,
+                        mc,
                     );
                     if op == Op::Write && size == 8 && signaled {
                         if inline {
@@ -1097,19 +1115,28 @@ fn post_breakdown(
     // Polls: empty CQ, and a CQ holding completions.
     let mut wc = [ffi::ibv_wc::default(); 1];
     let n = if ctx.quick { 2000 } else { 100_000 };
-    let mut empty = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t0 = ctx.timer.start();
-        let r = Side::poll(a.scq, &mut wc);
-        let t1 = ctx.timer.stop();
-        if r == 0 {
-            empty.push(ctx.timer.elapsed_ns(t0, t1));
-        } else if r > 0 {
-            if let Some((st, v)) = wc[0].error() {
-                return Err(completion_error(st, v));
+    let mut buf = counters::sample_buffer(n);
+    let (empty, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+        buf.clear();
+        let (r, c) = group.count(|| -> Result<(), VerbsError> {
+            for _ in 0..n {
+                let t0 = ctx.timer.start();
+                let r = Side::poll(a.scq, &mut wc);
+                let t1 = ctx.timer.stop();
+                if r == 0 {
+                    buf.push(ctx.timer.elapsed_ns(t0, t1));
+                } else if r > 0 {
+                    if let Some((st, v)) = wc[0].error() {
+                        return Err(completion_error(st, v));
+                    }
+                }
             }
-        }
-    }
+            Ok(())
+        });
+        r?;
+        Ok::<_, VerbsError>((buf.clone(), ThreadCounts::single(c)))
+    })?;
+    let mc = mc.with_per_op("poll", n as u64);
     let empty_id = format!("verbs.poll/{}/empty", out.target);
     out.meas(
         empty_id,
@@ -1117,6 +1144,7 @@ fn post_breakdown(
         "ns",
         "cycle timer around ibv_poll_cq(1) on an empty send CQ",
         &empty,
+        mc,
     );
 
     let inline8 = a.max_inline >= 8;
@@ -1127,36 +1155,45 @@ fn post_breakdown(
     }
     a.wait_send(BURST, t)?;
     let settle = (t0.elapsed() * 2).max(Duration::from_micros(20));
-    let mut full = Vec::new();
     let prog_rounds = if ctx.quick { 10 } else { 500 };
-    for _ in 0..prog_rounds {
-        for _ in 0..BURST {
-            post_one(a, Op::Write, 8, inline8, true)?;
-        }
-        let end = Instant::now() + settle;
-        while Instant::now() < end {
-            std::hint::spin_loop();
-        }
-        let mut got = 0;
-        for _ in 0..BURST {
-            let t0 = ctx.timer.start();
-            let r = Side::poll(a.scq, &mut wc);
-            let t1 = ctx.timer.stop();
-            if r < 0 {
-                return Err(VerbsError::code("ibv_poll_cq", r));
-            }
-            if r == 1 {
-                if let Some((st, v)) = wc[0].error() {
-                    return Err(completion_error(st, v));
+    let mut buf = counters::sample_buffer(prog_rounds * BURST);
+    let (full, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+        buf.clear();
+        let (r, c) = group.count(|| -> Result<(), VerbsError> {
+            for _ in 0..prog_rounds {
+                for _ in 0..BURST {
+                    post_one(a, Op::Write, 8, inline8, true)?;
                 }
-                full.push(ctx.timer.elapsed_ns(t0, t1));
-                got += 1;
-            } else {
-                break;
+                let end = Instant::now() + settle;
+                while Instant::now() < end {
+                    std::hint::spin_loop();
+                }
+                let mut got = 0;
+                for _ in 0..BURST {
+                    let t0 = ctx.timer.start();
+                    let r = Side::poll(a.scq, &mut wc);
+                    let t1 = ctx.timer.stop();
+                    if r < 0 {
+                        return Err(VerbsError::code("ibv_poll_cq", r));
+                    }
+                    if r == 1 {
+                        if let Some((st, v)) = wc[0].error() {
+                            return Err(completion_error(st, v));
+                        }
+                        buf.push(ctx.timer.elapsed_ns(t0, t1));
+                        got += 1;
+                    } else {
+                        break;
+                    }
+                }
+                a.wait_send(BURST - got, t)?;
             }
-        }
-        a.wait_send(BURST - got, t)?;
-    }
+            Ok(())
+        });
+        r?;
+        Ok::<_, VerbsError>((buf.clone(), ThreadCounts::single(c)))
+    })?;
+    let mc = mc.with_per_op("message", (prog_rounds * BURST) as u64);
     let prog_id = format!("verbs.poll/{}/completion", out.target);
     let prog = out.meas(
         prog_id.clone(),
@@ -1164,6 +1201,7 @@ fn post_breakdown(
         "ns",
         "cycle timer around ibv_poll_cq(1) returning one completion of an 8-byte RDMA write",
         &full,
+        mc,
     );
     if let Some(v) = prog {
         out.param(
@@ -1176,27 +1214,36 @@ fn post_breakdown(
     }
 
     // Busy post: fill the send queue without polling, then time failing posts.
-    let mut w = Wr::new(a, Op::Write, 8, inline8, true);
-    let mut outstanding = 0usize;
-    let mut busy = Vec::new();
     let limit = (SCQ_DEPTH as usize / 2).min(4 * SQ_DEPTH as usize);
     let attempts = if ctx.quick { 1000 } else { 20_000 };
-    let mut tries = 0;
-    while tries < attempts && outstanding < limit {
-        let wr = w.link();
-        let t0 = ctx.timer.start();
-        let rc = a.post(wr);
-        let t1 = ctx.timer.stop();
-        if rc == 0 {
-            outstanding += 1;
-        } else if rc == libc::ENOMEM || rc == -libc::ENOMEM {
-            busy.push(ctx.timer.elapsed_ns(t0, t1));
-            tries += 1;
-        } else {
-            return Err(VerbsError::code("ibv_post_send", rc));
-        }
-    }
-    a.wait_send(outstanding, t)?;
+    let mut buf = counters::sample_buffer(attempts);
+    let ((busy, outstanding), mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+        let mut w = Wr::new(a, Op::Write, 8, inline8, true);
+        let mut outstanding = 0usize;
+        let mut tries = 0;
+        buf.clear();
+        let (r, c) = group.count(|| -> Result<(), VerbsError> {
+            while tries < attempts && outstanding < limit {
+                let wr = w.link();
+                let t0 = ctx.timer.start();
+                let rc = a.post(wr);
+                let t1 = ctx.timer.stop();
+                if rc == 0 {
+                    outstanding += 1;
+                } else if rc == libc::ENOMEM || rc == -libc::ENOMEM {
+                    buf.push(ctx.timer.elapsed_ns(t0, t1));
+                    tries += 1;
+                } else {
+                    return Err(VerbsError::code("ibv_post_send", rc));
+                }
+            }
+            Ok(())
+        });
+        r?;
+        a.wait_send(outstanding, t)?;
+        Ok::<_, VerbsError>(((buf.clone(), outstanding), ThreadCounts::single(c)))
+    })?;
+    let mc = mc.with_per_op("message", (outstanding + busy.len()) as u64);
     let busy_id = format!("verbs.post/{}/busy", out.target);
     let busy_p50 = out.meas(
         busy_id.clone(),
@@ -1204,6 +1251,7 @@ fn post_breakdown(
         "ns",
         "cycle timer around ibv_post_send refused (ENOMEM) on a full send queue",
         &busy,
+        mc,
     );
     match busy_p50 {
         Some(v) => out.param("busy_post_ns", v, "ns", "median refused ibv_post_send on a full send queue (seed 004 busy post)", vec![busy_id]),
@@ -1218,44 +1266,52 @@ fn post_breakdown(
     // of 16 after every 16 posts, busy posts when the queue is full.
     let msgs = if ctx.quick { 2000 } else { 50_000 };
     let reps = if ctx.quick { 3 } else { 10 };
-    let mut inj = Vec::new();
-    let mut rate = Vec::new();
     let mut wcs = [ffi::ibv_wc::default(); BURST];
     let depth = SQ_DEPTH as usize;
-    for _ in 0..reps {
-        let mut w = Wr::new(a, Op::Write, 8, inline8, true);
-        let mut posted = 0usize;
-        let mut done = 0usize;
-        let wall = Instant::now();
-        let c0 = ctx.timer.start();
-        let mut stalled: Option<Instant> = None;
-        while posted < msgs {
-            let ok = posted - done < depth && a.post(w.link()) == 0;
-            if ok {
-                posted += 1;
-            }
-            if !ok || posted.is_multiple_of(BURST) {
-                let r = Side::reap(a.scq, &mut wcs)?;
-                done += r;
-                if r > 0 {
-                    stalled = None;
-                } else if !ok {
-                    // Only a full queue with nothing completing can stall.
-                    let since = *stalled.get_or_insert_with(Instant::now);
-                    if since.elapsed() > t {
-                        return Err(VerbsError::CompletionTimeout(t, "injection loop"));
+    let ((inj, rate), mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+        let mut inj = Vec::with_capacity(reps);
+        let mut rate = Vec::with_capacity(reps);
+        let (r, c) = group.count(|| -> Result<(), VerbsError> {
+            for _ in 0..reps {
+                let mut w = Wr::new(a, Op::Write, 8, inline8, true);
+                let mut posted = 0usize;
+                let mut done = 0usize;
+                let wall = Instant::now();
+                let c0 = ctx.timer.start();
+                let mut stalled: Option<Instant> = None;
+                while posted < msgs {
+                    let ok = posted - done < depth && a.post(w.link()) == 0;
+                    if ok {
+                        posted += 1;
+                    }
+                    if !ok || posted.is_multiple_of(BURST) {
+                        let r = Side::reap(a.scq, &mut wcs)?;
+                        done += r;
+                        if r > 0 {
+                            stalled = None;
+                        } else if !ok {
+                            // Only a full queue with nothing completing can stall.
+                            let since = *stalled.get_or_insert_with(Instant::now);
+                            if since.elapsed() > t {
+                                return Err(VerbsError::CompletionTimeout(t, "injection loop"));
+                            }
+                        }
                     }
                 }
+                let c1 = ctx.timer.stop();
+                a.wait_send(posted - done, t)?;
+                let total = wall.elapsed().as_nanos() as f64;
+                inj.push(ctx.timer.elapsed_ns(c0, c1) / msgs as f64);
+                rate.push(msgs as f64 / total * 1e3);
             }
-        }
-        let c1 = ctx.timer.stop();
-        a.wait_send(posted - done, t)?;
-        let total = wall.elapsed().as_nanos() as f64;
-        inj.push(ctx.timer.elapsed_ns(c0, c1) / msgs as f64);
-        rate.push(msgs as f64 / total * 1e3);
-    }
+            Ok(())
+        });
+        r?;
+        Ok::<_, VerbsError>(((inj, rate), ThreadCounts::single(c)))
+    })?;
+    let mc = mc.with_per_op("message", (msgs * reps) as u64);
     let inj_id = format!("verbs.inject/{}/write/8B", out.target);
-    let inj_p50 = out.meas(inj_id.clone(), json!({"messages": msgs, "size_bytes": 8, "inline": inline8, "signaled": "every message", "poll_batch": BURST, "depth": depth}), "ns", "CPU time of a put_bw-style loop (post, poll a batch of 16 every 16 posts, busy posts when full) divided by the messages", &inj);
+    let inj_p50 = out.meas(inj_id.clone(), json!({"messages": msgs, "size_bytes": 8, "inline": inline8, "signaled": "every message", "poll_batch": BURST, "depth": depth}), "ns", "CPU time of a put_bw-style loop (post, poll a batch of 16 every 16 posts, busy posts when full) divided by the messages", &inj, mc.clone());
     if let Some(v) = inj_p50 {
         out.param("inj_overhead_ns", v, "ns", "seed 004 Inj_overhead = LLP_post + LLP_prog + Misc: CPU time per message of a continuous 8-byte inline RDMA-write stream", vec![inj_id.clone()]);
         if let (Some(p), Some(g)) = (post_inline, prog) {
@@ -1271,6 +1327,7 @@ fn post_breakdown(
         "Mmsg/s",
         "messages over wall time from the first post to the last completion of the injection loop",
         &rate,
+        mc,
     ) {
         out.param("msg_rate_mps", v, "Mmsg/s", "8-byte inline RDMA writes per microsecond, one core, one QP (ib_write_bw -s 8 msg rate)", vec![rate_id]);
     }
@@ -1293,6 +1350,7 @@ fn latency(
     out: &mut Out<'_>,
 ) -> Result<(), VerbsError> {
     let t = cfg.timeout;
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
     let mut points = Vec::new();
     let mut ids = Vec::new();
     for &size in sizes(ctx) {
@@ -1304,52 +1362,59 @@ fn latency(
         let warm = iters / 10;
         ctx.progress(&format!("verbs.lat send/recv {size} B"));
         let inline = size <= a.max_inline as usize;
-        remote.command(
-            Command::Pong {
-                size: size as u32,
-                iters: (iters + warm) as u32,
-            },
-            t,
-        )?;
-        let mut s = Vec::with_capacity(iters);
-        let mut sig = 0;
-        let mut w = Wr::new(a, Op::Send, size, inline, false);
-        let mut wb = match remote {
-            Remote::Local(b) => Some(Wr::new(b, Op::Send, size, inline, false)),
-            Remote::Tcp(..) => None,
-        };
-        for i in 0..iters + warm {
-            let signaled = i % 32 == 31;
-            w.set_signaled(signaled);
-            let t0 = ctx.timer.start();
-            let rc = a.post(w.link());
-            if rc != 0 {
-                return Err(VerbsError::code("ibv_post_send", rc));
-            }
-            if let (Remote::Local(b), Some(wb)) = (&*remote, wb.as_mut()) {
-                b.wait_recv(1, t)?;
-                wb.set_signaled(signaled);
-                let rc = b.post(wb.link());
-                if rc != 0 {
-                    return Err(VerbsError::code("ibv_post_send", rc));
+        let mut buf = counters::sample_buffer(iters);
+        let (s, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+            remote.command(
+                Command::Pong {
+                    size: size as u32,
+                    iters: (iters + warm) as u32,
+                },
+                t,
+            )?;
+            buf.clear();
+            let mut w = Wr::new(a, Op::Send, size, inline, false);
+            let mut wb = match remote {
+                Remote::Local(b) => Some(Wr::new(b, Op::Send, size, inline, false)),
+                Remote::Tcp(..) => None,
+            };
+            let (r, c) = group.count(|| -> Result<(), VerbsError> {
+                for i in 0..iters + warm {
+                    let signaled = i % 32 == 31;
+                    w.set_signaled(signaled);
+                    let t0 = ctx.timer.start();
+                    let rc = a.post(w.link());
+                    if rc != 0 {
+                        return Err(VerbsError::code("ibv_post_send", rc));
+                    }
+                    if let (Remote::Local(b), Some(wb)) = (&*remote, wb.as_mut()) {
+                        b.wait_recv(1, t)?;
+                        wb.set_signaled(signaled);
+                        let rc = b.post(wb.link());
+                        if rc != 0 {
+                            return Err(VerbsError::code("ibv_post_send", rc));
+                        }
+                    }
+                    a.wait_recv(1, t)?;
+                    let t1 = ctx.timer.stop();
+                    if i >= warm {
+                        buf.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
+                    }
+                    if signaled {
+                        a.wait_send(1, t)?;
+                        if let Remote::Local(b) = &*remote {
+                            b.wait_send(1, t)?;
+                        }
+                    }
                 }
-            }
-            a.wait_recv(1, t)?;
-            let t1 = ctx.timer.stop();
-            if i >= warm {
-                s.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
-            }
-            if signaled {
-                sig += 1;
-                a.wait_send(1, t)?;
-                if let Remote::Local(b) = remote {
-                    b.wait_send(1, t)?;
-                }
-            }
-        }
-        let _ = sig;
+                Ok(())
+            });
+            r?;
+            Ok::<_, VerbsError>((buf.clone(), ThreadCounts::single(c)))
+        })?;
+        // Messages of the section: one each way per round trip.
+        let mc = mc.with_per_op("message", 2 * (iters + warm) as u64);
         let id = format!("verbs.lat/{}/send/{}B", out.target, size);
-        if let Some(v) = out.meas(id.clone(), json!({"op": "send/recv ping-pong", "size_bytes": size, "inline": inline, "iterations": iters}), "ns", "half round trip of a send/recv ping-pong, cycle timer per round trip (ib_send_lat)", &s) {
+        if let Some(v) = out.meas(id.clone(), json!({"op": "send/recv ping-pong", "size_bytes": size, "inline": inline, "iterations": iters}), "ns", "half round trip of a send/recv ping-pong, cycle timer per round trip (ib_send_lat)", &s, mc) {
             points.push((size as f64, v));
             ids.push(id.clone());
             if size == 8 {
@@ -1375,6 +1440,7 @@ fn bandwidth(
     out: &mut Out<'_>,
 ) -> Result<(), VerbsError> {
     let t = cfg.timeout;
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
     let window = 64usize.min(SQ_DEPTH as usize);
     let mut best = None;
     for &size in sizes(ctx) {
@@ -1386,31 +1452,39 @@ fn bandwidth(
         };
         let reps = if ctx.quick { 2 } else { 5 };
         let inline = size <= a.max_inline as usize;
-        let mut s = Vec::new();
         let mut wcs = [ffi::ibv_wc::default(); BURST];
-        for _ in 0..reps {
-            let mut w = Wr::new(a, Op::Write, size, inline, true);
-            let (mut posted, mut done) = (0usize, 0usize);
-            let start = Instant::now();
-            while done < msgs {
-                while posted < msgs && posted - done < window {
-                    let rc = a.post(w.link());
-                    if rc != 0 {
-                        return Err(VerbsError::code("ibv_post_send", rc));
+        let (s, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+            let mut s = Vec::with_capacity(reps);
+            let (r, c) = group.count(|| -> Result<(), VerbsError> {
+                for _ in 0..reps {
+                    let mut w = Wr::new(a, Op::Write, size, inline, true);
+                    let (mut posted, mut done) = (0usize, 0usize);
+                    let start = Instant::now();
+                    while done < msgs {
+                        while posted < msgs && posted - done < window {
+                            let rc = a.post(w.link());
+                            if rc != 0 {
+                                return Err(VerbsError::code("ibv_post_send", rc));
+                            }
+                            posted += 1;
+                        }
+                        let r = Side::reap(a.scq, &mut wcs)?;
+                        done += r;
+                        if r == 0 && start.elapsed() > t.saturating_mul(4) {
+                            return Err(VerbsError::CompletionTimeout(t, "bandwidth stream"));
+                        }
                     }
-                    posted += 1;
+                    let ns = start.elapsed().as_nanos() as f64;
+                    s.push((msgs * size) as f64 / ns);
                 }
-                let r = Side::reap(a.scq, &mut wcs)?;
-                done += r;
-                if r == 0 && start.elapsed() > t.saturating_mul(4) {
-                    return Err(VerbsError::CompletionTimeout(t, "bandwidth stream"));
-                }
-            }
-            let ns = start.elapsed().as_nanos() as f64;
-            s.push((msgs * size) as f64 / ns);
-        }
+                Ok(())
+            });
+            r?;
+            Ok::<_, VerbsError>((s, ThreadCounts::single(c)))
+        })?;
+        let mc = mc.with_per_op("message", (msgs * reps) as u64);
         let id = format!("verbs.bw/{}/write/{}B", out.target, size);
-        if let Some(v) = out.meas(id.clone(), json!({"op": "write", "size_bytes": size, "inline": inline, "window": window, "messages": msgs}), "GB/s", "bytes of a stream of signaled RDMA writes (64 outstanding) over wall time to the last completion (ib_write_bw)", &s) {
+        if let Some(v) = out.meas(id.clone(), json!({"op": "write", "size_bytes": size, "inline": inline, "window": window, "messages": msgs}), "GB/s", "bytes of a stream of signaled RDMA writes (64 outstanding) over wall time to the last completion (ib_write_bw)", &s, mc) {
             best = Some((size, v, id));
         }
     }
@@ -1514,6 +1588,19 @@ mod tests {
             .measurements
             .iter()
             .any(|m| m.id.contains("/send/inline/")));
+        for m in &rep.measurements {
+            let c = m
+                .counters
+                .as_ref()
+                .expect("every verbs measurement carries counters");
+            assert!((1..=3).contains(&c.attempts), "{}", m.id);
+            if c.counts.llc_load_misses.is_some() {
+                assert!(c
+                    .per_op
+                    .keys()
+                    .any(|k| k.starts_with("llc_load_misses_per_")));
+            }
+        }
     }
 
     /// On a machine without an RDMA device (this CI host), opening a device is an

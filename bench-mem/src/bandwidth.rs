@@ -11,6 +11,7 @@
 use crate::kernels::{self, Isa, IsaSet, Kernel};
 use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::counters::MeasurementCounters;
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -202,14 +203,15 @@ impl BandwidthBench {
         v
     }
 
-    /// Measures one point: returns per-sample GB/s and passes per sample.
+    /// Measures one point: returns per-sample GB/s, passes per sample, and the counters of
+    /// every thread's sampling loop (normalised per byte).
     fn measure(
         &self,
         ctx: &Context,
         region: &mut Region,
         isa: Isa,
         p: &Point,
-    ) -> (Vec<f64>, usize) {
+    ) -> (Vec<f64>, usize, MeasurementCounters) {
         let slice = (p.size / p.threads) / 4096 * 4096;
         let slice = if slice == 0 {
             p.size / p.threads / 64 * 64
@@ -228,7 +230,7 @@ impl BandwidthBench {
         };
         let base = region.as_mut_ptr() as usize;
         let kernel = p.kernel;
-        let times = lockstep(ctx, p.threads, budget, &|t| {
+        let run = lockstep(ctx, p.threads, budget, &|t| {
             // SAFETY: each thread gets its own disjoint slice [t*slice, (t+1)*slice) of the
             // region, which outlives the call.
             let buf =
@@ -239,7 +241,10 @@ impl BandwidthBench {
             }
             std::hint::black_box(acc);
         });
-        (gbs(&times, (slice * p.threads * passes) as f64), passes)
+        let bytes = slice * p.threads * passes;
+        let n = run.samples();
+        let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
+        (gbs(&run.times, bytes as f64), passes, counters)
     }
 }
 
@@ -292,7 +297,7 @@ impl Benchmark for BandwidthBench {
             if p.size > region.len() {
                 continue;
             }
-            let (gbs, passes) = self.measure(ctx, region, isa, &p);
+            let (gbs, passes, counters) = self.measure(ctx, region, isa, &p);
             let Some(d) = Distribution::from_samples(&gbs) else {
                 return Err(Skip::new(format!(
                     "no valid samples for {} at {}",
@@ -306,7 +311,7 @@ impl Benchmark for BandwidthBench {
                 p.threads,
                 format_size(p.size)
             );
-            ctx.progress(&format!("{id}: {:.1} GB/s", d.p50));
+            ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
             if let Some(key) = &p.key {
                 rep.params.push(Param {
                     key: key.clone(),
@@ -342,7 +347,7 @@ impl Benchmark for BandwidthBench {
                 method: "each pinned thread runs the kernel over its own slice; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes".into(),
                 distribution: d,
                 placement: Some(placement.clone()),
-                counters: None,
+                counters: Some(counters),
             });
         }
         Ok(rep)
@@ -439,6 +444,12 @@ mod tests {
         for m in &rep.measurements {
             assert!(m.distribution.n >= 5 && m.distribution.p50 > 0.0, "{m:?}");
             assert_eq!(m.unit, "GB/s");
+            let c = m.counters.as_ref().expect("counters recorded");
+            assert!((1..=3).contains(&c.attempts));
+            assert_eq!(c.threads, 1);
+            if c.counts.llc_load_misses.is_some() {
+                assert!(c.per_op.contains_key("llc_load_misses_per_byte"));
+            }
         }
     }
 }

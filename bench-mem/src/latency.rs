@@ -426,11 +426,6 @@ impl Benchmark for LatencyBench {
                 }
             }
         }
-        report.warnings.extend(counters::warnings_for(
-            &target,
-            &report.measurements,
-            ctx.timer.info().freq_hz,
-        ));
         if let Some(w) = &placement.warning {
             report.warnings.push(Warning {
                 code: "placement".into(),

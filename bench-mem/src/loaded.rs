@@ -13,6 +13,7 @@
 use crate::chase::{self, ChaseOrder};
 use crate::kernels::{self, IsaSet};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::counters::{self, CounterGroup, ThreadCounts};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -56,6 +57,37 @@ impl Mix {
 }
 
 const CHUNK: usize = 4096;
+/// Most chase samples of one point (their buffer is touched before the counted loop).
+const MAX_SAMPLES: usize = 200_000;
+
+/// One traffic thread's stream: chunks of `buf` in turn, `delay` pauses between chunks,
+/// until `stop`; returns the bytes moved (a copy's read + written) and a checksum.
+fn traffic(
+    buf: &mut [u8],
+    mix: Mix,
+    isa: kernels::Isa,
+    delay: u32,
+    stop: &AtomicBool,
+) -> (u64, u64) {
+    let (mut off, mut moved, mut acc) = (0usize, 0u64, 0u64);
+    let len = buf.len();
+    while !stop.load(Ordering::Relaxed) {
+        let c = &mut buf[off..off + CHUNK];
+        match mix {
+            Mix::Read => acc ^= kernels::read(isa, c),
+            Mix::ReadWrite => {
+                let (a, b) = c.split_at_mut(CHUNK / 2);
+                kernels::copy(isa, false, b, a);
+            }
+        }
+        moved += CHUNK as u64;
+        off = (off + CHUNK) % len;
+        for _ in 0..delay {
+            std::hint::spin_loop();
+        }
+    }
+    (moved, acc)
+}
 
 /// The loaded-latency benchmark.
 #[derive(Debug, Clone)]
@@ -154,76 +186,92 @@ impl Benchmark for LoadedLatencyBench {
         // SAFETY (chase calls): `start` heads the chain written above into the region's first
         // `chase_bytes`, which the traffic threads never touch.
         let mut p = unsafe { chase::chase(start, 1 << 20) };
+        // Counters: the chase thread measures (its counts are recorded, per load); the
+        // traffic threads are helpers, each counting its own streaming loop, so that a
+        // disturbance on any of them flags and repeats the point.
+        let mut group = CounterGroup::open_with_timer(timer);
+        let mut samples = counters::sample_buffer(MAX_SAMPLES);
+        let batch = 256;
         for &mix in &self.mixes {
             let mut curve: Vec<(f64, f64, String)> = Vec::new();
             for delay in DELAYS {
-                let stop = AtomicBool::new(false);
-                let bytes = AtomicU64::new(0);
-                let mut samples = Vec::new();
-                let mut traffic_ns = 0u64;
-                std::thread::scope(|s| {
-                    let n_threads = if delay.is_some() { loaders } else { 0 };
-                    let handles: Vec<_> = (0..n_threads)
-                        .map(|t| {
-                            let (stop, bytes) = (&stop, &bytes);
-                            let cpu = ctx.cpus[1 + t];
-                            let d = delay.unwrap_or(0);
-                            s.spawn(move || {
-                                let _ = bench_core::pin::pin_current(cpu);
-                                // SAFETY: thread t owns [load_base + t*load_bytes, +load_bytes),
-                                // disjoint from the chase and from the other threads.
-                                let buf = unsafe {
-                                    std::slice::from_raw_parts_mut(
-                                        (load_base + t * load_bytes) as *mut u8,
-                                        load_bytes,
-                                    )
-                                };
-                                let (mut off, mut moved, mut acc) = (0usize, 0u64, 0u64);
-                                let t0 = Instant::now();
-                                while !stop.load(Ordering::Relaxed) {
-                                    let c = &mut buf[off..off + CHUNK];
-                                    match mix {
-                                        Mix::Read => acc ^= kernels::read(isa, c),
-                                        Mix::ReadWrite => {
-                                            let (a, b) = c.split_at_mut(CHUNK / 2);
-                                            kernels::copy(isa, false, b, a);
-                                        }
-                                    }
-                                    moved += CHUNK as u64;
-                                    off = (off + CHUNK) % load_bytes;
-                                    for _ in 0..d {
-                                        std::hint::spin_loop();
-                                    }
+                let n_threads = if delay.is_some() { loaders } else { 0 };
+                let ((bw, kept), counters) =
+                    counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+                        let stop = AtomicBool::new(false);
+                        let bytes = AtomicU64::new(0);
+                        let mut traffic_ns = 0u64;
+                        let mut threads = Vec::with_capacity(1 + n_threads);
+                        samples.clear();
+                        std::thread::scope(|s| {
+                            let handles: Vec<_> = (0..n_threads)
+                                .map(|t| {
+                                    let (stop, bytes) = (&stop, &bytes);
+                                    let cpu = ctx.cpus[1 + t];
+                                    let d = delay.unwrap_or(0);
+                                    s.spawn(move || {
+                                        let _ = bench_core::pin::pin_current(cpu);
+                                        let mut g = CounterGroup::open();
+                                        // SAFETY: thread t owns [load_base + t*load_bytes,
+                                        // +load_bytes), disjoint from the chase and from the
+                                        // other threads.
+                                        let buf = unsafe {
+                                            std::slice::from_raw_parts_mut(
+                                                (load_base + t * load_bytes) as *mut u8,
+                                                load_bytes,
+                                            )
+                                        };
+                                        let t0 = Instant::now();
+                                        let ((moved, acc), c) =
+                                            g.count(|| traffic(buf, mix, isa, d, stop));
+                                        std::hint::black_box(acc);
+                                        bytes.fetch_add(moved, Ordering::Relaxed);
+                                        (t0.elapsed().as_nanos() as u64, c)
+                                    })
+                                })
+                                .collect();
+                            let end = Instant::now() + dur;
+                            let ((), c) = group.count(|| {
+                                while (Instant::now() < end || samples.len() < 32)
+                                    && samples.len() < MAX_SAMPLES
+                                {
+                                    let a = timer.start();
+                                    p = unsafe { chase::chase(p, batch) };
+                                    let b = timer.stop();
+                                    samples.push(timer.elapsed_ns(a, b) / batch as f64);
                                 }
-                                std::hint::black_box(acc);
-                                bytes.fetch_add(moved, Ordering::Relaxed);
-                                t0.elapsed().as_nanos() as u64
-                            })
-                        })
-                        .collect();
-                    let end = Instant::now() + dur;
-                    let batch = 256;
-                    while Instant::now() < end || samples.len() < 32 {
-                        let a = timer.start();
-                        p = unsafe { chase::chase(p, batch) };
-                        let b = timer.stop();
-                        samples.push(timer.elapsed_ns(a, b) / batch as f64);
-                    }
-                    stop.store(true, Ordering::Relaxed);
-                    for h in handles {
-                        traffic_ns = traffic_ns.max(h.join().expect("traffic thread"));
-                    }
-                });
-                let bw = if traffic_ns > 0 {
-                    bytes.load(Ordering::Relaxed) as f64 / traffic_ns as f64
-                } else {
-                    0.0
-                };
-                let d = Distribution::from_samples(&samples)
+                            });
+                            stop.store(true, Ordering::Relaxed);
+                            threads.push(ThreadCounts::measuring(
+                                format!("chase thread (CPU {})", ctx.cpus[0]),
+                                c,
+                            ));
+                            for (t, h) in handles.into_iter().enumerate() {
+                                let (ns, c) = h.join().expect("traffic thread");
+                                traffic_ns = traffic_ns.max(ns);
+                                threads.push(ThreadCounts::helper(
+                                    format!("traffic thread {t} (CPU {})", ctx.cpus[1 + t]),
+                                    c,
+                                ));
+                            }
+                        });
+                        let bw = if traffic_ns > 0 {
+                            bytes.load(Ordering::Relaxed) as f64 / traffic_ns as f64
+                        } else {
+                            0.0
+                        };
+                        ((bw, samples.clone()), threads)
+                    });
+                let counters = counters.with_per_op("load", (batch * kept.len()) as u64);
+                let d = Distribution::from_samples(&kept)
                     .ok_or_else(|| Skip::new("no valid chase samples"))?;
                 let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
                 let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
-                ctx.progress(&format!("{id}: {:.1} ns at {bw:.1} GB/s", d.p50));
+                ctx.progress(&format!(
+                    "{id}: {:.1} ns at {bw:.1} GB/s{}",
+                    d.p50,
+                    counters.summary()
+                ));
                 curve.push((bw, d.p50, id.clone()));
                 rep.measurements.push(Measurement {
                     id,
@@ -238,7 +286,7 @@ impl Benchmark for LoadedLatencyBench {
                     method: "p50 of 256-load chase batches on the first CPU while the others stream 4 KiB chunks separated by the delay; injected_bw_gbs = traffic bytes (read + written) / time".into(),
                     distribution: d,
                     placement: Some(placement.clone()),
-                    counters: None,
+                    counters: Some(counters),
                 });
             }
             let pts: Vec<(f64, f64)> = curve.iter().map(|(b, l, _)| (*b, *l)).collect();

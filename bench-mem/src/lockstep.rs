@@ -1,9 +1,10 @@
 //! Pinned threads that run timed samples in lockstep (a barrier before each sample), as
-//! the multi-threaded bandwidth and copy benchmarks need.
+//! the multi-threaded bandwidth and copy benchmarks need, with counter evidence of every
+//! thread (`bench_core::counters`).
 
 use bench_core::bench::Context;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many samples to take.
@@ -17,30 +18,116 @@ pub struct Budget {
     pub max_samples: usize,
 }
 
+/// The samples of a lockstep run and the counter evidence of its threads.
+#[derive(Debug, Clone)]
+pub struct Lockstep {
+    /// Per-thread sample times in ns, all of the same length.
+    pub times: Vec<Vec<f64>>,
+    /// The counts of every thread's sampling loop summed (`threads` = the thread count),
+    /// from the first attempt undisturbed on every thread, or the least disturbed one.
+    pub counters: MeasurementCounters,
+}
+
+impl Lockstep {
+    /// Samples per thread.
+    pub fn samples(&self) -> usize {
+        self.times.first().map_or(0, Vec::len)
+    }
+}
+
+/// A barrier that spins instead of sleeping: the threads sit on their own CPUs, and a
+/// sleeping barrier would put a (voluntary) context switch into every sample, which the
+/// counters would rightly report as a disturbance. After a long wait it yields, so that
+/// threads sharing a CPU still progress.
+struct SpinBarrier {
+    n: usize,
+    count: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        SpinBarrier {
+            n,
+            count: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == gen {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(1 << 16) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
 /// Runs `work(t)` on `threads` threads pinned to `ctx.cpus` (round robin), one call per
 /// thread per sample, all threads starting each sample together. Each call is timed with
-/// the context's cycle timer (overhead subtracted). Returns the per-thread sample times
-/// in ns, all of the same length. `work(t)` runs once per thread before timing (warm-up).
+/// the context's cycle timer (overhead subtracted). `work(t)` runs once per thread before
+/// timing (warm-up).
+///
+/// Each thread counts its own sampling loop (perf counters are per thread); the counts
+/// are summed, and a context switch, migration or page fault on any thread repeats the
+/// whole run, up to [`counters::DEFAULT_MAX_ATTEMPTS`] runs (see
+/// [`counters::retry_undisturbed`]).
 pub fn lockstep(
     ctx: &Context,
     threads: usize,
     budget: Budget,
     work: &(dyn Fn(usize) + Sync),
-) -> Vec<Vec<f64>> {
-    let barrier = Barrier::new(threads);
+) -> Lockstep {
+    let (times, counters) = counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+        let runs = lockstep_once(ctx, threads, budget, work);
+        let mut times = Vec::with_capacity(runs.len());
+        let mut counts = Vec::with_capacity(runs.len());
+        for (t, (ns, c)) in runs.into_iter().enumerate() {
+            let cpu = ctx.cpus[t % ctx.cpus.len()];
+            counts.push(ThreadCounts::measuring(
+                format!("thread {t} (CPU {cpu})"),
+                c,
+            ));
+            times.push(ns);
+        }
+        (times, counts)
+    });
+    Lockstep { times, counters }
+}
+
+/// One lockstep run: per thread, its sample times and the counts of its sampling loop.
+fn lockstep_once(
+    ctx: &Context,
+    threads: usize,
+    budget: Budget,
+    work: &(dyn Fn(usize) + Sync),
+) -> Vec<(Vec<f64>, counters::Counts)> {
+    let barrier = SpinBarrier::new(threads);
     let stop = AtomicBool::new(false);
     let timer = &ctx.timer;
-    let per_thread: Vec<Vec<f64>> = std::thread::scope(|s| {
+    let per_thread: Vec<(Vec<f64>, counters::Counts)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let cpu = ctx.cpus[t % ctx.cpus.len()];
                 let (barrier, stop) = (&barrier, &stop);
                 s.spawn(move || {
                     let _ = bench_core::pin::pin_current(cpu);
+                    let mut group = CounterGroup::open_with_timer(timer);
                     work(t);
-                    let mut ns = Vec::new();
+                    // Touched now: pushing a sample cannot fault inside the counted loop.
+                    let mut ns = counters::sample_buffer(budget.max_samples.max(1));
                     let start = Instant::now();
-                    loop {
+                    let ((), counts) = group.count(|| loop {
                         barrier.wait();
                         if stop.load(Ordering::Acquire) {
                             break;
@@ -56,8 +143,8 @@ pub fn lockstep(
                         {
                             stop.store(true, Ordering::Release);
                         }
-                    }
-                    ns
+                    });
+                    (ns, counts)
                 })
             })
             .collect();
@@ -66,12 +153,12 @@ pub fn lockstep(
             .map(|h| h.join().expect("lockstep thread"))
             .collect()
     });
-    let n = per_thread.iter().map(Vec::len).min().unwrap_or(0);
+    let n = per_thread.iter().map(|(v, _)| v.len()).min().unwrap_or(0);
     per_thread
         .into_iter()
-        .map(|mut v| {
+        .map(|(mut v, c)| {
             v.truncate(n);
-            v
+            (v, c)
         })
         .collect()
 }
@@ -101,15 +188,91 @@ mod tests {
         let r = lockstep(&ctx, 2, b, &|_| {
             calls.fetch_add(1, Ordering::Relaxed);
         });
-        assert_eq!(r.len(), 2);
-        let n = r[0].len();
+        assert_eq!(r.times.len(), 2);
+        let n = r.samples();
         assert!((7..=50).contains(&n));
-        assert_eq!(
-            calls.load(Ordering::Relaxed),
-            2 * (n + 1),
-            "one warm-up + n samples per thread"
-        );
+        assert!(r.times.iter().all(|v| v.len() == n));
+        let attempts = r.counters.attempts as usize;
+        assert!((1..=3).contains(&attempts));
+        assert_eq!(r.counters.threads, 2);
+        // Each attempt: one warm-up + its samples per thread (earlier attempts may have
+        // taken a different number of samples than the kept one).
+        assert!(calls.load(Ordering::Relaxed) >= 2 * (n + 1));
+        if attempts == 1 {
+            assert_eq!(calls.load(Ordering::Relaxed), 2 * (n + 1));
+        }
         let g = gbs(&[vec![1.0, 2.0], vec![4.0, 1.0]], 8.0);
         assert_eq!(g, vec![2.0, 4.0]);
+    }
+
+    /// Touches `pages` fresh anonymous pages: that many minor faults in the calling thread.
+    fn fault_pages(pages: usize) {
+        let mut m = memmap2::MmapMut::map_anon(pages * 4096).unwrap();
+        for i in 0..pages {
+            m[i * 4096] = 1;
+        }
+        std::hint::black_box(&m);
+    }
+
+    #[test]
+    fn page_faults_in_a_worker_thread_are_counted_and_flag_the_run() {
+        let ctx = Context::quick_local();
+        let probe = CounterGroup::open();
+        if probe.unavailable().contains_key("minor_faults") {
+            eprintln!(
+                "software counters unavailable here: {:?}",
+                probe.unavailable()
+            );
+            return;
+        }
+        let b = Budget {
+            time: Duration::from_millis(1),
+            min_samples: 4,
+            max_samples: 4,
+        };
+        // Thread 1 faults 64 fresh pages in every sample (warm-up included, which is not
+        // counted); thread 0 touches nothing new.
+        let r = lockstep(&ctx, 2, b, &|t| {
+            if t == 1 {
+                fault_pages(64);
+            }
+        });
+        let c = &r.counters;
+        assert_eq!(c.attempts, 3, "every run faults: retried up to the bound");
+        assert!(c.disturbed);
+        assert_eq!(c.threads, 2);
+        let faults = c.counts.minor_faults.unwrap();
+        assert!(
+            faults >= 4 * 64 * 3 / 4,
+            "4 samples x 64 pages in thread 1: {faults}"
+        );
+        assert!(
+            c.disturbances
+                .iter()
+                .any(|d| d.starts_with("thread 1 ") && d.contains("minor page faults")),
+            "{:?}",
+            c.disturbances
+        );
+    }
+
+    #[test]
+    fn a_quiet_run_takes_one_attempt_when_nothing_disturbs_it() {
+        let ctx = Context::quick_local();
+        let b = Budget {
+            time: Duration::from_millis(2),
+            min_samples: 3,
+            max_samples: 20,
+        };
+        let r = lockstep(&ctx, 1, b, &|_| {
+            std::hint::black_box((0..1000u64).sum::<u64>());
+        });
+        // The process may be preempted on a busy machine: then the record says so.
+        let c = &r.counters;
+        assert_eq!(c.disturbed, !c.disturbances.is_empty());
+        if !c.disturbed {
+            assert!(c.attempts >= 1 && c.counts.minor_faults.unwrap_or(0) == 0);
+        } else {
+            assert_eq!(c.attempts, 3);
+        }
     }
 }

@@ -216,14 +216,17 @@ impl Benchmark for CopyThresholdBench {
                 for &s in &sizes {
                     let t_hyb = rule.unwrap_or(s).min(s);
                     let rounds = (MIB / (p * s)).max(1);
-                    let times = lockstep(ctx, p, budget, &|t| {
+                    let run = lockstep(ctx, p, budget, &|t| {
                         for _ in 0..rounds {
                             // SAFETY: the region holds 2 x p x p x s bytes (sizes were
                             // capped to it) and outlives the call.
                             unsafe { all_to_all_round(base, p, s, t, method, isa, t_hyb) };
                         }
                     });
-                    let samples = gbs(&times, (2 * p * p * s * rounds) as f64);
+                    let bytes = 2 * p * p * s * rounds;
+                    let samples = gbs(&run.times, bytes as f64);
+                    let n = run.samples();
+                    let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
                     let d = Distribution::from_samples(&samples)
                         .ok_or_else(|| Skip::new(format!("no valid samples at {s} bytes")))?;
                     let id = format!(
@@ -246,7 +249,7 @@ impl Benchmark for CopyThresholdBench {
                         method: "all-to-all copy among pinned threads, bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
                         distribution: d,
                         placement: Some(region.placement().clone()),
-                        counters: None,
+                        counters: Some(counters),
                     });
                 }
                 curves.push((method, vals, ids));
@@ -324,6 +327,43 @@ mod tests {
         assert_eq!(crossover(&sizes, &temporal, &nt4), None);
         // NT always wins: the smallest size.
         assert_eq!(crossover(&sizes, &[1.0; 6], &[2.0; 6]), Some(K));
+    }
+
+    #[test]
+    fn every_point_carries_the_counters_of_its_threads() {
+        let ctx = Context::quick_local();
+        let p = ctx.cpus.len().min(2);
+        let b = CopyThresholdBench {
+            isa: None,
+            threads: Some(vec![p]),
+        };
+        // Buffers for 4 KiB blocks at most: sizes 1 KiB and 4 KiB.
+        let mut r = bench_core::target::Region::allocate(
+            &bench_core::target::TargetSpec::Anon,
+            2 * p * p * 4 * K,
+            &ctx.topology,
+        )
+        .unwrap();
+        let rep = b.run(&ctx, &mut r).unwrap();
+        assert_eq!(rep.measurements.len(), 3 * 2, "3 methods x 2 sizes");
+        for m in &rep.measurements {
+            let c = m.counters.as_ref().expect("counters");
+            assert_eq!(
+                c.threads as usize, p,
+                "{}: one count per thread, summed",
+                m.id
+            );
+            assert!((1..=3).contains(&c.attempts));
+            assert_eq!(c.disturbed, !c.disturbances.is_empty());
+            if c.counts.llc_load_misses.is_some() {
+                assert!(c.per_op.contains_key("llc_load_misses_per_byte"));
+            } else {
+                assert!(
+                    c.per_op.is_empty(),
+                    "no per-byte figures without hardware counts"
+                );
+            }
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 use crate::bar::{Access, BarError, BarSpec, MappedBar, Resolve};
 use crate::discovery::{Bar, PciDevice};
 use bench_core::bench::{Context, DeviceBenchmark, Param, Report, Skip};
+use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use serde_json::json;
@@ -24,6 +25,7 @@ pub const WINDOW: usize = 4096;
 /// Copy sizes of the write-combining measurement.
 pub const WC_SIZES: [usize; 6] = [8, 16, 32, 64, 128, 256];
 const BATCH: usize = 32;
+const MAX_SAMPLES: usize = 100_000;
 
 /// The MMIO benchmark on one BAR.
 #[derive(Debug, Clone)]
@@ -65,7 +67,14 @@ impl MmioBench {
         }
     }
 
-    fn sample(&self, ctx: &Context, mut op: impl FnMut()) -> Option<Distribution> {
+    /// Batches of `op` for the budget: the distribution of ns per operation, with the
+    /// counters of the sampling loop (per operation; repeated while disturbed, up to
+    /// [`counters::DEFAULT_MAX_ATTEMPTS`] times).
+    fn sample(
+        &self,
+        ctx: &Context,
+        mut op: impl FnMut(),
+    ) -> Option<(Distribution, MeasurementCounters)> {
         let budget = if ctx.quick {
             Duration::from_millis(30)
         } else {
@@ -74,17 +83,28 @@ impl MmioBench {
         for _ in 0..BATCH {
             op();
         }
-        let mut s = Vec::new();
-        let end = Instant::now() + budget;
-        while s.len() < 32 || (Instant::now() < end && s.len() < 100_000) {
-            let a = ctx.timer.start();
-            for _ in 0..BATCH {
-                op();
-            }
-            let b = ctx.timer.stop();
-            s.push(ctx.timer.elapsed_ns(a, b) / BATCH as f64);
-        }
-        Distribution::from_samples(&s)
+        let mut group = CounterGroup::open_with_timer(&ctx.timer);
+        let mut s = counters::sample_buffer(MAX_SAMPLES);
+        let (s, c) = counters::measure_undisturbed(
+            &mut group,
+            counters::DEFAULT_MAX_ATTEMPTS,
+            &mut s,
+            |s| {
+                s.clear();
+                let end = Instant::now() + budget;
+                while s.len() < 32 || (Instant::now() < end && s.len() < MAX_SAMPLES) {
+                    let a = ctx.timer.start();
+                    for _ in 0..BATCH {
+                        op();
+                    }
+                    let b = ctx.timer.stop();
+                    s.push(ctx.timer.elapsed_ns(a, b) / BATCH as f64);
+                }
+            },
+            |s| s.clone(),
+        );
+        let c = c.with_per_op("op", (s.len() * BATCH) as u64);
+        Some((Distribution::from_samples(&s)?, c))
     }
 }
 
@@ -149,7 +169,7 @@ impl DeviceBenchmark for MmioBench {
                     key: &str,
                     what: &str,
                     method: &str,
-                    d: Distribution,
+                    (d, counters): (Distribution, MeasurementCounters),
                     extra: serde_json::Value| {
             let mid = format!("pcie.mmio/{target}/{id}");
             let mut p = base_params.clone();
@@ -175,7 +195,7 @@ impl DeviceBenchmark for MmioBench {
                 method: method.into(),
                 distribution: d,
                 placement: None,
-                counters: None,
+                counters: Some(counters),
             });
         };
         // Uncached dependent reads.
@@ -298,5 +318,12 @@ mod tests {
             assert!(keys.contains(&k), "{k} missing from {keys:?}");
         }
         assert!(rep.params.iter().all(|p| p.value >= 0.0));
+        for m in &rep.measurements {
+            let c = m
+                .counters
+                .as_ref()
+                .expect("every MMIO measurement carries counters");
+            assert!((1..=3).contains(&c.attempts));
+        }
     }
 }

@@ -5,8 +5,11 @@
 //! Charts, each drawn only when its measurements are in the file:
 //! * `latency.svg`: `mem.latency` p50 vs working-set size per target and order (log x,
 //!   log y), with the cache sizes of `environment.topology.caches` marked;
-//! * `bandwidth.svg`: `mem.bandwidth*` p50 per kernel and target vs size;
-//! * `loaded-latency.svg`: `mem.loaded*` latency vs achieved bandwidth (or injection delay);
+//! * `bandwidth.svg`: `mem.bandwidth*` p50 per kernel, thread count and target vs size;
+//! * `copy-threshold.svg`: `mem.copy-threshold*` all-to-all copy bandwidth vs block size per
+//!   method (temporal, NT, hybrid) and thread count;
+//! * `loaded-latency.svg`: `mem.loaded*` latency vs achieved bandwidth (or injection delay),
+//!   one curve per traffic mix;
 //! * `flush.svg`: `pool.flush*` cost vs size per method (the flush-cost matrix as lines);
 //! * `c2c-<kind>.svg`: `pool.c2c*` core-to-core p50 as a heatmap.
 
@@ -58,7 +61,7 @@ pub fn load(path: &Path) -> Result<ParamsFile> {
     })
 }
 
-const COLORS: [RGBColor; 8] = [
+const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -67,6 +70,10 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(0, 128, 128),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
 ];
 
 /// One line of a chart.
@@ -313,7 +320,11 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             |m| {
                 let k = first_text(m, &["kernel", "op", "mode", "test"])
                     .unwrap_or_else(|| m.benchmark.clone());
-                format!("{k} ({})", m.target)
+                // One thread and all threads are separate curves (same sizes).
+                match (by_size, num(m, "threads")) {
+                    (true, Some(t)) => format!("{k} {t}t ({})", m.target),
+                    _ => format!("{k} ({})", m.target),
+                }
             },
             |m| {
                 if by_size {
@@ -342,6 +353,40 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
         Ok(true)
     })?;
 
+    // Copy threshold: all-to-all copy bandwidth vs block size, per method and threads.
+    let ct = family(f, "mem.copy-threshold");
+    emit("copy-threshold.svg", "mem.copy-threshold", &ct, &|p| {
+        let s = series_by(
+            &ct,
+            |m| {
+                let k = first_text(m, &["method", "kernel"]).unwrap_or_else(|| "copy".into());
+                match num(m, "threads") {
+                    Some(t) => format!("{k} P={t} ({})", m.target),
+                    None => format!("{k} ({})", m.target),
+                }
+            },
+            |m| first_num(m, &["block_bytes", "size_bytes"]),
+        );
+        if s.is_empty() {
+            return Ok(false);
+        }
+        draw_lines(
+            p,
+            &LineChart {
+                title: "All-to-all copy bandwidth by block size (p50): temporal vs NT vs hybrid"
+                    .into(),
+                x_desc: "block size (bytes)",
+                y_desc: format!("bandwidth ({})", unit_of(&ct)),
+                log_x: true,
+                log_y: false,
+                size_x: true,
+                marks: caches.clone(),
+            },
+            &s,
+        )?;
+        Ok(true)
+    })?;
+
     // Loaded latency: latency vs achieved bandwidth (or injection delay).
     let loaded: Vec<&Measurement> = family(f, "mem.loaded")
         .into_iter()
@@ -357,12 +402,18 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
         });
         let x_keys: Vec<&str> = match &bw_key {
             Some(k) => vec![k.as_str()],
-            None => vec!["delay", "injection_delay", "delay_cycles", "threads"],
+            None => vec![
+                "delay_pause",
+                "delay",
+                "injection_delay",
+                "delay_cycles",
+                "threads",
+            ],
         };
         let s = series_by(
             &loaded,
             |m| {
-                let k = first_text(m, &["kernel", "traffic", "mode"]).unwrap_or_default();
+                let k = first_text(m, &["mix", "kernel", "traffic", "mode"]).unwrap_or_default();
                 format!("{} {k}", m.target).trim().to_string()
             },
             |m| first_num(m, &x_keys),
@@ -457,7 +508,7 @@ fn heat(t: f64) -> RGBColor {
 }
 
 fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
-    let cells: Vec<(usize, usize, f64)> = ms
+    let mut cells: Vec<(usize, usize, f64)> = ms
         .iter()
         .filter_map(|m| {
             Some((
@@ -470,6 +521,13 @@ fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
     if cells.is_empty() {
         return Ok(false);
     }
+    // A pair is measured once (a < b): show it in both halves of the matrix.
+    let mirrored: Vec<(usize, usize, f64)> = cells
+        .iter()
+        .filter(|&&(a, b, _)| a != b && !cells.iter().any(|c| c.0 == b && c.1 == a))
+        .map(|&(a, b, v)| (b, a, v))
+        .collect();
+    cells.extend(mirrored);
     let mut cpus: Vec<usize> = cells.iter().flat_map(|c| [c.0, c.1]).collect();
     cpus.sort_unstable();
     cpus.dedup();
@@ -505,7 +563,15 @@ fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
         .x_label_formatter(&label)
         .y_label_formatter(&label)
         .draw()?;
-    let span = (hi - lo).max(1e-12);
+    let span = hi - lo;
+    // One value (or all equal): a mid colour, not the colour of "lowest".
+    let shade = |v: f64| {
+        if span > 1e-12 {
+            heat((v - lo) / span)
+        } else {
+            heat(0.5)
+        }
+    };
     chart.draw_series(cells.iter().map(|&(a, b, v)| {
         let (i, j) = (idx(b), idx(a));
         Rectangle::new(
@@ -513,7 +579,7 @@ fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
                 (SegmentValue::Exact(i), SegmentValue::Exact(j)),
                 (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
             ],
-            heat((v - lo) / span).filled(),
+            shade(v).filled(),
         )
     }))?;
     if n <= 16 {

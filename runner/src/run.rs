@@ -188,6 +188,11 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         }
     }
     let mut warnings = env.warnings(timer.info().invariant);
+    // Counter warnings of every family (disturbed samples, paranoid, no PMU, core clock).
+    for (target, _, rep) in &mut results {
+        let w = bench_core::counters::warnings_for(target, &rep.measurements, timer.info().freq_hz);
+        rep.warnings.extend(w);
+    }
     let (params, param_info) = assemble_params(&results);
     let mut measurements = Vec::new();
     for (_, _, rep) in results {

@@ -7,16 +7,36 @@ fn cxlchar() -> Command {
     Command::cargo_bin("cxlchar").unwrap()
 }
 
-#[test]
-fn every_latency_measurement_carries_counters_or_their_absence() {
+/// Runs `cxlchar ARGS --out FILE` and returns the params document.
+fn run(args: &[&str]) -> Value {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("p.json");
     cxlchar()
-        .args(["mem", "latency", "--quick", "--sizes", "4K,64K", "--out"])
+        .args(args)
+        .arg("--out")
         .arg(&out)
         .assert()
         .success();
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
+}
+
+/// The operation the hardware counts of a benchmark are normalised by.
+fn op_of(m: &Value) -> &'static str {
+    match (
+        m["benchmark"].as_str().unwrap(),
+        m["unit"].as_str().unwrap(),
+    ) {
+        ("mem.latency" | "mem.loaded", _) => "load",
+        (_, "GB/s") => "byte",
+        ("pool.c2c", _) => "transfer",
+        ("pool.msg", _) | ("verbs", _) => "message",
+        _ => "op",
+    }
+}
+
+/// Every measurement of `doc` carries counter evidence (or the reasons for its absence),
+/// retried up to the bound when disturbed, and the run warns where it should.
+fn check_counters(doc: &Value) {
     let ms = doc["measurements"].as_array().unwrap();
     assert!(!ms.is_empty());
     let warned = |code: &str| {
@@ -27,33 +47,104 @@ fn every_latency_measurement_carries_counters_or_their_absence() {
             .any(|w| w["code"] == code)
     };
     for m in ms {
+        let id = m["id"].as_str().unwrap();
         let c = &m["counters"];
+        assert!(c.is_object(), "{id}: no counters");
         let attempts = c["attempts"].as_u64().expect("attempts recorded");
-        assert!((1..=3).contains(&attempts), "{c}");
+        assert!((1..=3).contains(&attempts), "{id}: {c}");
         let unavailable = c["unavailable"].as_object();
         let missing = |k: &str| unavailable.is_some_and(|u| u.contains_key(k));
         for k in ["context_switches", "cpu_migrations", "minor_faults"] {
             assert!(
                 c[k].is_u64() || missing(k),
-                "{k}: neither counted nor explained"
+                "{id}: {k}: neither counted nor explained"
             );
         }
         for k in ["cycles", "llc_load_misses"] {
             assert!(
                 c[k].is_u64() || missing(k) || missing("hardware"),
-                "{k}: neither counted nor explained"
+                "{id}: {k}: neither counted nor explained"
             );
         }
         if missing("hardware") {
-            assert!(c.get("cycles").is_none(), "no zeros for absent counters");
+            assert!(
+                c.get("cycles").is_none(),
+                "{id}: no zeros for absent counters"
+            );
             assert!(warned("hw_counters"));
         }
         if c["llc_load_misses"].is_u64() {
-            assert!(c["per_op"]["llc_load_misses_per_load"].is_number());
+            let key = format!("llc_load_misses_per_{}", op_of(m));
+            assert!(c["per_op"][&key].is_number(), "{id}: {key} in {c}");
         }
         if c["disturbed"] == true {
-            assert_eq!(attempts, 3, "retried up to the bound before flagging");
-            assert!(warned("disturbed"));
+            assert_eq!(attempts, 3, "{id}: retried up to the bound before flagging");
+            assert!(!c["disturbances"].as_array().unwrap().is_empty());
+            let listed =
+                doc["warnings"].as_array().unwrap().iter().any(|w| {
+                    w["code"] == "disturbed" && w["message"].as_str().unwrap().contains(id)
+                });
+            assert!(listed, "{id}: disturbed but not in a disturbed warning");
+        } else {
+            assert!(c.get("disturbances").is_none(), "{id}: {c}");
+        }
+        let threads = c.get("threads").map_or(1, |t| t.as_u64().unwrap());
+        if let Some(t) = m["parameters"]["threads"].as_u64() {
+            if m["benchmark"] != "mem.loaded" {
+                assert_eq!(threads, t, "{id}: every thread's counts summed");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_latency_measurement_carries_counters_or_their_absence() {
+    check_counters(&run(&["mem", "latency", "--quick", "--sizes", "4K,64K"]));
+}
+
+/// One quick benchmark of each family this machine can run (anonymous memory works
+/// everywhere; the PCIe and verbs families need a BAR or an RDMA device and are checked
+/// by the lab tests).
+#[test]
+fn every_family_records_counters_in_every_measurement() {
+    let cpus = bench_core::pin::allowed_cpus().len();
+    let bw = run(&[
+        "mem",
+        "bandwidth",
+        "--quick",
+        "--kernel",
+        "read",
+        "--sizes",
+        "256K",
+    ]);
+    check_counters(&bw);
+    if cpus >= 2 {
+        // The all-threads point: the counts of both lockstep threads.
+        assert!(bw["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["parameters"]["threads"] == 2 && m["counters"]["threads"] == 2));
+    }
+    check_counters(&run(&["pool", "flush", "--quick"]));
+    check_counters(&run(&["pool", "atomics", "--quick", "--size", "1M"]));
+    if cpus >= 2 {
+        // Loaded latency: the chase thread's counts, the traffic thread a helper.
+        let loaded = run(&["mem", "loaded", "--quick", "--mix", "read"]);
+        check_counters(&loaded);
+        for m in loaded["measurements"].as_array().unwrap() {
+            let helpers = m["parameters"]["traffic_threads"].as_u64().unwrap();
+            assert_eq!(
+                m["counters"]
+                    .get("helper_threads")
+                    .map_or(0, |h| h.as_u64().unwrap()),
+                helpers
+            );
+        }
+        let c2c = run(&["pool", "c2c", "--quick"]);
+        check_counters(&c2c);
+        for m in c2c["measurements"].as_array().unwrap() {
+            assert_eq!(m["counters"]["helper_threads"], 1, "the ping-pong partner");
         }
     }
 }

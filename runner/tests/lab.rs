@@ -39,6 +39,23 @@ fn lab_params_are_schema_valid() {
 
 #[test]
 #[ignore = "needs the emulated lab (ci/lab/run)"]
+fn every_lab_measurement_carries_counter_evidence() {
+    // All families, the MMIO and verbs ones included, on every lab target.
+    for f in ["params-a.json", "pool-msg-a.json"] {
+        let doc = read_json(&out_dir().join(f));
+        for m in doc["measurements"].as_array().unwrap() {
+            let c = &m["counters"];
+            assert!(
+                c["attempts"].as_u64().is_some(),
+                "{f}: {} has no counters",
+                m["id"]
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
 fn every_lab_target_was_measured_not_skipped() {
     let doc = params_a();
     for t in ["anon", "node:1", "dax:/dev/dax0.0"] {

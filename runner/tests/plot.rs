@@ -195,3 +195,156 @@ fn a_missing_file_is_named() {
         .failure()
         .stderr(predicate::str::contains("cannot read /no/such/params.json"));
 }
+
+/// A real `cxlchar all --quick` run (every family this VM has: latency, bandwidth, copy
+/// threshold, loaded latency, atomics, core-to-core, flush, messaging).
+fn all_quick_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/plots/params-all-quick.json")
+}
+
+/// The point counts of the data lines of an SVG (polylines of width 2 in a series colour
+/// with at least 3 points: legend samples have 2), sorted.
+fn data_line_lengths(svg: &str) -> Vec<usize> {
+    let mut v: Vec<usize> = svg
+        .split("<polyline")
+        .skip(1)
+        .filter_map(|e| {
+            let tag = &e[..e.find("/>").unwrap_or(e.len())];
+            if !tag.contains("stroke-width=\"2\"") || tag.contains("#000000") {
+                return None;
+            }
+            let pts = tag.split("points=\"").nth(1)?;
+            let n = pts[..pts.find('"')?].split_whitespace().count();
+            (n >= 3).then_some(n)
+        })
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// Whether `label` is the text of a `<text>` element (plotters puts it on its own line).
+fn has_text(svg: &str, label: &str) -> bool {
+    svg.lines().any(|l| l.trim() == label)
+}
+
+/// Expected series of a chart: label -> number of points, from the measurements of
+/// `bench` with the label and x taken from the parameters the benchmarks emit.
+fn expected_series(
+    doc: &Value,
+    bench: &str,
+    label: impl Fn(&Value) -> String,
+    x: &str,
+) -> std::collections::BTreeMap<String, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for v in doc["measurements"].as_array().unwrap() {
+        if v["benchmark"] == bench && v["parameters"][x].is_number() {
+            *m.entry(label(v)).or_insert(0) += 1;
+        }
+    }
+    m
+}
+
+fn check_chart(out: &Path, file: &str, series: &std::collections::BTreeMap<String, usize>) {
+    assert!(!series.is_empty(), "{file}: the run has data for it");
+    let s = svg(out, file);
+    for name in series.keys() {
+        assert!(has_text(&s, name), "{file}: series '{name}' in the legend");
+    }
+    let mut want: Vec<usize> = series.values().copied().filter(|&n| n >= 3).collect();
+    want.sort_unstable();
+    assert_eq!(
+        data_line_lengths(&s),
+        want,
+        "{file}: one line per series with all its points"
+    );
+}
+
+#[test]
+fn every_chart_of_a_real_all_run_has_each_expected_series() {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(all_quick_path()).unwrap()).unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("plots");
+    let o = cxlchar()
+        .arg("plot")
+        .arg(all_quick_path())
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = |v: &Value, k: &str| match &v["parameters"][k] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let t = |v: &Value| v["target"].as_str().unwrap().to_string();
+    check_chart(
+        &out,
+        "latency.svg",
+        &expected_series(
+            &doc,
+            "mem.latency",
+            |v| format!("{} ({})", t(v), p(v, "order")),
+            "size_bytes",
+        ),
+    );
+    check_chart(
+        &out,
+        "bandwidth.svg",
+        &expected_series(
+            &doc,
+            "mem.bandwidth",
+            |v| format!("{} {}t ({})", p(v, "kernel"), p(v, "threads"), t(v)),
+            "size_bytes",
+        ),
+    );
+    check_chart(
+        &out,
+        "copy-threshold.svg",
+        &expected_series(
+            &doc,
+            "mem.copy-threshold",
+            |v| format!("{} P={} ({})", p(v, "method"), p(v, "threads"), t(v)),
+            "block_bytes",
+        ),
+    );
+    let loaded = expected_series(
+        &doc,
+        "mem.loaded",
+        |v| format!("{} {}", t(v), p(v, "mix")),
+        "injected_bw_gbs",
+    );
+    assert!(loaded.len() >= 2, "read and read-write curves: {loaded:?}");
+    check_chart(&out, "loaded-latency.svg", &loaded);
+    check_chart(
+        &out,
+        "flush.svg",
+        &expected_series(
+            &doc,
+            "pool.flush",
+            |v| format!("{} ({})", p(v, "method"), t(v)),
+            "size_bytes",
+        ),
+    );
+    // Core-to-core: one heatmap per kind, every measured pair a cell (both halves).
+    let kinds = expected_series(&doc, "pool.c2c", |v| p(v, "kind"), "cpu_a");
+    assert_eq!(kinds.keys().collect::<Vec<_>>(), ["cas", "flag"]);
+    for (kind, pairs) in kinds {
+        let s = svg(&out, &format!("c2c-{kind}.svg"));
+        let cells = s.matches("<rect").count() - 1; // the background
+        assert_eq!(
+            cells,
+            2 * pairs,
+            "c2c-{kind}: a cell per pair and direction"
+        );
+        for v in doc["measurements"].as_array().unwrap() {
+            if v["benchmark"] == "pool.c2c" && v["parameters"]["kind"] == kind.as_str() {
+                let p50 = v["distribution"]["p50"].as_f64().unwrap();
+                assert!(
+                    has_text(&s, &format!("{p50:.0}")),
+                    "c2c-{kind}: value shown"
+                );
+            }
+        }
+    }
+}

@@ -69,13 +69,14 @@ pub enum BandwidthParamError {
     },
 }
 
-/// One point of the plan: kernel, footprint, threads, and the key it yields.
+/// One point of the plan: kernel, footprint, threads, and the keys it yields (two when
+/// the all-threads point is the single-thread point: one CPU).
 #[derive(Debug, Clone, PartialEq)]
 struct Point {
     kernel: Kernel,
     size: usize,
     threads: usize,
-    key: Option<String>,
+    keys: Vec<String>,
 }
 
 fn dram_key(k: Kernel) -> &'static str {
@@ -125,14 +126,14 @@ impl BandwidthBench {
                         kernel: k,
                         size: s,
                         threads: 1,
-                        key: None,
+                        keys: vec![],
                     });
                     if threads > 1 {
                         v.push(Point {
                             kernel: k,
                             size: s,
                             threads,
-                            key: None,
+                            keys: vec![],
                         });
                     }
                 }
@@ -149,13 +150,13 @@ impl BandwidthBench {
                 kernel: Kernel::Read,
                 size: l1 / 2,
                 threads: 1,
-                key: Some("l1_bw_gbs".into()),
+                keys: vec!["l1_bw_gbs".into()],
             });
             v.push(Point {
                 kernel: Kernel::Read,
                 size: l2 / 2,
                 threads: 1,
-                key: Some("l2_bw_gbs".into()),
+                keys: vec!["l2_bw_gbs".into()],
             });
             if let Some(l3) = l3 {
                 let s = (2 * l2).min(l3 / 2).max(l2);
@@ -163,7 +164,7 @@ impl BandwidthBench {
                     kernel: Kernel::Read,
                     size: s,
                     threads: 1,
-                    key: Some("l3_bw_gbs".into()),
+                    keys: vec!["l3_bw_gbs".into()],
                 });
             }
         }
@@ -179,7 +180,7 @@ impl BandwidthBench {
                             kernel: k,
                             size: s,
                             threads: 1,
-                            key: None,
+                            keys: vec![],
                         });
                     }
                 }
@@ -187,18 +188,30 @@ impl BandwidthBench {
             }
         }
         for &k in &self.kernels {
-            v.push(Point {
-                kernel: k,
-                size: dram,
-                threads: 1,
-                key: Some(format!("{}_1t_gbs", dram_key(k))),
-            });
-            v.push(Point {
-                kernel: k,
-                size: dram,
-                threads,
-                key: Some(format!("{}_gbs", dram_key(k))),
-            });
+            let one = format!("{}_1t_gbs", dram_key(k));
+            let all = format!("{}_gbs", dram_key(k));
+            if threads > 1 {
+                v.push(Point {
+                    kernel: k,
+                    size: dram,
+                    threads: 1,
+                    keys: vec![one],
+                });
+                v.push(Point {
+                    kernel: k,
+                    size: dram,
+                    threads,
+                    keys: vec![all],
+                });
+            } else {
+                // One CPU: measured once, both keys (the run warns about it).
+                v.push(Point {
+                    kernel: k,
+                    size: dram,
+                    threads: 1,
+                    keys: vec![one, all],
+                });
+            }
         }
         v
     }
@@ -312,7 +325,7 @@ impl Benchmark for BandwidthBench {
                 format_size(p.size)
             );
             ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
-            if let Some(key) = &p.key {
+            for key in &p.keys {
                 rep.params.push(Param {
                     key: key.clone(),
                     value: d.p50,
@@ -408,7 +421,10 @@ mod tests {
     fn quick_plan_has_level_points_and_every_dram_key() {
         let c = ctx(true);
         let plan = BandwidthBench::default().plan(&c);
-        let keys: Vec<&str> = plan.iter().filter_map(|p| p.key.as_deref()).collect();
+        let keys: Vec<&str> = plan
+            .iter()
+            .flat_map(|p| p.keys.iter().map(String::as_str))
+            .collect();
         for k in [
             "l1_bw_gbs",
             "l2_bw_gbs",
@@ -425,8 +441,33 @@ mod tests {
         let llc = c.topology.llc_bytes().unwrap_or(0);
         assert!(plan
             .iter()
-            .filter(|p| p.key.as_deref() == Some("mem_bw_gbs"))
+            .filter(|p| p.keys.iter().any(|k| k == "mem_bw_gbs"))
             .all(|p| p.size >= 4 * llc));
+    }
+
+    #[test]
+    fn one_cpu_measures_each_dram_point_once_with_both_keys() {
+        let c = Context {
+            cpus: vec![0],
+            ..ctx(true)
+        };
+        let plan = BandwidthBench::default().plan(&c);
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &plan {
+            assert!(
+                seen.insert((p.kernel.name(), p.threads, p.size)),
+                "{} {}t {} planned twice (same measurement id)",
+                p.kernel.name(),
+                p.threads,
+                p.size
+            );
+        }
+        let read = plan
+            .iter()
+            .find(|p| p.keys.iter().any(|k| k == "mem_bw_gbs"))
+            .unwrap();
+        assert_eq!(read.threads, 1);
+        assert!(read.keys.iter().any(|k| k == "mem_bw_1t_gbs"));
     }
 
     #[test]

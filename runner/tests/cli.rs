@@ -77,6 +77,8 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
         .iter()
         .map(|m| m["id"].as_str().unwrap())
         .collect();
+    let unique: std::collections::BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "measurement ids are not unique");
     for (k, info) in doc["param_info"].as_object().unwrap() {
         assert!(doc["params"].get(k).is_some(), "{k} has info but no value");
         for from in info["from"].as_array().unwrap() {

@@ -173,7 +173,10 @@ fn fake_driver_runs_the_whole_family_and_releases_everything() {
         let c = &m["counters"];
         assert!(c.is_object(), "{} has no counters", m["id"]);
         assert!(c["attempts"].as_u64().unwrap() >= 1, "{c}");
-        assert!(c["context_switches"].is_u64() && c["minor_faults"].is_u64(), "{c}");
+        assert!(
+            c["context_switches"].is_u64() && c["minor_faults"].is_u64(),
+            "{c}"
+        );
     }
     let m = doc["measurements"]
         .as_array()

@@ -280,3 +280,16 @@ fn verbs_compare_with_perftest_has_the_same_shape() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn measurement_ids_are_unique_on_a_one_cpu_guest() {
+    // Guest a has one CPU: the all-threads points are the single-thread points, measured
+    // once (not twice under one id).
+    let doc = params_a();
+    let mut seen = std::collections::BTreeSet::new();
+    for m in doc["measurements"].as_array().unwrap() {
+        let id = m["id"].as_str().unwrap();
+        assert!(seen.insert(id.to_string()), "measurement id {id} twice");
+    }
+}

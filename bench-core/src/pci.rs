@@ -1,7 +1,9 @@
-//! `pci:DOMAIN:BUS:DEV.FN/BAR`: the one spelling of a PCI BAR on cxlchar's command line,
-//! shared by the families that map a BAR (MMIO costs, a memory pool in a BAR). Looking
-//! the BAR up and mapping it stay with bench-pcie.
+//! What several families need to know about a PCI function: the one spelling of a BAR
+//! on cxlchar's command line (`pci:DOMAIN:BUS:DEV.FN/BAR`, shared by MMIO costs and a
+//! memory pool in a BAR) and a device's PCIe link and NUMA node from sysfs (shared by PCI
+//! discovery and GPU discovery). Looking a BAR up and mapping it stay with bench-pcie.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -78,6 +80,58 @@ impl BarSpec {
             .parse()
             .ok()
     }
+}
+
+/// PCIe link of a device, from sysfs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// `current_link_speed` (e.g. `32.0 GT/s PCIe`).
+    pub current_speed: Option<String>,
+    /// `current_link_width` (lanes).
+    pub current_width: Option<u32>,
+    /// `max_link_speed`.
+    pub max_speed: Option<String>,
+    /// `max_link_width`.
+    pub max_width: Option<u32>,
+}
+
+impl Link {
+    /// The link of the device whose sysfs directory is `dir` (fields the kernel does not
+    /// offer stay `None`).
+    pub fn read(dir: &Path) -> Link {
+        Link {
+            current_speed: read(&dir.join("current_link_speed")),
+            current_width: read(&dir.join("current_link_width")).and_then(|s| s.parse().ok()),
+            max_speed: read(&dir.join("max_link_speed")),
+            max_width: read(&dir.join("max_link_width")).and_then(|s| s.parse().ok()),
+        }
+    }
+
+    /// `32.0 GT/s PCIe x16 (max 32.0 GT/s PCIe x16)`; `None` without a current speed and
+    /// width.
+    pub fn describe(&self) -> Option<String> {
+        let (s, w) = (self.current_speed.as_ref()?, self.current_width?);
+        Some(format!(
+            "{s} x{w} (max {} x{})",
+            self.max_speed.as_deref().unwrap_or("?"),
+            self.max_width.map_or("?".into(), |w| w.to_string())
+        ))
+    }
+}
+
+/// NUMA node of the device whose sysfs directory is `dir` (`None` when the kernel says -1
+/// or nothing).
+pub fn numa_node(dir: &Path) -> Option<i64> {
+    read(&dir.join("numa_node"))
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|&n| n >= 0)
+}
+
+/// A sysfs attribute, trimmed.
+fn read(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// `DOMAIN:BUS:DEV.FN` with hex fields of 4:2:2.1 digits (function 0..7).

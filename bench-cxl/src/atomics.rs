@@ -11,8 +11,8 @@
 //! `atomic - load` is the cost of atomicity on that memory. The scrambling `g` is a few
 //! ALU operations per step, the same for every operation.
 
-use crate::{measurement, param};
-use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use crate::measurement;
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::{self, CounterGroup};
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
@@ -221,7 +221,7 @@ impl Benchmark for AtomicsBench {
                     a.sort_by(f64::total_cmp);
                     a[1]
                 };
-                report.params.push(param(
+                report.params.push(Param::new(
                     "atomic_lat_ns",
                     median_atomic,
                     "ns",
@@ -229,7 +229,7 @@ impl Benchmark for AtomicsBench {
                     method("the median of fetch-add, CAS and exchange latencies"),
                     ids[1..].to_vec(),
                 ));
-                report.params.push(param(
+                report.params.push(Param::new(
                     "atomic_load_lat_ns",
                     p50[0],
                     "ns",
@@ -238,8 +238,8 @@ impl Benchmark for AtomicsBench {
                     vec![ids[0].clone()],
                 ));
                 for (oi, op) in AtomicOp::ALL.into_iter().enumerate().skip(1) {
-                    report.params.push(param(
-                        &format!("atomic_{}_lat_ns", op.name()),
+                    report.params.push(Param::new(
+                        format!("atomic_{}_lat_ns", op.name()),
                         p50[oi],
                         "ns",
                         &target,
@@ -247,12 +247,12 @@ impl Benchmark for AtomicsBench {
                         vec![ids[oi].clone()],
                     ));
                 }
-                report.params.push(param(
+                report.params.push(Param::new(
                     "atomic_extra_lat_ns",
                     (median_atomic - p50[0]).max(0.0),
                     "ns",
                     &target,
-                    "atomic_lat_ns - atomic_load_lat_ns (same lines)".into(),
+                    "atomic_lat_ns - atomic_load_lat_ns (same lines)",
                     ids.clone(),
                 ));
             }

@@ -9,8 +9,8 @@
 //! Convention: **one-way** latency = round-trip time / 2 (core-to-core-latency and
 //! multichase pingpong both report one transfer of the line, not the round trip).
 
-use crate::{measurement, param};
-use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use crate::measurement;
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use bench_core::stats::{median, Distribution};
 use bench_core::target::Region;
@@ -251,8 +251,8 @@ impl Benchmark for C2cBench {
             let p50s: Vec<f64> = cells.iter().map(|c| c.2).collect();
             let med = median(&p50s).unwrap_or(f64::NAN);
             let min = p50s.iter().copied().fold(f64::INFINITY, f64::min);
-            report.params.push(param(
-                &format!("c2c_{}_lat_ns", kind.name()),
+            report.params.push(Param::new(
+                format!("c2c_{}_lat_ns", kind.name()),
                 med,
                 "ns",
                 &target,
@@ -263,8 +263,8 @@ impl Benchmark for C2cBench {
                 ),
                 ids.clone(),
             ));
-            report.params.push(param(
-                &format!("c2c_{}_min_lat_ns", kind.name()),
+            report.params.push(Param::new(
+                format!("c2c_{}_min_lat_ns", kind.name()),
                 min,
                 "ns",
                 &target,

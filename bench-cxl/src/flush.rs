@@ -10,8 +10,8 @@
 //! otherwise they are skipped with the reason.
 
 use crate::cacheline::{flush_range, nt_fill, store_fence, FlushMethod};
-use crate::{measurement, param};
-use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use crate::measurement;
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::Skipped;
 use bench_core::stats::Distribution;
@@ -283,8 +283,8 @@ impl Benchmark for FlushBench {
                 let value = d.p50;
                 if size == 64 || size == 4096 {
                     if let Column::Flush(_) | Column::Uncacheable | Column::WriteCombining = c {
-                        report.params.push(param(
-                            &format!("flush_{}_{}_ns", c.name(), size_label(size)),
+                        report.params.push(Param::new(
+                            format!("flush_{}_{}_ns", c.name(), size_label(size)),
                             value,
                             "ns",
                             &target,
@@ -303,7 +303,7 @@ impl Benchmark for FlushBench {
                     && !(c == Column::Flush(FlushMethod::Clflush)
                         && FlushMethod::ClflushoptSfence.available().is_ok())
                 {
-                    report.params.push(param(
+                    report.params.push(Param::new(
                         "flush_cost_ns",
                         value,
                         "ns",

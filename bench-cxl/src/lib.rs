@@ -22,7 +22,6 @@ pub mod msg;
 pub mod pool;
 pub mod ring;
 
-use bench_core::bench::Param;
 use bench_core::counters::MeasurementCounters;
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
@@ -51,15 +50,4 @@ pub(crate) fn measurement(
         placement,
         counters: Some(counters),
     }
-}
-
-pub(crate) fn param(
-    key: &str,
-    value: f64,
-    unit: &str,
-    target: &str,
-    method: String,
-    from: Vec<String>,
-) -> Param {
-    Param::new(key, value, unit, target, method, from)
 }

@@ -17,13 +17,13 @@
 //!   fences; the reader fences, invalidates (clflushopt) and fences before every read.
 
 use crate::cacheline::{flush_range, invalidate_method, invalidate_range, FlushMethod};
+use crate::measurement;
 use crate::pool::{
     follower_rendezvous, leader_rendezvous, off, state, Link, PoolError, PoolMap, PoolSource,
     PoolSpec, Role, DEFAULT_POOL_BYTES,
 };
 use crate::ring::{self, Coherence, Consumer, Producer};
-use crate::{measurement, param};
-use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::{
     self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
@@ -535,7 +535,7 @@ impl MsgBench {
             let counters = counters.with_per_op("message", 2 * ft * (fs as u64 + 1));
             let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
             let fid = format!("pool.msg/{target}/{mname}/flag");
-            report.params.push(param(&format!("pool_flag_lat{sfx}_ns"), d.p50, "ns", &target,
+            report.params.push(Param::new(format!("pool_flag_lat{sfx}_ns"), d.p50, "ns", &target,
                 format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
             report.measurements.push(measurement(fid, "pool.msg", &target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
                 format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, placement.clone(), counters));
@@ -589,8 +589,8 @@ impl MsgBench {
                     format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, placement.clone(), counters));
             }
             if let Some(first) = fit.first() {
-                report.params.push(param(
-                    &format!("pool_msg_lat{sfx}_ns"),
+                report.params.push(Param::new(
+                    format!("pool_msg_lat{sfx}_ns"),
                     first.1,
                     "ns",
                     &target,
@@ -602,8 +602,8 @@ impl MsgBench {
                 ));
             }
             if best_bw.0 > 0.0 {
-                report.params.push(param(
-                    &format!("pool_msg_bw{sfx}_gbs"),
+                report.params.push(Param::new(
+                    format!("pool_msg_bw{sfx}_gbs"),
                     best_bw.0,
                     "GB/s",
                     &target,
@@ -613,9 +613,9 @@ impl MsgBench {
             }
             match hockney_fit(&fit) {
                 Some((a, bw)) => {
-                    report.params.push(param(&format!("pool_hockney_lat{sfx}_ns"), a, "ns", &target,
+                    report.params.push(Param::new(format!("pool_hockney_lat{sfx}_ns"), a, "ns", &target,
                         format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
-                    report.params.push(param(&format!("pool_hockney_bw{sfx}_gbs"), bw, "GB/s", &target,
+                    report.params.push(Param::new(format!("pool_hockney_bw{sfx}_gbs"), bw, "GB/s", &target,
                         format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
                 }
                 None => report.skipped.push(Skipped { benchmark: format!("pool.msg/hockney/{mname}"), target: target.clone(),

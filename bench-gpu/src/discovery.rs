@@ -1,41 +1,13 @@
 //! GPU discovery: what the driver says about each device, and its PCIe link and NUMA
 //! node from sysfs (`/sys/bus/pci/devices/<bus id>/`).
 //!
-//! The sysfs part is read here rather than through bench-pcie because family crates do
-//! not depend on each other; it is five files, read under a configurable root so that it
-//! is tested on a fake tree.
+//! The sysfs part goes through `bench_core::pci` (family crates do not depend on each
+//! other), under a configurable root so that it is tested on a fake tree.
 
 use crate::cuda::{self, Unavailable};
+use bench_core::pci::Link;
 use serde::{Deserialize, Serialize};
-use std::fs;
 use std::path::Path;
-
-/// PCIe link of a device, from sysfs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PciLink {
-    /// `current_link_speed` (e.g. `32.0 GT/s PCIe`).
-    pub current_speed: Option<String>,
-    /// `current_link_width` (lanes).
-    pub current_width: Option<u32>,
-    /// `max_link_speed`.
-    pub max_speed: Option<String>,
-    /// `max_link_width`.
-    pub max_width: Option<u32>,
-}
-
-impl PciLink {
-    /// `32.0 GT/s PCIe x16 (max 32.0 GT/s PCIe x16)`, or `unknown`.
-    pub fn describe(&self) -> String {
-        match (&self.current_speed, self.current_width) {
-            (Some(s), Some(w)) => format!(
-                "{s} x{w} (max {} x{})",
-                self.max_speed.as_deref().unwrap_or("?"),
-                self.max_width.map_or("?".into(), |w| w.to_string())
-            ),
-            _ => "unknown".into(),
-        }
-    }
-}
 
 /// One GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,7 +26,7 @@ pub struct GpuInfo {
     /// PCI address in sysfs form (`0000:3b:00.0`).
     pub pci_bus_id: String,
     /// PCIe link, from sysfs.
-    pub link: PciLink,
+    pub link: Link,
     /// NUMA node of the device (`None`: the kernel says -1 or nothing).
     pub numa_node: Option<i64>,
 }
@@ -68,7 +40,7 @@ impl GpuInfo {
             "compute_capability": self.compute_capability,
             "copy_engines": self.copy_engines,
             "pci": self.pci_bus_id,
-            "link": self.link.describe(),
+            "link": link_text(&self.link),
             "gpu_numa_node": self.numa_node,
             "driver": driver_version,
         })
@@ -101,23 +73,16 @@ pub fn sysfs_bus_id(driver_id: &str) -> Option<String> {
     Some(format!("{domain:04x}:{bus:02x}:{dev:02x}.{func}"))
 }
 
-fn read(p: &Path) -> Option<String> {
-    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+/// `32.0 GT/s PCIe x16 (max 32.0 GT/s PCIe x16)`, or `unknown` (a VM without sysfs link
+/// attributes).
+pub fn link_text(link: &Link) -> String {
+    link.describe().unwrap_or_else(|| "unknown".into())
 }
 
 /// Link and NUMA node of the PCI device `bus_id` (sysfs form) under `root`.
-pub fn pci_facts(root: &Path, bus_id: &str) -> (PciLink, Option<i64>) {
+pub fn pci_facts(root: &Path, bus_id: &str) -> (Link, Option<i64>) {
     let dir = root.join("sys/bus/pci/devices").join(bus_id);
-    let link = PciLink {
-        current_speed: read(&dir.join("current_link_speed")),
-        current_width: read(&dir.join("current_link_width")).and_then(|s| s.parse().ok()),
-        max_speed: read(&dir.join("max_link_speed")),
-        max_width: read(&dir.join("max_link_width")).and_then(|s| s.parse().ok()),
-    };
-    let node = read(&dir.join("numa_node"))
-        .and_then(|s| s.parse::<i64>().ok())
-        .filter(|&n| n >= 0);
-    (link, node)
+    (Link::read(&dir), bench_core::pci::numa_node(&dir))
 }
 
 /// Loads the driver (checked: never panics) and lists the GPUs, or says why there are
@@ -183,6 +148,7 @@ mod tests {
 
     #[test]
     fn reads_link_and_node_from_a_fake_sysfs() {
+        use std::fs;
         let root = tempfile::tempdir().unwrap();
         let d = root.path().join("sys/bus/pci/devices/0000:3b:00.0");
         fs::create_dir_all(&d).unwrap();
@@ -200,14 +166,14 @@ mod tests {
         assert_eq!(link.current_speed.as_deref(), Some("32.0 GT/s PCIe"));
         assert_eq!(node, Some(1));
         assert_eq!(
-            link.describe(),
+            link_text(&link),
             "32.0 GT/s PCIe x16 (max 32.0 GT/s PCIe x16)"
         );
         fs::write(d.join("numa_node"), "-1\n").unwrap();
         assert_eq!(pci_facts(root.path(), "0000:3b:00.0").1, None);
         // An absent device (a VM without sysfs links) reads as unknown, not an error.
         let (l, n) = pci_facts(root.path(), "0000:99:00.0");
-        assert_eq!((l.describe().as_str(), n), ("unknown", None));
+        assert_eq!((link_text(&l).as_str(), n), ("unknown", None));
     }
 
     #[test]

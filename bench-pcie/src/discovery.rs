@@ -32,18 +32,7 @@ pub struct Bar {
     pub wc_available: bool,
 }
 
-/// PCIe link state.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct Link {
-    /// `current_link_speed` (e.g. `16.0 GT/s PCIe`).
-    pub current_speed: Option<String>,
-    /// `current_link_width` (lanes).
-    pub current_width: Option<u32>,
-    /// `max_link_speed`.
-    pub max_speed: Option<String>,
-    /// `max_link_width`.
-    pub max_width: Option<u32>,
-}
+pub use bench_core::pci::Link;
 
 /// One PCI function.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -115,15 +104,8 @@ pub fn read_device(dir: &Path) -> Option<PciDevice> {
         device: read(&dir.join("device")).unwrap_or_default(),
         class: read(&dir.join("class")).unwrap_or_default(),
         driver,
-        numa_node: read(&dir.join("numa_node"))
-            .and_then(|s| s.parse::<i64>().ok())
-            .filter(|&n| n >= 0),
-        link: Link {
-            current_speed: read(&dir.join("current_link_speed")),
-            current_width: read(&dir.join("current_link_width")).and_then(|s| s.parse().ok()),
-            max_speed: read(&dir.join("max_link_speed")),
-            max_width: read(&dir.join("max_link_width")).and_then(|s| s.parse().ok()),
-        },
+        numa_node: bench_core::pci::numa_node(dir),
+        link: Link::read(dir),
         bars,
         sysfs: dir.to_path_buf(),
         address,

@@ -110,7 +110,7 @@ pub fn inventory_table(probe: &Result<GpuInventory, bench_gpu::cuda::Unavailable
                     g.compute_capability,
                     g.copy_engines,
                     g.pci_bus_id,
-                    g.link.describe(),
+                    bench_gpu::discovery::link_text(&g.link),
                     g.numa_node.map_or("-".into(), |n| n.to_string())
                 );
             }

@@ -255,14 +255,10 @@ pub fn pci_table(devs: &[bench_pcie::discovery::PciDevice]) -> String {
         if devs.is_empty() { " none" } else { "" }
     );
     for d in devs {
-        let link = match (&d.link.current_speed, d.link.current_width) {
-            (Some(sp), Some(w)) => format!(
-                "link {sp} x{w} (max {} x{})",
-                d.link.max_speed.as_deref().unwrap_or("?"),
-                d.link.max_width.map_or("?".into(), |w| w.to_string())
-            ),
-            _ => "no PCIe link info".into(),
-        };
+        let link = d
+            .link
+            .describe()
+            .map_or("no PCIe link info".into(), |l| format!("link {l}"));
         let _ = writeln!(
             s,
             "  {} {}:{} class {} driver {} node {} {}",

@@ -146,7 +146,11 @@ fn bounds(series: &[Series], log: bool, pick: impl Fn(&(f64, f64)) -> f64) -> (f
     }
 }
 
-fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<()> {
+/// Draws the series into `path`; `false` (and no file) when there is nothing to draw.
+fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<bool> {
+    if series.is_empty() {
+        return Ok(false);
+    }
     let (x0, x1) = bounds(series, c.log_x, |p| p.0);
     let (y0, y1) = bounds(series, c.log_y, |p| p.1);
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
@@ -217,7 +221,7 @@ fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<()> {
         (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1)?),
     }
     root.present()?;
-    Ok(())
+    Ok(true)
 }
 
 fn family<'a>(f: &'a ParamsFile, prefix: &str) -> Vec<&'a Measurement> {
@@ -292,9 +296,6 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             },
             |m| num(m, "size_bytes"),
         );
-        if s.is_empty() {
-            return Ok(false);
-        }
         draw_lines(
             p,
             &LineChart {
@@ -307,8 +308,7 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
                 marks: caches.clone(),
             },
             &s,
-        )?;
-        Ok(true)
+        )
     })?;
 
     // Bandwidth per kernel and size.
@@ -334,9 +334,6 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
                 }
             },
         );
-        if s.is_empty() {
-            return Ok(false);
-        }
         draw_lines(
             p,
             &LineChart {
@@ -349,8 +346,7 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
                 marks: if by_size { caches.clone() } else { vec![] },
             },
             &s,
-        )?;
-        Ok(true)
+        )
     })?;
 
     // Copy threshold: all-to-all copy bandwidth vs block size, per method and threads.
@@ -367,9 +363,6 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             },
             |m| first_num(m, &["block_bytes", "size_bytes"]),
         );
-        if s.is_empty() {
-            return Ok(false);
-        }
         draw_lines(
             p,
             &LineChart {
@@ -383,8 +376,7 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
                 marks: caches.clone(),
             },
             &s,
-        )?;
-        Ok(true)
+        )
     })?;
 
     // Loaded latency: latency vs achieved bandwidth (or injection delay).
@@ -418,9 +410,6 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             },
             |m| first_num(m, &x_keys),
         );
-        if s.is_empty() {
-            return Ok(false);
-        }
         draw_lines(
             p,
             &LineChart {
@@ -437,8 +426,7 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
                 marks: vec![],
             },
             &s,
-        )?;
-        Ok(true)
+        )
     })?;
 
     // Flush-cost matrix: cost vs size per method.
@@ -452,9 +440,6 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             },
             |m| num(m, "size_bytes"),
         );
-        if s.is_empty() {
-            return Ok(false);
-        }
         draw_lines(
             p,
             &LineChart {
@@ -467,8 +452,7 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
                 marks: vec![],
             },
             &s,
-        )?;
-        Ok(true)
+        )
     })?;
 
     // Core-to-core heatmaps, one per kind.

@@ -17,6 +17,22 @@ fn bin() -> std::process::Command {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("cxlchar"))
 }
 
+/// Waits (at most 30 s) until the pool header says the pair is formed (state 2 at byte
+/// 32), then 200 ms more so that the run is under way.
+fn wait_until_paired(pool: &Path) {
+    let t0 = Instant::now();
+    loop {
+        let paired = std::fs::read(pool)
+            .ok()
+            .is_some_and(|b| b.len() > 40 && b[32] == 2);
+        if paired || t0.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -181,18 +197,7 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
         .spawn()
         .unwrap();
     // Wait until the pair is formed (state 2 in the header), then kill the follower.
-    let t0 = Instant::now();
-    let path = dir.path().join("pool");
-    loop {
-        let paired = std::fs::read(&path)
-            .ok()
-            .is_some_and(|b| b.len() > 40 && b[32] == 2);
-        if paired || t0.elapsed() > Duration::from_secs(30) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    wait_until_paired(&dir.path().join("pool"));
     follower.kill().unwrap();
     follower.wait().unwrap();
     let o = leader.wait_with_output().unwrap();
@@ -230,18 +235,7 @@ fn a_leader_dying_mid_run_fails_the_follower_cleanly() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    let path = dir.path().join("pool");
-    loop {
-        let paired = std::fs::read(&path)
-            .ok()
-            .is_some_and(|b| b.len() > 40 && b[32] == 2);
-        if paired || t0.elapsed() > Duration::from_secs(30) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    wait_until_paired(&dir.path().join("pool"));
     leader.kill().unwrap();
     leader.wait().unwrap();
     let o = follower.wait_with_output().unwrap();

@@ -4,7 +4,8 @@
 //! much memory it wants on a target; [`Benchmark::run`] turns a placed [`Region`] into a
 //! [`Report`] or a [`Skip`] with the reason.
 
-use crate::params::{Measurement, ParamInfo, Skipped, Warning};
+use crate::params::{Measurement, ParamInfo, PrefetchCheck, Skipped, Warning};
+use crate::sizing::{DramSizing, SizingBook};
 use crate::target::{Region, TargetSpec};
 use crate::timer::Timer;
 use crate::topology::Topology;
@@ -25,6 +26,8 @@ pub struct Context {
     pub seed: u64,
     /// Progress reporter (a line of text); the runner decides where it goes.
     pub progress: Arc<dyn Fn(&str) + Send + Sync>,
+    /// DRAM working sets found in this run, by target (the latency sweep records them).
+    pub sizing: SizingBook,
 }
 
 impl Context {
@@ -38,7 +41,33 @@ impl Context {
             quick: true,
             seed: 1,
             progress: Arc::new(|_| {}),
+            sizing: SizingBook::default(),
         }
+    }
+
+    /// The DRAM working set of `target`: the one this run's latency sweep found, else the
+    /// sysfs rule ([`crate::sizing`]).
+    pub fn dram_sizing(&self, target: &str) -> DramSizing {
+        self.sizing
+            .get(target)
+            .unwrap_or_else(|| DramSizing::from_sysfs(self.topology.llc_bytes()))
+    }
+
+    /// The DRAM working set (touched bytes) for a chase on `target` that spans
+    /// `span_per_touched` bytes of memory per touched byte: [`Context::dram_sizing`],
+    /// bounded by the memory the target offers ([`crate::sizing::available_for`]). Also
+    /// returns the sizing and whether the memory bound applied.
+    pub fn dram_touched(
+        &self,
+        target: &TargetSpec,
+        span_per_touched: usize,
+    ) -> (usize, DramSizing, bool) {
+        let s = self.dram_sizing(&target.to_string());
+        let (t, capped) = s.touched_for(
+            span_per_touched,
+            crate::sizing::available_for(target, &self.topology),
+        );
+        (t, s, capped)
     }
 
     /// Reports progress.
@@ -103,6 +132,8 @@ pub struct Report {
     /// Parts of the benchmark that could not run here (a method the CPU lacks, a
     /// mapping the platform does not offer), each with its reason.
     pub skipped: Vec<Skipped>,
+    /// Self-checks of the idle-latency chase on this target (differently built chains).
+    pub prefetch_checks: Vec<PrefetchCheck>,
 }
 
 /// A benchmark that could not run, and why.
@@ -132,8 +163,9 @@ pub trait Benchmark {
     fn parameters(&self) -> serde_json::Value;
     /// What it needs.
     fn requires(&self) -> Requirements;
-    /// Bytes it wants on a target.
-    fn region_bytes(&self, ctx: &Context) -> usize;
+    /// Bytes it wants on `target` (families that must miss the caches size from
+    /// [`Context::dram_sizing`] of that target).
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize;
     /// Runs on one placed region.
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip>;
 

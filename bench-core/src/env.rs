@@ -58,6 +58,42 @@ pub struct Environment {
     pub mem_total_bytes: u64,
     /// CPUs this process may run on, as a CPU list.
     pub allowed_cpus: String,
+    /// Hardware prefetcher state read from the prefetcher control MSR, or `unknown` with
+    /// the reason (files written before this field existed read as `unknown`).
+    #[serde(default)]
+    pub prefetchers: Prefetchers,
+}
+
+/// State of the hardware data prefetchers, read (never written) from the vendor's
+/// prefetcher control MSR through `/dev/cpu/N/msr`.
+///
+/// Invariant: `state == "unknown"` exactly when `reason` is `Some` and `units` is empty.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Prefetchers {
+    /// `all_enabled`, `some_disabled` (one or more units off, possibly all) or `unknown`.
+    pub state: String,
+    /// Where the state was read, with the raw MSR value (`MSR 0x1a4
+    /// (MISC_FEATURE_CONTROL) on CPU 0 via /dev/cpu/0/msr = 0x0`); empty when unknown.
+    pub source: String,
+    /// Why the state is unknown, with what to do about it where something can be done;
+    /// `None` when it was read.
+    pub reason: Option<String>,
+    /// The decoded prefetcher units, in MSR bit order; empty when unknown.
+    pub units: Vec<PrefetcherUnit>,
+}
+
+/// One hardware prefetcher and whether it is on.
+///
+/// Names: Intel `l2_streamer` (L2 hardware/streamer prefetcher), `l2_adjacent_line`
+/// (L2 adjacent cache line prefetcher), `dcu_next_line` (L1D next-line prefetcher),
+/// `dcu_ip` (L1D IP-stride prefetcher); AMD `l1_stream`, `l1_stride`, `l1_region`,
+/// `l2_stream`, `l2_up_down` (the PPR's `PrefetchControl` field names).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PrefetcherUnit {
+    /// Stable unit name (see the type's documentation).
+    pub name: String,
+    /// `true` when the unit's disable bit is clear.
+    pub enabled: bool,
 }
 
 fn read(p: &str) -> Option<String> {
@@ -169,10 +205,18 @@ impl Environment {
             })
             .unwrap_or(0)
             * 1024;
+        let vendor = field("vendor_id").unwrap_or_else(|| "unknown".into());
+        let hv = hypervisor(&flags_line);
+        let prefetchers = Prefetchers::capture(
+            &vendor,
+            field("cpu family").and_then(|s| s.parse().ok()),
+            field("model").and_then(|s| s.parse().ok()),
+            hv.as_deref(),
+        );
         Environment {
             cpu: CpuInfo {
                 model: field("model name").unwrap_or_else(|| "unknown".into()),
-                vendor: field("vendor_id").unwrap_or_else(|| "unknown".into()),
+                vendor,
                 logical_cpus: online,
                 threads_per_core: siblings_max,
                 sockets: packages.len().max(1),
@@ -181,7 +225,7 @@ impl Environment {
             topology,
             kernel,
             arch: std::env::consts::ARCH.to_string(),
-            hypervisor: hypervisor(&flags_line),
+            hypervisor: hv,
             governors,
             turbo,
             smt_active: read("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
@@ -194,6 +238,7 @@ impl Environment {
                 .and_then(|s| s.parse().ok()),
             mem_total_bytes,
             allowed_cpus: crate::pin::format_cpu_list(&crate::pin::allowed_cpus()),
+            prefetchers,
         }
     }
 
@@ -245,6 +290,17 @@ impl Environment {
                 "echo 0 > /proc/sys/kernel/numa_balancing",
             );
         }
+        if self.prefetchers.state == PREFETCHERS_SOME_DISABLED {
+            add(
+                "prefetchers",
+                format!(
+                    "hardware prefetchers disabled: {} ({})",
+                    self.prefetchers.disabled().join(", "),
+                    self.prefetchers.source
+                ),
+                "latency and bandwidth figures differ from a default machine; re-enable them (wrmsr) for comparable figures, or keep them off deliberately and say so",
+            );
+        }
         if tsc_invariant == Some(false) {
             add(
                 "tsc",
@@ -283,6 +339,308 @@ fn hypervisor(flags: &str) -> Option<String> {
     {
         Some("unknown".into())
     }
+}
+
+/// [`Prefetchers::state`] when every decoded unit is on.
+pub const PREFETCHERS_ALL_ENABLED: &str = "all_enabled";
+/// [`Prefetchers::state`] when one or more decoded units are off.
+pub const PREFETCHERS_SOME_DISABLED: &str = "some_disabled";
+/// [`Prefetchers::state`] when the state could not be read.
+pub const PREFETCHERS_UNKNOWN: &str = "unknown";
+
+impl Default for Prefetchers {
+    /// `unknown`: what a params.json written before prefetchers were recorded reads as.
+    fn default() -> Self {
+        Prefetchers::unknown(
+            "not recorded: the file was written before cxlchar recorded the prefetcher state",
+        )
+    }
+}
+
+impl Prefetchers {
+    /// An `unknown` state with its reason.
+    pub fn unknown(reason: impl Into<String>) -> Self {
+        Prefetchers {
+            state: PREFETCHERS_UNKNOWN.into(),
+            source: String::new(),
+            reason: Some(reason.into()),
+            units: Vec::new(),
+        }
+    }
+
+    /// A decoded state: `all_enabled` when every unit is on, else `some_disabled`; an
+    /// empty `units` gives `unknown`.
+    pub fn from_units(source: impl Into<String>, units: Vec<PrefetcherUnit>) -> Self {
+        if units.is_empty() {
+            return Prefetchers::unknown("the prefetcher MSR decoded to no units");
+        }
+        let state = if units.iter().all(|u| u.enabled) {
+            PREFETCHERS_ALL_ENABLED
+        } else {
+            PREFETCHERS_SOME_DISABLED
+        };
+        Prefetchers {
+            state: state.into(),
+            source: source.into(),
+            reason: None,
+            units,
+        }
+    }
+
+    /// Names of the units that are off.
+    pub fn disabled(&self) -> Vec<&str> {
+        self.units
+            .iter()
+            .filter(|u| !u.enabled)
+            .map(|u| u.name.as_str())
+            .collect()
+    }
+
+    /// Reads the prefetcher control MSR of the first CPU this process may run on, for a
+    /// CPU of `vendor` (`vendor_id` of /proc/cpuinfo), `family` and `model` (the decimal
+    /// effective `cpu family` and `model` of /proc/cpuinfo), under `hypervisor` if any.
+    ///
+    /// Only reads: the device is opened read-only and nothing is ever written to an MSR,
+    /// nor is any kernel module loaded. The MSR is read on one CPU only; BIOS settings are
+    /// normally the same on every core, but a per-core `wrmsr` would go unseen.
+    pub fn capture(
+        vendor: &str,
+        family: Option<u32>,
+        model: Option<u32>,
+        hypervisor: Option<&str>,
+    ) -> Self {
+        if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+            return Prefetchers::unknown(format!(
+                "no prefetcher control is read on {} ({}): only the x86_64 MSRs of Intel (0x1a4) and AMD (0xc0000108) are decoded",
+                std::env::consts::ARCH,
+                std::env::consts::OS
+            ));
+        }
+        let layout = match msr_layout(vendor, family, model) {
+            Ok(l) => l,
+            Err(reason) => return Prefetchers::unknown(reason),
+        };
+        let cpu = crate::pin::allowed_cpus().first().copied().unwrap_or(0);
+        let dev = format!("/dev/cpu/{cpu}/msr");
+        let what = format!("MSR {:#x} ({})", layout.msr, layout.name);
+        match read_msr(cpu, layout.msr) {
+            Ok(value) => {
+                let mut source = format!("{what} on CPU {cpu} via {dev} = {value:#x}");
+                let extra = value & !layout.mask();
+                if extra != 0 {
+                    source.push_str(&format!(", other set bits {extra:#x} not decoded"));
+                }
+                if let Some(h) = hypervisor {
+                    source.push_str(&format!(
+                        " (inside a {h} guest: the value the hypervisor returns)"
+                    ));
+                }
+                Prefetchers::from_units(source, layout.decode(value))
+            }
+            Err(MsrError::Missing) => Prefetchers::unknown(format!(
+                "{dev} missing: load the msr driver (modprobe msr, as root; the kernel needs CONFIG_X86_MSR) to read {what}"
+            )),
+            Err(MsrError::Open(e)) => Prefetchers::unknown(open_reason(&dev, &what, &e)),
+            Err(MsrError::Read(e)) => Prefetchers::unknown(if e.raw_os_error() == Some(libc::EIO) {
+                format!(
+                    "reading {what} on CPU {cpu} failed (EIO): {}",
+                    match hypervisor {
+                        Some(h) => format!("the hypervisor ({h}) does not expose it"),
+                        None => "the CPU does not implement it".into(),
+                    }
+                )
+            } else {
+                format!("reading {what} on CPU {cpu} failed: {e}")
+            }),
+        }
+    }
+}
+
+/// Decodes a prefetcher control MSR value into its units (a set bit disables a unit),
+/// for `vendor` (`vendor_id`), `family` and `model` (decimal, as /proc/cpuinfo gives them).
+///
+/// * Intel (`GenuineIntel`) family 6: MSR 0x1a4 `MISC_FEATURE_CONTROL` (Intel SDM vol. 4;
+///   "Disclosure of H/W prefetcher control on some Intel processors"): bit 0
+///   `l2_streamer`, bit 1 `l2_adjacent_line`, bit 2 `dcu_next_line`, bit 3 `dcu_ip`.
+///   Newer cores (Golden Cove / Sapphire Rapids on) have further bits in this MSR: only
+///   these four are decoded. Atom server/embedded cores (Silvermont-D, Goldmont,
+///   Goldmont Plus, Tremont, Crestmont) document only bit 0 `l2_streamer` and bit 2
+///   `dcu_next_line`; Xeon Phi (Knights Landing/Mill) has bit 0 `dcu_next_line` and bit 1
+///   `l2_streamer`. Core 2 and older Atoms (prefetch controls in `IA32_MISC_ENABLE`) are
+///   not decoded.
+/// * AMD (`AuthenticAMD`) families 0x19 (Zen 3/4) and 0x1A (Zen 5): MSR 0xc0000108
+///   `PrefetchControl` (AMD PPR): bit 0 `l1_stream`, bit 1 `l1_stride`, bit 2 `l1_region`,
+///   bit 3 `l2_stream`, bit 5 `l2_up_down` (bit 4 is reserved).
+///
+/// Any other CPU is an error saying that no prefetcher MSR is documented for it.
+pub fn decode_prefetchers(
+    vendor: &str,
+    family: u32,
+    model: u32,
+    value: u64,
+) -> Result<Vec<PrefetcherUnit>, String> {
+    Ok(msr_layout(vendor, Some(family), Some(model))?.decode(value))
+}
+
+/// A prefetcher control MSR and its disable bits.
+struct MsrLayout {
+    msr: u32,
+    name: &'static str,
+    /// (bit, unit name); a set bit disables the unit.
+    bits: &'static [(u32, &'static str)],
+}
+
+impl MsrLayout {
+    fn decode(&self, value: u64) -> Vec<PrefetcherUnit> {
+        self.bits
+            .iter()
+            .map(|&(bit, name)| PrefetcherUnit {
+                name: name.into(),
+                enabled: value & (1 << bit) == 0,
+            })
+            .collect()
+    }
+
+    fn mask(&self) -> u64 {
+        self.bits.iter().fold(0, |m, &(bit, _)| m | 1 << bit)
+    }
+}
+
+const INTEL_MSR: u32 = 0x1a4;
+const INTEL_MSR_NAME: &str = "MISC_FEATURE_CONTROL";
+
+static INTEL_CORE: MsrLayout = MsrLayout {
+    msr: INTEL_MSR,
+    name: INTEL_MSR_NAME,
+    bits: &[
+        (0, "l2_streamer"),
+        (1, "l2_adjacent_line"),
+        (2, "dcu_next_line"),
+        (3, "dcu_ip"),
+    ],
+};
+
+static INTEL_ATOM: MsrLayout = MsrLayout {
+    msr: INTEL_MSR,
+    name: INTEL_MSR_NAME,
+    bits: &[(0, "l2_streamer"), (2, "dcu_next_line")],
+};
+
+static INTEL_PHI: MsrLayout = MsrLayout {
+    msr: INTEL_MSR,
+    name: INTEL_MSR_NAME,
+    bits: &[(0, "dcu_next_line"), (1, "l2_streamer")],
+};
+
+static AMD_ZEN: MsrLayout = MsrLayout {
+    msr: 0xc000_0108,
+    name: "PrefetchControl",
+    bits: &[
+        (0, "l1_stream"),
+        (1, "l1_stride"),
+        (2, "l1_region"),
+        (3, "l2_stream"),
+        (5, "l2_up_down"),
+    ],
+};
+
+/// Family 6 models of Atom server/embedded cores with the two-bit layout: Silvermont-D,
+/// Goldmont, Goldmont-D, Goldmont Plus, Tremont-D, Tremont, Tremont-L, Sierra Forest,
+/// Grand Ridge.
+const INTEL_ATOM_MODELS: &[u32] = &[0x4d, 0x5c, 0x5f, 0x7a, 0x86, 0x96, 0x9c, 0xaf, 0xb6];
+/// Family 6 models of Xeon Phi: Knights Landing, Knights Mill.
+const INTEL_PHI_MODELS: &[u32] = &[0x57, 0x85];
+/// Family 6 models from Nehalem (0x1a) on without a documented MSR 0x1a4 prefetcher
+/// control: Dunnington (Penryn, 0x1d), Bonnell, Saltwell, Silvermont and Airmont client
+/// Atoms. Models below 0x1a (Core 2 and older) are not decoded either.
+const INTEL_UNDOCUMENTED_MODELS: &[u32] = &[
+    0x1c, 0x1d, 0x26, 0x27, 0x35, 0x36, 0x37, 0x4a, 0x4c, 0x5a, 0x5d, 0x75,
+];
+
+fn msr_layout(
+    vendor: &str,
+    family: Option<u32>,
+    model: Option<u32>,
+) -> Result<&'static MsrLayout, String> {
+    let hex = |v: Option<u32>| v.map_or("?".to_string(), |v| format!("{v:#x}"));
+    let undocumented = || {
+        format!(
+            "no documented prefetcher MSR for this CPU (vendor {vendor}, family {}, model {})",
+            hex(family),
+            hex(model)
+        )
+    };
+    match (vendor, family, model) {
+        ("GenuineIntel", Some(6), Some(m)) => {
+            if INTEL_PHI_MODELS.contains(&m) {
+                Ok(&INTEL_PHI)
+            } else if INTEL_ATOM_MODELS.contains(&m) {
+                Ok(&INTEL_ATOM)
+            } else if INTEL_UNDOCUMENTED_MODELS.contains(&m) || m < 0x1a {
+                Err(undocumented())
+            } else {
+                Ok(&INTEL_CORE)
+            }
+        }
+        ("AuthenticAMD", Some(0x19 | 0x1a), _) => Ok(&AMD_ZEN),
+        _ => Err(undocumented()),
+    }
+}
+
+/// Why an MSR could not be read.
+enum MsrError {
+    /// `/dev/cpu/N/msr` does not exist (no msr driver).
+    Missing,
+    /// The device exists but could not be opened.
+    Open(std::io::Error),
+    /// The device opened but the read failed (EIO: the MSR does not exist for this CPU).
+    Read(std::io::Error),
+}
+
+/// Reads MSR `msr` of CPU `cpu`: a pread of 8 bytes at offset `msr` of the read-only
+/// opened `/dev/cpu/N/msr` (the kernel runs `rdmsr` on that CPU). Called on x86_64
+/// Linux only ([`Prefetchers::capture`] stops earlier elsewhere).
+fn read_msr(cpu: usize, msr: u32) -> Result<u64, MsrError> {
+    use std::os::unix::fs::FileExt;
+    let f = fs::File::open(format!("/dev/cpu/{cpu}/msr")).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            MsrError::Missing
+        } else {
+            MsrError::Open(e)
+        }
+    })?;
+    let mut b = [0u8; 8];
+    f.read_exact_at(&mut b, u64::from(msr))
+        .map_err(MsrError::Read)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+/// The reason for a failed open of `dev`, with what to do.
+fn open_reason(dev: &str, what: &str, e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(libc::EACCES | libc::EPERM) => {
+            if effective_uid() == Some(0) {
+                format!("opening {dev} was refused although root ({e}): the process lacks CAP_SYS_RAWIO (a container?); grant it to read {what}")
+            } else {
+                format!("not root: opening {dev} needs root (CAP_SYS_RAWIO) to read {what}")
+            }
+        }
+        Some(libc::ENXIO | libc::ENODEV) => {
+            format!("{dev} has no driver behind it: load the msr driver (modprobe msr, as root) to read {what}")
+        }
+        _ => format!("opening {dev} failed ({e}) to read {what}"),
+    }
+}
+
+/// The effective uid from /proc/self/status.
+fn effective_uid() -> Option<u32> {
+    read("/proc/self/status")?
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 fn unsafe_zeroed_utsname() -> libc::utsname {
@@ -340,6 +698,167 @@ mod tests {
         e.cpu.threads_per_core = 1;
         e.turbo = None;
         e.hypervisor = None;
+        e.prefetchers = Prefetchers::unknown("test");
         assert!(e.warnings(Some(true)).is_empty());
+    }
+
+    fn names_off(units: &[PrefetcherUnit]) -> Vec<&str> {
+        units
+            .iter()
+            .filter(|u| !u.enabled)
+            .map(|u| u.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn decodes_intel_misc_feature_control() {
+        // Sapphire Rapids (family 6, model 0x8f).
+        let on = decode_prefetchers("GenuineIntel", 6, 0x8f, 0).unwrap();
+        let names: Vec<&str> = on.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["l2_streamer", "l2_adjacent_line", "dcu_next_line", "dcu_ip"]
+        );
+        assert!(on.iter().all(|u| u.enabled));
+        let off = decode_prefetchers("GenuineIntel", 6, 0x8f, 0xf).unwrap();
+        assert_eq!(off.len(), 4);
+        assert!(off.iter().all(|u| !u.enabled));
+        // Only bit 3 (DCU IP); bits above 3 are not decoded.
+        let ip = decode_prefetchers("GenuineIntel", 6, 0x55, 0b1000 | 0x20).unwrap();
+        assert_eq!(names_off(&ip), ["dcu_ip"]);
+        // Xeon Phi and Atom server cores have other layouts.
+        let phi = decode_prefetchers("GenuineIntel", 6, 0x57, 0b01).unwrap();
+        assert_eq!(names_off(&phi), ["dcu_next_line"]);
+        let atom = decode_prefetchers("GenuineIntel", 6, 0x5f, 0b100).unwrap();
+        assert_eq!(atom.len(), 2);
+        assert_eq!(names_off(&atom), ["dcu_next_line"]);
+        // Core 2 and client Atoms: not decoded.
+        assert!(decode_prefetchers("GenuineIntel", 6, 0x0f, 0).is_err());
+        assert!(decode_prefetchers("GenuineIntel", 6, 0x1d, 0).is_err());
+        assert!(decode_prefetchers("GenuineIntel", 6, 0x1a, 0).is_ok());
+        assert!(decode_prefetchers("GenuineIntel", 6, 0x37, 0).is_err());
+        assert!(decode_prefetchers("GenuineIntel", 15, 4, 0).is_err());
+    }
+
+    #[test]
+    fn decodes_amd_prefetch_control() {
+        for family in [0x19, 0x1a] {
+            let on = decode_prefetchers("AuthenticAMD", family, 0x11, 0).unwrap();
+            let names: Vec<&str> = on.iter().map(|u| u.name.as_str()).collect();
+            assert_eq!(
+                names,
+                [
+                    "l1_stream",
+                    "l1_stride",
+                    "l1_region",
+                    "l2_stream",
+                    "l2_up_down"
+                ]
+            );
+            assert!(on.iter().all(|u| u.enabled));
+            let region = decode_prefetchers("AuthenticAMD", family, 0x11, 0b100).unwrap();
+            assert_eq!(names_off(&region), ["l1_region"]);
+            // Bit 4 is reserved, bit 5 is UpDown.
+            let ud = decode_prefetchers("AuthenticAMD", family, 0x11, 0b11_0000).unwrap();
+            assert_eq!(names_off(&ud), ["l2_up_down"]);
+        }
+        let e = decode_prefetchers("AuthenticAMD", 0x17, 0x31, 0).unwrap_err();
+        assert!(
+            e.contains("no documented prefetcher MSR") && e.contains("0x17"),
+            "{e}"
+        );
+        let e = decode_prefetchers("CentaurHauls", 6, 0x0f, 0).unwrap_err();
+        assert!(e.contains("CentaurHauls"), "{e}");
+    }
+
+    #[test]
+    fn prefetcher_state_follows_units() {
+        let all = Prefetchers::from_units(
+            "src",
+            decode_prefetchers("AuthenticAMD", 0x19, 0x11, 0).unwrap(),
+        );
+        assert_eq!(all.state, PREFETCHERS_ALL_ENABLED);
+        assert!(all.reason.is_none() && all.disabled().is_empty());
+        let some = Prefetchers::from_units(
+            "src",
+            decode_prefetchers("GenuineIntel", 6, 0x8f, 0b0101).unwrap(),
+        );
+        assert_eq!(some.state, PREFETCHERS_SOME_DISABLED);
+        assert_eq!(some.disabled(), ["l2_streamer", "dcu_next_line"]);
+        let none = Prefetchers::from_units(
+            "src",
+            decode_prefetchers("GenuineIntel", 6, 0x8f, 0xf).unwrap(),
+        );
+        assert_eq!(none.state, PREFETCHERS_SOME_DISABLED);
+        let empty = Prefetchers::from_units("src", Vec::new());
+        assert_eq!(empty.state, PREFETCHERS_UNKNOWN);
+        assert!(empty.reason.is_some());
+    }
+
+    #[test]
+    fn prefetchers_captured_or_unknown_with_reason() {
+        let p = Environment::capture().prefetchers;
+        println!("prefetchers on this machine: {p:?}");
+        assert!(
+            [
+                PREFETCHERS_ALL_ENABLED,
+                PREFETCHERS_SOME_DISABLED,
+                PREFETCHERS_UNKNOWN
+            ]
+            .contains(&p.state.as_str()),
+            "{p:?}"
+        );
+        let unknown = p.state == PREFETCHERS_UNKNOWN;
+        assert_eq!(
+            unknown,
+            p.reason.is_some() && p.units.is_empty(),
+            "state and reason disagree: {p:?}"
+        );
+        if unknown {
+            assert!(!p.reason.as_deref().unwrap().trim().is_empty(), "{p:?}");
+            assert!(p.source.is_empty(), "{p:?}");
+        } else {
+            assert!(p.source.starts_with("MSR 0x"), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn disabled_prefetchers_warn_unknown_does_not() {
+        let mut e = Environment::capture();
+        e.prefetchers = Prefetchers::from_units(
+            "MSR 0x1a4 (MISC_FEATURE_CONTROL) on CPU 0 via /dev/cpu/0/msr = 0x5",
+            decode_prefetchers("GenuineIntel", 6, 0x8f, 0x5).unwrap(),
+        );
+        let w = e.warnings(None);
+        let x = w
+            .iter()
+            .find(|x| x.code == "prefetchers")
+            .expect("no prefetchers warning");
+        assert!(
+            x.message.contains("l2_streamer") && x.message.contains("dcu_next_line"),
+            "{}",
+            x.message
+        );
+        assert!(!x.message.contains("dcu_ip"), "{}", x.message);
+        assert!(x.remediation.contains("wrmsr"));
+        e.prefetchers = Prefetchers::unknown("not root");
+        assert!(e.warnings(None).iter().all(|x| x.code != "prefetchers"));
+        e.prefetchers = Prefetchers::from_units(
+            "src",
+            decode_prefetchers("GenuineIntel", 6, 0x8f, 0).unwrap(),
+        );
+        assert!(e.warnings(None).iter().all(|x| x.code != "prefetchers"));
+    }
+
+    #[test]
+    fn old_files_without_prefetchers_still_read() {
+        let e = Environment::capture();
+        let mut v = serde_json::to_value(&e).unwrap();
+        assert!(v["prefetchers"]["units"].is_array());
+        v.as_object_mut().unwrap().remove("prefetchers");
+        let back: Environment = serde_json::from_value(v).unwrap();
+        assert_eq!(back.prefetchers.state, PREFETCHERS_UNKNOWN);
+        assert!(back.prefetchers.reason.is_some());
+        assert!(back.prefetchers.units.is_empty());
     }
 }

@@ -16,16 +16,24 @@
 //! * [`pci`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spelling of a PCI BAR;
 //! * [`counters`]: software and hardware event counts around a timed section (perf_event),
 //!   disturbance detection and retries;
+//! * [`chase`]: the prefetcher-proof pointer chase every latency family uses (one touched
+//!   line per slot at a random line and word, TLB-local random order, full lap before timing);
+//! * [`sizing`]: the DRAM working set of a target (from the latency sweep's DRAM plateau,
+//!   else from sysfs), shared by every family that must miss the caches;
+//! * [`cacheline`]: flush, fence and non-temporal store primitives;
 //! * [`bench`]: the [`bench::Benchmark`] trait that each benchmark implements.
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod cacheline;
+pub mod chase;
 pub mod counters;
 pub mod env;
 pub mod error;
 pub mod params;
 pub mod pci;
 pub mod pin;
+pub mod sizing;
 pub mod stats;
 pub mod target;
 pub mod timer;

@@ -114,4 +114,63 @@ pub struct ParamsFile {
     pub skipped: Vec<Skipped>,
     /// Conditions that may distort the results.
     pub warnings: Vec<Warning>,
+    /// The idle-latency self-check of each target whose DRAM point was measured:
+    /// differently built chains at the same working set, and whether they agree.
+    #[serde(default)]
+    pub prefetch_check: Vec<PrefetchCheck>,
+    /// The DRAM working set of each target and the rule that chose it (the sizes every
+    /// DRAM-chasing family used).
+    #[serde(default)]
+    pub dram_sizing: BTreeMap<String, crate::sizing::DramSizing>,
+}
+
+/// One chain of a [`PrefetchCheck`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckedChain {
+    /// `randomized-256`, `aligned-256`, ...
+    pub label: String,
+    /// `randomized` or `aligned`.
+    pub layout: String,
+    /// Bytes per element.
+    pub slot_bytes: usize,
+    /// p50 latency, ns per load (the mean of two passes when the check was repeated; the
+    /// default chain's is its plateau median).
+    pub lat_ns: f64,
+    /// Part of the verdict: same slot as the default (same pages and page walks per
+    /// load), only the in-slot offsets differ. A chain with another slot is measured for
+    /// information: on 4 KiB pages it takes more (or fewer) page walks per load.
+    #[serde(default)]
+    pub judged: bool,
+    /// Its measurement id.
+    pub id: String,
+}
+
+/// The idle-latency self-check: at the DRAM point, chains built differently must agree
+/// if no prefetcher helps any of them; when the judged ones disagree by more than the
+/// tolerance, the higher (defeated) figure is reported, with a warning.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PrefetchCheck {
+    /// Target.
+    pub target: String,
+    /// Working set of every chain (touched bytes).
+    pub touched_bytes: usize,
+    /// The chains measured, the default first.
+    pub chains: Vec<CheckedChain>,
+    /// Slowest judged chain / default chain.
+    pub ratio: f64,
+    /// Aligned chain / default chain: what a prefetcher gains on a classic chase here
+    /// (below 1: a prefetcher learns it, and the randomized layout is needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aligned_ratio: Option<f64>,
+    /// Largest |ratio - 1| still counted as agreement.
+    pub tolerance: f64,
+    /// `agree` or `disagree`.
+    pub verdict: String,
+    /// The figure reported as the DRAM latency (ns): the default chain's when they agree
+    /// or when it is the slowest, the slowest judged chain's otherwise.
+    pub reported_ns: f64,
+    /// The first pass disagreed, so the randomized chains were measured again and the
+    /// figures above are the means of the two passes.
+    #[serde(default)]
+    pub repeated: bool,
 }

@@ -1,22 +1,26 @@
 //! `pool.atomics`: latency of dependent atomic read-modify-writes on a target, next to
 //! the plain dependent-load latency on the same lines (seed 000's `CXL_ATOMIC_LAT`).
 //!
-//! Method: the working set is split into cache lines visited in one cycle, in a
-//! TLB-local order (blocks of 256 KiB in a scrambled order, lines scrambled within a
-//! block, like multichase's default). Line `g(j)` holds `j+1`, the position that
-//! follows it; each operation's result is the next position, so every operation waits
-//! for the previous one. Operations: plain load, `lock xadd` (fetch-add 0), successful
-//! `lock cmpxchg` (compare the known successor, write it back) and `xchg` (swap the
-//! known successor in). The memory never changes; only the operation differs, so
-//! `atomic - load` is the cost of atomicity on that memory. The scrambling `g` is a few
-//! ALU operations per step, the same for every operation.
+//! Method: the working set is the target's DRAM working set ([`bench_core::sizing`]: 4 x
+//! the DRAM plateau's start found by the latency sweep, else 4 x the sysfs LLC), laid out
+//! as the prefetcher-proof chase of [`bench_core::chase`]: one element per 256-byte slot
+//! at a random line and 8-byte word of the slot. Chain position `j` lives in slot `g(j)`,
+//! a bijection that visits 256 KiB blocks in a scrambled order and the slots of a block in
+//! a scrambled order (TLB-local, like multichase's default); the element holds the address
+//! of position `j+1`. Every operation's result is the next address, so every operation
+//! waits for the previous one. Operations: plain load, `lock xadd` (fetch-add 0),
+//! successful `lock cmpxchg` (compare the known successor, write it back) and `xchg`
+//! (swap the known successor in); the known successor is computed from a step counter,
+//! off the dependency chain. The memory never changes; only the operation differs, so
+//! `atomic - load` is the cost of atomicity on that memory.
 
 use crate::measurement;
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
 use bench_core::stats::Distribution;
-use bench_core::target::Region;
-use bench_core::units::{format_size, MIB};
+use bench_core::target::{Region, TargetSpec};
+use bench_core::units::format_size;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Operations measured.
@@ -54,12 +58,15 @@ impl AtomicOp {
 /// The atomic latency benchmark.
 #[derive(Debug, Clone, Default)]
 pub struct AtomicsBench {
-    /// Working set (bytes, rounded down to a power of two); default: 2x LLC, at least
-    /// 64 MiB, at most 1 GiB (quick: 64 MiB).
+    /// Working set (touched bytes, rounded down to a power of two); default: the target's
+    /// DRAM working set ([`bench_core::sizing`]).
     pub size: Option<usize>,
 }
 
-const BLOCK_LINES: usize = 4096; // 256 KiB blocks
+/// The chain layout: the default prefetcher-proof one (randomized offsets, 256-byte slots).
+const LAYOUT: ChainLayout = ChainLayout::DEFAULT;
+/// Slots per TLB-local block (256 KiB of memory).
+const BLOCK_SLOTS: usize = 256 * 1024 / LAYOUT.slot_bytes;
 
 fn scramble(x: usize, bits: u32) -> usize {
     if bits == 0 {
@@ -73,49 +80,71 @@ fn scramble(x: usize, bits: u32) -> usize {
     x
 }
 
-/// Line index of chain position `j` (a bijection on `0..lines`, `lines` a power of two).
+/// Slot index of chain position `j` (a bijection on `0..slots`, `slots` a power of two).
 #[inline(always)]
-pub fn line_of(j: usize, lines: usize) -> usize {
-    let total = lines.trailing_zeros();
-    let lo_bits = total.min(BLOCK_LINES.trailing_zeros());
+pub fn slot_of(j: usize, slots: usize) -> usize {
+    let total = slots.trailing_zeros();
+    let lo_bits = total.min(BLOCK_SLOTS.trailing_zeros());
     let hi_bits = total - lo_bits;
     let lo = j & ((1 << lo_bits) - 1);
     let hi = j >> lo_bits;
     (scramble(hi, hi_bits) << lo_bits) | scramble(lo, lo_bits)
 }
 
-fn default_size(ctx: &Context) -> usize {
-    if ctx.quick {
-        return 64 * MIB;
-    }
-    let llc = ctx.topology.llc_bytes().unwrap_or(32 * MIB);
-    (2 * llc)
-        .clamp(64 * MIB, 1024 * MIB)
-        .next_power_of_two()
-        .min(1024 * MIB)
+/// The working set (touched bytes, a power of two) and the rule that chose it.
+fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usize, String) {
+    let (touched, why) = match size {
+        Some(s) => (s, "given with --size".to_string()),
+        None => {
+            let span_factor = LAYOUT.slot_bytes / LAYOUT.touched_per_element();
+            let (t, s, capped) = ctx.dram_touched(target, span_factor);
+            let why = if capped {
+                format!("{}, bounded by the available memory", s.explain())
+            } else {
+                s.explain()
+            };
+            (t, why)
+        }
+    };
+    let pow2 = 1usize << (usize::BITS - 1 - touched.max(4096).leading_zeros());
+    (pow2, why)
 }
 
-/// Builds the chain in `mem` (`lines` lines of 64 B).
-fn build(mem: &mut [u8], lines: usize) {
-    for j in 0..lines {
-        let l = line_of(j, lines);
-        let next = ((j + 1) & (lines - 1)) as u64;
-        mem[l * 64..l * 64 + 8].copy_from_slice(&next.to_ne_bytes());
+/// Address of chain position `j` in a chain of `slots` slots at `base`.
+#[inline(always)]
+fn addr_of(base: usize, j: usize, slots: usize, seed: u64) -> usize {
+    let slot = slot_of(j & (slots - 1), slots);
+    base + slot * LAYOUT.slot_bytes + LAYOUT.offset(slot, seed)
+}
+
+/// Builds the chain in `mem` (`slots` slots; a power of two): the element of position
+/// `j` holds the address of position `j+1`.
+fn build(mem: &mut [u8], slots: usize, seed: u64) {
+    assert!(slots.is_power_of_two() && slots * LAYOUT.slot_bytes <= mem.len());
+    let base = mem.as_mut_ptr() as usize;
+    for j in 0..slots {
+        let at = addr_of(base, j, slots, seed) - base;
+        let next = addr_of(base, j + 1, slots, seed) as u64;
+        mem[at..at + 8].copy_from_slice(&next.to_ne_bytes());
     }
 }
 
-/// Runs `steps` dependent operations from position `start`; returns the end position.
+/// Runs `steps` dependent operations from position `start`; returns the end position
+/// (the step counter; the chase itself follows the addresses the operations return).
 #[inline(never)]
-fn chase(base: *const u8, lines: usize, op: AtomicOp, start: usize, steps: usize) -> usize {
+fn chase(mem: &[u8], slots: usize, seed: u64, op: AtomicOp, start: usize, steps: usize) -> usize {
+    let base = mem.as_ptr() as usize;
+    let mut p = addr_of(base, start, slots, seed);
     let mut j = start;
-    let mask = lines - 1;
     for _ in 0..steps {
-        let l = line_of(j, lines);
-        // SAFETY: l < lines and the region holds lines*64 bytes, 64-aligned (page
-        // aligned base), so the pointer is a valid, aligned AtomicU64.
-        let a = unsafe { &*(base.add(l * 64) as *const AtomicU64) };
-        let succ = ((j + 1) & mask) as u64;
-        j = match op {
+        // Off the dependency chain: the known successor, from the counter.
+        let succ = addr_of(base, j + 1, slots, seed) as u64;
+        // SAFETY: `p` is always the address of an element of the chain built in `mem`
+        // (every element holds the address of another one, and `mem` is borrowed, so
+        // not unmapped; the operations write back the value already there), 8-byte
+        // aligned (slot offsets are multiples of 8 from a page-aligned base).
+        let a = unsafe { &*(p as *const AtomicU64) };
+        p = match op {
             AtomicOp::Load => a.load(Ordering::Relaxed),
             AtomicOp::FetchAdd => a.fetch_add(0, Ordering::SeqCst),
             AtomicOp::Cas => {
@@ -124,9 +153,10 @@ fn chase(base: *const u8, lines: usize, op: AtomicOp, start: usize, steps: usize
                 }
             }
             AtomicOp::Exchange => a.swap(succ, Ordering::SeqCst),
-        } as usize
-            & mask;
+        } as usize;
+        j = (j + 1) & (slots - 1);
     }
+    std::hint::black_box(p);
     j
 }
 
@@ -138,32 +168,45 @@ impl Benchmark for AtomicsBench {
         "dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain load on the same lines"
     }
     fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({ "size_bytes": self.size, "block_bytes": BLOCK_LINES * 64 })
+        serde_json::json!({ "size_bytes": self.size, "block_bytes": BLOCK_SLOTS * LAYOUT.slot_bytes, "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes })
     }
     fn requires(&self) -> Requirements {
         Requirements::default()
     }
-    fn region_bytes(&self, ctx: &Context) -> usize {
-        self.size.unwrap_or_else(|| default_size(ctx))
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        let (touched, _) = working_set(self.size, ctx, target);
+        LAYOUT.span_bytes(touched)
     }
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
-        let len = region.len();
-        if len < 4096 {
-            return Err(Skip::new("region smaller than 4 KiB"));
-        }
-        let big = 1usize << (usize::BITS - 1 - len.leading_zeros());
+        let (touched, why) = working_set(self.size, ctx, region.spec());
         let target = region.spec().to_string();
+        let big = (1usize
+            << (usize::BITS
+                - 1
+                - (region.len() / LAYOUT.slot_bytes * 64)
+                    .max(1)
+                    .leading_zeros()))
+        .min(touched);
+        if big < 4096 {
+            return Err(Skip::new(
+                "region smaller than 16 KiB (4 KiB of touched lines)",
+            ));
+        }
         let placement = region.placement().clone();
         let mut report = Report::default();
         let sizes = [4096usize, big];
         let samples = if ctx.quick { 15 } else { 60 };
         let mut group = CounterGroup::open_with_timer(&ctx.timer);
         for (si, &size) in sizes.iter().enumerate() {
-            let lines = size / 64;
-            build(&mut region.as_mut_slice()[..size], lines);
-            let base = region.as_ptr();
+            let slots = size / 64;
+            let seed = ctx.seed ^ size as u64;
+            build(region.as_mut_slice(), slots, seed);
+            let mem: &[u8] = region.as_mut_slice();
+            // One full lap untimed: the timed operations start from the chase's own cache
+            // state, not from the lines the build left behind.
+            chase(mem, slots, seed, AtomicOp::Load, 0, slots);
             // Steps per sample: about 1 ms at memory latency, whole laps for small sets.
-            let steps = if si == 0 { 20_000 } else { 8_000.min(lines) };
+            let steps = if si == 0 { 20_000 } else { 8_000.min(slots) };
             let mut p50 = [0f64; 4];
             let mut ids: Vec<String> = Vec::new();
             for (oi, op) in AtomicOp::ALL.into_iter().enumerate() {
@@ -172,7 +215,7 @@ impl Benchmark for AtomicsBench {
                     op.name(),
                     format_size(size)
                 ));
-                let mut pos = chase(base, lines, op, 0, steps.min(lines)); // warm-up
+                let mut pos = chase(mem, slots, seed, op, 0, steps.min(slots)); // warm-up
                 let mut v = counters::sample_buffer(samples);
                 let (v, counters) = counters::measure_undisturbed(
                     &mut group,
@@ -182,7 +225,7 @@ impl Benchmark for AtomicsBench {
                         v.clear();
                         for _ in 0..samples {
                             let t0 = ctx.timer.start();
-                            pos = chase(base, lines, op, pos, steps);
+                            pos = chase(mem, slots, seed, op, pos, steps);
                             let t1 = ctx.timer.stop();
                             v.push(ctx.timer.elapsed_ns(t0, t1) / steps as f64);
                         }
@@ -201,9 +244,9 @@ impl Benchmark for AtomicsBench {
                     id,
                     self.name(),
                     &target,
-                    serde_json::json!({"op": op.name(), "size_bytes": size, "steps_per_sample": steps, "order": "tlb-local 256 KiB"}),
+                    serde_json::json!({"op": op.name(), "size_bytes": size, "touched_bytes": size, "span_bytes": LAYOUT.span_bytes(size), "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes, "steps_per_sample": steps, "order": "tlb-local 256 KiB", "warmup": "one full lap after building", "sizing": if si == 1 { why.clone() } else { "fixed 4 KiB (cache-resident reference)".into() }}),
                     "ns",
-                    format!("per-operation latency of a dependent chain of {} over {} of 64 B lines (each result is the next position)", op.name(), format_size(size)),
+                    format!("per-operation latency of a dependent chain of {} over {} touched ({}; each result is the next address)", op.name(), format_size(size), LAYOUT.method()),
                     d,
                     Some(placement.clone()),
                     counters,
@@ -212,8 +255,9 @@ impl Benchmark for AtomicsBench {
             if si == 1 {
                 let method = |what: &str| {
                     format!(
-                        "p50 of {what} over {} (dependent chain, TLB-local order)",
-                        format_size(size)
+                        "p50 of {what} over {} touched (dependent chain, TLB-local order, {}; {why})",
+                        format_size(size),
+                        LAYOUT.label()
                     )
                 };
                 let median_atomic = {
@@ -266,12 +310,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn line_order_is_a_permutation() {
-        for lines in [1usize, 2, 64, 4096, 8192, 1 << 16] {
-            let mut seen = vec![false; lines];
-            for j in 0..lines {
-                let l = line_of(j, lines);
-                assert!(!seen[l], "line {l} visited twice for {lines} lines");
+    fn slot_order_is_a_permutation() {
+        for slots in [1usize, 2, 64, 4096, 8192, 1 << 16] {
+            let mut seen = vec![false; slots];
+            for j in 0..slots {
+                let l = slot_of(j, slots);
+                assert!(!seen[l], "slot {l} visited twice for {slots} slots");
                 seen[l] = true;
             }
         }
@@ -279,21 +323,44 @@ mod tests {
 
     #[test]
     fn every_op_follows_the_chain_and_leaves_memory_unchanged() {
-        let lines = 8192;
-        let mut mem = vec![0u64; lines * 8];
-        // SAFETY: reinterpreting u64s as bytes of the same allocation.
-        let bytes =
-            unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr() as *mut u8, lines * 64) };
-        build(bytes, lines);
+        let slots = 8192;
+        let mut mem = vec![0u64; slots * LAYOUT.slot_bytes / 8];
+        // SAFETY: reinterpreting u64s as bytes of the same allocation (8-byte aligned).
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(mem.as_mut_ptr() as *mut u8, slots * LAYOUT.slot_bytes)
+        };
+        build(bytes, slots, 3);
         let before = bytes.to_vec();
+        // Elements sit at varying offsets inside their slots (the randomized layout).
+        let base = bytes.as_ptr() as usize;
+        let offsets: std::collections::BTreeSet<usize> = (0..256)
+            .map(|j| (addr_of(base, j, slots, 3) - base) % LAYOUT.slot_bytes)
+            .collect();
+        assert!(offsets.len() > 16, "{offsets:?}");
         for op in AtomicOp::ALL {
-            assert_eq!(chase(bytes.as_ptr(), lines, op, 5, 1000), 1005, "{op:?}");
-            assert_eq!(
-                chase(bytes.as_ptr(), lines, op, 0, lines),
-                0,
-                "{op:?} full lap"
-            );
+            assert_eq!(chase(bytes, slots, 3, op, 5, 1000), 1005, "{op:?}");
+            assert_eq!(chase(bytes, slots, 3, op, 0, slots), 0, "{op:?} full lap");
         }
         assert_eq!(bytes, &before[..]);
+    }
+
+    #[test]
+    fn working_set_follows_the_sizing_of_the_target() {
+        let ctx = Context::quick_local();
+        ctx.sizing.record(
+            "node:7",
+            bench_core::sizing::DramSizing::from_plateau(
+                4 << 20,
+                Some(2 << 20),
+                Some(32 << 20),
+                vec![],
+            ),
+        );
+        let (t, why) = working_set(None, &ctx, &TargetSpec::Node(7));
+        assert_eq!(t, 16 << 20);
+        assert!(why.contains("plateau"), "{why}");
+        let (t, why) = working_set(Some(5 << 20), &ctx, &TargetSpec::Anon);
+        assert_eq!(t, 4 << 20, "a power of two");
+        assert!(why.contains("--size"));
     }
 }

@@ -205,7 +205,7 @@ impl Benchmark for C2cBench {
             target_kinds: vec![],
         }
     }
-    fn region_bytes(&self, _ctx: &Context) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         4096
     }
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {

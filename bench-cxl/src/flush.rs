@@ -218,7 +218,7 @@ impl Benchmark for FlushBench {
     fn requires(&self) -> Requirements {
         Requirements::default()
     }
-    fn region_bytes(&self, _ctx: &Context) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         MAX_SIZE
     }
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {

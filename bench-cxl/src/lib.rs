@@ -16,7 +16,7 @@
 
 pub mod atomics;
 pub mod c2c;
-pub mod cacheline;
+pub use bench_core::cacheline;
 pub mod flush;
 pub mod msg;
 pub mod pool;

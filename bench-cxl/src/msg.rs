@@ -719,7 +719,7 @@ impl Benchmark for MsgBench {
             target_kinds: vec!["anon"],
         }
     }
-    fn region_bytes(&self, _ctx: &Context) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         4096
     }
     fn run(&self, ctx: &Context, _region: &mut Region) -> Result<Report, Skip> {

@@ -90,7 +90,7 @@ impl Benchmark for GpuPoolBench {
         Requirements::default()
     }
 
-    fn region_bytes(&self, ctx: &Context) -> usize {
+    fn region_bytes(&self, ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         self.config.target_bytes(ctx.quick, self.multi_gpu())
     }
 
@@ -369,12 +369,12 @@ mod tests {
     fn region_fits_the_sweep_and_every_stream() {
         let ctx = Context::quick_local();
         let b = GpuPoolBench::default();
-        assert_eq!(b.region_bytes(&ctx), 64 << 20);
+        assert_eq!(b.region_bytes(&ctx, &TargetSpec::Anon), 64 << 20);
         let b = GpuPoolBench {
             gpus: 16,
             ..Default::default()
         };
-        assert_eq!(b.region_bytes(&ctx), 16 * (8 << 20));
+        assert_eq!(b.region_bytes(&ctx, &TargetSpec::Anon), 16 * (8 << 20));
         let b = GpuPoolBench {
             gpus: 16,
             config: GpuConfig {
@@ -383,7 +383,7 @@ mod tests {
             },
         };
         assert_eq!(
-            b.region_bytes(&ctx),
+            b.region_bytes(&ctx, &TargetSpec::Anon),
             64 << 20,
             "one device: no multi-GPU test"
         );
@@ -402,8 +402,12 @@ mod tests {
             },
             gpus: 1,
         };
-        let mut region =
-            Region::allocate(&TargetSpec::Anon, b.region_bytes(&ctx), &ctx.topology).unwrap();
+        let mut region = Region::allocate(
+            &TargetSpec::Anon,
+            b.region_bytes(&ctx, &TargetSpec::Anon),
+            &ctx.topology,
+        )
+        .unwrap();
         match b.run(&ctx, &mut region) {
             Err(s) if !crate::cuda::library_present() => {
                 assert!(s.reason.contains("libcuda"), "{}", s.reason)

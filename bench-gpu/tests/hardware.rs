@@ -77,8 +77,12 @@ fn gpu_benchmarks_produce_their_keys() {
         assert!(p.value > 0.0, "{k}");
     }
     let pool = bench_gpu::pool::GpuPoolBench { config, gpus: 1 };
-    let mut region =
-        Region::allocate(&TargetSpec::Anon, pool.region_bytes(&ctx), &ctx.topology).unwrap();
+    let mut region = Region::allocate(
+        &TargetSpec::Anon,
+        pool.region_bytes(&ctx, &TargetSpec::Anon),
+        &ctx.topology,
+    )
+    .unwrap();
     let rep = pool.run(&ctx, &mut region).expect("gpu.pool runs");
     for k in [
         "gpu_reg_h2d_bw_gbs",

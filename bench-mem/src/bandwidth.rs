@@ -14,7 +14,7 @@ use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::MeasurementCounters;
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::Region;
+use bench_core::target::{Region, TargetSpec};
 use bench_core::units::{format_size, GIB, KIB, MIB};
 use serde_json::json;
 use std::time::Duration;
@@ -110,13 +110,27 @@ impl BandwidthBench {
         Ok(isa)
     }
 
-    fn dram_size(ctx: &Context) -> usize {
-        let llc = ctx.topology.llc_bytes().unwrap_or(32 * MIB);
+    /// The DRAM point: the target's DRAM working set ([`bench_core::sizing`]: 4 x the
+    /// latency sweep's DRAM plateau, else 4 x the sysfs LLC), at least 1 GiB (likwid-bench
+    /// and STREAM compare there; 128 MiB when quick), bounded by the available memory.
+    fn dram_size(ctx: &Context, target: &TargetSpec) -> usize {
         let floor = if ctx.quick { 128 * MIB } else { GIB };
-        (4 * llc).max(floor).next_power_of_two()
+        let s = ctx.dram_sizing(&target.to_string());
+        let want = s.touched_bytes.max(floor).next_power_of_two();
+        let (capped, _) = bench_core::sizing::cap_by_memory(
+            want,
+            1,
+            bench_core::sizing::available_for(target, &ctx.topology),
+        );
+        if capped < want {
+            // Largest power of two within the bound, never below the floor's order.
+            (1usize << (usize::BITS - 1 - capped.max(MIB).leading_zeros())).max(64 * MIB)
+        } else {
+            want
+        }
     }
 
-    fn plan(&self, ctx: &Context) -> Vec<Point> {
+    fn plan(&self, ctx: &Context, target: &TargetSpec) -> Vec<Point> {
         let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
         let mut v = Vec::new();
         if let Some(sizes) = &self.sizes {
@@ -144,7 +158,7 @@ impl BandwidthBench {
         let l1 = t.cache_bytes(1).unwrap_or(32 * KIB);
         let l2 = t.cache_bytes(2).unwrap_or(512 * KIB);
         let l3 = t.cache_bytes(3);
-        let dram = Self::dram_size(ctx);
+        let dram = Self::dram_size(ctx, target);
         if self.kernels.contains(&Kernel::Read) {
             v.push(Point {
                 kernel: Kernel::Read,
@@ -286,8 +300,12 @@ impl Benchmark for BandwidthBench {
         }
     }
 
-    fn region_bytes(&self, ctx: &Context) -> usize {
-        self.plan(ctx).iter().map(|p| p.size).max().unwrap_or(MIB)
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        self.plan(ctx, target)
+            .iter()
+            .map(|p| p.size)
+            .max()
+            .unwrap_or(MIB)
     }
 
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
@@ -306,7 +324,7 @@ impl Benchmark for BandwidthBench {
                 remediation: "give more CPUs with --cpu".into(),
             });
         }
-        for p in self.plan(ctx) {
+        for p in self.plan(ctx, region.spec()) {
             if p.size > region.len() {
                 continue;
             }
@@ -420,7 +438,7 @@ mod tests {
     #[test]
     fn quick_plan_has_level_points_and_every_dram_key() {
         let c = ctx(true);
-        let plan = BandwidthBench::default().plan(&c);
+        let plan = BandwidthBench::default().plan(&c, &TargetSpec::Anon);
         let keys: Vec<&str> = plan
             .iter()
             .flat_map(|p| p.keys.iter().map(String::as_str))
@@ -451,7 +469,7 @@ mod tests {
             cpus: vec![0],
             ..ctx(true)
         };
-        let plan = BandwidthBench::default().plan(&c);
+        let plan = BandwidthBench::default().plan(&c, &TargetSpec::Anon);
         let mut seen = std::collections::BTreeSet::new();
         for p in &plan {
             assert!(

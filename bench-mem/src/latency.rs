@@ -1,50 +1,71 @@
 //! `mem.latency`: idle load latency by pointer chase over a working-set sweep.
 //!
-//! Method (as multichase and MLC): the working set is a random cyclic chain of lines
-//! ([`crate::chase`]); a pinned thread follows it with dependent loads in an unrolled
-//! loop. Each timed batch of loads (about 50 us) gives one sample of ns per load, with
-//! the timer's overhead subtracted; many batches give the distribution. Sizes run from
-//! 4 KiB up to at least 4 x LLC (default 1 GiB or the first sweep size past 4 x LLC),
-//! two per octave (one with `--quick`). At the largest size the chase is also run in
-//! full-random order: `mem_lat_random_ns`, and their difference `page_walk_ns`.
+//! Method: the working set is a chain of dependent loads that no prefetcher can learn
+//! ([`bench_core::chase`]: one touched line per 256-byte slot at a random line and word,
+//! TLB-local random order, one full lap before timing); a pinned thread follows it in an
+//! unrolled loop. Each timed batch of loads (about 50 us) gives one sample of ns per load,
+//! with the timer's overhead subtracted; many batches give the distribution. Sizes are
+//! **touched bytes** (distinct lines x 64), two per octave (one with `--quick`).
+//!
+//! The sweep stops at the **DRAM plateau** rather than at a size read from sysfs: a cold
+//! lap (every line of an 8 MiB chain flushed, then one lap timed) gives the latency of
+//! loads that miss every cache; the plateau starts at the first size whose latency
+//! reaches 90% of it and stays flat over two doublings ([`crate::levels::dram_plateau`]).
+//! The DRAM point is 4 x the plateau's start (so at least 4 x the effective LLC), bounded
+//! by 4 x the sysfs LLC and by the available memory; the size and the rule that chose it
+//! are recorded for the families that run after ([`bench_core::sizing`]). Where no cache
+//! flush exists the sweep runs to the sysfs bound.
+//!
+//! At the DRAM point two more chains are measured (the **prefetch self-check**): a
+//! randomized chain with twice the slot and the classic aligned chain. If the randomized
+//! chains disagree by more than [`CHECK_TOLERANCE`], a prefetcher helps one of them: the
+//! higher figure is reported, with a warning. Last, the same point in full-random order
+//! gives `mem_lat_random_ns` (page walks included) and `page_walk_ns`.
 
-use crate::chase::{self, ChaseOrder};
-use crate::levels::{plateaus, SweepPoint};
+use crate::levels::{dram_plateau, plateaus, DramPlateau, SweepPoint};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::chase::{
+    Chain, ChainLayout, ChaseError, ChaseOrder, SlotLayout, MIN_RANDOMIZED_SLOT_BYTES,
+};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
-use bench_core::params::{Measurement, ParamInfo, Warning};
-use bench_core::stats::Distribution;
-use bench_core::target::Region;
-use bench_core::units::{format_size, GIB, KIB};
+use bench_core::params::{CheckedChain, Measurement, ParamInfo, PrefetchCheck, Warning};
+use bench_core::sizing::{self, DramSizing};
+use bench_core::stats::{median, Distribution};
+use bench_core::target::{Region, TargetSpec};
+use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// Parameters of the latency sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyBench {
-    /// Distance between chased lines, bytes (default 64).
-    pub stride: usize,
+    /// Chain layout (default: randomized offsets in 256-byte slots).
+    pub layout: ChainLayout,
     /// Order of the sweep (default TLB-local, 256 KiB blocks).
     pub order: ChaseOrder,
-    /// Smallest working set (default 4 KiB).
+    /// Smallest working set, touched bytes (default 4 KiB).
     pub min_size: usize,
-    /// Largest working set; `None`: max(1 GiB, first sweep size >= 4 x LLC).
+    /// Largest working set, touched bytes; `None`: up to the DRAM plateau (bounded by
+    /// 4 x the sysfs LLC and the available memory).
     pub max_size: Option<usize>,
-    /// Explicit sizes, replacing the geometric sweep.
+    /// Explicit sizes (touched bytes), replacing the sweep.
     pub sizes: Option<Vec<usize>>,
-    /// Also measure the largest size in full-random order (page-walk cost).
+    /// Also measure the DRAM point in full-random order (page-walk cost).
     pub random_at_max: bool,
+    /// Run the prefetch self-check at the DRAM point.
+    pub prefetch_check: bool,
 }
 
 impl Default for LatencyBench {
     fn default() -> Self {
         LatencyBench {
-            stride: 64,
+            layout: ChainLayout::DEFAULT,
             order: ChaseOrder::DEFAULT,
             min_size: 4 * KIB,
             max_size: None,
             sizes: None,
             random_at_max: true,
+            prefetch_check: true,
         }
     }
 }
@@ -52,16 +73,16 @@ impl Default for LatencyBench {
 /// A bad latency parameter (the user's mistake: reported as an error, not a skip).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LatencyParamError {
-    /// Stride is not a multiple of the pointer size.
-    #[error("stride {0} must be a multiple of 8 bytes and at least 8")]
-    Stride(usize),
-    /// A size below one line.
-    #[error("working-set size {size} is smaller than one line ({stride} bytes)")]
-    SizeBelowLine {
+    /// The chain layout is invalid.
+    #[error(transparent)]
+    Layout(#[from] ChaseError),
+    /// A size below one element.
+    #[error("working-set size {size} is smaller than one element ({min} bytes)")]
+    SizeBelowElement {
         /// The size.
         size: usize,
-        /// The stride.
-        stride: usize,
+        /// The smallest working set.
+        min: usize,
     },
     /// min > max.
     #[error("minimum size {min} is above maximum size {max}")]
@@ -71,15 +92,22 @@ pub enum LatencyParamError {
         /// Maximum.
         max: usize,
     },
-    /// TLB locality below the stride.
-    #[error("TLB locality {locality} is smaller than the stride {stride}")]
-    Locality {
-        /// Locality.
-        locality: usize,
-        /// Stride.
-        stride: usize,
-    },
 }
+
+/// Largest |ratio - 1| between differently built randomized chains still counted as
+/// agreement (run-to-run noise on a quiet machine is 1-3%).
+pub const CHECK_TOLERANCE: f64 = 0.05;
+
+/// Working set of the cold-lap reference (touched bytes; smaller if the cap is).
+pub const COLD_REF_BYTES: usize = 8 * MIB;
+
+/// Smallest DRAM point when the plateau is found early (a little margin beyond 4 x the
+/// plateau start at no real cost).
+pub const MIN_DRAM_POINT_BYTES: usize = 32 * MIB;
+
+/// Below the DRAM plateau, a point slower than this share of the cold lap is a
+/// transition between the last cache and DRAM, not a cache level.
+pub const TRANSITION_SHARE: f64 = 0.5;
 
 /// Samples per point are taken for this long (at least [`MIN_BATCHES`] batches).
 fn budget(quick: bool) -> Duration {
@@ -91,30 +119,33 @@ fn budget(quick: bool) -> Duration {
 }
 const MIN_BATCHES: usize = 64;
 const BATCH_TARGET_NS: f64 = 50_000.0;
-const WARMUP_CAP: usize = 1 << 21;
+
+/// One measured chain.
+struct Point {
+    d: Distribution,
+    params: serde_json::Value,
+    counters: MeasurementCounters,
+}
 
 impl LatencyBench {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), LatencyParamError> {
-        if self.stride < 8 || !self.stride.is_multiple_of(8) {
-            return Err(LatencyParamError::Stride(self.stride));
-        }
+        self.layout.validate()?;
         if let ChaseOrder::TlbLocal { locality } = self.order {
-            if locality < self.stride {
-                return Err(LatencyParamError::Locality {
+            if locality < self.layout.slot_bytes {
+                return Err(ChaseError::Locality {
                     locality,
-                    stride: self.stride,
-                });
+                    slot: self.layout.slot_bytes,
+                }
+                .into());
             }
         }
+        let min = self.layout.touched_per_element();
         let mut all: Vec<usize> = vec![self.min_size];
         all.extend(self.max_size);
         all.extend(self.sizes.iter().flatten());
-        if let Some(&s) = all.iter().find(|&&s| s < self.stride) {
-            return Err(LatencyParamError::SizeBelowLine {
-                size: s,
-                stride: self.stride,
-            });
+        if let Some(&s) = all.iter().find(|&&s| s < min) {
+            return Err(LatencyParamError::SizeBelowElement { size: s, min });
         }
         if let Some(max) = self.max_size {
             if self.min_size > max {
@@ -127,9 +158,29 @@ impl LatencyBench {
         Ok(())
     }
 
-    /// The working-set sizes of the sweep, ascending, each a multiple of the stride.
-    pub fn sweep_sizes(&self, llc: Option<usize>, quick: bool) -> Vec<usize> {
-        let round = |s: usize| (s / self.stride).max(1) * self.stride;
+    /// Memory spanned per touched byte.
+    fn span_factor(&self) -> usize {
+        self.layout
+            .slot_bytes
+            .div_ceil(self.layout.touched_per_element())
+    }
+
+    /// The largest working set the sweep may reach (touched bytes) and the rule: the
+    /// user's `--max-size`, else 4 x the sysfs LLC; both bounded by the available memory.
+    pub fn cap(&self, llc: Option<usize>, available: Option<usize>) -> (usize, DramSizing) {
+        let mut s = DramSizing::from_sysfs(llc);
+        if let Some(m) = self.max_size {
+            s.touched_bytes = m;
+            s.rule = sizing::SizingRule::User;
+        }
+        let (t, _) = s.touched_for(self.span_factor(), available);
+        (self.layout.round_touched(t), s)
+    }
+
+    /// The candidate sizes of the sweep up to `cap` (touched bytes), ascending; the
+    /// adaptive sweep stops early at the DRAM plateau.
+    pub fn sweep_sizes(&self, cap: usize, quick: bool) -> Vec<usize> {
+        let round = |s: usize| self.layout.round_touched(s);
         if let Some(sizes) = &self.sizes {
             let mut v: Vec<usize> = sizes.iter().map(|&s| round(s)).collect();
             v.sort_unstable();
@@ -138,53 +189,78 @@ impl LatencyBench {
         }
         let per_octave = if quick { 1 } else { 2 };
         let grid = |k: u32| -> [usize; 2] { [1usize << k, 3usize << (k.max(1) - 1)] };
-        // Default largest size: the first sweep point at or past 4 x LLC, and at least
-        // 1 GiB (64 MiB when quick: the quick run keeps only what the plateaus need).
-        let max = self.max_size.unwrap_or_else(|| {
-            let floor = if quick { 64 << 20 } else { GIB };
-            let need = llc.map(|l| 4 * l).unwrap_or(0).max(floor);
-            (12..48u32)
-                .flat_map(|k| grid(k).into_iter().take(per_octave))
-                .find(|&s| s >= need)
-                .unwrap_or(need)
-        });
         let mut v = Vec::new();
         for k in 0..48u32 {
             for s in grid(k).into_iter().take(per_octave) {
-                if s >= self.min_size && s <= max {
+                if s >= self.min_size && s <= cap {
                     v.push(round(s));
                 }
             }
         }
-        if v.last() != Some(&round(max)) {
-            v.push(round(max));
+        if v.last() != Some(&round(cap)) {
+            v.push(round(cap));
         }
         v.sort_unstable();
         v.dedup();
         v
     }
 
+    /// Makes sure `region` holds `span` bytes, re-allocating it (same target, placement
+    /// verified again) up to `limit`. The old mapping is released first (a NUMA node or a
+    /// dax device may not hold both); if the larger one cannot be had, the old size is
+    /// mapped again and the error says why.
+    fn ensure(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        span: usize,
+        limit: usize,
+    ) -> Result<(), String> {
+        if span <= region.len() {
+            return Ok(());
+        }
+        let want = (2 * region.len()).max(span).min(limit.max(span));
+        let spec = region.spec().clone();
+        let old = region.len();
+        let placeholder = Region::allocate(&TargetSpec::Anon, 4096, &ctx.topology)
+            .map_err(|e| format!("cannot grow the region: {e}"))?;
+        drop(std::mem::replace(region, placeholder));
+        match Region::allocate(&spec, want, &ctx.topology) {
+            Ok(r) => {
+                *region = r;
+                Ok(())
+            }
+            Err(e) => {
+                if let Ok(r) = Region::allocate(&spec, old, &ctx.topology) {
+                    *region = r;
+                }
+                Err(format!(
+                    "cannot grow the region to {}: {e}",
+                    format_size(want)
+                ))
+            }
+        }
+    }
+
+    /// Builds a chain over `touched` bytes and samples it for the time budget.
     fn measure(
         &self,
         ctx: &Context,
         region: &mut Region,
-        size: usize,
+        touched: usize,
+        layout: ChainLayout,
         order: ChaseOrder,
-    ) -> Result<(Distribution, serde_json::Value, MeasurementCounters), Skip> {
-        let n = size / self.stride;
-        let next = chase::successors(n, self.stride, order, ctx.seed ^ size as u64);
-        let start = chase::write_chain(&mut region.as_mut_slice()[..size], self.stride, &next);
-        drop(next);
+    ) -> Result<Point, Skip> {
+        let seed = ctx.seed ^ touched as u64 ^ ((layout.slot_bytes as u64) << 40);
+        let page = region.placement().page_size_bytes;
+        let chain = Chain::build(region.as_mut_slice(), layout, order, touched, seed)
+            .map_err(|e| Skip::new(e.to_string()))?;
         let timer = &ctx.timer;
-        let round16 = |x: usize| (x / chase::UNROLL).max(1) * chase::UNROLL;
-        // SAFETY (all chase calls below): `start` heads the chain just written into the
-        // region, which stays mapped and unmodified while we chase.
-        let warmup = round16((2 * n).clamp(4096, WARMUP_CAP));
-        let mut p = unsafe { chase::chase(start, warmup) };
+        let round16 = |x: usize| (x / bench_core::chase::UNROLL).max(1) * bench_core::chase::UNROLL;
         // Size the batches to about 50 us.
         let probe = round16(1024);
         let t0 = timer.start();
-        p = unsafe { chase::chase(p, probe) };
+        let p = chain.walk(chain.cursor(), probe);
         let t1 = timer.stop();
         let est = (timer.elapsed_ns(t0, t1) / probe as f64).max(0.1);
         let batch = round16(((BATCH_TARGET_NS / est) as usize).clamp(64, 1 << 16));
@@ -202,7 +278,7 @@ impl LatencyBench {
                 let deadline = Instant::now() + budget(ctx.quick);
                 while samples.len() < MIN_BATCHES || Instant::now() < deadline {
                     let a = timer.start();
-                    *p = unsafe { chase::chase(*p, batch) };
+                    *p = chain.walk(*p, batch);
                     let b = timer.stop();
                     samples.push(timer.elapsed_ns(a, b) / batch as f64);
                     if samples.len() >= 200_000 {
@@ -217,22 +293,246 @@ impl LatencyBench {
         );
         let counters = counters.with_per_op("load", (batch * samples.len()) as u64);
         let d = Distribution::from_samples(&samples)
-            .ok_or_else(|| Skip::new(format!("no valid samples at {size} bytes")))?;
-        let mut params = json!({
-            "size_bytes": size,
-            "stride_bytes": self.stride,
-            "loads_per_batch": batch,
-            "batches": samples.len(),
-            "warmup_loads": warmup,
-            "seed": ctx.seed ^ size as u64,
-            "cpu": ctx.cpus.first(),
-            "page_size_bytes": region.placement().page_size_bytes,
-        });
-        if let (Some(o), Some(extra)) = (params.as_object_mut(), order.describe().as_object()) {
-            o.extend(extra.clone());
+            .ok_or_else(|| Skip::new(format!("no valid samples at {}", format_size(touched))))?;
+        let mut params = chain.describe();
+        if let Some(o) = params.as_object_mut() {
+            o.insert("loads_per_batch".into(), json!(batch));
+            o.insert("batches".into(), json!(samples.len()));
+            o.insert("cpu".into(), json!(ctx.cpus.first()));
+            o.insert("page_size_bytes".into(), json!(page));
         }
-        Ok((d, params, counters))
+        Ok(Point {
+            d,
+            params,
+            counters,
+        })
     }
+
+    /// The cold-lap reference: every element's line flushed, then one lap timed in
+    /// batches, three times. `Err` says why there is none (no flush instruction).
+    fn cold_lap(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        touched: usize,
+    ) -> Result<Point, String> {
+        let seed = ctx.seed ^ 0xC01D;
+        let page = region.placement().page_size_bytes;
+        let chain = Chain::build(
+            region.as_mut_slice(),
+            self.layout,
+            self.order,
+            touched,
+            seed,
+        )
+        .map_err(|e| e.to_string())?;
+        chain.flush()?; // fails early where no flush exists
+        let timer = &ctx.timer;
+        const BATCH: usize = 512;
+        const LAPS: usize = 3;
+        let per_lap = (chain.elements() / BATCH).max(1);
+        let samples: Vec<f64> = vec![0.0; per_lap * LAPS + 8];
+        let mut group = CounterGroup::open_with_timer(timer);
+        let (samples, counters) = counters::measure_undisturbed(
+            &mut group,
+            counters::DEFAULT_MAX_ATTEMPTS,
+            &mut (samples, chain.cursor()),
+            |(samples, p)| {
+                samples.clear();
+                for _ in 0..LAPS {
+                    // The flush is inside the counted section but outside every sample.
+                    let _ = chain.flush();
+                    for _ in 0..per_lap {
+                        let a = timer.start();
+                        *p = chain.walk(*p, BATCH);
+                        let b = timer.stop();
+                        samples.push(timer.elapsed_ns(a, b) / BATCH as f64);
+                    }
+                }
+            },
+            |(samples, p)| {
+                std::hint::black_box(*p);
+                samples.clone()
+            },
+        );
+        let counters = counters.with_per_op("load", (BATCH * samples.len()) as u64);
+        let d = Distribution::from_samples(&samples).ok_or("no valid cold-lap samples")?;
+        let mut params = chain.describe();
+        if let Some(o) = params.as_object_mut() {
+            o.insert("loads_per_batch".into(), json!(BATCH));
+            o.insert("laps".into(), json!(LAPS));
+            o.insert("cpu".into(), json!(ctx.cpus.first()));
+            o.insert("page_size_bytes".into(), json!(page));
+            o.insert(
+                "flush".into(),
+                json!("clflushopt (else clflush) of every element's line before each lap"),
+            );
+        }
+        Ok(Point {
+            d,
+            params,
+            counters,
+        })
+    }
+
+    fn record(
+        &self,
+        report: &mut Report,
+        region: &Region,
+        id: &str,
+        method: String,
+        p: Point,
+    ) -> f64 {
+        let v = p.d.p50;
+        report.measurements.push(Measurement {
+            id: id.to_string(),
+            benchmark: self.name().into(),
+            target: region.spec().to_string(),
+            parameters: p.params,
+            unit: "ns".into(),
+            method,
+            distribution: p.d,
+            placement: Some(region.placement().clone()),
+            counters: Some(p.counters),
+        });
+        v
+    }
+
+    /// The prefetch self-check at the DRAM point `size`: the default chain (its plateau
+    /// figure `value`) against the same slot built the other way (aligned for the
+    /// randomized default, randomized for an aligned sweep): same pages, same page walks
+    /// per load, only the in-slot offsets differ. A randomized chain with twice the slot is
+    /// measured too, for information: it takes one more page walk per `page / slot` loads
+    /// (4 KiB pages in a VM: several percent), so it does not enter the verdict. A
+    /// disagreement is measured once more and judged on the means of the two passes.
+    fn prefetch_check(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        report: &mut Report,
+        size: usize,
+        value: f64,
+        default_id: String,
+    ) -> Result<PrefetchCheck, Skip> {
+        let target = region.spec().to_string();
+        let slot = self.layout.slot_bytes;
+        let alt_slot = if slot >= 1024 { slot / 2 } else { slot * 2 };
+        let others = [
+            match self.layout.layout {
+                SlotLayout::Randomized => ChainLayout::aligned(slot),
+                SlotLayout::Aligned => ChainLayout::randomized(slot),
+            },
+            ChainLayout::randomized(alt_slot.max(MIN_RANDOMIZED_SLOT_BYTES)),
+        ];
+        let mut chains = vec![CheckedChain {
+            label: self.layout.label(),
+            layout: self.layout.layout.name().into(),
+            slot_bytes: slot,
+            lat_ns: value,
+            judged: true,
+            id: default_id,
+        }];
+        let pass = |report: &mut Report, region: &mut Region, l: ChainLayout, suffix: &str| {
+            if l.validate().is_err()
+                || self
+                    .ensure(ctx, region, l.span_bytes(size), usize::MAX)
+                    .is_err()
+            {
+                return Ok(None);
+            }
+            let p = self.measure(ctx, region, size, l, self.order)?;
+            let id = format!(
+                "mem.latency/{target}/check/{}/{}{suffix}",
+                l.label(),
+                format_size(size)
+            );
+            ctx.progress(&format!(
+                "mem.latency {target} {:>6}: {:8.2} ns (check: {}{suffix})",
+                format_size(size),
+                p.d.p50,
+                l.label()
+            ));
+            let method = format!(
+                "{}; the prefetch self-check's chain at the DRAM point",
+                self.method(l, self.order)
+            );
+            Ok::<_, Skip>(Some((self.record(report, region, &id, method, p), id)))
+        };
+        for l in others {
+            if let Some((v, id)) = pass(report, region, l, "")? {
+                chains.push(CheckedChain {
+                    label: l.label(),
+                    layout: l.layout.name().into(),
+                    slot_bytes: l.slot_bytes,
+                    lat_ns: v,
+                    judged: l.slot_bytes == slot,
+                    id,
+                });
+            }
+        }
+        let judge = |c: &[CheckedChain]| {
+            let o: Vec<f64> = c[1..]
+                .iter()
+                .filter(|x| x.judged)
+                .map(|x| x.lat_ns)
+                .collect();
+            check_verdict(c[0].lat_ns, &o)
+        };
+        let mut repeated = false;
+        if !judge(&chains).1 {
+            repeated = true;
+            for c in chains.iter_mut().filter(|c| c.judged) {
+                let l = ChainLayout {
+                    layout: if c.layout == "aligned" {
+                        SlotLayout::Aligned
+                    } else {
+                        SlotLayout::Randomized
+                    },
+                    slot_bytes: c.slot_bytes,
+                };
+                if let Some((v, _)) = pass(report, region, l, "/repeat")? {
+                    c.lat_ns = (c.lat_ns + v) / 2.0;
+                }
+            }
+        }
+        let (ratio, agree, reported) = judge(&chains);
+        let aligned_ratio = chains
+            .iter()
+            .skip(1)
+            .find(|c| c.layout == "aligned")
+            .map(|c| c.lat_ns / chains[0].lat_ns);
+        Ok(PrefetchCheck {
+            target,
+            touched_bytes: size,
+            chains,
+            ratio,
+            aligned_ratio,
+            tolerance: CHECK_TOLERANCE,
+            verdict: if agree { "agree" } else { "disagree" }.into(),
+            reported_ns: reported,
+            repeated,
+        })
+    }
+
+    fn method(&self, layout: ChainLayout, order: ChaseOrder) -> String {
+        format!(
+            "dependent pointer chase, {} order, {}; one full lap untimed, then p50 of ~50 us batches of ns/load ({}-load unrolled loop), timer overhead subtracted",
+            order.name(),
+            layout.method(),
+            bench_core::chase::UNROLL
+        )
+    }
+}
+
+/// The verdict of a prefetch self-check: `default_ns` is the sweep's chain, `others`
+/// the other judged chains (same slot, built differently). Chains that no
+/// prefetcher helps agree within [`CHECK_TOLERANCE`]. Returns (slowest / default, agree,
+/// reported ns): the default when they agree or when it is the slowest, else the slowest.
+pub fn check_verdict(default_ns: f64, others: &[f64]) -> (f64, bool, f64) {
+    let hi = others.iter().copied().fold(default_ns, f64::max);
+    let lo = others.iter().copied().fold(default_ns, f64::min);
+    let agree = hi <= (1.0 + CHECK_TOLERANCE) * lo;
+    (hi / default_ns, agree, if agree { default_ns } else { hi })
 }
 
 impl Benchmark for LatencyBench {
@@ -246,13 +546,17 @@ impl Benchmark for LatencyBench {
 
     fn parameters(&self) -> serde_json::Value {
         let mut v = json!({
-            "stride_bytes": self.stride,
             "min_size_bytes": self.min_size,
             "max_size_bytes": self.max_size,
             "random_at_max": self.random_at_max,
+            "prefetch_check": self.prefetch_check,
         });
-        if let (Some(o), Some(extra)) = (v.as_object_mut(), self.order.describe().as_object()) {
-            o.extend(extra.clone());
+        if let Some(o) = v.as_object_mut() {
+            for extra in [self.layout.describe(), self.order.describe()] {
+                if let Some(e) = extra.as_object() {
+                    o.extend(e.clone());
+                }
+            }
         }
         v
     }
@@ -264,11 +568,18 @@ impl Benchmark for LatencyBench {
         }
     }
 
-    fn region_bytes(&self, ctx: &Context) -> usize {
-        self.sweep_sizes(ctx.topology.llc_bytes(), ctx.quick)
-            .last()
-            .copied()
-            .unwrap_or(self.min_size)
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        // The first stage: the cold-lap chain and the sweep up to 16 MiB; the sweep grows
+        // the region when it goes further.
+        let (cap, _) = self.cap(
+            ctx.topology.llc_bytes(),
+            sizing::available_for(target, &ctx.topology),
+        );
+        let first = match &self.sizes {
+            Some(s) => s.iter().copied().max().unwrap_or(self.min_size),
+            None => cap.min(16 * MIB).max(COLD_REF_BYTES.min(cap)),
+        };
+        self.layout.span_bytes(first.max(self.min_size))
     }
 
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
@@ -277,82 +588,151 @@ impl Benchmark for LatencyBench {
             bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
         }
         let target = region.spec().to_string();
-        let placement = region.placement().clone();
-        let sizes = self.sweep_sizes(ctx.topology.llc_bytes(), ctx.quick);
+        let llc = ctx.topology.llc_bytes();
+        let available = sizing::available_for(region.spec(), &ctx.topology);
+        let (cap, cap_rule) = self.cap(llc, available);
+        let span_limit = self.layout.span_bytes(cap).max(region.len());
         let mut report = Report::default();
-        let mut points = Vec::new();
-        let method = |order: ChaseOrder| {
-            format!(
-                "dependent pointer chase, {} order, {}-byte stride, {}-load unrolled loop; p50 of ~50 us batches of ns/load, timer overhead subtracted",
-                order.name(),
-                self.stride,
-                chase::UNROLL
-            )
+        let warn = |report: &mut Report, code: &str, message: String, remediation: &str| {
+            report.warnings.push(Warning {
+                code: code.into(),
+                message: format!("{target}: {message}"),
+                remediation: remediation.into(),
+            })
         };
-        for &size in &sizes {
-            if size > region.len() {
-                report.warnings.push(Warning {
-                    code: "latency_size".into(),
-                    message: format!(
-                        "{target}: region of {} bytes too small for {size}",
-                        region.len()
-                    ),
-                    remediation: "use a larger target or a smaller --max-size".into(),
-                });
-                continue;
+
+        // 1. The cold-lap reference: the latency of loads that miss every cache.
+        let cold_size = COLD_REF_BYTES.min(cap);
+        let mut cold_ns = None;
+        if self.order != ChaseOrder::Random {
+            self.ensure(ctx, region, self.layout.span_bytes(cold_size), span_limit)
+                .map_err(Skip::new)?;
+            match self.cold_lap(ctx, region, cold_size) {
+                Ok(p) => {
+                    let id = format!("mem.latency/{target}/cold-lap/{}", format_size(cold_size));
+                    ctx.progress(&format!(
+                        "mem.latency {target} cold lap {:>6}: {:8.2} ns",
+                        format_size(cold_size),
+                        p.d.p50
+                    ));
+                    let method = format!(
+                        "{}; every element's line flushed (clflushopt/clflush) before each of 3 timed laps: the latency of loads that miss every cache, the reference that places the DRAM plateau",
+                        self.method(self.layout, self.order)
+                    );
+                    cold_ns = Some((self.record(&mut report, region, &id, method, p), id));
+                }
+                Err(why) => warn(
+                    &mut report,
+                    "latency_cold_lap",
+                    format!("no cold-lap reference ({why}): the sweep runs to 4 x the sysfs LLC to reach DRAM"),
+                    "none needed; sizes follow sysfs",
+                ),
             }
-            let (d, params, counters) = self.measure(ctx, region, size, self.order)?;
+        }
+
+        // 2. The sweep, up to the DRAM plateau (or the cap).
+        let sizes = self.sweep_sizes(cap, ctx.quick);
+        let mut points: Vec<SweepPoint> = Vec::new();
+        let mut plateau: Option<DramPlateau> = None;
+        let mut stop_at: Option<usize> = None;
+        for &size in &sizes {
+            if stop_at.is_some_and(|s| size > s) {
+                break;
+            }
+            if let Err(why) = self.ensure(ctx, region, self.layout.span_bytes(size), span_limit) {
+                warn(
+                    &mut report,
+                    "latency_size",
+                    why,
+                    "use a smaller --max-size or free memory",
+                );
+                break;
+            }
+            let p = self.measure(ctx, region, size, self.layout, self.order)?;
             ctx.progress(&format!(
                 "mem.latency {target} {:>6}: {:8.2} ns{}",
                 format_size(size),
-                d.p50,
-                counters.summary()
+                p.d.p50,
+                p.counters.summary()
             ));
             let id = format!(
                 "mem.latency/{target}/{}/{}",
                 self.order.name(),
                 format_size(size)
             );
+            let lat = self.record(
+                &mut report,
+                region,
+                &id,
+                self.method(self.layout, self.order),
+                p,
+            );
             points.push(SweepPoint {
                 size_bytes: size,
-                lat_ns: d.p50,
-                id: id.clone(),
-            });
-            report.measurements.push(Measurement {
+                lat_ns: lat,
                 id,
-                benchmark: self.name().into(),
-                target: target.clone(),
-                parameters: params,
-                unit: "ns".into(),
-                method: method(self.order),
-                distribution: d,
-                placement: Some(placement.clone()),
-                counters: Some(counters),
             });
+            if let (Some((c, _)), None) = (&cold_ns, &plateau) {
+                plateau = dram_plateau(&points, *c);
+                if let (Some(pl), None) = (&plateau, &self.sizes) {
+                    let start = points[pl.start].size_bytes;
+                    let s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, vec![]);
+                    // The DRAM point: 4 x the start, at least MIN_DRAM_POINT_BYTES, never past the cap.
+                    let want = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
+                    stop_at = Some(sizes.iter().copied().find(|&x| x >= want).unwrap_or(cap));
+                }
+            }
         }
+        if points.is_empty() {
+            return Err(Skip::new("no sweep point fits the region"));
+        }
+
+        // 3. Cache levels from the points below the DRAM plateau; memory from the plateau
+        //    (else from the sysfs window, >= 4 x LLC).
         let caches: Vec<usize> = (1..=4)
             .filter_map(|l| ctx.topology.cache_bytes(l))
             .collect();
-        let (found, notes) = plateaus(&points, &caches);
+        // Below the plateau, points at more than half the cold lap are transitions (part
+        // cache hits, part DRAM): no cache level's figure comes from them.
+        let below: Vec<SweepPoint> = match (&plateau, &cold_ns) {
+            (Some(pl), Some((c, _))) => points[..pl.start]
+                .iter()
+                .filter(|p| p.lat_ns < TRANSITION_SHARE * c)
+                .cloned()
+                .collect(),
+            _ => points.clone(),
+        };
+        let (found, notes) = plateaus(&below, &caches);
         for note in notes {
+            if note.starts_with("mem_lat_ns") && plateau.is_some() {
+                continue;
+            }
             if self.sizes.is_some() && note.contains("no sweep point") {
                 continue; // explicit sizes: levels without a point are the user's choice
             }
             let remediation = if note.contains("latency rises") {
                 "none needed: the value comes from the points before the rise"
+            } else if plateau.is_some() {
+                "none needed: the chase reaches DRAM latency before this level's window (the effective cache is smaller than sysfs reports)"
             } else {
                 "widen the sweep with --max-size/--min-size"
             };
-            report.warnings.push(Warning {
-                code: "latency_plateau".into(),
-                message: format!("{target}: {note}"),
-                remediation: remediation.into(),
-            });
+            warn(&mut report, "latency_plateau", note, remediation);
         }
-        let mut mem_local = None;
+        let order_name = self.order.name();
+        let mut mem: Option<(f64, Vec<String>, String)> = None;
         for p in found {
             if p.key == "mem_lat_ns" {
-                mem_local = Some(p.value_ns);
+                if plateau.is_none() {
+                    let m = format!(
+                        "median of the p50 latencies of {} sweep points from {} up ({order_name} order, {}); no DRAM plateau found, so the sysfs window (>= 4 x LLC)",
+                        p.ids.len(),
+                        format_size(p.window.0),
+                        self.layout.label()
+                    );
+                    mem = Some((p.value_ns, p.ids, m));
+                }
+                continue;
             }
             let hi = if p.window.1 == usize::MAX {
                 "up".to_string()
@@ -366,72 +746,151 @@ impl Benchmark for LatencyBench {
                     unit: "ns".into(),
                     target: target.clone(),
                     method: format!(
-                        "median of the p50 latencies of {} sweep points from {} {hi} ({} order)",
+                        "median of the p50 latencies of {} sweep points from {} {hi} ({order_name} order, {}; sizes are touched bytes)",
                         p.ids.len(),
                         format_size(p.window.0),
-                        self.order.name()
+                        self.layout.label()
                     ),
                     from: p.ids,
                 },
             });
         }
-        if self.random_at_max && self.order != ChaseOrder::Random {
-            if let Some(&size) = sizes.iter().rev().find(|&&s| s <= region.len()) {
-                let (d, params, counters) = self.measure(ctx, region, size, ChaseOrder::Random)?;
+        if let Some(pl) = &plateau {
+            let run: Vec<&SweepPoint> = points[pl.start..].iter().collect();
+            let lats: Vec<f64> = run.iter().map(|p| p.lat_ns).collect();
+            let value = median(&lats).expect("non-empty plateau");
+            let (c, cold_id) = cold_ns.clone().expect("a plateau needs the cold lap");
+            let mut ids: Vec<String> = run.iter().map(|p| p.id.clone()).collect();
+            ids.push(cold_id.clone());
+            let m = format!(
+                "median of the p50 latencies of the {} sweep points of the DRAM plateau, {} to {} touched ({order_name} order, {}): flat within {:.0}% over two doublings and >= {:.0}% of a cold lap ({c:.1} ns, every line flushed)",
+                run.len(),
+                format_size(run[0].size_bytes),
+                format_size(run[run.len() - 1].size_bytes),
+                self.layout.label(),
+                (crate::levels::DRAM_FLAT - 1.0) * 100.0,
+                crate::levels::DRAM_REF_SHARE * 100.0
+            );
+            mem = Some((value, ids.clone(), m));
+            if self.sizes.is_none() {
+                let start = points[pl.start].size_bytes;
+                let mut s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, ids);
+                s.touched_bytes = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
+                ctx.sizing.record(&target, s);
+            }
+        } else if self.sizes.is_none() {
+            let (t, _) = cap_rule.touched_for(self.span_factor(), available);
+            let mut s = cap_rule.clone();
+            s.touched_bytes = t;
+            if cold_ns.is_some() {
+                warn(
+                    &mut report,
+                    "latency_no_plateau",
+                    format!("no DRAM plateau up to {} (the cap: {}): sizes follow the cap", format_size(cap), s.rule.describe()),
+                    "none needed, but check the sweep: latency still rising at the cap means the cache or the TLB reach is larger than the cap",
+                );
+            }
+            ctx.sizing.record(&target, s);
+        }
+
+        // 4. The DRAM point: full-random order (page-walk cost), then the prefetch
+        //    self-check.
+        let dram_point = match (&plateau, &mem) {
+            (Some(_), _) | (None, Some(_)) => points.last().map(|p| (p.size_bytes, p.id.clone())),
+            _ => None,
+        };
+        if let (Some((size, default_id)), Some((value, ids, method))) = (dram_point, mem.clone()) {
+            let mut random = None;
+            if self.random_at_max && self.order != ChaseOrder::Random {
+                let p = self.measure(ctx, region, size, self.layout, ChaseOrder::Random)?;
                 ctx.progress(&format!(
                     "mem.latency {target} {:>6}: {:8.2} ns (full random)",
                     format_size(size),
-                    d.p50
+                    p.d.p50
                 ));
                 let id = format!("mem.latency/{target}/random/{}", format_size(size));
-                let value = d.p50;
-                report.measurements.push(Measurement {
-                    id: id.clone(),
-                    benchmark: self.name().into(),
-                    target: target.clone(),
-                    parameters: params,
-                    unit: "ns".into(),
-                    method: method(ChaseOrder::Random),
-                    distribution: d,
-                    placement: Some(placement.clone()),
-                    counters: Some(counters),
-                });
-                let llc = ctx.topology.llc_bytes().unwrap_or(0);
-                if size >= 4 * llc {
-                    report.params.push(Param {
-                        key: "mem_lat_random_ns".into(),
-                        value,
-                        info: ParamInfo {
-                            unit: "ns".into(),
-                            target: target.clone(),
-                            method: format!(
-                                "p50 latency of a full-random chase over {} (page walks included)",
-                                format_size(size)
+                let method = self.method(self.layout, ChaseOrder::Random);
+                let v = self.record(&mut report, region, &id, method, p);
+                random = Some((v, id));
+            }
+            let mut reported = value;
+            let mut method = method;
+            let mut from = ids;
+            if self.prefetch_check && self.order != ChaseOrder::Random {
+                let check =
+                    self.prefetch_check(ctx, region, &mut report, size, value, default_id)?;
+                if check.verdict != "agree" {
+                    let chains = check
+                        .chains
+                        .iter()
+                        .map(|c| format!("{} {:.1} ns", c.label, c.lat_ns))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let (message, remediation) = if check.reported_ns > value {
+                        reported = check.reported_ns;
+                        method = format!(
+                            "the slowest chain of the prefetch self-check at the DRAM point {} (the same slot built two ways disagreed: {chains})",
+                            format_size(size)
+                        );
+                        from = check.chains.iter().map(|c| c.id.clone()).collect();
+                        (
+                            format!(
+                                "chains built differently disagree at {} by {:.1}% (more than {:.0}%): a prefetcher helps the default {} chain; mem_lat_ns reports the slower, defeated figure ({:.1} ns; chains {chains})",
+                                format_size(size),
+                                (check.ratio - 1.0) * 100.0,
+                                CHECK_TOLERANCE * 100.0,
+                                self.layout.label(),
+                                reported
                             ),
-                            from: vec![id.clone()],
-                        },
-                    });
-                    if let Some(local) = mem_local {
-                        report.params.push(Param {
-                            key: "page_walk_ns".into(),
-                            value: (value - local).max(0.0),
-                            info: ParamInfo {
-                                unit: "ns".into(),
-                                target: target.clone(),
-                                method: "mem_lat_random_ns - mem_lat_ns: the added cost of TLB misses per load at the largest size".into(),
-                                from: vec![id],
-                            },
-                        });
-                    }
+                            "compare with a larger --slot and, where you can, with the prefetchers disabled (MSR 0x1a4 on Intel, 0xc0000108 on AMD, as root) to see which one learns the chain",
+                        )
+                    } else {
+                        (
+                            format!(
+                                "chains built differently disagree at {} (chains {chains}): a prefetcher helps the faster one; the default {} chain is the slower and stands as mem_lat_ns",
+                                format_size(size),
+                                self.layout.label()
+                            ),
+                            "none needed for mem_lat_ns; chases built with a fixed offset (a plain C chase, the aligned layout) read low on this CPU",
+                        )
+                    };
+                    warn(&mut report, "prefetch_check", message, remediation);
                 }
+                report.prefetch_checks.push(check);
+            }
+            report.params.push(Param::new(
+                "mem_lat_ns",
+                reported,
+                "ns",
+                &target,
+                method,
+                from,
+            ));
+            if let Some((v, id)) = random {
+                report.params.push(Param::new(
+                    "mem_lat_random_ns",
+                    v,
+                    "ns",
+                    &target,
+                    format!(
+                        "p50 latency of a full-random chase over the DRAM point, {} touched in {} of memory (page walks included)",
+                        format_size(size),
+                        format_size(self.layout.span_bytes(size))
+                    ),
+                    vec![id.clone()],
+                ));
+                report.params.push(Param::new(
+                    "page_walk_ns",
+                    (v - reported).max(0.0),
+                    "ns",
+                    &target,
+                    "mem_lat_random_ns - mem_lat_ns: the added cost of TLB misses per load at the DRAM point",
+                    vec![id],
+                ));
             }
         }
-        if let Some(w) = &placement.warning {
-            report.warnings.push(Warning {
-                code: "placement".into(),
-                message: format!("{target}: {w}"),
-                remediation: String::new(),
-            });
+        if let Some(w) = &region.placement().warning {
+            warn(&mut report, "placement", w.clone(), "");
         }
         Ok(report)
     }
@@ -445,28 +904,39 @@ mod tests {
     const M: usize = 1024 * 1024;
 
     #[test]
-    fn sweep_reaches_four_times_llc() {
+    fn sweep_candidates_reach_the_cap() {
         let b = LatencyBench::default();
-        let s = b.sweep_sizes(Some(32 * M), false);
+        let (cap, rule) = b.cap(Some(32 * M), None);
+        assert_eq!(cap, 128 * M, "4 x LLC of touched lines");
+        assert_eq!(rule.rule, sizing::SizingRule::SysfsLlc);
+        let s = b.sweep_sizes(cap, false);
         assert_eq!(s[0], 4096);
-        assert_eq!(*s.last().unwrap(), GIB);
+        assert_eq!(*s.last().unwrap(), 128 * M);
         assert!(s.contains(&(6 * 1024)), "two points per octave");
-        // Intel-like 260 MiB LLC: 4x = 1040 MiB, so the sweep goes past 1 GiB.
-        let s = b.sweep_sizes(Some(260 * M), false);
-        assert!(*s.last().unwrap() >= 1040 * M, "{}", s.last().unwrap());
-        let q = b.sweep_sizes(Some(32 * M), true);
+        let q = b.sweep_sizes(cap, true);
         assert!(!q.contains(&(6 * 1024)), "one point per octave when quick");
-        assert!(*q.last().unwrap() >= 128 * M);
         assert!(s.windows(2).all(|w| w[0] < w[1]));
+        // An Intel-like 480 MiB LLC: the cap touches 4 x 480 MiB, the memory bound applies.
+        let (cap, _) = b.cap(Some(480 * M), Some(8192 * M));
+        assert!(
+            cap <= 8192 * M / 4 / 4,
+            "span within a quarter of 8 GiB: {cap}"
+        );
+        let (cap, _) = b.cap(Some(480 * M), None);
+        assert_eq!(cap, 1920 * M);
+        assert!(
+            b.layout.span_bytes(cap) >= 4 * 1920 * M,
+            "touched, not spanned"
+        );
     }
 
     #[test]
-    fn explicit_sizes_are_rounded_to_lines() {
+    fn explicit_sizes_are_rounded_to_elements() {
         let b = LatencyBench {
             sizes: Some(vec![100, 64 * 1024, 4096]),
             ..Default::default()
         };
-        assert_eq!(b.sweep_sizes(None, false), vec![64, 4096, 65536]);
+        assert_eq!(b.sweep_sizes(0, false), vec![64, 4096, 65536]);
     }
 
     #[test]
@@ -477,13 +947,48 @@ mod tests {
         };
         assert_eq!(
             b.validate().unwrap_err().to_string(),
-            "working-set size 32 is smaller than one line (64 bytes)"
+            "working-set size 32 is smaller than one element (64 bytes)"
         );
         let b = LatencyBench {
-            stride: 12,
+            layout: ChainLayout::aligned(12),
             ..Default::default()
         };
         assert!(b.validate().is_err());
+        let b = LatencyBench {
+            layout: ChainLayout::randomized(64),
+            ..Default::default()
+        };
+        assert!(b
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("--layout aligned"));
+    }
+
+    #[test]
+    fn self_check_verdicts() {
+        // Agreement within the tolerance: the default chain's figure stands.
+        let (ratio, agree, rep) = check_verdict(100.0, &[102.0, 98.0]);
+        assert!(agree);
+        assert_eq!(rep, 100.0);
+        assert!((ratio - 1.02).abs() < 1e-9);
+        // Another chain 12% slower: a prefetcher helps the default; report the higher.
+        let (ratio, agree, rep) = check_verdict(100.0, &[112.0, 99.0]);
+        assert!(!agree);
+        assert_eq!(rep, 112.0);
+        assert!(ratio > 1.1);
+        // The aligned chain 30% faster (a prefetcher learns fixed offsets): a disagreement,
+        // but the default is the slower, defeated figure and stands.
+        let (ratio, agree, rep) = check_verdict(100.0, &[101.0, 70.0]);
+        assert!(!agree);
+        assert_eq!(rep, 101.0);
+        assert!((ratio - 1.01).abs() < 1e-9);
+        // An aligned sweep that a prefetcher flatters: the randomized figure is reported.
+        let (_, agree, rep) = check_verdict(70.0, &[100.0]);
+        assert!(!agree);
+        assert_eq!(rep, 100.0);
+        // Nothing else measured: agreement with itself.
+        assert_eq!(check_verdict(90.0, &[]), (1.0, true, 90.0));
     }
 
     #[test]
@@ -497,13 +1002,28 @@ mod tests {
             random_at_max: false,
             ..Default::default()
         };
-        let mut r =
-            bench_core::target::Region::allocate(&TargetSpec::Anon, 8192, &ctx.topology).unwrap();
+        let mut r = bench_core::target::Region::allocate(
+            &TargetSpec::Anon,
+            b.region_bytes(&ctx, &TargetSpec::Anon),
+            &ctx.topology,
+        )
+        .unwrap();
         let rep = b.run(&ctx, &mut r).unwrap();
-        assert_eq!(rep.measurements.len(), 2);
-        for m in &rep.measurements {
+        let sweep: Vec<_> = rep
+            .measurements
+            .iter()
+            .filter(|m| m.id.contains("/tlb-local/"))
+            .collect();
+        assert_eq!(sweep.len(), 2);
+        for m in &sweep {
             assert!(m.distribution.n >= MIN_BATCHES as u64);
             assert!(m.distribution.p50 > 0.0);
+            assert_eq!(m.parameters["layout"], "randomized");
+            assert_eq!(m.parameters["slot_bytes"], 256);
+            assert_eq!(
+                m.parameters["span_bytes"].as_u64().unwrap(),
+                4 * m.parameters["touched_bytes"].as_u64().unwrap()
+            );
         }
         if ctx
             .topology

@@ -9,7 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod bandwidth;
-pub mod chase;
+pub use bench_core::chase;
 pub mod kernels;
 pub mod latency;
 pub mod levels;

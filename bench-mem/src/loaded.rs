@@ -1,8 +1,10 @@
 //! `mem.loaded`: load latency under memory traffic (like MLC `--loaded_latency` and
 //! multichase `multiload`).
 //!
-//! The first `--cpu` runs the pointer chase of [`crate::chase`] (TLB-local order, 4 x LLC
-//! working set) while every other `--cpu` streams through its own buffer, in chunks of
+//! The first `--cpu` runs the pointer chase of [`crate::chase`] (the default
+//! prefetcher-proof chain: randomized offsets in 256-byte slots, TLB-local order) over the
+//! target's DRAM working set ([`bench_core::sizing`]: 4 x the DRAM plateau's start found by
+//! the latency sweep, else 4 x the sysfs LLC) while every other `--cpu` streams through its own buffer, in chunks of
 //! 4 KiB separated by an injection delay (a spin loop of `delay` pause instructions), from
 //! no delay (full load) to no load at all (idle). Two traffic mixes: reads, and reads +
 //! writes (a copy). Each point gives the chase's latency distribution and the bandwidth the
@@ -10,13 +12,14 @@
 //! points form a latency-vs-bandwidth curve. With two CPUs there is one traffic thread: the
 //! curve then spans what one core can inject, which the output says.
 
-use crate::chase::{self, ChaseOrder};
+use crate::chase::{Chain, ChainLayout, ChaseOrder};
 use crate::kernels::{self, IsaSet};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::{self, CounterGroup, ThreadCounts};
 use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
-use bench_core::target::Region;
+use bench_core::target::{Region, TargetSpec};
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -105,15 +108,18 @@ impl Default for LoadedLatencyBench {
 }
 
 impl LoadedLatencyBench {
-    fn chase_bytes(ctx: &Context) -> usize {
-        (4 * ctx.topology.llc_bytes().unwrap_or(32 * MIB))
-            .max(64 * MIB)
-            .next_power_of_two()
+    /// The chase's working set (touched bytes) on `target` and how it was chosen.
+    fn chase_touched(ctx: &Context, target: &TargetSpec) -> (usize, DramSizing) {
+        let layout = ChainLayout::DEFAULT;
+        let span_factor = layout.slot_bytes / layout.touched_per_element();
+        let (t, s, _) = ctx.dram_touched(target, span_factor);
+        (layout.round_touched(t), s)
     }
 
-    fn load_bytes(ctx: &Context) -> usize {
+    fn load_bytes(ctx: &Context, target: &TargetSpec) -> usize {
         let threads = ctx.cpus.len().saturating_sub(1).max(1);
-        (Self::chase_bytes(ctx) / threads).max(64 * MIB) / CHUNK * CHUNK
+        let (touched, _) = Self::chase_touched(ctx, target);
+        (touched / threads).max(64 * MIB) / CHUNK * CHUNK
     }
 }
 
@@ -146,8 +152,10 @@ impl Benchmark for LoadedLatencyBench {
         }
     }
 
-    fn region_bytes(&self, ctx: &Context) -> usize {
-        Self::chase_bytes(ctx) + Self::load_bytes(ctx) * (ctx.cpus.len() - 1).max(1)
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        let (touched, _) = Self::chase_touched(ctx, target);
+        ChainLayout::DEFAULT.span_bytes(touched)
+            + Self::load_bytes(ctx, target) * (ctx.cpus.len() - 1).max(1)
     }
 
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
@@ -161,13 +169,30 @@ impl Benchmark for LoadedLatencyBench {
             .map_err(|e| Skip::new(e.to_string()))?;
         let target = region.spec().to_string();
         let placement = region.placement().clone();
-        let (chase_bytes, load_bytes) = (Self::chase_bytes(ctx), Self::load_bytes(ctx));
+        let (chase_bytes, sizing) = Self::chase_touched(ctx, region.spec());
+        let load_bytes = Self::load_bytes(ctx, region.spec());
         let loaders = ctx.cpus.len() - 1;
-        let stride = 64;
-        let next = chase::successors(chase_bytes / stride, stride, ChaseOrder::DEFAULT, ctx.seed);
-        let start = chase::write_chain(&mut region.as_mut_slice()[..chase_bytes], stride, &next);
-        drop(next);
-        let load_base = region.as_mut_ptr() as usize + chase_bytes;
+        let layout = ChainLayout::DEFAULT;
+        let span = layout.span_bytes(chase_bytes);
+        if span + load_bytes * loaders > region.len() {
+            return Err(Skip::new(format!(
+                "region of {} too small for a {} chase and {loaders} x {} of traffic",
+                format_size(region.len()),
+                format_size(span),
+                format_size(load_bytes)
+            )));
+        }
+        let (chase_mem, load_mem) = region.as_mut_slice().split_at_mut(span);
+        let load_base = load_mem.as_mut_ptr() as usize;
+        let chain = Chain::build(
+            chase_mem,
+            layout,
+            ChaseOrder::DEFAULT,
+            chase_bytes,
+            ctx.seed,
+        )
+        .map_err(|e| Skip::new(e.to_string()))?;
+        let chase_params = chain.describe();
         let mut rep = Report::default();
         if loaders == 1 {
             rep.warnings.push(Warning {
@@ -183,9 +208,8 @@ impl Benchmark for LoadedLatencyBench {
             Duration::from_millis(400)
         };
         let timer = &ctx.timer;
-        // SAFETY (chase calls): `start` heads the chain written above into the region's first
-        // `chase_bytes`, which the traffic threads never touch.
-        let mut p = unsafe { chase::chase(start, 1 << 20) };
+        // The chain is built and one lap run; the traffic threads never touch its memory.
+        let mut p = chain.cursor();
         // Counters: the chase thread measures (its counts are recorded, per load); the
         // traffic threads are helpers, each counting its own streaming loop, so that a
         // disturbance on any of them flags and repeats the point.
@@ -236,7 +260,7 @@ impl Benchmark for LoadedLatencyBench {
                                     && samples.len() < MAX_SAMPLES
                                 {
                                     let a = timer.start();
-                                    p = unsafe { chase::chase(p, batch) };
+                                    p = chain.walk(p, batch);
                                     let b = timer.stop();
                                     samples.push(timer.elapsed_ns(a, b) / batch as f64);
                                 }
@@ -281,6 +305,7 @@ impl Benchmark for LoadedLatencyBench {
                         "mix": mix.name(), "delay_pause": delay, "traffic_threads": if delay.is_some() { loaders } else { 0 },
                         "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
                         "chunk_bytes": CHUNK, "isa": isa.name(), "chase_cpu": ctx.cpus[0],
+                        "chase": chase_params, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
                     }),
                     unit: "ns".into(),
                     method: "p50 of 256-load chase batches on the first CPU while the others stream 4 KiB chunks separated by the delay; injected_bw_gbs = traffic bytes (read + written) / time".into(),
@@ -314,9 +339,10 @@ impl Benchmark for LoadedLatencyBench {
                             unit: unit.into(),
                             target: target.clone(),
                             method: format!(
-                                "{what}, {} traffic, {loaders} traffic thread(s), {}",
+                                "{what}, {} traffic, {loaders} traffic thread(s), chase over {} touched ({})",
                                 mix.name(),
-                                format_size(chase_bytes)
+                                format_size(chase_bytes),
+                                sizing.explain()
                             ),
                             from: from.clone(),
                         },

@@ -179,7 +179,7 @@ impl Benchmark for CopyThresholdBench {
         }
     }
 
-    fn region_bytes(&self, ctx: &Context) -> usize {
+    fn region_bytes(&self, ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         self.counts(ctx)
             .iter()
             .map(|&p| 2 * p * p * Self::max_size(p, BUFFER_LIMIT))

@@ -472,9 +472,18 @@ pub struct RunArgs {
 /// Options of the latency sweep.
 #[derive(Debug, Args, Clone)]
 pub struct LatencyArgs {
-    /// Distance between chased lines (bytes; K/M/G suffixes allowed).
-    #[arg(long, default_value = "64", value_parser = parse_size)]
-    pub stride: usize,
+    /// Bytes of memory per chain element (one touched line per slot; multichase's -s).
+    /// 256 by default; the randomized layout needs a multiple of 128.
+    #[arg(long, visible_alias = "stride", default_value = "256", value_parser = parse_size)]
+    pub slot: usize,
+    /// Where each element sits in its slot: randomized (a random line and 8-byte word per
+    /// slot: no prefetcher can learn it) or aligned (offset 0 of every slot: the classic
+    /// chase, which some prefetchers learn; for comparisons only).
+    #[arg(long, value_enum, default_value_t = LayoutArg::Randomized)]
+    pub layout: LayoutArg,
+    /// Skip the prefetch self-check at the DRAM point (differently built chains compared).
+    #[arg(long)]
+    pub no_prefetch_check: bool,
     /// Chase order: tlb-local (blocks of --tlb-locality visited in random order, lines in
     /// random order within; MLC/multichase idle latency) or random (page walks included).
     #[arg(long, value_enum, default_value_t = OrderArg::TlbLocal)]
@@ -482,15 +491,26 @@ pub struct LatencyArgs {
     /// Block size of the tlb-local order (multichase -T; default 64 pages).
     #[arg(long, default_value = "256K", value_parser = parse_size)]
     pub tlb_locality: usize,
-    /// Smallest working set.
+    /// Smallest working set (touched bytes: distinct 64-byte lines x 64).
     #[arg(long, default_value = "4K", value_parser = parse_size)]
     pub min_size: usize,
-    /// Largest working set (default: 1 GiB or the first size >= 4x LLC).
+    /// Largest working set, touched bytes (default: the sweep stops at the DRAM plateau,
+    /// at most 4 x the sysfs LLC and a quarter of the available memory).
     #[arg(long, value_parser = parse_size)]
     pub max_size: Option<usize>,
-    /// Explicit working-set sizes instead of the sweep (comma-separated).
+    /// Explicit working-set sizes (touched bytes, comma-separated) instead of the sweep;
+    /// memory spanned = size x slot / 64.
     #[arg(long, value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Option<Vec<usize>>,
+}
+
+/// `--layout` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    /// A random line and 8-byte word of each slot (default).
+    Randomized,
+    /// Offset 0 of every slot (the classic chase; prefetchers may learn it).
+    Aligned,
 }
 
 /// `--order` values.

@@ -15,15 +15,15 @@ mod run;
 use anyhow::{Context, Result};
 use bench_core::bench::Benchmark;
 use bench_mem::bandwidth::BandwidthBench;
-use bench_mem::chase::ChaseOrder;
+use bench_mem::chase::{ChainLayout, ChaseOrder};
 use bench_mem::kernels::{Isa, IsaSet, Kernel};
 use bench_mem::latency::LatencyBench;
 use bench_mem::loaded::{LoadedLatencyBench, Mix};
 use bench_mem::threshold::CopyThresholdBench;
 use clap::Parser;
 use cli::{
-    BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, MemCommand, MixArg, OrderArg,
-    PcieArgs, PcieCommand, RunArgs, VerbsArgs, VerbsWhat,
+    BandwidthArgs, Cli, Command, IsaArg, KernelArg, LatencyArgs, LayoutArg, MemCommand, MixArg,
+    OrderArg, PcieArgs, PcieCommand, RunArgs, VerbsArgs, VerbsWhat,
 };
 use export::Exporter;
 use run::{FamilySkip, Plan};
@@ -31,7 +31,10 @@ use std::io::Write;
 
 fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
     let b = LatencyBench {
-        stride: lat.stride,
+        layout: match lat.layout {
+            LayoutArg::Randomized => ChainLayout::randomized(lat.slot),
+            LayoutArg::Aligned => ChainLayout::aligned(lat.slot),
+        },
         order: match lat.order {
             OrderArg::Random => ChaseOrder::Random,
             OrderArg::TlbLocal => ChaseOrder::TlbLocal {
@@ -42,6 +45,7 @@ fn latency_bench(lat: &LatencyArgs) -> Result<LatencyBench> {
         max_size: lat.max_size,
         sizes: lat.sizes.clone(),
         random_at_max: true,
+        prefetch_check: !lat.no_prefetch_check,
     };
     b.validate()?;
     Ok(b)

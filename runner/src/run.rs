@@ -138,6 +138,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         quick: args.quick,
         seed: args.seed,
         progress,
+        sizing: bench_core::sizing::SizingBook::default(),
     };
     // (target name, far memory?, report)
     let mut results: Vec<(String, bool, Report)> = Vec::new();
@@ -162,7 +163,8 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
                 continue;
             }
             ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
-            let mut region = match Region::allocate(target, bench.region_bytes(&ctx), &topo) {
+            let mut region = match Region::allocate(target, bench.region_bytes(&ctx, target), &topo)
+            {
                 Ok(r) => r,
                 Err(CoreError::TargetUnavailable { reason, .. }) => {
                     skipped.push(skip(reason));
@@ -195,8 +197,10 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
     }
     let (params, param_info) = assemble_params(&results);
     let mut measurements = Vec::new();
+    let mut prefetch_check = Vec::new();
     for (_, _, rep) in results {
         measurements.extend(rep.measurements);
+        prefetch_check.extend(rep.prefetch_checks);
         warnings.extend(rep.warnings);
         skipped.extend(rep.skipped);
     }
@@ -216,6 +220,8 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         measurements,
         skipped,
         warnings: dedup_warnings(warnings),
+        prefetch_check,
+        dram_sizing: ctx.sizing.all(),
     })
 }
 

@@ -70,6 +70,38 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
     }
     assert!(doc["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
     assert!(doc["timer"]["source"].is_string());
+    // The prefetch self-check is in the file: several differently built chains at the DRAM
+    // point, a verdict, and mem_lat_ns is the figure it reports.
+    let checks = doc["prefetch_check"].as_array().expect("prefetch_check");
+    let check = checks
+        .iter()
+        .find(|c| c["target"] == "anon")
+        .expect("a check on anon");
+    assert!(check["chains"].as_array().unwrap().len() >= 3);
+    assert!(["agree", "disagree"].contains(&check["verdict"].as_str().unwrap()));
+    assert_eq!(check["reported_ns"].as_f64(), Some(lat));
+    // The DRAM working set of anon is recorded with its rule, and it touches at least
+    // 4 x the effective LLC when the sweep found one.
+    let sizing = &doc["dram_sizing"]["anon"];
+    let touched = sizing["touched_bytes"].as_u64().expect("dram_sizing.anon");
+    assert!(sizing["rule"].is_string());
+    if let Some(e) = sizing["effective_llc_bytes"].as_u64() {
+        assert!(touched >= 4 * e, "{touched} < 4 x {e}");
+    }
+    // Every DRAM-chasing family used that size: the atomics' large point touches it
+    // (rounded down to a power of two).
+    let atomics: Vec<u64> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["benchmark"] == "pool.atomics" && m["parameters"]["op"] == "load")
+        .map(|m| m["parameters"]["touched_bytes"].as_u64().unwrap())
+        .collect();
+    let big = atomics.iter().copied().max().expect("atomics measured");
+    assert!(
+        big <= touched && 2 * big > touched,
+        "atomics {big} vs {touched}"
+    );
     // Every key says how it was derived, from measurements that exist.
     let ids: Vec<&str> = doc["measurements"]
         .as_array()
@@ -134,11 +166,50 @@ fn json_format_on_stdout_is_schema_valid() {
         .clone();
     let doc: Value = serde_json::from_slice(&out).unwrap();
     assert_schema_valid(&doc);
+    let ids: Vec<&str> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    // The cold-lap reference and the two sizes; cache-sized points are no DRAM point, so
+    // neither the self-check nor the full-random point runs.
     assert_eq!(
-        doc["measurements"].as_array().unwrap().len(),
-        3,
-        "two sizes + the full-random point"
+        ids,
+        [
+            "mem.latency/anon/cold-lap/8M",
+            "mem.latency/anon/tlb-local/4K",
+            "mem.latency/anon/tlb-local/16K"
+        ]
     );
+    let m = &doc["measurements"][1];
+    assert_eq!(m["parameters"]["layout"], "randomized");
+    assert_eq!(m["parameters"]["touched_bytes"], 4096);
+    assert_eq!(m["parameters"]["span_bytes"], 4 * 4096);
+}
+
+#[test]
+fn aligned_layout_is_available_and_named() {
+    let out = cxlchar()
+        .args([
+            "mem", "latency", "--quick", "--sizes", "64K", "--layout", "aligned", "--slot", "64",
+            "--format", "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let m = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "mem.latency/anon/tlb-local/64K")
+        .unwrap();
+    assert_eq!(m["parameters"]["layout"], "aligned");
+    assert_eq!(m["parameters"]["span_bytes"], 65536);
+    assert!(m["method"].as_str().unwrap().contains("aligned"));
 }
 
 fn assert_bad_input(args: &[&str], needle: &str) {
@@ -191,11 +262,21 @@ fn node_out_of_range_is_an_error() {
 fn size_below_one_line_is_an_error() {
     assert_bad_input(
         &["mem", "latency", "--quick", "--sizes", "32"],
-        "32 is smaller than one line",
+        "32 is smaller than one element (64 bytes)",
     );
     assert_bad_input(
         &["mem", "latency", "--quick", "--min-size", "16"],
-        "16 is smaller than one line",
+        "16 is smaller than one element",
+    );
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--slot", "64"],
+        "use --layout aligned",
+    );
+    assert_bad_input(
+        &[
+            "mem", "latency", "--quick", "--layout", "aligned", "--slot", "12",
+        ],
+        "multiple of 8",
     );
 }
 

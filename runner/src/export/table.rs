@@ -47,6 +47,54 @@ impl Exporter for TableExporter {
                 .invariant
                 .map_or("unknown".into(), |b| b.to_string())
         )?;
+        let pf = &e.prefetchers;
+        match pf.reason.as_deref() {
+            Some(why) => writeln!(s, "prefetchers: unknown ({why})")?,
+            None if pf.disabled().is_empty() => {
+                writeln!(s, "prefetchers: all enabled ({})", pf.source)?
+            }
+            None => writeln!(
+                s,
+                "prefetchers: DISABLED {} ({})",
+                pf.disabled().join(", "),
+                pf.source
+            )?,
+        }
+        for (t, z) in &f.dram_sizing {
+            writeln!(
+                s,
+                "DRAM working set on {t}: {} touched ({})",
+                bench_core::units::format_size(z.touched_bytes),
+                z.explain()
+            )?;
+        }
+        for c in &f.prefetch_check {
+            let chains: Vec<String> = c
+                .chains
+                .iter()
+                .map(|x| {
+                    let info = if x.judged {
+                        ""
+                    } else {
+                        " (info: other page-walk rate)"
+                    };
+                    format!("{} {:.1} ns{info}", x.label, x.lat_ns)
+                })
+                .collect();
+            writeln!(
+                s,
+                "prefetch check on {} at {}: {} ({}; ratio {:.3}, tolerance {:.0}%){}",
+                c.target,
+                bench_core::units::format_size(c.touched_bytes),
+                c.verdict,
+                chains.join(", "),
+                c.ratio,
+                c.tolerance * 100.0,
+                c.aligned_ratio
+                    .map(|a| format!("; aligned/default {a:.3}"))
+                    .unwrap_or_default()
+            )?;
+        }
         writeln!(s)?;
         if !f.params.is_empty() {
             writeln!(

@@ -284,11 +284,12 @@ cx_point() {
     echo nan
   fi
 }
-# cx_all_seconds [all flags...] -> wall seconds of `cxlchar all`, or "nan" if it failed
+# cx_all_seconds [all flags...] -> wall seconds of `cxlchar all` as a user runs it (every CPU,
+# no --cpu), or "nan" if it failed
 cx_all_seconds() {
   local t0 t1
   t0=$(date +%s.%N)
-  if "$CX" all --cpu "$CPU" "$@" > /dev/null 2> "$TMP/all.err"; then
+  if "$CX" all "$@" > /dev/null 2> "$TMP/all.err"; then
     t1=$(date +%s.%N)
     python3 -c "import sys; print(float(sys.argv[2]) - float(sys.argv[1]))" "$t0" "$t1"
   else

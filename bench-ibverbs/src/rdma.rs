@@ -1500,12 +1500,8 @@ mod tests {
 
     fn lab_ctx() -> Context {
         Context {
-            timer: bench_core::timer::Timer::calibrate(bench_core::timer::Calibration::QUICK),
-            topology: bench_core::topology::Topology::system(),
-            cpus: bench_core::pin::allowed_cpus(),
-            quick: true,
-            seed: 1,
             progress: std::sync::Arc::new(|m| eprintln!("{m}")),
+            ..Context::quick_local()
         }
     }
 

@@ -704,8 +704,8 @@ impl Benchmark for LatencyBench {
         };
         let (found, notes) = plateaus(&below, &caches);
         for note in notes {
-            if note.starts_with("mem_lat_ns") && plateau.is_some() {
-                continue;
+            if note.starts_with("mem_lat_ns") && (plateau.is_some() || cold_ns.is_some()) {
+                continue; // memory comes from the plateau or the cold-lap tail below
             }
             if self.sizes.is_some() && note.contains("no sweep point") {
                 continue; // explicit sizes: levels without a point are the user's choice
@@ -778,7 +778,31 @@ impl Benchmark for LatencyBench {
                 s.touched_bytes = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
                 ctx.sizing.record(&target, s);
             }
-        } else if self.sizes.is_none() {
+        } else if let (None, Some((c, cold_id))) = (&mem, &cold_ns) {
+            // No flat plateau below the cap (memory-bound cap, or a noisy machine), and the
+            // sysfs window (>= 4 x LLC) holds no point: take the points within two
+            // doublings of the largest size that reach 90% of the cold lap.
+            let last = points.last().map_or(0, |p| p.size_bytes);
+            let floor = crate::levels::DRAM_REF_SHARE * c;
+            let tail: Vec<&SweepPoint> = points
+                .iter()
+                .filter(|p| 4 * p.size_bytes >= last && p.lat_ns >= floor)
+                .collect();
+            if let Some(v) = median(&tail.iter().map(|p| p.lat_ns).collect::<Vec<_>>()) {
+                let mut ids: Vec<String> = tail.iter().map(|p| p.id.clone()).collect();
+                ids.push(cold_id.clone());
+                let m = format!(
+                    "median of the p50 latencies of the {} sweep points from {} to {} touched at >= {:.0}% of a cold lap ({c:.1} ns): no plateau flat over two doublings fit below the largest size the target allowed ({order_name} order, {})",
+                    tail.len(),
+                    format_size(tail[0].size_bytes),
+                    format_size(last),
+                    crate::levels::DRAM_REF_SHARE * 100.0,
+                    self.layout.label()
+                );
+                mem = Some((v, ids, m));
+            }
+        }
+        if plateau.is_none() && self.sizes.is_none() {
             let (t, _) = cap_rule.touched_for(self.span_factor(), available);
             let mut s = cap_rule.clone();
             s.touched_bytes = t;
@@ -786,7 +810,16 @@ impl Benchmark for LatencyBench {
                 warn(
                     &mut report,
                     "latency_no_plateau",
-                    format!("no DRAM plateau up to {} (the cap: {}): sizes follow the cap", format_size(cap), s.rule.describe()),
+                    format!(
+                        "no DRAM plateau flat over two doublings up to {} (the cap: {}): sizes follow the cap; {}",
+                        format_size(cap),
+                        s.rule.describe(),
+                        if mem.is_some() {
+                            "mem_lat_ns comes from the points near the cap at DRAM latency"
+                        } else {
+                            "no point reached 90% of the cold lap, so there is no mem_lat_ns"
+                        }
+                    ),
                     "none needed, but check the sweep: latency still rising at the cap means the cache or the TLB reach is larger than the cap",
                 );
             }

@@ -155,7 +155,16 @@ pub struct PlotArgs {
 /// Memory benchmarks.
 #[derive(Debug, Subcommand)]
 pub enum MemCommand {
-    /// Idle load latency by pointer chase over a working-set sweep (4 KiB .. >= 4x LLC).
+    /// Idle load latency by a pointer chase no prefetcher can learn, over a sweep of touched
+    /// working sets from 4 KiB to the DRAM plateau.
+    ///
+    /// One element per --slot bytes at a random line and 8-byte word of the slot, slots in
+    /// random order inside 256 KiB TLB-local blocks, one full lap before timing. Sizes are
+    /// touched bytes (distinct lines x 64; memory spanned = size x slot / 64). The sweep stops
+    /// where latency has reached a cold lap's (every line flushed) and stayed flat over two
+    /// doublings; the DRAM point is 4 x that size (bounded by 4 x the sysfs LLC and the
+    /// available memory). There a prefetch self-check compares chains built differently, and
+    /// a full-random chase gives the page-walk cost.
     Latency {
         /// Common options.
         #[command(flatten)]
@@ -473,7 +482,10 @@ pub struct RunArgs {
 #[derive(Debug, Args, Clone)]
 pub struct LatencyArgs {
     /// Bytes of memory per chain element (one touched line per slot; multichase's -s).
-    /// 256 by default; the randomized layout needs a multiple of 128.
+    /// 256 by default; the randomized layout needs a multiple of 128. 128 reads low on
+    /// CPUs that fetch beyond the 128-byte pair (about 8% on Zen 4: both lines of each
+    /// 256-byte group are then chain elements); 512 and up pay more page walks per load
+    /// on 4 KiB pages.
     #[arg(long, visible_alias = "stride", default_value = "256", value_parser = parse_size)]
     pub slot: usize,
     /// Where each element sits in its slot: randomized (a random line and 8-byte word per

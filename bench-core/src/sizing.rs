@@ -50,6 +50,9 @@ pub enum SizingRule {
     NoCacheInfo,
     /// Given explicitly by the user.
     User,
+    /// The memory the target offers bounded it below the other rules (a quarter of
+    /// `MemAvailable`, a NUMA node's memory, half a dax device).
+    MemoryBound,
 }
 
 impl SizingRule {
@@ -62,6 +65,7 @@ impl SizingRule {
             SizingRule::SysfsLlc => "4 x the last-level cache size from sysfs",
             SizingRule::NoCacheInfo => "a fixed 256 MiB (no cache sizes in sysfs)",
             SizingRule::User => "given on the command line",
+            SizingRule::MemoryBound => "bounded by the memory the target offers (a quarter of MemAvailable, a node's memory, half a dax device)",
         }
     }
 }

@@ -803,9 +803,12 @@ impl Benchmark for LatencyBench {
             }
         }
         if plateau.is_none() && self.sizes.is_none() {
-            let (t, _) = cap_rule.touched_for(self.span_factor(), available);
+            let (t, bounded) = cap_rule.touched_for(self.span_factor(), available);
             let mut s = cap_rule.clone();
             s.touched_bytes = t;
+            if bounded {
+                s.rule = sizing::SizingRule::MemoryBound;
+            }
             if cold_ns.is_some() {
                 warn(
                     &mut report,

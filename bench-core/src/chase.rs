@@ -196,6 +196,26 @@ impl ChainLayout {
         }
     }
 
+    /// Checks the layout together with the order it will be visited in (a TLB-local
+    /// block must hold at least one slot).
+    pub fn validate_with(&self, order: ChaseOrder) -> Result<(), ChaseError> {
+        self.validate()?;
+        match order {
+            ChaseOrder::TlbLocal { locality } if locality < self.slot_bytes => {
+                Err(ChaseError::Locality {
+                    locality,
+                    slot: self.slot_bytes,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Bytes of memory spanned per touched byte (4 for 256-byte slots; 1 below a line).
+    pub fn span_per_touched(&self) -> usize {
+        self.slot_bytes.div_ceil(self.touched_per_element())
+    }
+
     /// Touched bytes per element: one line, or the slot when slots are below a line.
     pub fn touched_per_element(&self) -> usize {
         self.slot_bytes.min(LINE_BYTES)
@@ -395,15 +415,7 @@ impl<'a> Chain<'a> {
         touched_bytes: usize,
         seed: u64,
     ) -> Result<Chain<'a>, ChaseError> {
-        layout.validate()?;
-        if let ChaseOrder::TlbLocal { locality } = order {
-            if locality < layout.slot_bytes {
-                return Err(ChaseError::Locality {
-                    locality,
-                    slot: layout.slot_bytes,
-                });
-            }
-        }
+        layout.validate_with(order)?;
         if touched_bytes < layout.touched_per_element() {
             return Err(ChaseError::TooSmall {
                 touched: touched_bytes,

@@ -387,6 +387,16 @@ impl Prefetchers {
         }
     }
 
+    /// One line for people: `unknown (why)`, `all enabled (source)` or
+    /// `DISABLED: units (source)`.
+    pub fn summary(&self) -> String {
+        match self.reason.as_deref() {
+            Some(why) => format!("unknown ({why})"),
+            None if self.disabled().is_empty() => format!("all enabled ({})", self.source),
+            None => format!("DISABLED: {} ({})", self.disabled().join(", "), self.source),
+        }
+    }
+
     /// Names of the units that are off.
     pub fn disabled(&self) -> Vec<&str> {
         self.units
@@ -660,6 +670,24 @@ fn cstr(chars: &[libc::c_char]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefetcher_summary_names_the_state() {
+        let unit = |name: &str, enabled| PrefetcherUnit {
+            name: name.into(),
+            enabled,
+        };
+        let p = Prefetchers::from_units(
+            "MSR x",
+            vec![unit("l1_stream", true), unit("l1_region", false)],
+        );
+        assert_eq!(p.summary(), "DISABLED: l1_region (MSR x)");
+        let p = Prefetchers::from_units("MSR x", vec![unit("l1_stream", true)]);
+        assert_eq!(p.summary(), "all enabled (MSR x)");
+        assert!(Prefetchers::unknown("no msr")
+            .summary()
+            .starts_with("unknown (no msr"));
+    }
 
     #[test]
     fn bracketed_choice() {

@@ -96,8 +96,7 @@ fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usiz
     let (touched, why) = match size {
         Some(s) => (s, "given with --size".to_string()),
         None => {
-            let span_factor = LAYOUT.slot_bytes / LAYOUT.touched_per_element();
-            let (t, s, capped) = ctx.dram_touched(target, span_factor);
+            let (t, s, capped) = ctx.dram_touched(target, LAYOUT.span_per_touched());
             let why = if capped {
                 format!("{}, bounded by the available memory", s.explain())
             } else {
@@ -106,8 +105,12 @@ fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usiz
             (t, why)
         }
     };
-    let pow2 = 1usize << (usize::BITS - 1 - touched.max(4096).leading_zeros());
-    (pow2, why)
+    (floor_pow2(touched.max(4096)), why)
+}
+
+/// The largest power of two at most `x` (`x` >= 1).
+fn floor_pow2(x: usize) -> usize {
+    1usize << (usize::BITS - 1 - x.max(1).leading_zeros())
 }
 
 /// Address of chain position `j` in a chain of `slots` slots at `base`.
@@ -180,13 +183,8 @@ impl Benchmark for AtomicsBench {
     fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
         let (touched, why) = working_set(self.size, ctx, region.spec());
         let target = region.spec().to_string();
-        let big = (1usize
-            << (usize::BITS
-                - 1
-                - (region.len() / LAYOUT.slot_bytes * 64)
-                    .max(1)
-                    .leading_zeros()))
-        .min(touched);
+        // The touched bytes the region holds, as a power of two (the slot order needs one).
+        let big = floor_pow2(region.len() / LAYOUT.span_per_touched()).min(touched);
         if big < 4096 {
             return Err(Skip::new(
                 "region smaller than 16 KiB (4 KiB of touched lines)",

@@ -16,11 +16,12 @@
 //! are recorded for the families that run after ([`bench_core::sizing`]). Where no cache
 //! flush exists the sweep runs to the sysfs bound.
 //!
-//! At the DRAM point two more chains are measured (the **prefetch self-check**): a
-//! randomized chain with twice the slot and the classic aligned chain. If the randomized
-//! chains disagree by more than [`CHECK_TOLERANCE`], a prefetcher helps one of them: the
-//! higher figure is reported, with a warning. Last, the same point in full-random order
-//! gives `mem_lat_random_ns` (page walks included) and `page_walk_ns`.
+//! At the DRAM point the same point in full-random order gives `mem_lat_random_ns` (page
+//! walks included) and `page_walk_ns`, and the **prefetch self-check** measures the same
+//! slot built the other way (aligned for the randomized default): the same pages and page
+//! walks per load, so only a prefetcher can separate them. If they disagree by more than
+//! [`CHECK_TOLERANCE`] (twice), the slower, defeated figure is reported, with a warning. A
+//! randomized chain with twice the slot is recorded for information.
 
 use crate::levels::{dram_plateau, plateaus, DramPlateau, SweepPoint};
 use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
@@ -120,6 +121,27 @@ fn budget(quick: bool) -> Duration {
 const MIN_BATCHES: usize = 64;
 const BATCH_TARGET_NS: f64 = 50_000.0;
 
+/// The parameters recorded with a sampled chain: the chain's own, the batch, the CPU,
+/// the page size and `extra`.
+fn sample_params<const N: usize>(
+    ctx: &Context,
+    chain: &Chain<'_>,
+    page: usize,
+    batch: usize,
+    extra: [(&str, serde_json::Value); N],
+) -> serde_json::Value {
+    let mut params = chain.describe();
+    if let Some(o) = params.as_object_mut() {
+        o.insert("loads_per_batch".into(), json!(batch));
+        o.insert("cpu".into(), json!(ctx.cpus.first()));
+        o.insert("page_size_bytes".into(), json!(page));
+        for (k, v) in extra {
+            o.insert(k.into(), v);
+        }
+    }
+    params
+}
+
 /// One measured chain.
 struct Point {
     d: Distribution,
@@ -130,16 +152,7 @@ struct Point {
 impl LatencyBench {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), LatencyParamError> {
-        self.layout.validate()?;
-        if let ChaseOrder::TlbLocal { locality } = self.order {
-            if locality < self.layout.slot_bytes {
-                return Err(ChaseError::Locality {
-                    locality,
-                    slot: self.layout.slot_bytes,
-                }
-                .into());
-            }
-        }
+        self.layout.validate_with(self.order)?;
         let min = self.layout.touched_per_element();
         let mut all: Vec<usize> = vec![self.min_size];
         all.extend(self.max_size);
@@ -158,13 +171,6 @@ impl LatencyBench {
         Ok(())
     }
 
-    /// Memory spanned per touched byte.
-    fn span_factor(&self) -> usize {
-        self.layout
-            .slot_bytes
-            .div_ceil(self.layout.touched_per_element())
-    }
-
     /// The largest working set the sweep may reach (touched bytes) and the rule: the
     /// user's `--max-size`, else 4 x the sysfs LLC; both bounded by the available memory.
     pub fn cap(&self, llc: Option<usize>, available: Option<usize>) -> (usize, DramSizing) {
@@ -173,7 +179,7 @@ impl LatencyBench {
             s.touched_bytes = m;
             s.rule = sizing::SizingRule::User;
         }
-        let (t, _) = s.touched_for(self.span_factor(), available);
+        let (t, _) = s.touched_for(self.layout.span_per_touched(), available);
         (self.layout.round_touched(t), s)
     }
 
@@ -294,13 +300,13 @@ impl LatencyBench {
         let counters = counters.with_per_op("load", (batch * samples.len()) as u64);
         let d = Distribution::from_samples(&samples)
             .ok_or_else(|| Skip::new(format!("no valid samples at {}", format_size(touched))))?;
-        let mut params = chain.describe();
-        if let Some(o) = params.as_object_mut() {
-            o.insert("loads_per_batch".into(), json!(batch));
-            o.insert("batches".into(), json!(samples.len()));
-            o.insert("cpu".into(), json!(ctx.cpus.first()));
-            o.insert("page_size_bytes".into(), json!(page));
-        }
+        let params = sample_params(
+            ctx,
+            &chain,
+            page,
+            batch,
+            [("batches", json!(samples.len()))],
+        );
         Ok(Point {
             d,
             params,
@@ -357,17 +363,19 @@ impl LatencyBench {
         );
         let counters = counters.with_per_op("load", (BATCH * samples.len()) as u64);
         let d = Distribution::from_samples(&samples).ok_or("no valid cold-lap samples")?;
-        let mut params = chain.describe();
-        if let Some(o) = params.as_object_mut() {
-            o.insert("loads_per_batch".into(), json!(BATCH));
-            o.insert("laps".into(), json!(LAPS));
-            o.insert("cpu".into(), json!(ctx.cpus.first()));
-            o.insert("page_size_bytes".into(), json!(page));
-            o.insert(
-                "flush".into(),
-                json!("clflushopt (else clflush) of every element's line before each lap"),
-            );
-        }
+        let params = sample_params(
+            ctx,
+            &chain,
+            page,
+            BATCH,
+            [
+                ("laps", json!(LAPS)),
+                (
+                    "flush",
+                    json!("clflushopt (else clflush) of every element's line before each lap"),
+                ),
+            ],
+        );
         Ok(Point {
             d,
             params,
@@ -424,14 +432,18 @@ impl LatencyBench {
             },
             ChainLayout::randomized(alt_slot.max(MIN_RANDOMIZED_SLOT_BYTES)),
         ];
-        let mut chains = vec![CheckedChain {
-            label: self.layout.label(),
-            layout: self.layout.layout.name().into(),
-            slot_bytes: slot,
-            lat_ns: value,
-            judged: true,
-            id: default_id,
-        }];
+        // Each chain with the layout it was built with (the repeat pass rebuilds it).
+        let mut chains = vec![(
+            self.layout,
+            CheckedChain {
+                label: self.layout.label(),
+                layout: self.layout.layout.name().into(),
+                slot_bytes: slot,
+                lat_ns: value,
+                judged: true,
+                id: default_id,
+            },
+        )];
         let pass = |report: &mut Report, region: &mut Region, l: ChainLayout, suffix: &str| {
             if l.validate().is_err()
                 || self
@@ -460,42 +472,36 @@ impl LatencyBench {
         };
         for l in others {
             if let Some((v, id)) = pass(report, region, l, "")? {
-                chains.push(CheckedChain {
+                let c = CheckedChain {
                     label: l.label(),
                     layout: l.layout.name().into(),
                     slot_bytes: l.slot_bytes,
                     lat_ns: v,
                     judged: l.slot_bytes == slot,
                     id,
-                });
+                };
+                chains.push((l, c));
             }
         }
-        let judge = |c: &[CheckedChain]| {
+        let judge = |c: &[(ChainLayout, CheckedChain)]| {
             let o: Vec<f64> = c[1..]
                 .iter()
-                .filter(|x| x.judged)
-                .map(|x| x.lat_ns)
+                .filter(|(_, x)| x.judged)
+                .map(|(_, x)| x.lat_ns)
                 .collect();
-            check_verdict(c[0].lat_ns, &o)
+            check_verdict(c[0].1.lat_ns, &o)
         };
         let mut repeated = false;
         if !judge(&chains).1 {
             repeated = true;
-            for c in chains.iter_mut().filter(|c| c.judged) {
-                let l = ChainLayout {
-                    layout: if c.layout == "aligned" {
-                        SlotLayout::Aligned
-                    } else {
-                        SlotLayout::Randomized
-                    },
-                    slot_bytes: c.slot_bytes,
-                };
-                if let Some((v, _)) = pass(report, region, l, "/repeat")? {
+            for (l, c) in chains.iter_mut().filter(|(_, c)| c.judged) {
+                if let Some((v, _)) = pass(report, region, *l, "/repeat")? {
                     c.lat_ns = (c.lat_ns + v) / 2.0;
                 }
             }
         }
         let (ratio, agree, reported) = judge(&chains);
+        let chains: Vec<CheckedChain> = chains.into_iter().map(|(_, c)| c).collect();
         let aligned_ratio = chains
             .iter()
             .skip(1)
@@ -522,6 +528,14 @@ impl LatencyBench {
             bench_core::chase::UNROLL
         )
     }
+}
+
+/// The DRAM working set a plateau starting at `start` gives: 4 x the start (the sizing
+/// rule), at least [`MIN_DRAM_POINT_BYTES`], never past the sweep's `cap`.
+fn plateau_sizing(start: usize, pl: &DramPlateau, llc: Option<usize>, cap: usize) -> DramSizing {
+    let mut s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, vec![]);
+    s.touched_bytes = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
+    s
 }
 
 /// The verdict of a prefetch self-check: `default_ns` is the sweep's chain, `others`
@@ -635,6 +649,7 @@ impl Benchmark for LatencyBench {
         let mut points: Vec<SweepPoint> = Vec::new();
         let mut plateau: Option<DramPlateau> = None;
         let mut stop_at: Option<usize> = None;
+        let mut plateau_size: Option<DramSizing> = None;
         for &size in &sizes {
             if stop_at.is_some_and(|s| size > s) {
                 break;
@@ -675,11 +690,10 @@ impl Benchmark for LatencyBench {
             if let (Some((c, _)), None) = (&cold_ns, &plateau) {
                 plateau = dram_plateau(&points, *c);
                 if let (Some(pl), None) = (&plateau, &self.sizes) {
-                    let start = points[pl.start].size_bytes;
-                    let s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, vec![]);
-                    // The DRAM point: 4 x the start, at least MIN_DRAM_POINT_BYTES, never past the cap.
-                    let want = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
+                    let s = plateau_sizing(points[pl.start].size_bytes, pl, llc, cap);
+                    let want = s.touched_bytes;
                     stop_at = Some(sizes.iter().copied().find(|&x| x >= want).unwrap_or(cap));
+                    plateau_size = Some(s);
                 }
             }
         }
@@ -771,13 +785,11 @@ impl Benchmark for LatencyBench {
                 (crate::levels::DRAM_FLAT - 1.0) * 100.0,
                 crate::levels::DRAM_REF_SHARE * 100.0
             );
-            mem = Some((value, ids.clone(), m));
-            if self.sizes.is_none() {
-                let start = points[pl.start].size_bytes;
-                let mut s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, ids);
-                s.touched_bytes = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
+            if let Some(mut s) = plateau_size.take() {
+                s.from = ids.clone();
                 ctx.sizing.record(&target, s);
             }
+            mem = Some((value, ids, m));
         } else if let (None, Some((c, cold_id))) = (&mem, &cold_ns) {
             // No flat plateau below the cap (memory-bound cap, or a noisy machine), and the
             // sysfs window (>= 4 x LLC) holds no point: take the points within two
@@ -803,7 +815,7 @@ impl Benchmark for LatencyBench {
             }
         }
         if plateau.is_none() && self.sizes.is_none() {
-            let (t, bounded) = cap_rule.touched_for(self.span_factor(), available);
+            let (t, bounded) = cap_rule.touched_for(self.layout.span_per_touched(), available);
             let mut s = cap_rule.clone();
             s.touched_bytes = t;
             if bounded {

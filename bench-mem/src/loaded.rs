@@ -111,8 +111,7 @@ impl LoadedLatencyBench {
     /// The chase's working set (touched bytes) on `target` and how it was chosen.
     fn chase_touched(ctx: &Context, target: &TargetSpec) -> (usize, DramSizing) {
         let layout = ChainLayout::DEFAULT;
-        let span_factor = layout.slot_bytes / layout.touched_per_element();
-        let (t, s, _) = ctx.dram_touched(target, span_factor);
+        let (t, s, _) = ctx.dram_touched(target, layout.span_per_touched());
         (layout.round_touched(t), s)
     }
 

@@ -232,19 +232,7 @@ pub fn env(format: Format) -> Result<()> {
                 "numa balancing: {}",
                 env.numa_balancing.map_or("n/a".into(), |b| b.to_string())
             );
-            let pf = &env.prefetchers;
-            match pf.reason.as_deref() {
-                Some(why) => println!("prefetchers:    unknown ({why})"),
-                None => {
-                    let off = pf.disabled();
-                    let state = if off.is_empty() {
-                        "all enabled".to_string()
-                    } else {
-                        format!("DISABLED: {}", off.join(", "))
-                    };
-                    println!("prefetchers:    {state} ({})", pf.source)
-                }
-            }
+            println!("prefetchers:    {}", env.prefetchers.summary());
             println!(
                 "perf paranoid:  {}",
                 env.perf_event_paranoid

@@ -31,6 +31,18 @@ fn bench_core_cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// Runs cxlchar with `args`, expects success, and parses its stdout as JSON.
+fn json_stdout(args: &[&str]) -> Value {
+    let out = cxlchar()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
@@ -155,16 +167,9 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
 
 #[test]
 fn json_format_on_stdout_is_schema_valid() {
-    let out = cxlchar()
-        .args([
-            "mem", "latency", "--quick", "--sizes", "4K,16K", "--format", "json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let doc = json_stdout(&[
+        "mem", "latency", "--quick", "--sizes", "4K,16K", "--format", "json",
+    ]);
     assert_schema_valid(&doc);
     let ids: Vec<&str> = doc["measurements"]
         .as_array()
@@ -190,17 +195,10 @@ fn json_format_on_stdout_is_schema_valid() {
 
 #[test]
 fn aligned_layout_is_available_and_named() {
-    let out = cxlchar()
-        .args([
-            "mem", "latency", "--quick", "--sizes", "64K", "--layout", "aligned", "--slot", "64",
-            "--format", "json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let doc = json_stdout(&[
+        "mem", "latency", "--quick", "--sizes", "64K", "--layout", "aligned", "--slot", "64",
+        "--format", "json",
+    ]);
     let m = doc["measurements"]
         .as_array()
         .unwrap()
@@ -378,28 +376,14 @@ fn targets_and_env_list_the_machine() {
         .success()
         .stdout(predicate::str::contains("anon"))
         .stdout(predicate::str::contains("GPUs"));
-    let out = cxlchar()
-        .args(["targets", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    let v = json_stdout(&["targets", "--format", "json"]);
     assert!(!v["topology"]["nodes"].as_array().unwrap().is_empty());
     // GPUs are listed, or their absence is explained.
     assert!(
         !v["gpus"]["devices"].as_array().unwrap().is_empty()
             || !v["gpus"]["skipped"].as_str().unwrap().is_empty()
     );
-    let out = cxlchar()
-        .args(["env", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
+    let v = json_stdout(&["env", "--format", "json"]);
     assert!(v["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
 }
 
@@ -444,26 +428,19 @@ fn bad_bandwidth_inputs_are_errors() {
 
 #[test]
 fn bandwidth_records_isa_and_threads() {
-    let out = cxlchar()
-        .args([
-            "mem",
-            "bandwidth",
-            "--quick",
-            "--kernel",
-            "read,nt-copy",
-            "--sizes",
-            "64K",
-            "--threads",
-            "1",
-            "--format",
-            "json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let doc = json_stdout(&[
+        "mem",
+        "bandwidth",
+        "--quick",
+        "--kernel",
+        "read,nt-copy",
+        "--sizes",
+        "64K",
+        "--threads",
+        "1",
+        "--format",
+        "json",
+    ]);
     assert_schema_valid(&doc);
     let ms = doc["measurements"].as_array().unwrap();
     assert_eq!(ms.len(), 2);
@@ -480,14 +457,7 @@ fn bandwidth_records_isa_and_threads() {
 #[test]
 fn verbs_without_a_device_or_the_feature_is_skipped_with_the_reason() {
     // This CI machine has no RDMA device; a build without the verbs feature skips too.
-    let out = cxlchar()
-        .args(["verbs", "post", "--quick", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let doc = json_stdout(&["verbs", "post", "--quick", "--format", "json"]);
     assert_schema_valid(&doc);
     let skipped = doc["skipped"].as_array().unwrap();
     let s = skipped
@@ -516,14 +486,7 @@ fn verbs_bad_input_is_an_error() {
 /// naming libcuda; with a GPU it measures. Never a panic.
 #[test]
 fn gpu_without_a_driver_is_skipped_with_the_reason() {
-    let out = cxlchar()
-        .args(["gpu", "--quick", "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let doc = json_stdout(&["gpu", "--quick", "--format", "json"]);
     assert_schema_valid(&doc);
     match doc["skipped"]
         .as_array()

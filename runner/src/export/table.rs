@@ -47,19 +47,7 @@ impl Exporter for TableExporter {
                 .invariant
                 .map_or("unknown".into(), |b| b.to_string())
         )?;
-        let pf = &e.prefetchers;
-        match pf.reason.as_deref() {
-            Some(why) => writeln!(s, "prefetchers: unknown ({why})")?,
-            None if pf.disabled().is_empty() => {
-                writeln!(s, "prefetchers: all enabled ({})", pf.source)?
-            }
-            None => writeln!(
-                s,
-                "prefetchers: DISABLED {} ({})",
-                pf.disabled().join(", "),
-                pf.source
-            )?,
-        }
+        writeln!(s, "prefetchers: {}", e.prefetchers.summary())?;
         for (t, z) in &f.dram_sizing {
             writeln!(
                 s,

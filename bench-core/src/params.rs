@@ -164,7 +164,7 @@ pub struct PrefetchCheck {
     pub aligned_ratio: Option<f64>,
     /// Largest |ratio - 1| still counted as agreement.
     pub tolerance: f64,
-    /// `agree` or `disagree`.
+    /// `agree`, `disagree`, or `unchecked` (no other judged chain could be measured).
     pub verdict: String,
     /// The figure reported as the DRAM latency (ns): the default chain's when they agree
     /// or when it is the slowest, the slowest judged chain's otherwise.

@@ -501,6 +501,7 @@ impl LatencyBench {
             }
         }
         let (ratio, agree, reported) = judge(&chains);
+        let judged = chains.iter().skip(1).filter(|(_, c)| c.judged).count();
         let chains: Vec<CheckedChain> = chains.into_iter().map(|(_, c)| c).collect();
         let aligned_ratio = chains
             .iter()
@@ -514,7 +515,7 @@ impl LatencyBench {
             ratio,
             aligned_ratio,
             tolerance: CHECK_TOLERANCE,
-            verdict: if agree { "agree" } else { "disagree" }.into(),
+            verdict: verdict_name(judged, agree).into(),
             reported_ns: reported,
             repeated,
         })
@@ -536,6 +537,16 @@ fn plateau_sizing(start: usize, pl: &DramPlateau, llc: Option<usize>, cap: usize
     let mut s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, vec![]);
     s.touched_bytes = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
     s
+}
+
+/// The verdict's name: `unchecked` when no other judged chain could be measured (the
+/// check compared nothing, so it must not read as agreement), else `agree` or `disagree`.
+pub fn verdict_name(judged_others: usize, agree: bool) -> &'static str {
+    match (judged_others, agree) {
+        (0, _) => "unchecked",
+        (_, true) => "agree",
+        (_, false) => "disagree",
+    }
 }
 
 /// The verdict of a prefetch self-check: `default_ns` is the sweep's chain, `others`
@@ -867,7 +878,21 @@ impl Benchmark for LatencyBench {
             if self.prefetch_check && self.order != ChaseOrder::Random {
                 let check =
                     self.prefetch_check(ctx, region, &mut report, size, value, default_id)?;
-                if check.verdict != "agree" {
+                if check.verdict == "unchecked" {
+                    warn(
+                        &mut report,
+                        "prefetch_check",
+                        format!(
+                            "the prefetch self-check compared nothing at {}: the {} chain could not be placed in the target's memory",
+                            format_size(size),
+                            match self.layout.layout {
+                                SlotLayout::Randomized => "aligned",
+                                SlotLayout::Aligned => "randomized",
+                            }
+                        ),
+                        "free memory or use a larger target; mem_lat_ns is the default chain's figure, unchecked",
+                    );
+                } else if check.verdict == "disagree" {
                     let chains = check
                         .chains
                         .iter()
@@ -1035,8 +1060,11 @@ mod tests {
         let (_, agree, rep) = check_verdict(70.0, &[100.0]);
         assert!(!agree);
         assert_eq!(rep, 100.0);
-        // Nothing else measured: agreement with itself.
+        // Nothing else measured: agreement with itself, which is named unchecked.
         assert_eq!(check_verdict(90.0, &[]), (1.0, true, 90.0));
+        assert_eq!(verdict_name(0, true), "unchecked");
+        assert_eq!(verdict_name(1, true), "agree");
+        assert_eq!(verdict_name(1, false), "disagree");
     }
 
     #[test]

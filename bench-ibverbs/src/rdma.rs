@@ -8,14 +8,13 @@
 
 use crate::config::{Peer, VerbsConfig};
 use crate::error::VerbsError;
-use crate::hockney;
 use crate::wire::{Command, QpInfo, QP_INFO_BYTES};
 use bench_core::bench::{Context, Param, Report};
 use bench_core::counters::{
     self, CounterGroup, MeasurementCounters, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
 use bench_core::params::{Measurement, ParamInfo, Warning};
-use bench_core::stats::Distribution;
+use bench_core::stats::{hockney_fit, Distribution, HOCKNEY_WEIGHTS};
 use bench_core::target::Region;
 use ibverbs_sys as ffi;
 use serde_json::json;
@@ -1422,9 +1421,14 @@ fn latency(
             }
         }
     }
-    if let Some(h) = hockney::fit(&points) {
+    if let Ok(h) = hockney_fit(&points) {
         let m = format!(
-            "least-squares fit of T(s) = lat + s/bw to the median half round trips (r2 = {:.4})",
+            "least-squares fit of T(s) = lat + s/bw to the median half round trips, {HOCKNEY_WEIGHTS}{} (r2 = {:.4})",
+            if h.latency_constrained {
+                "; latency held at 0 (the unconstrained fit was negative)"
+            } else {
+                ""
+            },
             h.r2
         );
         out.param("verbs_hockney_lat_ns", h.lat_ns, "ns", &m, ids.clone());

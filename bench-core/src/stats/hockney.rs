@@ -177,7 +177,9 @@ mod tests {
     /// `pool_hockney_*` are unchanged.
     #[test]
     fn matches_the_former_pool_msg_fit() {
-        let cases: [(&[(f64, f64)], f64, f64); 3] = [
+        // (points, latency ns, bandwidth GB/s)
+        type Case<'a> = (&'a [(f64, f64)], f64, f64);
+        let cases: [Case; 3] = [
             (
                 &[
                     (8.0, 95.3),

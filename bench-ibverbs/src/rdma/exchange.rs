@@ -1,6 +1,6 @@
 //! The out-of-band exchange over TCP: connecting and accepting with timeouts, swapping
-//! [`QpInfo`] (ours first), and the command channel of a two-host run ([`Remote`] on the
-//! measuring side, [`serve`] on the `--server` side).
+//! [`QpInfo`] (ours first), and the command channel of a two-host run (`Remote` on the
+//! measuring side, `serve` on the `--server` side).
 
 use super::qp::Side;
 use super::wr::{post_one, Op};

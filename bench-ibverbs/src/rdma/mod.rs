@@ -8,10 +8,10 @@
 //!
 //! One module per concern: [`device`] (opening a device, its port and GID), [`qp`] (the
 //! RC queue pairs, the registered region and their setup), [`wr`] (work requests),
-//! [`exchange`] (the out-of-band TCP QP-info exchange and the command channel of a
-//! two-host run), one module per benchmark ([`post`]: the post/poll breakdown and
-//! injection, [`latency`]: the ping-pong latency and its Hockney fit, [`bandwidth`]: the
-//! streaming bandwidth) and [`report`] (the measurements and params they produce).
+//! [`exchange`](mod@exchange) (the out-of-band TCP QP-info exchange and the command
+//! channel of a two-host run), one module per benchmark ([`post`]: the post/poll breakdown
+//! and injection, [`latency`]: the ping-pong latency and its Hockney fit, [`bandwidth`]:
+//! the streaming bandwidth) and [`report`] (the measurements and params they produce).
 
 pub mod bandwidth;
 pub mod device;

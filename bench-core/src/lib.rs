@@ -11,7 +11,8 @@
 //! * [`topology`]: what the machine offers (NUMA nodes, caches, dax devices, hugepage
 //!   pools), read from sysfs under a configurable root so that it can be tested;
 //! * [`env`]: the environment that changes results, and warnings that say how to fix it;
-//! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev);
+//! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev), the
+//!   one median and the one Hockney fit (weighted by 1/t^2, latency never negative);
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
 //! * [`pci`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spelling of a PCI BAR;
 //! * [`counters`]: software and hardware event counts around a timed section (perf_event),

@@ -258,11 +258,7 @@ impl Benchmark for AtomicsBench {
                         LAYOUT.label()
                     )
                 };
-                let median_atomic = {
-                    let mut a = [p50[1], p50[2], p50[3]];
-                    a.sort_by(f64::total_cmp);
-                    a[1]
-                };
+                let median_atomic = bench_core::stats::median(&p50[1..4]).expect("three figures");
                 report.params.push(Param::new(
                     "atomic_lat_ns",
                     median_atomic,

@@ -28,7 +28,7 @@ use bench_core::counters::{
     self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
 use bench_core::params::Skipped;
-use bench_core::stats::Distribution;
+use bench_core::stats::{hockney_fit, Distribution};
 use bench_core::target::Region;
 use bench_core::units::format_size;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -350,30 +350,6 @@ fn ring_err() -> PoolError {
     }
 }
 
-/// Weighted least-squares fit of `t = a + s / bw` (weights 1/t², i.e. relative error),
-/// returning `(a_ns, bw_gbs)`; `None` when the fit is not physical (a < 0 or bw <= 0).
-pub fn hockney_fit(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    if points.len() < 2 {
-        return None;
-    }
-    let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    for &(s, t) in points {
-        let w = 1.0 / (t * t).max(1e-18);
-        sw += w;
-        sx += w * s;
-        sy += w * t;
-        sxx += w * s * s;
-        sxy += w * s * t;
-    }
-    let det = sw * sxx - sx * sx;
-    if det.abs() < 1e-300 {
-        return None;
-    }
-    let b = (sw * sxy - sx * sy) / det;
-    let a = (sy - b * sx) / sw;
-    (a >= 0.0 && b > 0.0).then(|| (a, 1.0 / b))
-}
-
 /// Message sizes: 8 B .. 4 MiB (powers of two; quick: powers of eight up to 256 KiB),
 /// at most `max`.
 pub fn sizes(quick: bool, max: usize) -> Vec<usize> {
@@ -611,8 +587,11 @@ impl MsgBench {
                     vec![best_bw.1.clone()],
                 ));
             }
-            match hockney_fit(&fit) {
-                Some((a, bw)) => {
+            // Published only when the latency did not have to be held at 0 (a constrained
+            // fit is skipped with the reason, as before the fit moved to bench-core).
+            match hockney_fit(&fit).ok().filter(|h| !h.latency_constrained) {
+                Some(h) => {
+                    let (a, bw) = (h.lat_ns, h.bw_gbs);
                     report.params.push(Param::new(format!("pool_hockney_lat{sfx}_ns"), a, "ns", &target,
                         format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
                     report.params.push(Param::new(format!("pool_hockney_bw{sfx}_gbs"), bw, "GB/s", &target,
@@ -739,24 +718,6 @@ impl Benchmark for MsgBench {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hockney_fit_recovers_a_model() {
-        let pts: Vec<(f64, f64)> = (3..20)
-            .map(|i| {
-                let s = (1u64 << i) as f64;
-                (s, 500.0 + s / 10.0)
-            })
-            .collect();
-        let (a, bw) = hockney_fit(&pts).unwrap();
-        assert!((a - 500.0).abs() < 1e-6, "{a}");
-        assert!((bw - 10.0).abs() < 1e-9, "{bw}");
-        assert!(hockney_fit(&[(8.0, 100.0)]).is_none());
-        assert!(
-            hockney_fit(&[(8.0, 100.0), (1e6, 50.0)]).is_none(),
-            "decreasing times are not physical"
-        );
-    }
 
     #[test]
     fn sizes_cover_8b_to_4m() {

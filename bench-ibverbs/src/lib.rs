@@ -5,18 +5,17 @@
 //! (`llp_prog_ns`), the busy post on a full send queue (`busy_post_ns`), the injection
 //! overhead per message (`inj_overhead_ns`, post + progress + misc) and message rate
 //! (`msg_rate_mps`); ping-pong latency and streaming bandwidth over 8 B .. 1 MiB with a
-//! Hockney fit (seed 000).
+//! Hockney fit (seed 000, [`bench_core::stats::hockney_fit`]).
 //!
 //! The measuring code is behind the `verbs` cargo feature (it links libibverbs); without
 //! it the crate builds everywhere and [`bench::VerbsBench`] skips with
-//! [`NOT_BUILT`]. The wire format, the fit and the configuration are always built (and
+//! [`NOT_BUILT`]. The wire format and the configuration are always built (and
 //! tested).
 #![deny(missing_docs)]
 
 pub mod bench;
 pub mod config;
 pub mod error;
-pub mod hockney;
 #[cfg(feature = "verbs")]
 pub mod rdma;
 pub mod wire;

@@ -185,9 +185,9 @@ impl Timer {
             let b = self.stop();
             d.push(b.saturating_sub(a));
         }
-        d.sort_unstable();
-        let median = d[d.len() / 2] as f64;
-        let resolution = d.iter().copied().find(|&x| x > 0).unwrap_or(1) as f64;
+        let ticks: Vec<f64> = d.iter().map(|&x| x as f64).collect();
+        let median = crate::stats::median(&ticks).unwrap_or(0.0);
+        let resolution = d.iter().copied().filter(|&x| x > 0).min().unwrap_or(1) as f64;
         (median, resolution)
     }
 
@@ -259,9 +259,13 @@ fn calibrate_against_clock(cal: Calibration, start: fn() -> u64, stop: fn() -> u
         let mid = t1 + (t1b - t1) / 2;
         f.push((c1.wrapping_sub(c0)) as f64 / ((mid - t0) as f64 / 1e9));
     }
-    f.sort_by(|a, b| a.total_cmp(b));
-    let med = f[f.len() / 2];
-    let spread = (f[f.len() - 1] - f[0]) / med * 1e6;
+    let med = crate::stats::median(&f).unwrap_or(f64::NAN);
+    let (lo, hi) = f
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    let spread = (hi - lo) / med * 1e6;
     (med, spread)
 }
 

@@ -79,16 +79,7 @@ pub struct DiffReport {
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    bench_core::stats::median(&v).unwrap_or(f64::NAN)
 }
 
 fn key_noise(f: &ParamsFile, key: &str) -> Option<Noise> {

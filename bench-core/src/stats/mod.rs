@@ -1,8 +1,13 @@
-//! Statistics: samples to a [`Distribution`].
+//! Statistics: samples to a [`Distribution`], the one [`median`] of the workspace, and
+//! the one Hockney fit ([`hockney_fit`], `t(n) = alpha + n / beta`).
 //!
 //! Percentiles come from an HDR histogram (3 significant digits) of the samples scaled
 //! to thousandths of their unit, so sub-nanosecond latencies keep their precision;
 //! min, max, mean and standard deviation are computed exactly from the samples.
+
+mod hockney;
+
+pub use hockney::{hockney_fit, HockneyError, HockneyFit, HOCKNEY_WEIGHTS};
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -79,7 +84,9 @@ impl Distribution {
     }
 }
 
-/// Median of a slice (sorted copy), `None` when empty.
+/// Median of a slice (sorted copy; the mean of the two middle values for an even count),
+/// `None` when empty. Every median over a handful of figures in the workspace is this one
+/// (percentiles of a measurement's samples come from [`Distribution`]).
 pub fn median(values: &[f64]) -> Option<f64> {
     if values.is_empty() {
         return None;

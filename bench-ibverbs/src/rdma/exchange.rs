@@ -1,0 +1,232 @@
+//! The out-of-band exchange over TCP: connecting and accepting with timeouts, swapping
+//! [`QpInfo`] (ours first), and the command channel of a two-host run (`Remote` on the
+//! measuring side, `serve` on the `--server` side).
+
+use super::qp::Side;
+use super::wr::{post_one, Op};
+use super::MAX_MSG;
+use crate::error::VerbsError;
+use crate::wire::{Command, QpInfo, QP_INFO_BYTES};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+pub(super) fn io_err(peer: &str, timeout: Duration) -> impl Fn(std::io::Error) -> VerbsError + '_ {
+    move |source| VerbsError::Exchange {
+        peer: peer.to_string(),
+        source,
+        timeout,
+    }
+}
+
+/// Exchanges QP info on an open stream (ours first, then theirs), with timeouts.
+pub fn exchange(
+    s: &mut TcpStream,
+    ours: &QpInfo,
+    peer: &str,
+    timeout: Duration,
+) -> Result<QpInfo, VerbsError> {
+    let e = io_err(peer, timeout);
+    s.set_read_timeout(Some(timeout)).map_err(&e)?;
+    s.set_write_timeout(Some(timeout)).map_err(&e)?;
+    s.write_all(&ours.encode()).map_err(&e)?;
+    let mut buf = [0u8; QP_INFO_BYTES];
+    s.read_exact(&mut buf).map_err(&e)?;
+    QpInfo::decode(&buf).map_err(|source| VerbsError::Wire {
+        peer: peer.to_string(),
+        source,
+    })
+}
+
+/// Connects to a server (every resolved address, each with the timeout).
+pub fn tcp_connect(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, VerbsError> {
+    let peer = format!("{host}:{port}");
+    let e = io_err(&peer, timeout);
+    let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(&e)?.collect();
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    for a in addrs {
+        match TcpStream::connect_timeout(&a, timeout) {
+            Ok(s) => return Ok(s),
+            Err(x) => last = x,
+        }
+    }
+    Err(e(last))
+}
+
+/// Accepts one client within the timeout.
+pub fn tcp_accept(port: u16, timeout: Duration) -> Result<(TcpStream, String), VerbsError> {
+    let peer = format!("0.0.0.0:{port}");
+    let e = io_err(&peer, timeout);
+    let l = TcpListener::bind(("0.0.0.0", port)).map_err(&e)?;
+    l.set_nonblocking(true).map_err(&e)?;
+    let end = Instant::now() + timeout;
+    loop {
+        match l.accept() {
+            Ok((s, a)) => {
+                s.set_nonblocking(false).map_err(&e)?;
+                return Ok((s, a.to_string()));
+            }
+            Err(x) if x.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() > end {
+                    return Err(e(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "no client connected",
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(x) => return Err(e(x)),
+        }
+    }
+}
+
+/// The other end as the measuring side sees it.
+pub(super) enum Remote<'a> {
+    /// The second local queue pair.
+    Local(&'a Side),
+    /// A `--server` over TCP.
+    Tcp(&'a mut TcpStream, String),
+}
+
+impl Remote<'_> {
+    pub(super) fn command(&mut self, c: Command, t: Duration) -> Result<(), VerbsError> {
+        if let Remote::Tcp(s, peer) = self {
+            s.write_all(&c.encode()).map_err(io_err(peer, t))?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn ack(&mut self, t: Duration) -> Result<(), VerbsError> {
+        if let Remote::Tcp(s, peer) = self {
+            let mut b = [0u8; 1];
+            s.read_exact(&mut b).map_err(io_err(peer, t))?;
+        }
+        Ok(())
+    }
+
+    /// Local: consume `n` receives on the peer queue pair.
+    pub(super) fn drain(&self, n: usize, t: Duration) -> Result<(), VerbsError> {
+        if let Remote::Local(b) = self {
+            b.wait_recv(n, t)?;
+        }
+        Ok(())
+    }
+}
+
+/// Serves a client's commands on a connected queue pair until `Quit` or EOF.
+pub(super) fn serve(
+    side: &Side,
+    s: &mut TcpStream,
+    peer: &str,
+    t: Duration,
+) -> Result<u64, VerbsError> {
+    // Commands can be far apart (the client measures in between).
+    let idle = t.saturating_mul(30);
+    s.set_read_timeout(Some(idle)).map_err(io_err(peer, idle))?;
+    let mut served = 0;
+    loop {
+        let mut b = [0u8; 9];
+        match s.read_exact(&mut b) {
+            Ok(()) => {}
+            Err(x) if x.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(served),
+            Err(x) => return Err(io_err(peer, idle)(x)),
+        }
+        let c = Command::decode(&b).map_err(|source| VerbsError::Wire {
+            peer: peer.into(),
+            source,
+        })?;
+        served += 1;
+        match c {
+            Command::Quit => return Ok(served),
+            Command::Pong { size, iters } => {
+                let size = (size as usize).min(MAX_MSG);
+                let mut sig = 0;
+                for i in 0..iters {
+                    side.wait_recv(1, t)?;
+                    let signaled = i % 32 == 31 || i + 1 == iters;
+                    post_one(
+                        side,
+                        Op::Send,
+                        size,
+                        size <= side.max_inline as usize,
+                        signaled,
+                    )?;
+                    if signaled {
+                        sig += 1;
+                    }
+                }
+                side.wait_send(sig, t)?;
+            }
+            Command::Sink { size: _, count } => {
+                side.wait_recv(count as usize, t)?;
+                s.write_all(&[1]).map_err(io_err(peer, t))?;
+            }
+        }
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unreachable_peer_times_out() {
+        // 192.0.2.0/24 is TEST-NET-1: nothing answers; the connect must give up in time.
+        let t = Duration::from_millis(300);
+        let t0 = Instant::now();
+        let r = tcp_connect("192.0.2.123", 9, t);
+        assert!(r.is_err());
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let s = r.unwrap_err().to_string();
+        assert!(s.contains("192.0.2.123:9"), "{s}");
+    }
+
+    #[test]
+    fn accept_times_out_and_exchange_detects_mismatch() {
+        let t0 = Instant::now();
+        assert!(tcp_accept(0, Duration::from_millis(100)).is_err());
+        assert!(t0.elapsed() < Duration::from_secs(5));
+
+        // A fake peer that answers with another wire version.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let h = std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut b = [0u8; QP_INFO_BYTES];
+            s.read_exact(&mut b).unwrap();
+            b[5] ^= 0xff;
+            s.write_all(&b).unwrap();
+        });
+        let mut s = tcp_connect("127.0.0.1", port, Duration::from_secs(2)).unwrap();
+        let ours = QpInfo {
+            qpn: 17,
+            mtu: 3,
+            ..Default::default()
+        };
+        let e = exchange(&mut s, &ours, "peer", Duration::from_secs(2)).unwrap_err();
+        h.join().unwrap();
+        assert!(
+            matches!(
+                e,
+                VerbsError::Wire {
+                    source: crate::wire::WireError::VersionMismatch { .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
+
+        // A silent peer: the exchange gives up after the timeout.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let _keep = std::thread::spawn(move || {
+            let (s, _) = l.accept().unwrap();
+            std::thread::sleep(Duration::from_secs(2));
+            drop(s);
+        });
+        let mut s = tcp_connect("127.0.0.1", port, Duration::from_secs(2)).unwrap();
+        let t0 = Instant::now();
+        let e = exchange(&mut s, &ours, "silent", Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(e, VerbsError::Exchange { .. }), "{e}");
+        assert!(t0.elapsed() < Duration::from_millis(1900));
+    }
+}

@@ -1,0 +1,66 @@
+//! Report assembly: the measurements (with placement and counters) and the params of one
+//! verbs run.
+
+use bench_core::bench::{Param, Report};
+use bench_core::counters::MeasurementCounters;
+use bench_core::params::{Measurement, ParamInfo};
+use bench_core::stats::Distribution;
+use bench_core::target::Region;
+
+/// Collects measurements and params of one run.
+pub(super) struct Out<'a> {
+    pub(super) rep: Report,
+    pub(super) target: &'a str,
+    pub(super) region: &'a Region,
+}
+
+impl Out<'_> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn meas(
+        &mut self,
+        id: String,
+        params: serde_json::Value,
+        unit: &str,
+        method: &str,
+        s: &[f64],
+        counters: MeasurementCounters,
+    ) -> Option<f64> {
+        let d = Distribution::from_samples(s)?;
+        let p50 = d.p50;
+        self.rep.measurements.push(Measurement {
+            id,
+            benchmark: "verbs".into(),
+            target: self.target.into(),
+            parameters: params,
+            unit: unit.into(),
+            method: method.into(),
+            distribution: d,
+            placement: Some(self.region.placement().clone()),
+            counters: Some(counters),
+        });
+        Some(p50)
+    }
+
+    pub(super) fn param(
+        &mut self,
+        key: &str,
+        value: f64,
+        unit: &str,
+        method: &str,
+        from: Vec<String>,
+    ) {
+        if !value.is_finite() {
+            return;
+        }
+        self.rep.params.push(Param {
+            key: key.into(),
+            value,
+            info: ParamInfo {
+                unit: unit.into(),
+                target: self.target.into(),
+                method: method.into(),
+                from,
+            },
+        });
+    }
+}

@@ -1,6 +1,8 @@
-//! Cache-line maintenance primitives shared by the pool benchmarks: flush (clflush,
-//! clflushopt, clwb), fences, non-temporal stores, and the runtime checks that say which
-//! of them this CPU has.
+//! The one home of cache-line and store primitives: flush (clflush, clflushopt, clwb, by
+//! line or by range), fences (`sfence`, `mfence`), non-temporal stores (fill, copy, one
+//! 64-byte line), volatile stores for uncached and write-combining mappings (MMIO), and
+//! the runtime checks that say which of them this CPU has. The pool, flush and chase code,
+//! the MMIO benchmark and the bandwidth kernels' fences all use these.
 //!
 //! Everything arch-specific sits behind `#[cfg(target_arch = "x86_64")]`; elsewhere every
 //! method reports itself unavailable and the benchmarks skip with that reason.
@@ -164,6 +166,107 @@ pub fn full_fence() {
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
+/// Writes back and evicts the line holding `p` with `clflush` (ordered by itself).
+///
+/// # Safety
+/// `p` must be mapped; `FlushMethod::Clflush.available()` must be `Ok`.
+#[inline(always)]
+pub unsafe fn clflush_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        x86::clflush_line(p as usize)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Writes back and evicts the line holding `p` with `clflushopt` (weakly ordered: fence
+/// with [`store_fence`]).
+///
+/// # Safety
+/// `p` must be mapped; `FlushMethod::ClflushoptSfence.available()` must be `Ok`.
+#[inline(always)]
+pub unsafe fn clflushopt_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        x86::clflushopt_line(p as usize)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Writes back the line holding `p` with `clwb` (it may stay cached; fence with
+/// [`store_fence`]).
+///
+/// # Safety
+/// `p` must be mapped; `FlushMethod::ClwbSfence.available()` must be `Ok`.
+#[inline(always)]
+pub unsafe fn clwb_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        x86::clwb_line(p as usize)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// One 8-byte volatile store: the uncached (MMIO) write. The compiler neither drops,
+/// merges nor reorders it with other volatile accesses; no fence.
+///
+/// # Safety
+/// `dst` must be 8-byte aligned with 8 writable bytes.
+#[inline(always)]
+pub unsafe fn store_8b_volatile(dst: *mut u8, v: u64) {
+    // SAFETY: forwarded caller guarantee.
+    unsafe { core::ptr::write_volatile(dst as *mut u64, v) };
+}
+
+/// Stores `val` into `len` bytes at `dst` with 8-byte volatile stores (`len` a multiple
+/// of 8): the write-combining copy of the PIO/doorbell path, which a WC mapping merges
+/// into bursts. No fence: follow it with [`store_fence`].
+///
+/// # Safety
+/// `dst` must be 8-byte aligned with `len` writable bytes.
+#[inline(always)]
+pub unsafe fn wc_store(dst: *mut u8, len: usize, val: u64) {
+    for i in (0..len).step_by(8) {
+        // SAFETY: i + 8 <= len, inside the caller's range; 8-aligned.
+        unsafe { store_8b_volatile(dst.add(i), val) };
+    }
+}
+
+/// A 64-byte write-combining copy ([`wc_store`] of one line). No fence.
+///
+/// # Safety
+/// `dst` must be 8-byte aligned with 64 writable bytes.
+#[inline(always)]
+pub unsafe fn wc_store_64b(dst: *mut u8, val: u64) {
+    // SAFETY: forwarded caller guarantee.
+    unsafe { wc_store(dst, 64, val) };
+}
+
+/// Writes one 64-byte line at `dst` with non-temporal stores (four 16-byte `movntdq`;
+/// plain stores elsewhere). No fence: follow it with [`store_fence`].
+///
+/// # Safety
+/// `dst` must be 16-byte aligned with 64 writable bytes.
+#[inline(always)]
+pub unsafe fn nt_store_64b(dst: *mut u8, byte: u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        x86::nt_store_64b(dst, byte)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        std::ptr::write_bytes(dst, byte, LINE)
+    };
+}
+
 /// Fills `len` bytes at `dst` with `byte` using non-temporal stores (16 B `movntdq`
 /// where aligned, 8 B `movnti` otherwise; the length is rounded up to 8 B). Does not
 /// fence.
@@ -215,9 +318,50 @@ mod x86 {
     pub unsafe fn clflush_lines(start: usize, end: usize) {
         let mut a = start;
         while a < end {
-            // SAFETY: mapped per caller; clflush is SSE2 (baseline).
-            unsafe { _mm_clflush(a as *const u8) };
+            // SAFETY: mapped per caller.
+            unsafe { clflush_line(a) };
             a += LINE;
+        }
+    }
+
+    /// # Safety
+    /// Line mapped.
+    #[inline(always)]
+    pub unsafe fn clflush_line(a: usize) {
+        // SAFETY: mapped per caller; clflush is SSE2 (baseline).
+        unsafe { _mm_clflush(a as *const u8) };
+    }
+
+    /// # Safety
+    /// Line mapped; CPU has clflushopt.
+    #[inline(always)]
+    pub unsafe fn clflushopt_line(a: usize) {
+        // SAFETY: mapped per caller; the CPU has CLFLUSHOPT (checked by the caller
+        // through FlushMethod::available). clflushopt does not modify flags.
+        unsafe {
+            core::arch::asm!("clflushopt [{0}]", in(reg) a, options(nostack, preserves_flags))
+        };
+    }
+
+    /// # Safety
+    /// Line mapped; CPU has clwb.
+    #[inline(always)]
+    pub unsafe fn clwb_line(a: usize) {
+        // SAFETY: mapped per caller; the CPU has CLWB (checked by the caller).
+        unsafe { core::arch::asm!("clwb [{0}]", in(reg) a, options(nostack, preserves_flags)) };
+    }
+
+    /// # Safety
+    /// `dst` 16-aligned with 64 writable bytes.
+    #[inline(always)]
+    pub unsafe fn nt_store_64b(dst: *mut u8, byte: u8) {
+        let v = _mm_set1_epi8(byte as i8);
+        // SAFETY: four aligned 16-byte stores inside the caller's 64 bytes.
+        unsafe {
+            _mm_stream_si128(dst as *mut __m128i, v);
+            _mm_stream_si128(dst.add(16) as *mut __m128i, v);
+            _mm_stream_si128(dst.add(32) as *mut __m128i, v);
+            _mm_stream_si128(dst.add(48) as *mut __m128i, v);
         }
     }
 
@@ -239,11 +383,8 @@ mod x86 {
     pub unsafe fn clflushopt_lines(start: usize, end: usize) {
         let mut a = start;
         while a < end {
-            // SAFETY: mapped per caller; the CPU has CLFLUSHOPT (checked by the caller
-            // through FlushMethod::available). clflushopt does not modify flags.
-            unsafe {
-                core::arch::asm!("clflushopt [{0}]", in(reg) a, options(nostack, preserves_flags))
-            };
+            // SAFETY: mapped per caller; the CPU has CLFLUSHOPT (checked by the caller).
+            unsafe { clflushopt_line(a) };
             a += LINE;
         }
         // SAFETY: sfence has no operands.
@@ -257,7 +398,7 @@ mod x86 {
         let mut a = start;
         while a < end {
             // SAFETY: mapped per caller; the CPU has CLWB (checked by the caller).
-            unsafe { core::arch::asm!("clwb [{0}]", in(reg) a, options(nostack, preserves_flags)) };
+            unsafe { clwb_line(a) };
             a += LINE;
         }
         // SAFETY: sfence has no operands.
@@ -336,6 +477,49 @@ mod tests {
         // SAFETY: in bounds.
         let s = unsafe { std::slice::from_raw_parts(p, 512) };
         assert_eq!(&s[3..203], &src[..]);
+    }
+
+    #[test]
+    fn line_and_mmio_stores_write_exactly_their_bytes() {
+        let mut buf = vec![0u64; 32]; // 256 B, 8-aligned
+        let p = buf.as_mut_ptr() as *mut u8;
+        let line = ((p as usize).next_multiple_of(64) - p as usize) + 64;
+        // SAFETY: `line` is a 64-aligned offset with 64 bytes after it inside the buffer.
+        unsafe { nt_store_64b(p.add(line), 0x3c) };
+        store_fence();
+        // SAFETY: 8-aligned offsets inside the buffer.
+        unsafe {
+            wc_store_64b(p, 0x0101_0101_0101_0101);
+            store_8b_volatile(p.add(248), 0x0202_0202_0202_0202);
+        }
+        // SAFETY: in bounds.
+        let s = unsafe { std::slice::from_raw_parts(p, 256) };
+        assert!(s[..64].iter().all(|&b| b == 1), "wc_store_64b");
+        assert!(
+            s[line..line + 64].iter().all(|&b| b == 0x3c),
+            "nt_store_64b"
+        );
+        assert!(s[248..].iter().all(|&b| b == 2), "store_8b_volatile");
+        let untouched = (64..248).filter(|i| !(line..line + 64).contains(i));
+        assert!(untouched.into_iter().all(|i| s[i] == 0), "wrote outside");
+        for (m, f) in [
+            (FlushMethod::Clflush, clflush_line as unsafe fn(*const u8)),
+            (FlushMethod::ClflushoptSfence, clflushopt_line),
+            (FlushMethod::ClwbSfence, clwb_line),
+        ] {
+            if m.available().is_ok() {
+                // SAFETY: mapped line; the method is available.
+                unsafe { f(p.add(line)) };
+                store_fence();
+                full_fence();
+            }
+        }
+        // SAFETY: in bounds.
+        let s = unsafe { std::slice::from_raw_parts(p, 256) };
+        assert!(
+            s[line..line + 64].iter().all(|&b| b == 0x3c),
+            "flush kept data"
+        );
     }
 
     #[test]

@@ -43,6 +43,15 @@ pub enum CoreError {
         /// Why (permissions, no hugepages reserved, ...).
         reason: String,
     },
+    /// A target that would be overwritten, without `--allow-write` (the write guard).
+    #[error("target '{target}' would be overwritten by the benchmarks; pass --allow-write to accept that its contents are destroyed")]
+    WriteNotAllowed {
+        /// The target.
+        target: String,
+    },
+    /// A mapping refused by the write guard, or failed.
+    #[error(transparent)]
+    Map(#[from] crate::target::MapError),
     /// Reading a sysfs or procfs file failed.
     #[error("cannot read {path}: {source}")]
     Read {

@@ -7,7 +7,9 @@
 //! CPU lacks are skipped with the CPUID bit that is missing. Writes to an uncacheable
 //! (`resourceN` of a PCI BAR) and a write-combining (`resourceN_wc`) mapping are
 //! measured when such a file is given (`uc_resource`) and writing is allowed;
-//! otherwise they are skipped with the reason.
+//! otherwise they are skipped with the reason. The file is mapped through bench-core's
+//! write guard: it must be a PCI device's `resourceN` file (a regular file is refused),
+//! and a device with a kernel driver bound is refused unless `force`.
 
 use crate::cacheline::{flush_range, nt_fill, store_fence, FlushMethod};
 use crate::measurement;
@@ -15,7 +17,7 @@ use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::Skipped;
 use bench_core::stats::Distribution;
-use bench_core::target::Region;
+use bench_core::target::{guard, Access, Region, Window, WindowSource};
 use bench_core::units::format_size;
 use std::path::PathBuf;
 
@@ -76,6 +78,10 @@ pub struct FlushBench {
     pub uc_resource: Option<PathBuf>,
     /// The user allowed writing into `uc_resource` (its contents are destroyed).
     pub allow_write: bool,
+    /// Use `uc_resource` even when a kernel driver is bound to its device (`--force`).
+    pub force: bool,
+    /// Where sysfs is read (`None`: `/`; tests use a fake tree).
+    pub sysfs_root: Option<PathBuf>,
 }
 
 impl FlushBench {
@@ -84,29 +90,63 @@ impl FlushBench {
         match c {
             Column::Stores => None,
             Column::Flush(m) => m.available().err(),
-            Column::Uncacheable | Column::WriteCombining => {
-                let Some(p) = &self.uc_resource else {
-                    return Some(
-                        "no uncacheable/write-combining mapping offered: pass --uc-resource /sys/bus/pci/devices/<bdf>/resourceN (a PCI BAR such as ivshmem's; resourceN_wc gives write-combining) with --allow-write".into(),
-                    );
-                };
-                let p = if c == Column::WriteCombining {
-                    PathBuf::from(format!("{}_wc", p.display()))
-                } else {
-                    p.clone()
-                };
-                if !p.exists() {
-                    return Some(format!("{} does not exist", p.display()));
-                }
-                if !self.allow_write {
-                    return Some(format!(
-                        "writing into {} destroys its contents: pass --allow-write",
-                        p.display()
-                    ));
-                }
-                None
-            }
+            Column::Uncacheable | Column::WriteCombining => self.bar_window(c).err(),
         }
+    }
+
+    /// The BAR window a UC/WC column writes into, after the write guard: the file
+    /// exists, writing is allowed, it is a PCI device's resource file, and no driver is
+    /// bound to the device unless `force`. At most [`MAX_SIZE`] bytes of the BAR.
+    fn bar_window(&self, c: Column) -> Result<Window, String> {
+        let Some(p) = &self.uc_resource else {
+            return Err(
+                "no uncacheable/write-combining mapping offered: pass --uc-resource /sys/bus/pci/devices/<bdf>/resourceN (a PCI BAR such as ivshmem's; resourceN_wc gives write-combining) with --allow-write".into(),
+            );
+        };
+        let p = if c == Column::WriteCombining {
+            PathBuf::from(format!("{}_wc", p.display()))
+        } else {
+            p.clone()
+        };
+        if !p.exists() {
+            return Err(format!("{} does not exist", p.display()));
+        }
+        let access = Access {
+            allow_write: self.allow_write,
+            force: self.force,
+        };
+        let root = self.root();
+        let refused = |e: guard::MapError| e.to_string();
+        guard::require_write(&p.display().to_string(), access).map_err(refused)?;
+        let (bar, wc) = guard::check_bar_path(&p, &root).map_err(refused)?;
+        let (_, info) = bar.resolve(&root, access, 0, 1).map_err(refused)?;
+        Ok(Window {
+            source: WindowSource::Bar { bar, wc },
+            offset: 0,
+            len: (info.size_bytes as usize).min(MAX_SIZE),
+            write: true,
+        })
+    }
+
+    fn root(&self) -> PathBuf {
+        self.sysfs_root.clone().unwrap_or_else(guard::system_root)
+    }
+
+    /// Maps a UC/WC column's BAR window (see [`FlushBench::bar_window`]).
+    fn map_column(&self, c: Column) -> Result<(Region, String), String> {
+        let w = self.bar_window(c)?;
+        let access = Access {
+            allow_write: self.allow_write,
+            force: self.force,
+        };
+        let base = self.uc_resource.clone().unwrap_or_default();
+        let on = if c == Column::WriteCombining {
+            format!("{}_wc", base.display())
+        } else {
+            base.display().to_string()
+        };
+        let r = Region::map_window(&w, access, &self.root()).map_err(|e| e.to_string())?;
+        Ok((r, on))
     }
 }
 
@@ -184,27 +224,6 @@ fn time_cell(
     (v, counters.with_per_op("op", (n * reps) as u64))
 }
 
-/// Maps a device resource file for writing (shared).
-fn map_resource(path: &std::path::Path) -> Result<memmap2::MmapMut, String> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(|e| format!("opening {}: {e}", path.display()))?;
-    let len = f
-        .metadata()
-        .map(|m| m.len() as usize)
-        .unwrap_or(0)
-        .min(MAX_SIZE);
-    if len == 0 {
-        return Err(format!("{} has size 0", path.display()));
-    }
-    // SAFETY: a shared mapping of a device resource the user allowed us to overwrite;
-    // nothing else in this process aliases it.
-    unsafe { memmap2::MmapOptions::new().len(len).map_mut(&f) }
-        .map_err(|e| format!("mapping {}: {e}", path.display()))
-}
-
 impl Benchmark for FlushBench {
     fn name(&self) -> &'static str {
         "pool.flush"
@@ -240,25 +259,17 @@ impl Benchmark for FlushBench {
                 continue;
             }
             let (mut map, on) = match c {
-                Column::Uncacheable | Column::WriteCombining => {
-                    let base = self.uc_resource.clone().unwrap_or_default();
-                    let path = if c == Column::WriteCombining {
-                        PathBuf::from(format!("{}_wc", base.display()))
-                    } else {
-                        base
-                    };
-                    match map_resource(&path) {
-                        Ok(m) => (Some(m), path.display().to_string()),
-                        Err(reason) => {
-                            report.skipped.push(Skipped {
-                                benchmark: format!("pool.flush/{}", c.name()),
-                                target: target.clone(),
-                                reason,
-                            });
-                            continue;
-                        }
+                Column::Uncacheable | Column::WriteCombining => match self.map_column(c) {
+                    Ok((m, on)) => (Some(m), on),
+                    Err(reason) => {
+                        report.skipped.push(Skipped {
+                            benchmark: format!("pool.flush/{}", c.name()),
+                            target: target.clone(),
+                            reason,
+                        });
+                        continue;
                     }
-                }
+                },
                 _ => (None, target.clone()),
             };
             ctx.progress(&format!("pool.flush on {on}: {}", c.name()));
@@ -384,11 +395,16 @@ mod tests {
     #[test]
     fn uc_resource_needs_allow_write() {
         let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("resource2");
-        std::fs::write(&f, [0u8; 4096]).unwrap();
+        bench_core::pci::write_fake_pci(dir.path()).unwrap();
+        // BAR0 of the ivshmem-like device: no driver, no resource0_wc.
+        let f = dir
+            .path()
+            .join("sys/bus/pci/devices/0000:00:02.0/resource0");
         let mut b = FlushBench {
             uc_resource: Some(f),
             allow_write: false,
+            force: false,
+            sysfs_root: Some(dir.path().into()),
         };
         assert!(b
             .column_skip(Column::Uncacheable)
@@ -399,6 +415,43 @@ mod tests {
             .unwrap()
             .contains("does not exist"));
         b.allow_write = true;
+        assert!(b.column_skip(Column::Uncacheable).is_none());
+        let w = b.bar_window(Column::Uncacheable).unwrap();
+        assert_eq!(w.len, 256, "the BAR's size, at most MAX_SIZE");
+    }
+
+    #[test]
+    fn a_regular_file_is_not_a_uc_resource() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("resource2");
+        std::fs::write(&f, [0u8; 4096]).unwrap();
+        let b = FlushBench {
+            uc_resource: Some(f),
+            allow_write: true,
+            force: true,
+            sysfs_root: Some(dir.path().into()),
+        };
+        let r = b.column_skip(Column::Uncacheable).unwrap();
+        assert!(r.contains("not the resourceN file of a PCI device"), "{r}");
+    }
+
+    #[test]
+    fn a_driver_bound_uc_resource_needs_force() {
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::pci::write_fake_pci(dir.path()).unwrap();
+        let f = dir
+            .path()
+            .join("sys/bus/pci/devices/0000:3b:00.0/resource1");
+        std::fs::write(&f, "").unwrap();
+        let mut b = FlushBench {
+            uc_resource: Some(f),
+            allow_write: true,
+            force: false,
+            sysfs_root: Some(dir.path().into()),
+        };
+        let r = b.column_skip(Column::Uncacheable).unwrap();
+        assert!(r.contains("mlx5_core") && r.contains("--force"), "{r}");
+        b.force = true;
         assert!(b.column_skip(Column::Uncacheable).is_none());
     }
 

@@ -17,6 +17,7 @@
 //!
 //! Nothing here is timed; the loops are in [`crate::copy`].
 
+use bench_core::target::Region;
 use cudarc::driver::sys;
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;
@@ -387,7 +388,13 @@ impl Drop for DeviceBuffer<'_> {
 }
 
 /// Host memory that a copy reads or writes: pageable (a `Vec`), pinned by CUDA, or a
-/// registered target. Borrows its owner, so the memory outlives the span.
+/// registered target. Borrows its owner mutably, so the memory outlives the span and
+/// nothing in safe Rust aliases it while the span lives.
+///
+/// A span is a `Copy` handle (the timed loops hand it to several streams and threads),
+/// so it gives no safe access to the bytes: the CPU reads and writes them only through
+/// the `unsafe` [`read`](Self::read) and [`write`](Self::write), whose contract rules out
+/// a race with DMA or with another copy of the span.
 #[derive(Debug, Clone, Copy)]
 pub struct HostSpan<'a> {
     ptr: *mut u8,
@@ -395,9 +402,10 @@ pub struct HostSpan<'a> {
     _owner: PhantomData<&'a mut [u8]>,
 }
 
-// SAFETY: a span is a borrow of host memory that outlives it; it is read and written by
-// DMA (each transfer on its own range) and by `read`/`write` only when no copy is in
-// flight, so sharing it with the copy threads of one measurement is sound.
+// SAFETY: a span only hands out its address and length safely; the bytes are reached by
+// DMA (each transfer of a measurement on its own range) and by the `unsafe` read/write,
+// whose callers guarantee that nothing else touches the range meanwhile. Sharing the
+// handle with the copy threads of one measurement is therefore sound.
 unsafe impl Send for HostSpan<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for HostSpan<'_> {}
@@ -427,21 +435,36 @@ impl<'a> HostSpan<'a> {
         self.ptr
     }
 
-    /// Reads the span. Call it only after synchronizing the streams that copied into it
-    /// (a read during a DMA write sees a partial copy).
-    pub fn read(&self, off: usize, out: &mut [u8]) {
-        assert!(off + out.len() <= self.len, "read past the span");
+    /// Copies `out.len()` bytes at `off` of the span into `out`. Panics past the end.
+    ///
+    /// # Safety
+    /// While it runs, nothing may write `[off, off + out.len())`: no copy into the span
+    /// is in flight (the streams that copied into it were synchronized) and no other
+    /// thread writes it through another copy of this span.
+    pub unsafe fn read(&self, off: usize, out: &mut [u8]) {
+        assert!(
+            off.checked_add(out.len()).is_some_and(|e| e <= self.len),
+            "read past the span"
+        );
         // SAFETY: in bounds (asserted); the owner is borrowed for 'a so the memory is
-        // alive; no DMA writes it now (the caller's stream was synchronized).
+        // alive; nothing writes the range meanwhile (the caller's contract).
         unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(off), out.as_mut_ptr(), out.len()) }
     }
 
-    /// Writes the span. Call it only when no copy from it is in flight (synchronize the
-    /// streams first), or the copy may carry a mix of old and new bytes.
-    pub fn write(&self, off: usize, data: &[u8]) {
-        assert!(off + data.len() <= self.len, "write past the span");
+    /// Copies `data` into the span at `off`. Panics past the end.
+    ///
+    /// # Safety
+    /// While it runs, nothing else may read or write `[off, off + data.len())`: no copy
+    /// from or into the span is in flight (synchronize the streams first) and no other
+    /// thread accesses it through another copy of this span.
+    pub unsafe fn write(&self, off: usize, data: &[u8]) {
+        assert!(
+            off.checked_add(data.len()).is_some_and(|e| e <= self.len),
+            "write past the span"
+        );
         // SAFETY: in bounds (asserted); the owner is mutably borrowed for 'a, so nothing
-        // else in Rust aliases it, and no DMA is in flight.
+        // else in safe Rust aliases it; no DMA or other thread touches the range (the
+        // caller's contract).
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(off), data.len()) }
     }
 }
@@ -524,6 +547,25 @@ impl<'d, 'm> Registration<'d, 'm> {
             len: mem.len(),
             _mem: PhantomData,
         })
+    }
+
+    /// Registers a cxlchar memory target's region (bench-core's one owner of mappings).
+    /// A window mapped read-only cannot be registered (a device-to-host copy writes it).
+    pub fn of_region(
+        dev: &'d Device,
+        region: &'m mut Region,
+    ) -> Result<Registration<'d, 'm>, CudaError> {
+        if !region.is_writable() {
+            return Err(CudaError {
+                call: "cuMemHostRegister_v2",
+                name: "read-only mapping".into(),
+                text: format!(
+                    "{} is mapped read-only: a copy from the device would write it",
+                    region.spec()
+                ),
+            });
+        }
+        Self::new(dev, region.as_mut_slice())
     }
 
     /// The registered memory as a span.

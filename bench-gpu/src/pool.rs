@@ -109,7 +109,7 @@ impl Benchmark for GpuPoolBench {
         let placement = region.placement().clone();
         let dev = Device::open(d0).map_err(|e| Skip::new(format!("GPU {d0}: {e}")))?;
         let len = region.len();
-        let mut reg = Registration::new(&dev, region.as_mut_slice()).map_err(|e| {
+        let mut reg = Registration::of_region(&dev, region).map_err(|e| {
             Skip::new(format!(
                 "{target} ({} region) cannot be registered for DMA: {e}",
                 human_bytes(len as u64)

@@ -21,16 +21,19 @@ fn round_trip(dev: &Device, host: HostSpan<'_>, len: usize, seed: u8) {
     let s = Stream::new(dev).unwrap();
     let (host_off, dev_off) = (4096, 512);
     let want = pattern(len, seed);
-    host.write(host_off, &want);
+    // SAFETY: no copy is in flight and no other thread uses the span.
+    unsafe { host.write(host_off, &want) };
     s.copy(Dir::H2d, &buf, dev_off, host, host_off, len)
         .unwrap();
     s.synchronize().unwrap();
-    host.write(host_off, &vec![0u8; len]);
+    // SAFETY: the stream was synchronized; nothing else uses the span.
+    unsafe { host.write(host_off, &vec![0u8; len]) };
     s.copy(Dir::D2h, &buf, dev_off, host, host_off, len)
         .unwrap();
     s.synchronize().unwrap();
     let mut got = vec![0u8; len];
-    host.read(host_off, &mut got);
+    // SAFETY: the stream was synchronized; nothing else uses the span.
+    unsafe { host.read(host_off, &mut got) };
     assert!(got == want, "round trip changed the bytes (seed {seed})");
 }
 
@@ -49,7 +52,7 @@ fn gpu_round_trip_moves_the_right_bytes() {
     // A cxlchar target registered with cuMemHostRegister.
     let topo = bench_core::topology::Topology::system();
     let mut region = Region::allocate(&TargetSpec::Anon, len + 8192, &topo).unwrap();
-    let mut reg = Registration::new(&dev, region.as_mut_slice()).unwrap();
+    let mut reg = Registration::of_region(&dev, &mut region).unwrap();
     round_trip(&dev, reg.span(), len, 3);
 }
 

@@ -6,7 +6,9 @@
 //! vector into accumulators that are returned, so the compiler can neither drop nor fuse
 //! the loads; stores go through intrinsics (`storeu`/`stream`), never through `memcpy`.
 //! Non-temporal stores need aligned destinations: a scalar head runs up to the vector
-//! alignment, a scalar tail finishes odd sizes, and every NT kernel ends with `sfence`.
+//! alignment, a scalar tail finishes odd sizes, and every NT kernel ends with `sfence`
+//! (bench-core's [`store_fence`](bench_core::cacheline::store_fence), the one home of
+//! fence and flush primitives; the loops themselves are kernels, not primitives).
 //! `memset` is the C library's (`ptr::write_bytes`), as tinymembench and mbw measure it.
 
 use std::fmt;
@@ -371,7 +373,7 @@ mod x86 {
                         unsafe { *p.add(k) = val };
                     }
                     if nt {
-                        _mm_sfence();
+                        bench_core::cacheline::store_fence();
                     }
                 }
 
@@ -414,7 +416,7 @@ mod x86 {
                         unsafe { *d.add(k) = *s.add(k) };
                     }
                     if nt {
-                        _mm_sfence();
+                        bench_core::cacheline::store_fence();
                     }
                 }
 

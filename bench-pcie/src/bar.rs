@@ -1,237 +1,18 @@
-//! `pci:DOMAIN:BUS:DEV.FN/BAR`: a device BAR as a benchmark target, its validation and its
-//! mapping (uncached `resourceN`, write-combining `resourceN_wc`).
-
-use crate::discovery::{read_device, Bar, PciDevice};
-use memmap2::{MmapMut, MmapOptions};
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
-
-/// Errors of BAR specs and mappings, one variant per way they fail.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum BarError {
-    /// The spec does not parse.
-    #[error(transparent)]
-    Parse(#[from] BarSpecError),
-    /// No such PCI device.
-    #[error("no PCI device {0} (see `cxlchar pcie list`)")]
-    NoDevice(String),
-    /// The device has no such BAR (or it is empty).
-    #[error("device {address} has no BAR {index} (BARs: {present})")]
-    NoBar {
-        /// Device.
-        address: String,
-        /// BAR asked for.
-        index: usize,
-        /// BARs that exist.
-        present: String,
-    },
-    /// An I/O-port BAR cannot be mapped.
-    #[error("BAR {index} of {address} is an I/O-port BAR, not a memory BAR")]
-    NotMemory {
-        /// Device.
-        address: String,
-        /// BAR.
-        index: usize,
-    },
-    /// The offset (plus the window) is past the BAR's end.
-    #[error("offset {offset} + {len} bytes is past the end of BAR {index} ({size} bytes)")]
-    OffsetPastBar {
-        /// BAR.
-        index: usize,
-        /// Offset asked for.
-        offset: u64,
-        /// Window length.
-        len: u64,
-        /// BAR size.
-        size: u64,
-    },
-    /// A kernel driver owns the device.
-    #[error("device {address} is bound to driver '{driver}': measuring it could disturb the driver; unbind it or pass --force")]
-    DriverBound {
-        /// Device.
-        address: String,
-        /// Driver.
-        driver: String,
-    },
-    /// Writes need consent.
-    #[error("writing to {0} needs --allow-write (device registers or shared memory would be overwritten)")]
-    WriteNotAllowed(String),
-    /// The device has no write-combining mapping of that BAR.
-    #[error("BAR {index} of {address} has no resource{index}_wc (not prefetchable, or the kernel offers no WC mapping)")]
-    NoWc {
-        /// Device.
-        address: String,
-        /// BAR.
-        index: usize,
-    },
-    /// Opening or mapping the resource file failed.
-    #[error("cannot map {path}: {reason}")]
-    Map {
-        /// The resource file.
-        path: String,
-        /// The OS error, with advice.
-        reason: String,
-    },
-}
+//! `pci:DOMAIN:BUS:DEV.FN/BAR`: a device BAR as a benchmark target. The spec, its lookup
+//! in sysfs ([`BarSpec::resolve`]), the write guard ([`Access`]: `--allow-write`, and a
+//! device with a kernel driver bound refused unless `--force`) and the mapping
+//! (`bench_core::target::Region::map_window`: uncached `resourceN`, write-combining
+//! `resourceN_wc`) live in bench-core, shared with the pool and the flush costs; they are
+//! re-exported here.
 
 pub use bench_core::pci::{BarSpec, BarSpecError};
-
-/// What the benchmark will do with the BAR.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Access {
-    /// Writes allowed (`--allow-write`).
-    pub allow_write: bool,
-    /// Measure even with a driver bound (`--force`).
-    pub force: bool,
-}
-
-/// Looking a [`BarSpec`] up in sysfs (the spec itself lives in bench-core, shared with the
-/// pool of bench-cxl).
-pub trait Resolve {
-    /// Looks the BAR up below `root` and checks that it can be measured with `access` in a
-    /// window `[offset, offset+len)`.
-    fn resolve(
-        &self,
-        root: &Path,
-        access: Access,
-        offset: u64,
-        len: u64,
-    ) -> Result<(PciDevice, Bar), BarError>;
-}
-
-impl Resolve for BarSpec {
-    fn resolve(
-        &self,
-        root: &Path,
-        access: Access,
-        offset: u64,
-        len: u64,
-    ) -> Result<(PciDevice, Bar), BarError> {
-        let dir = root.join("sys/bus/pci/devices").join(&self.address);
-        if !dir.exists() {
-            return Err(BarError::NoDevice(self.address.clone()));
-        }
-        let dev = read_device(&dir).ok_or_else(|| BarError::NoDevice(self.address.clone()))?;
-        let bar = dev
-            .bars
-            .iter()
-            .find(|b| b.index == self.index)
-            .cloned()
-            .ok_or_else(|| BarError::NoBar {
-                address: self.address.clone(),
-                index: self.index,
-                present: dev
-                    .bars
-                    .iter()
-                    .map(|b| b.index.to_string())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            })?;
-        if !bar.memory {
-            return Err(BarError::NotMemory {
-                address: self.address.clone(),
-                index: self.index,
-            });
-        }
-        if offset
-            .checked_add(len)
-            .is_none_or(|end| end > bar.size_bytes)
-        {
-            return Err(BarError::OffsetPastBar {
-                index: self.index,
-                offset,
-                len,
-                size: bar.size_bytes,
-            });
-        }
-        if let Some(driver) = &dev.driver {
-            if !access.force {
-                return Err(BarError::DriverBound {
-                    address: self.address.clone(),
-                    driver: driver.clone(),
-                });
-            }
-        }
-        Ok((dev, bar))
-    }
-}
-
-/// A mapped window of a BAR.
-pub struct MappedBar {
-    map: MmapMut,
-    skip: usize,
-    len: usize,
-}
-
-impl MappedBar {
-    /// Maps `[offset, offset+len)` of the BAR through `resourceN` (uncached) or
-    /// `resourceN_wc` (write-combining). Read-write mappings need root.
-    pub fn map(
-        dev: &PciDevice,
-        bar: &Bar,
-        wc: bool,
-        offset: u64,
-        len: usize,
-    ) -> Result<MappedBar, BarError> {
-        if wc && !bar.wc_available {
-            return Err(BarError::NoWc {
-                address: dev.address.clone(),
-                index: bar.index,
-            });
-        }
-        let name = if wc {
-            format!("resource{}_wc", bar.index)
-        } else {
-            format!("resource{}", bar.index)
-        };
-        let path = dev.sysfs.join(name);
-        let map_err = |reason: String| BarError::Map {
-            path: path.display().to_string(),
-            reason,
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_SYNC)
-            .open(&path)
-            .map_err(|e| map_err(format!("{e} (mapping a BAR needs root)")))?;
-        let page = 4096u64;
-        let start = offset / page * page;
-        let skip = (offset - start) as usize;
-        // SAFETY: the mapping is device memory; this process only accesses it through
-        // volatile reads/writes in the benchmark, within [skip, skip+len).
-        let map = unsafe {
-            MmapOptions::new()
-                .offset(start)
-                .len(skip + len)
-                .map_mut(&file)
-        }
-        .map_err(|e| map_err(e.to_string()))?;
-        Ok(MappedBar { map, skip, len })
-    }
-
-    /// Start of the window.
-    pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        // SAFETY: skip < the mapping's length by construction.
-        unsafe { self.map.as_mut_ptr().add(self.skip) }
-    }
-
-    /// Length of the window.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether the window is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
+pub use bench_core::target::{Access, MapError as BarError};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::discovery::write_fake_pci;
+    use bench_core::target::{Region, Window, WindowSource};
 
     #[test]
     fn resolves_against_fake_sysfs() {
@@ -300,5 +81,22 @@ mod tests {
         .resolve(root, ro, 0, 8)
         .unwrap_err();
         assert!(matches!(e, BarError::NoDevice(_)));
+    }
+
+    #[test]
+    fn a_driver_bound_bar_is_not_mapped_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        write_fake_pci(dir.path()).unwrap();
+        let w = Window {
+            source: WindowSource::Bar {
+                bar: "pci:0000:3b:00.0/1".parse().unwrap(),
+                wc: false,
+            },
+            offset: 0,
+            len: 4096,
+            write: false,
+        };
+        let e = Region::map_window(&w, Access::default(), dir.path()).unwrap_err();
+        assert!(matches!(e, BarError::DriverBound { .. }), "{e}");
     }
 }

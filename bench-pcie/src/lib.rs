@@ -5,7 +5,8 @@
 //!
 //! * [`discovery`]: every PCI device from sysfs: ids, driver, NUMA node, link speed and
 //!   width (current and maximum), memory BARs with sizes and whether `resourceN_wc` exists;
-//! * [`bar`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spec, its validation and mapping;
+//! * [`bar`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spec, its validation and mapping (re-exported
+//!   from bench-core, which maps every BAR behind its write guard);
 //! * [`mmio`]: the `pcie.mmio` benchmark: uncached 8-byte read round trip (a dependent
 //!   chain of reads: `pcie_rtt_ns`), uncached 8-byte write cost, and write-combining copies
 //!   of 8..256 bytes + sfence (`pio_copy_64b_ns`).

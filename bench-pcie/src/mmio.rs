@@ -10,12 +10,14 @@
 //! Every sample is a batch of operations timed with the cycle timer (overhead
 //! subtracted), divided by the batch length.
 
-use crate::bar::{Access, BarError, BarSpec, MappedBar, Resolve};
+use crate::bar::{Access, BarError, BarSpec};
 use crate::discovery::{Bar, PciDevice};
 use bench_core::bench::{Context, DeviceBenchmark, Param, Report, Skip};
+use bench_core::cacheline::{store_8b_volatile, store_fence, wc_store};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
+use bench_core::target::{Region, Window, WindowSource};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -50,6 +52,22 @@ impl MmioBench {
             self.window(None) as u64,
         )?;
         Ok((dev, bar))
+    }
+
+    /// Maps the measured window of the BAR through the write guard: uncached
+    /// (`resourceN`) or write-combining (`resourceN_wc`), writable only with
+    /// `--allow-write`.
+    fn map(&self, wc: bool, len: usize) -> Result<Region, BarError> {
+        let w = Window {
+            source: WindowSource::Bar {
+                bar: self.bar.clone(),
+                wc,
+            },
+            offset: self.offset,
+            len,
+            write: self.access.allow_write,
+        };
+        Region::map_window(&w, self.access, &self.root)
     }
 
     fn window(&self, bar: Option<&Bar>) -> usize {
@@ -117,25 +135,13 @@ fn chained_read(base: *const u8, mask: usize, off: &mut usize, v: &mut u64, zero
     *off = off.wrapping_add(64);
 }
 
-/// 8-byte volatile stores of `len` bytes at `dst`, then a store fence.
+/// 8-byte volatile stores of `len` bytes at `dst` (the write-combining copy), then a
+/// store fence.
 #[inline(always)]
 fn store_then_fence(dst: *mut u8, len: usize, val: u64) {
-    for i in (0..len).step_by(8) {
-        // SAFETY: the caller passes a window of at least `len` bytes, 8-aligned.
-        unsafe { core::ptr::write_volatile(dst.add(i) as *mut u64, val) };
-    }
-    sfence();
-}
-
-#[inline(always)]
-fn sfence() {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: sfence has no operands and exists on every x86_64 CPU.
-    unsafe {
-        core::arch::x86_64::_mm_sfence()
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: the caller passes a window of at least `len` bytes, 8-aligned.
+    unsafe { wc_store(dst, len, val) };
+    store_fence();
 }
 
 impl DeviceBenchmark for MmioBench {
@@ -155,7 +161,8 @@ impl DeviceBenchmark for MmioBench {
             bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
         }
         let mut rep = Report::default();
-        let mut uc = MappedBar::map(&dev, &bar, false, self.offset, window)
+        let mut uc = self
+            .map(false, window)
             .map_err(|e| Skip::new(e.to_string()))?;
         let mask = window - 1;
         let base_params = json!({
@@ -201,7 +208,7 @@ impl DeviceBenchmark for MmioBench {
         // Uncached dependent reads.
         let zero = std::hint::black_box(0u64);
         let (mut off, mut v) = (0usize, 0u64);
-        let base = uc.as_mut_ptr() as *const u8;
+        let base = uc.as_ptr();
         let d = self
             .sample(ctx, || chained_read(base, mask, &mut off, &mut v, zero))
             .ok_or_else(|| Skip::new("no valid read samples"))?;
@@ -221,17 +228,15 @@ impl DeviceBenchmark for MmioBench {
         let d = self
             .sample(ctx, || {
                 // SAFETY: (i*8) & mask < window, 8-aligned.
-                unsafe {
-                    core::ptr::write_volatile(ptr.add((i * 8) & mask & !7) as *mut u64, i as u64)
-                };
+                unsafe { store_8b_volatile(ptr.add((i * 8) & mask & !7), i as u64) };
                 i += 1;
             })
             .ok_or_else(|| Skip::new("no valid write samples"))?;
-        sfence();
+        store_fence();
         push(&mut rep, "write_uc_8b", "mmio_write_8b_ns", "uncached 8-byte writes",
             "posted uncached 8-byte writes through resourceN, batches of 32 (fence after the batch); timer overhead subtracted", d, json!({"op": "write", "mapping": "uc", "bytes": 8}));
         drop(uc);
-        let mut wc = match MappedBar::map(&dev, &bar, true, self.offset, window) {
+        let mut wc = match self.map(true, window) {
             Ok(m) => m,
             Err(e) => {
                 rep.warnings.push(Warning {

@@ -334,6 +334,9 @@ pub enum PoolCommand {
         /// --allow-write.
         #[arg(long, value_name = "FILE")]
         uc_resource: Option<PathBuf>,
+        /// Write into --uc-resource even when a kernel driver is bound to its device.
+        #[arg(long)]
+        force: bool,
     },
     /// Flag and SPSC-ring messaging between two processes (or two hosts) through a pool.
     Msg {

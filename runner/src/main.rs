@@ -180,6 +180,7 @@ fn main_inner() -> Result<()> {
                 Box::new(bench_cxl::flush::FlushBench {
                     uc_resource: None,
                     allow_write: run.allow_write,
+                    ..Default::default()
                 }),
                 Box::new(bench_cxl::msg::MsgBench::default()),
             ];

@@ -35,7 +35,11 @@ pub fn run(cmd: PoolCommand) -> Result<()> {
             plan(Box::new(bench_cxl::atomics::AtomicsBench { size })),
         ),
         PoolCommand::C2c { run } => crate::measure(&run, plan(Box::new(bench_cxl::c2c::C2cBench))),
-        PoolCommand::Flush { run, uc_resource } => {
+        PoolCommand::Flush {
+            run,
+            uc_resource,
+            force,
+        } => {
             if uc_resource.is_some() && !run.allow_write {
                 bail!("--uc-resource maps a device BAR for writing, which destroys its contents; pass --allow-write to accept that");
             }
@@ -44,6 +48,8 @@ pub fn run(cmd: PoolCommand) -> Result<()> {
                 plan(Box::new(bench_cxl::flush::FlushBench {
                     uc_resource,
                     allow_write: run.allow_write,
+                    force,
+                    sysfs_root: None,
                 })),
             )
         }

@@ -85,11 +85,10 @@ pub fn resolve_targets(
     };
     for t in &targets {
         t.validate(topo)?;
-        if t.is_destructive() && !args.allow_write {
-            bail!(
-                "target '{t}' would be overwritten by the benchmarks; pass --allow-write to accept that its contents are destroyed"
-            );
-        }
+        t.check_write(bench_core::target::Access {
+            allow_write: args.allow_write,
+            force: false,
+        })?;
     }
     Ok(targets)
 }

@@ -15,11 +15,24 @@
 //! something absent is a [`CoreError::TargetSpec`] (the user's mistake); a target that
 //! exists but cannot be used now is a [`CoreError::TargetUnavailable`] (reported as
 //! skipped).
+//!
+//! [`Region::map_window`] maps a window of a file, a device-dax or a PCI BAR
+//! (`pci:DOMAIN:BUS:DEV.FN/N`, uncached `resourceN` or write-combining `resourceN_wc`)
+//! for the pool, the flush costs, MMIO and GPU registration. Region is the one owner of
+//! every mapping cxlchar makes, and every mapping outside its own anonymous memory passes
+//! the one write [`guard`] (`--allow-write`, what a path really is, driver-bound devices).
 
+pub mod guard;
+mod window;
+
+pub use guard::{Access, MapError};
+pub use window::{Window, WindowSource};
+
+use crate::pci::BarSpec;
 use crate::topology::Topology;
 use crate::units::{format_size, MIB};
 use crate::CoreError;
-use memmap2::{Advice, MmapMut, MmapOptions};
+use memmap2::{Advice, Mmap, MmapMut, MmapOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -67,10 +80,13 @@ pub enum TargetSpec {
     Dax(PathBuf),
     /// A file mapped shared.
     File(PathBuf),
+    /// A PCI BAR. Not a `--target` (the memory benchmarks would write device registers):
+    /// only [`Region::map_window`] maps one, after the [`guard`]'s checks.
+    Bar(BarSpec),
 }
 
 impl TargetSpec {
-    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `dax`, `file`.
+    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `dax`, `file`, `pci`.
     pub fn kind(&self) -> &'static str {
         match self {
             TargetSpec::Anon => "anon",
@@ -79,13 +95,28 @@ impl TargetSpec {
             TargetSpec::Node(_) => "node",
             TargetSpec::Dax(_) => "dax",
             TargetSpec::File(_) => "file",
+            TargetSpec::Bar(_) => "pci",
         }
     }
 
     /// Whether measuring this target writes into memory that may hold someone's data (a
     /// device or a file), and so needs the user's explicit consent (`--allow-write`).
     pub fn is_destructive(&self) -> bool {
-        matches!(self, TargetSpec::Dax(_) | TargetSpec::File(_))
+        matches!(
+            self,
+            TargetSpec::Dax(_) | TargetSpec::File(_) | TargetSpec::Bar(_)
+        )
+    }
+
+    /// The guard's consent check for a target: one that [`is_destructive`](Self::is_destructive)
+    /// needs `--allow-write`.
+    pub fn check_write(&self, access: Access) -> Result<(), CoreError> {
+        if self.is_destructive() && !access.allow_write {
+            return Err(CoreError::WriteNotAllowed {
+                target: self.to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// Whether this target is far memory: a NUMA node with memory and no CPUs (how a CXL
@@ -141,9 +172,10 @@ impl TargetSpec {
                         }
                     )));
                 }
-                Ok(())
+                guard::check_dax(p, Path::new("/")).map_err(|e| err(e.to_string()))
             }
             TargetSpec::File(p) => {
+                guard::check_file(p, Path::new("/")).map_err(|e| err(e.to_string()))?;
                 if !p.is_file() {
                     return Err(err(format!(
                         "{} is not an existing regular file (create one of the size needed, e.g. with fallocate -l 1G)",
@@ -167,6 +199,7 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Node(n) => write!(f, "node:{n}"),
             TargetSpec::Dax(p) => write!(f, "dax:{}", p.display()),
             TargetSpec::File(p) => write!(f, "file:{}", p.display()),
+            TargetSpec::Bar(b) => write!(f, "{b}"),
         }
     }
 }
@@ -238,10 +271,19 @@ pub struct Placement {
     pub warning: Option<String>,
 }
 
-/// A mapped, placed, pre-faulted memory region of a target.
+/// A mapping, writable or not.
+enum Mapping {
+    /// Mapped read-write.
+    Rw(MmapMut),
+    /// Mapped read-only (a window without write intent).
+    Ro(Mmap),
+}
+
+/// A mapped memory region of a target: allocated (placed, pre-faulted, verified) or a
+/// window of a file, device or BAR.
 pub struct Region {
     spec: TargetSpec,
-    map: MmapMut,
+    map: Mapping,
     offset: usize,
     len: usize,
     placement: Placement,
@@ -383,6 +425,12 @@ impl Region {
                 })?;
                 Region::new(spec, map, 0, len, page)
             }
+            TargetSpec::Bar(_) => {
+                return Err(unavailable(
+                    spec,
+                    "a BAR is mapped as a window (Region::map_window), not allocated",
+                ))
+            }
         };
         region.prefault();
         region.placement = region.verify(topo)?;
@@ -392,7 +440,7 @@ impl Region {
     fn new(spec: &TargetSpec, map: MmapMut, offset: usize, len: usize, page: usize) -> Region {
         Region {
             spec: spec.clone(),
-            map,
+            map: Mapping::Rw(map),
             offset,
             len,
             placement: Placement {
@@ -497,6 +545,7 @@ impl Region {
                     path.display()
                 ));
             }
+            TargetSpec::Bar(_) => {}
         }
         Ok(p)
     }
@@ -518,20 +567,41 @@ impl Region {
 
     /// Start of the region.
     pub fn as_ptr(&self) -> *const u8 {
-        // SAFETY: offset < map.len() by construction (offset < 2 MiB of slack mapped).
-        unsafe { self.map.as_ptr().add(self.offset) }
+        let base = match &self.map {
+            Mapping::Rw(m) => m.as_ptr(),
+            Mapping::Ro(m) => m.as_ptr(),
+        };
+        // SAFETY: offset < the mapping's length by construction (the slack of a thp
+        // region, the page offset of a window).
+        unsafe { base.add(self.offset) }
+    }
+
+    /// Whether the region is mapped writable (a window mapped without write intent is not).
+    pub fn is_writable(&self) -> bool {
+        matches!(self.map, Mapping::Rw(_))
     }
 
     /// Start of the region, writable.
+    ///
+    /// # Panics
+    /// When the region is mapped read-only ([`is_writable`](Self::is_writable)).
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        // SAFETY: as in `as_ptr`.
-        unsafe { self.map.as_mut_ptr().add(self.offset) }
+        self.as_mut_slice().as_mut_ptr()
     }
 
     /// The region as a byte slice.
+    ///
+    /// # Panics
+    /// When the region is mapped read-only ([`is_writable`](Self::is_writable)).
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         let (o, l) = (self.offset, self.len);
-        &mut self.map[o..o + l]
+        match &mut self.map {
+            Mapping::Rw(m) => &mut m[o..o + l],
+            Mapping::Ro(_) => panic!(
+                "{} is mapped read-only: writing needs --allow-write",
+                self.spec
+            ),
+        }
     }
 
     /// Where the memory is and how that is known.

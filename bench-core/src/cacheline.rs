@@ -412,7 +412,7 @@ mod x86 {
         let len = len.next_multiple_of(8);
         let w8 = i64::from_ne_bytes([byte; 8]);
         let mut off = 0;
-        // SAFETY (whole block): dst..dst+len writable and 8-aligned per caller.
+        // SAFETY: (whole block) dst..dst+len writable and 8-aligned per caller.
         unsafe {
             while off < len && !(dst as usize + off).is_multiple_of(16) {
                 _mm_stream_si64(dst.add(off) as *mut i64, w8);
@@ -435,7 +435,7 @@ mod x86 {
     #[inline]
     pub unsafe fn nt_copy(dst: *mut u8, src: *const u8, len: usize) {
         let mut off = 0;
-        // SAFETY (whole block): ranges valid per caller; unaligned loads, aligned stores.
+        // SAFETY: (whole block) ranges valid per caller; unaligned loads, aligned stores.
         unsafe {
             while off < len && !(dst as usize + off).is_multiple_of(16) {
                 *dst.add(off) = *src.add(off);

@@ -424,15 +424,11 @@ mod tests {
         let mut mem = vec![0u64; 64];
         let base = (mem.as_mut_ptr() as usize).next_multiple_of(64) as *mut u8;
         // SAFETY: 512 B inside `mem` minus alignment; 300 < what init needs.
-        assert!(matches!(
-            unsafe { init(base, 300, Coherence::Coherent) },
-            Err(RingError::TooSmall(_))
-        ));
+        let r = unsafe { init(base, 300, Coherence::Coherent) };
+        assert!(matches!(r, Err(RingError::TooSmall(_))));
         // SAFETY: header zero: capacity 0 is refused.
-        assert!(matches!(
-            unsafe { Producer::attach(base, 448, Coherence::Coherent) },
-            Err(RingError::BadHeader(0))
-        ));
+        let r = unsafe { Producer::attach(base, 448, Coherence::Coherent) };
+        assert!(matches!(r, Err(RingError::BadHeader(0))));
         drop(mem);
     }
 }

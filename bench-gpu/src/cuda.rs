@@ -171,11 +171,8 @@ pub fn check_library() -> Result<i32, Unavailable> {
     }
     let mut v: c_int = 0;
     // SAFETY: the symbol exists (checked above); `v` is a valid out-pointer.
-    check(
-        unsafe { sys::cuDriverGetVersion(&mut v) },
-        "cuDriverGetVersion",
-    )
-    .map_err(Unavailable::Query)?;
+    let rc = unsafe { sys::cuDriverGetVersion(&mut v) };
+    check(rc, "cuDriverGetVersion").map_err(Unavailable::Query)?;
     if v < MIN_DRIVER_VERSION {
         return Err(Unavailable::DriverTooOld { found: v });
     }
@@ -225,10 +222,8 @@ pub struct DeviceFacts {
 fn attribute(dev: sys::CUdevice, a: sys::CUdevice_attribute) -> Result<i32, CudaError> {
     let mut v: c_int = 0;
     // SAFETY: `dev` comes from cuDeviceGet; `v` is a valid out-pointer.
-    check(
-        unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) },
-        "cuDeviceGetAttribute",
-    )?;
+    let rc = unsafe { sys::cuDeviceGetAttribute(&mut v, a, dev) };
+    check(rc, "cuDeviceGetAttribute")?;
     Ok(v)
 }
 
@@ -236,10 +231,8 @@ fn device_handle(ordinal: usize) -> Result<sys::CUdevice, CudaError> {
     let mut dev: sys::CUdevice = 0;
     // SAFETY: called after `init()`; `dev` is a valid out-pointer; a bad ordinal is an
     // error code, not undefined behaviour.
-    check(
-        unsafe { sys::cuDeviceGet(&mut dev, ordinal as c_int) },
-        "cuDeviceGet",
-    )?;
+    let rc = unsafe { sys::cuDeviceGet(&mut dev, ordinal as c_int) };
+    check(rc, "cuDeviceGet")?;
     Ok(dev)
 }
 
@@ -248,22 +241,16 @@ pub fn device_facts(ordinal: usize) -> Result<DeviceFacts, CudaError> {
     let dev = device_handle(ordinal)?;
     let mut name = [0 as c_char; 256];
     // SAFETY: the buffer holds `len` bytes; the driver writes a NUL-terminated string.
-    check(
-        unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev) },
-        "cuDeviceGetName",
-    )?;
+    let rc = unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev) };
+    check(rc, "cuDeviceGetName")?;
     let mut bus = [0 as c_char; 64];
     // SAFETY: as above (the driver needs 13 bytes or more).
-    check(
-        unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as c_int, dev) },
-        "cuDeviceGetPCIBusId",
-    )?;
+    let rc = unsafe { sys::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as c_int, dev) };
+    check(rc, "cuDeviceGetPCIBusId")?;
     let mut total: usize = 0;
     // SAFETY: valid device and out-pointer.
-    check(
-        unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) },
-        "cuDeviceTotalMem_v2",
-    )?;
+    let rc = unsafe { sys::cuDeviceTotalMem_v2(&mut total, dev) };
+    check(rc, "cuDeviceTotalMem_v2")?;
     use sys::CUdevice_attribute as A;
     Ok(DeviceFacts {
         name: c_string(&name),
@@ -297,10 +284,8 @@ impl Device {
         let dev = device_handle(ordinal)?;
         let mut ctx: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: `dev` is valid; `ctx` is a valid out-pointer.
-        check(
-            unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) },
-            "cuDevicePrimaryCtxRetain",
-        )?;
+        let rc = unsafe { sys::cuDevicePrimaryCtxRetain(&mut ctx, dev) };
+        check(rc, "cuDevicePrimaryCtxRetain")?;
         let d = Device { ordinal, dev, ctx };
         d.make_current()?;
         Ok(d)
@@ -329,10 +314,8 @@ impl Device {
         self.make_current()?;
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: a context is current; valid out-pointers.
-        check(
-            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) },
-            "cuMemGetInfo_v2",
-        )?;
+        let rc = unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) };
+        check(rc, "cuMemGetInfo_v2")?;
         Ok((free, total))
     }
 }
@@ -360,10 +343,8 @@ impl<'d> DeviceBuffer<'d> {
         dev.make_current()?;
         let mut ptr: sys::CUdeviceptr = 0;
         // SAFETY: a context is current; `ptr` is a valid out-pointer.
-        check(
-            unsafe { sys::cuMemAlloc_v2(&mut ptr, len) },
-            "cuMemAlloc_v2",
-        )?;
+        let rc = unsafe { sys::cuMemAlloc_v2(&mut ptr, len) };
+        check(rc, "cuMemAlloc_v2")?;
         Ok(DeviceBuffer { dev, ptr, len })
     }
 
@@ -483,10 +464,8 @@ impl<'d> PinnedBuffer<'d> {
         dev.make_current()?;
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: a context is current; `p` is a valid out-pointer.
-        check(
-            unsafe { sys::cuMemAllocHost_v2(&mut p, len) },
-            "cuMemAllocHost_v2",
-        )?;
+        let rc = unsafe { sys::cuMemAllocHost_v2(&mut p, len) };
+        check(rc, "cuMemAllocHost_v2")?;
         // SAFETY: the driver returned `len` writable bytes at `p`.
         unsafe { std::ptr::write_bytes(p as *mut u8, 0, len) };
         Ok(PinnedBuffer {
@@ -531,16 +510,14 @@ impl<'d, 'm> Registration<'d, 'm> {
         dev.make_current()?;
         // SAFETY: `mem` is valid for its length and stays borrowed (so mapped) until this
         // registration is dropped, which unregisters it.
-        check(
-            unsafe {
-                sys::cuMemHostRegister_v2(
-                    mem.as_mut_ptr() as *mut c_void,
-                    mem.len(),
-                    sys::CU_MEMHOSTREGISTER_PORTABLE,
-                )
-            },
-            "cuMemHostRegister_v2",
-        )?;
+        let rc = unsafe {
+            sys::cuMemHostRegister_v2(
+                mem.as_mut_ptr() as *mut c_void,
+                mem.len(),
+                sys::CU_MEMHOSTREGISTER_PORTABLE,
+            )
+        };
+        check(rc, "cuMemHostRegister_v2")?;
         Ok(Registration {
             dev,
             ptr: mem.as_mut_ptr(),
@@ -620,12 +597,10 @@ impl<'d> Stream<'d> {
         dev.make_current()?;
         let mut s: sys::CUstream = std::ptr::null_mut();
         // SAFETY: a context is current; valid out-pointer; flag 1 = CU_STREAM_NON_BLOCKING.
-        check(
-            unsafe {
-                sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
-            },
-            "cuStreamCreate",
-        )?;
+        let rc = unsafe {
+            sys::cuStreamCreate(&mut s, sys::CUstream_flags::CU_STREAM_NON_BLOCKING as u32)
+        };
+        check(rc, "cuStreamCreate")?;
         Ok(Stream { dev, s })
     }
 
@@ -668,10 +643,8 @@ impl<'d> Stream<'d> {
     /// Waits for everything enqueued.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: a live stream.
-        check(
-            unsafe { sys::cuStreamSynchronize(self.s) },
-            "cuStreamSynchronize",
-        )
+        let rc = unsafe { sys::cuStreamSynchronize(self.s) };
+        check(rc, "cuStreamSynchronize")
     }
 }
 
@@ -704,19 +677,15 @@ impl<'d> Event<'d> {
     /// Records the event on `stream` (a stream of the same device).
     pub fn record(&self, stream: &Stream<'_>) -> Result<(), CudaError> {
         // SAFETY: both handles are alive and belong to the same context.
-        check(
-            unsafe { sys::cuEventRecord(self.e, stream.s) },
-            "cuEventRecord",
-        )
+        let rc = unsafe { sys::cuEventRecord(self.e, stream.s) };
+        check(rc, "cuEventRecord")
     }
 
     /// Waits until the event has completed.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: a live event.
-        check(
-            unsafe { sys::cuEventSynchronize(self.e) },
-            "cuEventSynchronize",
-        )
+        let rc = unsafe { sys::cuEventSynchronize(self.e) };
+        check(rc, "cuEventSynchronize")
     }
 
     /// Nanoseconds from `self` to `end` on the GPU's clock (both recorded and complete,
@@ -725,10 +694,8 @@ impl<'d> Event<'d> {
         let mut ms: f32 = 0.0;
         // SAFETY: both events are alive; the driver reports an error if either is not
         // complete or belongs to another context.
-        check(
-            unsafe { sys::cuEventElapsedTime(&mut ms, self.e, end.e) },
-            "cuEventElapsedTime",
-        )?;
+        let rc = unsafe { sys::cuEventElapsedTime(&mut ms, self.e, end.e) };
+        check(rc, "cuEventElapsedTime")?;
         Ok(f64::from(ms) * 1e6)
     }
 }

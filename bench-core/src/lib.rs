@@ -22,6 +22,8 @@
 //! * [`sizing`]: the DRAM working set of a target (from the latency sweep's DRAM plateau,
 //!   else from sysfs), shared by every family that must miss the caches;
 //! * [`cacheline`]: flush, fence and non-temporal store primitives;
+//! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
+//!   `CXLCHAR_REQUIRE` demands it;
 //! * [`bench`]: the [`bench::Benchmark`] trait that each benchmark implements.
 #![deny(missing_docs)]
 
@@ -37,6 +39,7 @@ pub mod pin;
 pub mod sizing;
 pub mod stats;
 pub mod target;
+pub mod testing;
 pub mod timer;
 pub mod topology;
 

@@ -386,7 +386,10 @@ mod tests {
     #[test]
     fn every_message_arrives_once_in_order_intact_noncoherent() {
         let Ok(m) = invalidate_method() else {
-            eprintln!("no cache flush instruction on this CPU: the non-coherent mode is skipped");
+            bench_core::testing::unavailable(
+                "cache-flush",
+                "no cache flush instruction on this CPU: the non-coherent mode cannot run",
+            );
             return;
         };
         run_concurrent(Coherence::NonCoherent(m), RING_HEADER + 4096, 20_000);

@@ -219,9 +219,9 @@ mod tests {
         let ctx = Context::quick_local();
         let probe = CounterGroup::open();
         if probe.unavailable().contains_key("minor_faults") {
-            eprintln!(
-                "software counters unavailable here: {:?}",
-                probe.unavailable()
+            bench_core::testing::unavailable(
+                "counters",
+                &format!("software counters do not open: {:?}", probe.unavailable()),
             );
             return;
         }

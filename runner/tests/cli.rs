@@ -332,7 +332,10 @@ fn unusable_target_is_skipped_and_the_rest_runs() {
             .ok()
             .and_then(|s| s.trim().parse::<u64>().ok());
     if pools.is_some_and(|free| free > 0) {
-        eprintln!("1 GiB huge pages are reserved here; the skip path cannot be exercised");
+        bench_core::testing::unavailable(
+            "no-1g-hugepages",
+            "1 GiB huge pages are reserved here, so the skip path of an unusable target cannot be exercised",
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

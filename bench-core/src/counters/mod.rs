@@ -70,8 +70,16 @@ mod test_util {
     }
 
     /// Whether the software counters open here (they do not in some containers).
+    /// When they do not, says so visibly (and fails where `CXLCHAR_REQUIRE=counters`).
     pub(super) fn sw_available(g: &CounterGroup) -> bool {
-        !g.unavailable().contains_key("minor_faults")
+        let ok = !g.unavailable().contains_key("minor_faults");
+        if !ok {
+            crate::testing::unavailable(
+                "counters",
+                &format!("software counters do not open: {:?}", g.unavailable()),
+            );
+        }
+        ok
     }
 
     /// Software counts with `cs` context switches and `faults` minor faults.

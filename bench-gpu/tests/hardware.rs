@@ -1,5 +1,7 @@
-//! GPU hardware tests: ignored by default (no GPU in CI); run on a machine with one with
-//! `cargo test -p bench-gpu -- --ignored`.
+//! GPU hardware tests: ignored by default (no GPU in CI). They run on a machine with a GPU
+//! through `ci/gpu-tests.sh` (built here with `--build`, run there with `--run`), or with
+//! `cargo test -p bench-gpu -- --ignored` where a toolchain and a GPU meet. Without a GPU they
+//! fail: they never pass by skipping.
 
 use bench_core::bench::{Benchmark, Context, DeviceBenchmark};
 use bench_core::target::{Region, TargetSpec};
@@ -38,7 +40,7 @@ fn round_trip(dev: &Device, host: HostSpan<'_>, len: usize, seed: u8) {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: runs on a GPU machine with ci/gpu-tests.sh"]
 fn gpu_round_trip_moves_the_right_bytes() {
     cuda::init().expect("a usable CUDA driver and device");
     let dev = Device::open(0).unwrap();
@@ -57,7 +59,7 @@ fn gpu_round_trip_moves_the_right_bytes() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: runs on a GPU machine with ci/gpu-tests.sh"]
 fn gpu_benchmarks_produce_their_keys() {
     let ctx = Context::quick_local();
     let config = GpuConfig {
@@ -102,7 +104,7 @@ fn gpu_benchmarks_produce_their_keys() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: runs on a GPU machine with ci/gpu-tests.sh"]
 fn gpu_device_out_of_range_is_a_skip() {
     let ctx = Context::quick_local();
     let b = bench_gpu::host::GpuHostBench {

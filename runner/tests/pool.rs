@@ -353,25 +353,3 @@ fn flush_table_has_every_size_for_each_method_or_a_skip() {
     }
     assert!(doc["params"]["flush_cost_ns"].as_f64().unwrap() > 0.0);
 }
-
-/// Lab only: two hosts (or two VMs) sharing one device-dax. Run on host A:
-/// `CXLCHAR_LAB_DAX=/dev/dax0.0 cargo test -p cxlchar --test pool -- --ignored`
-/// with `cxlchar pool msg --role follower --pool dax:/dev/dax0.0 --allow-write` on host B.
-#[test]
-#[ignore = "needs a shared device-dax and a second host: runs in ci/lab"]
-fn two_hosts_through_a_shared_dax_device() {
-    let dax =
-        std::env::var("CXLCHAR_LAB_DAX").expect("CXLCHAR_LAB_DAX names the shared dax device");
-    cxlchar()
-        .args([
-            "pool",
-            "msg",
-            "--role",
-            "leader",
-            "--allow-write",
-            "--pool",
-            &format!("dax:{dax}"),
-        ])
-        .assert()
-        .success();
-}

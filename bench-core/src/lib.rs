@@ -10,7 +10,7 @@
 //!   `file:PATH`) allocated as a [`target::Region`] whose placement is verified;
 //! * [`topology`]: what the machine offers (NUMA nodes, caches, dax devices, hugepage
 //!   pools), read from sysfs under a configurable root so that it can be tested;
-//! * [`env`]: the environment that changes results, and warnings that say how to fix it;
+//! * [`env`](mod@env): the environment that changes results, and warnings that say how to fix it;
 //! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev), the
 //!   one median and the one Hockney fit (weighted by 1/t^2, latency never negative);
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
@@ -24,7 +24,7 @@
 //! * [`cacheline`]: flush, fence and non-temporal store primitives;
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
 //!   `CXLCHAR_REQUIRE` demands it;
-//! * [`bench`]: the [`bench::Benchmark`] trait that each benchmark implements.
+//! * [`bench`](mod@bench): the [`bench::Benchmark`] trait that each benchmark implements.
 #![deny(missing_docs)]
 
 pub mod bench;

@@ -1,6 +1,6 @@
 //! Where a pool is ([`PoolSource`]: a file, a device-dax or a PCI BAR), which window of
 //! it ([`PoolSpec`]) and its mapping ([`PoolMap`]): a bench-core
-//! [`Region`](bench_core::target::Region) window, mapped through the write guard
+//! [`Region`] window, mapped through the write guard
 //! (`--allow-write` for devices, what the path really is, a BAR whose device has a driver
 //! bound refused unless `--force`).
 

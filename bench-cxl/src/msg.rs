@@ -776,7 +776,10 @@ impl MsgArgs {
             allow_write: opts.allow_write,
             force: self.force,
         };
-        if spec.offset % bench_core::target::page_size() as u64 != 0 {
+        if !spec
+            .offset
+            .is_multiple_of(bench_core::target::page_size() as u64)
+        {
             return Err(format!(
                 "--offset {} is not a multiple of the page size",
                 spec.offset

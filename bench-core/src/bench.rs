@@ -1,8 +1,12 @@
 //! The [`Benchmark`] trait: one benchmark, one implementation, one file.
 //!
-//! A benchmark knows its name, its parameters, what it needs ([`Requirements`]) and how
-//! much memory it wants on a target; [`Benchmark::run`] turns a placed [`Region`] into a
-//! [`Report`] or a [`Skip`] with the reason.
+//! A benchmark knows its name, its [`Subject`] (memory the runner places on each target,
+//! or a device it opens itself), what it needs ([`Requirements`]) and how much memory it
+//! wants on a target; [`Benchmark::run`] turns its [`Input`] into a [`Report`], or says
+//! why not ([`NotRun`]: skipped with a reason, or failed with an error).
+//!
+//! Its configuration is a typed struct, the clap `Args` of its command in the family crate;
+//! [`Setup`] turns it into benchmarks against the shared [`Options`].
 
 use crate::params::{Measurement, ParamInfo, PrefetchCheck, Skipped, Warning};
 use crate::sizing::{DramSizing, SizingBook};
@@ -136,7 +140,8 @@ pub struct Report {
     pub prefetch_checks: Vec<PrefetchCheck>,
 }
 
-/// A benchmark that could not run, and why.
+/// A reason a benchmark (or a part of it) did not run here; converts into
+/// [`NotRun::Skipped`] with `?`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
 pub struct Skip {
@@ -153,21 +158,108 @@ impl Skip {
     }
 }
 
-/// One benchmark.
+/// Any error, boxed: what a benchmark's failure or a bad configuration carries.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why [`Benchmark::run`] produced no report.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRun {
+    /// It cannot run here (a CPU feature, a device, a mapping the machine lacks): recorded
+    /// in `skipped` with the reason, and the run goes on.
+    #[error("skipped: {reason}")]
+    Skipped {
+        /// Why, and what to do about it where something can be done.
+        reason: String,
+    },
+    /// It started and failed (a two-sided run whose peer died): the command exits
+    /// non-zero with the error and writes no params file.
+    #[error("{0}")]
+    Failed(BoxError),
+}
+
+impl NotRun {
+    /// A skip with this reason.
+    pub fn skip(reason: impl Into<String>) -> NotRun {
+        NotRun::Skipped {
+            reason: reason.into(),
+        }
+    }
+
+    /// A failure with this error.
+    pub fn failed(error: impl Into<BoxError>) -> NotRun {
+        NotRun::Failed(error.into())
+    }
+
+    /// The reason of a skip; `None` for a failure.
+    pub fn skip_reason(&self) -> Option<&str> {
+        match self {
+            NotRun::Skipped { reason } => Some(reason),
+            NotRun::Failed(_) => None,
+        }
+    }
+}
+
+impl From<Skip> for NotRun {
+    fn from(s: Skip) -> NotRun {
+        NotRun::Skipped { reason: s.reason }
+    }
+}
+
+/// What a benchmark measures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// Memory: the runner places a [`Region`] of [`Benchmark::region_bytes`] on each
+    /// target of the run and passes it in.
+    Memory,
+    /// A device the benchmark opens and validates itself (a PCI BAR, an RDMA NIC, a GPU),
+    /// run once after the memory targets.
+    Device {
+        /// The device, as shown in `target` fields (`pci:0000:00:02.0/2`, `gpu:0`).
+        target: String,
+    },
+}
+
+/// What [`Benchmark::run`] runs on: the placed region of a [`Subject::Memory`]
+/// benchmark, nothing for a [`Subject::Device`] one.
+#[derive(Debug)]
+pub enum Input<'a> {
+    /// The region placed on one target.
+    Region(&'a mut Region),
+    /// A device benchmark: it opens its device itself.
+    Device,
+}
+
+impl<'a> Input<'a> {
+    /// The region of a memory benchmark; a failure when the runner passed none.
+    pub fn region(self) -> Result<&'a mut Region, NotRun> {
+        match self {
+            Input::Region(r) => Ok(r),
+            Input::Device => Err(NotRun::failed(
+                "a memory benchmark was run without a region",
+            )),
+        }
+    }
+}
+
+/// One benchmark: a memory benchmark (run on each target) or a device benchmark.
 pub trait Benchmark {
     /// Dotted name (`mem.latency`).
     fn name(&self) -> &'static str;
-    /// One line on what it measures.
-    fn description(&self) -> &'static str;
-    /// Its parameters, as recorded in the output.
-    fn parameters(&self) -> serde_json::Value;
-    /// What it needs.
-    fn requires(&self) -> Requirements;
+    /// What it measures: memory (the default) or a device.
+    fn subject(&self) -> Subject {
+        Subject::Memory
+    }
+    /// What it needs (checked before memory is placed; default: nothing).
+    fn requires(&self) -> Requirements {
+        Requirements::default()
+    }
     /// Bytes it wants on `target` (families that must miss the caches size from
-    /// [`Context::dram_sizing`] of that target).
-    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize;
-    /// Runs on one placed region.
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip>;
+    /// [`Context::dram_sizing`] of that target). Unused for devices.
+    fn region_bytes(&self, _ctx: &Context, _target: &TargetSpec) -> usize {
+        0
+    }
+    /// Runs on one placed region ([`Input::Region`]) or on its device ([`Input::Device`]).
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun>;
 
     /// Checks the requirements against the context and target; a mismatch is a skip.
     fn check(&self, ctx: &Context, target: &TargetSpec) -> Result<(), Skip> {
@@ -190,13 +282,65 @@ pub trait Benchmark {
     }
 }
 
-/// A benchmark on a device rather than on a memory target (a PCI BAR, an RDMA NIC, a
-/// GPU): it opens and validates its own device.
-pub trait DeviceBenchmark {
-    /// Dotted name (`pcie.mmio`).
-    fn name(&self) -> &'static str;
-    /// The device it measures, as shown in `target` fields (`pci:0000:00:02.0/2`).
-    fn target(&self) -> String;
-    /// Runs it.
-    fn run(&self, ctx: &Context) -> Result<Report, Skip>;
+/// The options every measuring command shares, as a benchmark's configuration sees them
+/// when it is turned into benchmarks ([`Setup::plan`]).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--quick`.
+    pub quick: bool,
+    /// `--allow-write`: writing into dax and file targets and PCI BARs is allowed.
+    pub allow_write: bool,
+    /// The CPUs of the run (`--cpu`, else every allowed CPU).
+    pub cpus: Vec<usize>,
+    /// The targets named with `--target` (empty: the runner's defaults).
+    pub targets: Vec<TargetSpec>,
+}
+
+/// Benchmarks to run, and parts skipped as a whole (`gpu` without a driver).
+#[derive(Default)]
+pub struct Planned {
+    /// The benchmarks, in run order.
+    pub benchmarks: Vec<Box<dyn Benchmark>>,
+    /// Benchmarks or families that will not run, each with its reason (no target).
+    pub skipped: Vec<Skipped>,
+}
+
+impl Planned {
+    /// One benchmark.
+    pub fn one(b: impl Benchmark + 'static) -> Planned {
+        Planned {
+            benchmarks: vec![Box::new(b)],
+            skipped: vec![],
+        }
+    }
+
+    /// Nothing runs: `benchmark` is skipped as a whole, with the reason.
+    pub fn skip(benchmark: impl Into<String>, reason: impl Into<String>) -> Planned {
+        Planned {
+            benchmarks: vec![],
+            skipped: vec![Skipped {
+                benchmark: benchmark.into(),
+                target: String::new(),
+                reason: reason.into(),
+            }],
+        }
+    }
+}
+
+/// A benchmark command's typed configuration: the family's clap `Args` struct of the
+/// command (`bench_mem::latency::LatencyArgs` for `cxlchar mem latency`), turned into
+/// validated benchmarks. The runner's registry lists one per command.
+pub trait Setup {
+    /// The benchmarks of the command; bad input is an error before anything runs.
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError>;
+    /// Its part of `cxlchar all` (from the command's defaults, or from `all`'s own options
+    /// where the family adds them there): by default the same as [`Setup::plan`].
+    fn plan_all(&self, opts: &Options) -> Result<Planned, BoxError> {
+        self.plan(opts)
+    }
+    /// Whether the command's default targets include the far-memory NUMA nodes (as in
+    /// `all`), not only `anon`.
+    fn far_nodes_by_default(&self) -> bool {
+        false
+    }
 }

@@ -54,6 +54,20 @@ pub mod units {
     /// One GiB.
     pub const GIB: usize = 1 << 30;
 
+    /// A `--size`-style argument: [`parse_size`], and zero is refused.
+    pub fn parse_positive_size(s: &str) -> Result<usize, String> {
+        let v = parse_size(s)?;
+        if v == 0 {
+            return Err("size must be positive".into());
+        }
+        Ok(v)
+    }
+
+    /// A byte offset argument (`--bar-offset`, `--offset`): [`parse_size`], zero allowed.
+    pub fn parse_offset(s: &str) -> Result<u64, String> {
+        parse_size(s).map(|v| v as u64)
+    }
+
     /// Parses a size such as `4096`, `64K`, `2M`, `1G` (binary units, optional `iB`/`B`).
     pub fn parse_size(s: &str) -> Result<usize, String> {
         let t = s.trim();

@@ -15,12 +15,16 @@
 //! `atomic - load` is the cost of atomicity on that memory.
 
 use crate::measurement;
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup,
+};
 use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
 use bench_core::stats::Distribution;
-use bench_core::target::{Region, TargetSpec};
+use bench_core::target::TargetSpec;
 use bench_core::units::format_size;
+use bench_core::units::parse_positive_size;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Operations measured.
@@ -167,12 +171,6 @@ impl Benchmark for AtomicsBench {
     fn name(&self) -> &'static str {
         "pool.atomics"
     }
-    fn description(&self) -> &'static str {
-        "dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain load on the same lines"
-    }
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({ "size_bytes": self.size, "block_bytes": BLOCK_SLOTS * LAYOUT.slot_bytes, "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes })
-    }
     fn requires(&self) -> Requirements {
         Requirements::default()
     }
@@ -180,13 +178,14 @@ impl Benchmark for AtomicsBench {
         let (touched, _) = working_set(self.size, ctx, target);
         LAYOUT.span_bytes(touched)
     }
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         let (touched, why) = working_set(self.size, ctx, region.spec());
         let target = region.spec().to_string();
         // The touched bytes the region holds, as a power of two (the slot order needs one).
         let big = floor_pow2(region.len() / LAYOUT.span_per_touched()).min(touched);
         if big < 4096 {
-            return Err(Skip::new(
+            return Err(NotRun::skip(
                 "region smaller than 16 KiB (4 KiB of touched lines)",
             ));
         }
@@ -233,7 +232,7 @@ impl Benchmark for AtomicsBench {
                 std::hint::black_box(pos);
                 let counters = counters.with_per_op("op", (samples * steps) as u64);
                 let Some(d) = Distribution::from_samples(&v) else {
-                    return Err(Skip::new("the timer produced no usable samples"));
+                    return Err(NotRun::skip("the timer produced no usable samples"));
                 };
                 p50[oi] = d.p50;
                 let id = format!("pool.atomics/{target}/{}/{}", op.name(), format_size(size));
@@ -296,6 +295,20 @@ impl Benchmark for AtomicsBench {
             }
         }
         Ok(report)
+    }
+}
+
+/// Dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain loads on a target.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AtomicsArgs {
+    /// Working set (default: 2x LLC, 64 MiB .. 1 GiB; quick: 64 MiB).
+    #[arg(long, value_parser = parse_positive_size)]
+    pub size: Option<usize>,
+}
+
+impl Setup for AtomicsArgs {
+    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        Ok(Planned::one(AtomicsBench { size: self.size }))
     }
 }
 

@@ -10,10 +10,12 @@
 //! multichase pingpong both report one transfer of the line, not the round trip).
 
 use crate::measurement;
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup, Skip,
+};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use bench_core::stats::{median, Distribution};
-use bench_core::target::Region;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Ping-pong kinds.
@@ -193,12 +195,6 @@ impl Benchmark for C2cBench {
     fn name(&self) -> &'static str {
         "pool.c2c"
     }
-    fn description(&self) -> &'static str {
-        "core-to-core one-way latency matrix: CAS and flag ping-pong on a line in the target"
-    }
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({"convention": "one-way = round trip / 2"})
-    }
     fn requires(&self) -> Requirements {
         Requirements {
             min_cpus: 2,
@@ -208,7 +204,8 @@ impl Benchmark for C2cBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         4096
     }
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         let target = region.spec().to_string();
         let placement = region.placement().clone();
         // SAFETY: the region is page aligned and at least 4 KiB; offset 0 is an aligned
@@ -225,7 +222,7 @@ impl Benchmark for C2cBench {
                     ctx.progress(&format!("pool.c2c on {target}: {} {a}<->{b}", kind.name()));
                     let (v, counters) = ping_pong(ctx, line, kind, a, b, samples, trips)?;
                     let Some(d) = Distribution::from_samples(&v) else {
-                        return Err(Skip::new("the timer produced no usable samples"));
+                        return Err(NotRun::skip("the timer produced no usable samples"));
                     };
                     let id = format!("pool.c2c/{target}/{}/{a}-{b}", kind.name());
                     cells.push((a, b, d.p50));
@@ -277,6 +274,16 @@ impl Benchmark for C2cBench {
             ));
         }
         Ok(report)
+    }
+}
+
+/// Core-to-core one-way latency matrix (CAS and flag ping-pong) over --cpu.
+#[derive(Debug, Clone, clap::Args)]
+pub struct C2cArgs {}
+
+impl Setup for C2cArgs {
+    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        Ok(Planned::one(C2cBench))
     }
 }
 

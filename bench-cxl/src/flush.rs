@@ -13,7 +13,10 @@
 
 use crate::cacheline::{flush_range, nt_fill, store_fence, FlushMethod};
 use crate::measurement;
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup,
+};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::Skipped;
 use bench_core::stats::Distribution;
@@ -228,21 +231,16 @@ impl Benchmark for FlushBench {
     fn name(&self) -> &'static str {
         "pool.flush"
     }
-    fn description(&self) -> &'static str {
-        "cost of writing 1 B..128 KiB and making it visible (clflush, clflushopt, clwb, NT stores; UC/WC mappings)"
-    }
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({"sizes": "1B..128KiB (powers of two)", "uc_resource": self.uc_resource})
-    }
     fn requires(&self) -> Requirements {
         Requirements::default()
     }
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         MAX_SIZE
     }
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         if region.len() < MAX_SIZE {
-            return Err(Skip::new("region smaller than 128 KiB"));
+            return Err(NotRun::skip("region smaller than 128 KiB"));
         }
         let target = region.spec().to_string();
         let placement = region.placement().clone();
@@ -280,7 +278,7 @@ impl Benchmark for FlushBench {
             for size in sizes().into_iter().filter(|&s| s <= cap) {
                 let (v, counters) = time_cell(ctx, &mut group, ptr, size, c, samples(ctx, size));
                 let Some(d) = Distribution::from_samples(&v) else {
-                    return Err(Skip::new("the timer produced no usable samples"));
+                    return Err(NotRun::skip("the timer produced no usable samples"));
                 };
                 let id = format!("pool.flush/{target}/{}/{}", c.name(), format_size(size));
                 let method = match c {
@@ -367,6 +365,33 @@ pub fn flush_table(report: &Report) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Cost of writing 1 B..128 KiB and making it visible (clflush, clflushopt, clwb, NT).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FlushArgs {
+    /// PCI BAR resource file for uncacheable writes (its `_wc` sibling gives
+    /// write-combining), e.g. /sys/bus/pci/devices/0000:00:04.0/resource2. Needs
+    /// --allow-write.
+    #[arg(long, value_name = "FILE")]
+    pub uc_resource: Option<PathBuf>,
+    /// Write into --uc-resource even when a kernel driver is bound to its device.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl Setup for FlushArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        if self.uc_resource.is_some() && !opts.allow_write {
+            return Err("--uc-resource maps a device BAR for writing, which destroys its contents; pass --allow-write to accept that".into());
+        }
+        Ok(Planned::one(FlushBench {
+            uc_resource: self.uc_resource.clone(),
+            allow_write: opts.allow_write,
+            force: self.force,
+            sysfs_root: None,
+        }))
+    }
 }
 
 #[cfg(test)]

@@ -23,16 +23,17 @@ use crate::pool::{
     PoolSpec, Role, DEFAULT_POOL_BYTES,
 };
 use crate::ring::{self, Coherence, Consumer, Producer};
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup,
+};
 use bench_core::counters::{
     self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
 use bench_core::params::Skipped;
 use bench_core::stats::{hockney_fit, Distribution};
-use bench_core::target::Region;
 use bench_core::units::format_size;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const OP_FLAG: u64 = 1;
@@ -55,8 +56,6 @@ pub struct MsgBench {
     pub timeout: Duration,
     /// How long the peer may stay silent mid-run.
     pub peer_timeout: Duration,
-    /// Set when a two-sided run failed (the runner then writes no params file).
-    pub failure: Arc<Mutex<Option<String>>>,
 }
 
 impl Default for MsgBench {
@@ -66,7 +65,6 @@ impl Default for MsgBench {
             role: None,
             timeout: Duration::from_secs(30),
             peer_timeout: Duration::from_secs(5),
-            failure: Arc::new(Mutex::new(None)),
         }
     }
 }
@@ -682,16 +680,6 @@ impl Benchmark for MsgBench {
     fn name(&self) -> &'static str {
         "pool.msg"
     }
-    fn description(&self) -> &'static str {
-        "flag and SPSC-ring messaging between two processes through a shared pool (coherent, non-coherent)"
-    }
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({
-            "pool": self.pool.as_ref().map(|p| p.source.to_string()).unwrap_or_else(|| "a fresh file in /dev/shm".into()),
-            "role": match self.role { Some(Role::Leader) => "leader", Some(Role::Follower) => "follower", None => "fork" },
-            "convention": "one-way latency = round trip / 2; bandwidth = payload bytes / s, GB = 1e9 B",
-        })
-    }
     fn requires(&self) -> Requirements {
         Requirements {
             min_cpus: if self.role.is_some() { 1 } else { 2 },
@@ -701,17 +689,97 @@ impl Benchmark for MsgBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
         4096
     }
-    fn run(&self, ctx: &Context, _region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        input.region()?;
         let r = self.run_inner(ctx);
         let _ = bench_core::pin::pin_current(ctx.cpus[0]);
-        r.map_err(|e| {
-            if self.role.is_some() {
-                if let Ok(mut f) = self.failure.lock() {
-                    *f = Some(e.to_string());
-                }
-            }
-            Skip::new(e.to_string())
+        // A two-sided run that started and broke is a failure (no params file); a forked
+        // pair that cannot run here is a skip.
+        r.map_err(|e| match self.role {
+            Some(_) => NotRun::failed(e),
+            None => NotRun::skip(e.to_string()),
         })
+    }
+}
+
+/// Flag and SPSC-ring messaging between two processes (or two hosts) through a pool.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MsgArgs {
+    /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or a PCI
+    /// BAR pci:DOMAIN:BUS:DEV.FN/BAR as `cxlchar pcie list` shows it (or its resource file,
+    /// pci:/sys/bus/pci/devices/<bdf>/resourceN); dax and pci need --allow-write.
+    #[arg(long, value_name = "SPEC")]
+    pub pool: Option<String>,
+    /// Two-sided run: leader (measures, writes results) or follower (answers). Start
+    /// both with the same --pool, on one host or on two hosts mapping the same memory.
+    /// Without --role, a follower process is forked on this machine.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// Byte offset of the window in the pool (a multiple of the page size).
+    #[arg(long, default_value = "0", value_parser = bench_core::units::parse_offset)]
+    pub offset: u64,
+    /// Window length (default 64 MiB; quick 8 MiB).
+    #[arg(long, value_parser = bench_core::units::parse_positive_size)]
+    pub len: Option<usize>,
+    /// Overwrite a window holding foreign data, or take over one in use.
+    #[arg(long)]
+    pub force: bool,
+    /// How long to wait for the peer to show up (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// How long the peer may stay silent mid-run before the run fails.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub peer_timeout: Duration,
+}
+
+impl MsgArgs {
+    /// The role and the pool window of these options, checked (`--role` needs `--pool`,
+    /// the offset is a multiple of the page size).
+    pub fn role_and_pool(
+        &self,
+        opts: &Options,
+    ) -> Result<(Option<Role>, Option<PoolSpec>), BoxError> {
+        let role: Option<Role> = self.role.as_deref().map(str::parse).transpose()?;
+        let Some(p) = &self.pool else {
+            if self.role.is_some() {
+                return Err("--role needs --pool: both sides must name the same pool (e.g. --pool file:/dev/shm/cxlchar-pool or --pool dax:/dev/dax0.0)".into());
+            }
+            return Ok((role, None));
+        };
+        let spec = PoolSpec {
+            source: p.parse()?,
+            offset: self.offset,
+            len: self
+                .len
+                .unwrap_or(if opts.quick { 8 << 20 } else { 64 << 20 }),
+            allow_write: opts.allow_write,
+            force: self.force,
+        };
+        if !spec
+            .offset
+            .is_multiple_of(bench_core::target::page_size() as u64)
+        {
+            return Err(format!(
+                "--offset {} is not a multiple of the page size",
+                spec.offset
+            )
+            .into());
+        }
+        Ok((role, Some(spec)))
+    }
+}
+
+impl Setup for MsgArgs {
+    /// The leader's (or the forking) benchmark; a follower does not measure and is run by
+    /// the runner through [`run_follower`].
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        let (role, pool) = self.role_and_pool(opts)?;
+        Ok(Planned::one(MsgBench {
+            pool,
+            role,
+            timeout: self.timeout,
+            peer_timeout: self.peer_timeout,
+        }))
     }
 }
 

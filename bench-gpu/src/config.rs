@@ -1,6 +1,10 @@
 //! What `cxlchar gpu` runs, validated before the driver is touched.
 
+use crate::host::GpuHostBench;
+use crate::pool::GpuPoolBench;
 use crate::shape::transfer_sizes;
+use bench_core::bench::{Benchmark, BoxError, Options, Planned, Setup};
+use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, GIB, KIB, MIB};
 use thiserror::Error;
 
@@ -131,6 +135,83 @@ impl GpuConfig {
     }
 }
 
+/// GPU <-> memory DMA (seed 003): host-to-device and device-to-host bandwidth from
+/// pageable, pinned (cuMemAllocHost) and each --target's memory (registered with
+/// cuMemHostRegister), 4 KiB .. 1 GiB, and how 1..k concurrent copies share it. CUDA is
+/// loaded at run time: without a driver or a GPU the family is skipped, with the reason.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GpuArgs {
+    /// Measure only this GPU (CUDA ordinal, see `cxlchar targets`). Default: every GPU
+    /// for host memory, GPU 0 for the targets, all GPUs at once for multi-GPU contention.
+    #[arg(long, value_name = "N")]
+    pub device: Option<usize>,
+    /// Largest copy of the sweeps (default 1G, quick 64M); sizes grow from 4K by x4
+    /// (quick x16).
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub max_size: Option<usize>,
+    /// Concurrent copies (streams on one GPU) of the contention test, comma-separated
+    /// (default 1,2,4,8; 1 is always measured as the reference).
+    #[arg(long, value_name = "K,..", value_delimiter = ',')]
+    pub streams: Option<Vec<usize>>,
+    /// Bytes of each concurrent copy in the contention test (default 64M, quick 8M).
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub contention_size: Option<usize>,
+}
+
+impl GpuArgs {
+    /// The configuration of the options, validated.
+    pub fn config(&self) -> Result<GpuConfig, ConfigError> {
+        let c = GpuConfig {
+            device: self.device,
+            max_size: self.max_size,
+            streams: self.streams.clone(),
+            contention_size: self.contention_size,
+        };
+        c.validate()?;
+        Ok(c)
+    }
+}
+
+impl Setup for GpuArgs {
+    /// Planned after one discovery: without a usable driver or device the family is one
+    /// `gpu` skip with the reason (nothing is allocated); otherwise a `gpu.bw` device
+    /// benchmark per GPU (pageable and pinned host memory, target `gpu:N`) and one
+    /// `gpu.pool` memory benchmark, placed on every target like the memory families (so
+    /// its keys are qualified and renamed on far memory). A `--device` beyond the GPUs
+    /// present is an error.
+    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        let config = self.config()?;
+        let inv = match crate::discovery::probe() {
+            Ok(inv) => inv,
+            Err(e) => return Ok(Planned::skip(crate::FAMILY, e.to_string())),
+        };
+        let n = inv.devices.len();
+        config.validate_device(n)?;
+        let devices: Vec<usize> = match config.device {
+            Some(d) => vec![d],
+            None => (0..n).collect(),
+        };
+        let mut benchmarks: Vec<Box<dyn Benchmark>> = devices
+            .into_iter()
+            .map(|device| {
+                Box::new(GpuHostBench {
+                    device,
+                    config: config.clone(),
+                }) as Box<dyn Benchmark>
+            })
+            .collect();
+        benchmarks.push(Box::new(GpuPoolBench { config, gpus: n }));
+        Ok(Planned {
+            benchmarks,
+            skipped: vec![],
+        })
+    }
+
+    fn far_nodes_by_default(&self) -> bool {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +295,45 @@ mod tests {
         assert_eq!(s.first(), Some(&MIN_SIZE));
         assert_eq!(s.last(), Some(&(3 * MIB)));
         assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn no_driver_plans_a_family_skip_and_nothing_else() {
+        if crate::cuda::library_present() {
+            return;
+        }
+        let a = GpuArgs {
+            device: None,
+            max_size: None,
+            streams: None,
+            contention_size: None,
+        };
+        let p = a.plan(&Options::default()).unwrap();
+        assert!(p.benchmarks.is_empty());
+        assert_eq!(p.skipped.len(), 1);
+        assert_eq!(p.skipped[0].benchmark, "gpu");
+        assert!(
+            p.skipped[0].reason.contains("libcuda"),
+            "{}",
+            p.skipped[0].reason
+        );
+    }
+
+    #[test]
+    fn bad_options_are_errors() {
+        let a = GpuArgs {
+            device: None,
+            max_size: Some(100),
+            streams: None,
+            contention_size: None,
+        };
+        assert!(a.config().unwrap_err().to_string().contains("--max-size"));
+        assert!(a.plan(&Options::default()).is_err());
+        let a = GpuArgs {
+            streams: Some(vec![0]),
+            max_size: None,
+            ..a
+        };
+        assert!(a.config().unwrap_err().to_string().contains("--streams"));
     }
 }

@@ -10,7 +10,7 @@ use crate::copy::{self, SweepPlan};
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, PinnedBuffer};
 use crate::discovery::{probe, GpuInfo};
 use crate::shape::{latency_report, split_fitting, sweep_report, Labels};
-use bench_core::bench::{Context, DeviceBenchmark, Report, Skip};
+use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Skip, Subject};
 use bench_core::counters::MeasurementCounters;
 use bench_core::params::Skipped;
 use bench_core::target::{page_size, pages_per_node, Placement, Verification};
@@ -97,23 +97,32 @@ impl GpuHostBench {
     }
 }
 
-impl DeviceBenchmark for GpuHostBench {
+impl GpuHostBench {
+    /// The device it measures, as shown in `target` fields.
+    pub fn target(&self) -> String {
+        format!("gpu:{}", self.device)
+    }
+}
+
+impl Benchmark for GpuHostBench {
     fn name(&self) -> &'static str {
         "gpu.bw"
     }
 
-    fn target(&self) -> String {
-        format!("gpu:{}", self.device)
+    fn subject(&self) -> Subject {
+        Subject::Device {
+            target: self.target(),
+        }
     }
 
-    fn run(&self, ctx: &Context) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {
         self.config
             .validate()
             .map_err(|e| Skip::new(e.to_string()))?;
         let inv = probe().map_err(|e| Skip::new(e.to_string()))?;
         let count = inv.devices.len();
         if self.device >= count {
-            return Err(Skip::new(format!(
+            return Err(NotRun::skip(format!(
                 "GPU {} does not exist: the driver reports {count} GPU(s)",
                 self.device
             )));
@@ -132,7 +141,7 @@ impl DeviceBenchmark for GpuHostBench {
             )));
         }
         let Some(&max) = sizes.last() else {
-            return Err(Skip::new(format!(
+            return Err(NotRun::skip(format!(
                 "GPU {}: only {} of device memory free, less than the smallest copy",
                 self.device,
                 human_bytes(free as u64)
@@ -226,7 +235,7 @@ impl DeviceBenchmark for GpuHostBench {
         {
             failed(&mut report, "pageable bandwidth sweep", e);
         }
-        crate::shape::finished(report)
+        Ok(crate::shape::finished(report)?)
     }
 }
 
@@ -249,11 +258,15 @@ mod tests {
     fn no_driver_is_a_skip_with_the_reason() {
         let b = GpuHostBench::default();
         let ctx = Context::quick_local();
-        match b.run(&ctx) {
+        match b.run(&ctx, Input::Device) {
             Err(s) if !crate::cuda::library_present() => {
-                assert!(s.reason.contains("libcuda"), "{}", s.reason)
+                assert!(
+                    s.skip_reason().unwrap().contains("libcuda"),
+                    "{}",
+                    s.skip_reason().unwrap()
+                )
             }
-            Err(s) => assert!(!s.reason.is_empty()),
+            Err(s) => assert!(!s.skip_reason().unwrap().is_empty()),
             Ok(rep) => assert!(rep.params.iter().any(|p| p.key == "gpu_h2d_bw_gbs")),
         }
     }
@@ -267,7 +280,11 @@ mod tests {
                 ..Default::default()
             },
         };
-        let s = b.run(&Context::quick_local()).unwrap_err();
-        assert!(s.reason.contains("--max-size"), "{}", s.reason);
+        let s = b.run(&Context::quick_local(), Input::Device).unwrap_err();
+        assert!(
+            s.skip_reason().unwrap().contains("--max-size"),
+            "{}",
+            s.skip_reason().unwrap()
+        );
     }
 }

@@ -21,9 +21,8 @@ use crate::discovery::probe;
 use crate::shape::{
     contention_report, split_fitting, sweep_report, ContentionPoint, Labels, SweepPoint, Timing,
 };
-use bench_core::bench::{Benchmark, Context, Report, Requirements, Skip};
+use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements, Skip};
 use bench_core::params::Skipped;
-use bench_core::target::Region;
 use bench_core::units::{format_size, human_bytes};
 
 /// Key prefix of this benchmark's params (`gpu_pool_` on far memory, see the module).
@@ -73,19 +72,6 @@ impl Benchmark for GpuPoolBench {
         "gpu.pool"
     }
 
-    fn description(&self) -> &'static str {
-        "GPU <-> memory-target DMA bandwidth (registered with cuMemHostRegister) and how concurrent transfers share it"
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::json!({
-            "device": self.config.device,
-            "max_size_bytes": self.config.max_size,
-            "streams": self.config.stream_counts(),
-            "contention_bytes": self.config.contention_size,
-        })
-    }
-
     fn requires(&self) -> Requirements {
         Requirements::default()
     }
@@ -94,7 +80,8 @@ impl Benchmark for GpuPoolBench {
         self.config.target_bytes(ctx.quick, self.multi_gpu())
     }
 
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         self.config
             .validate()
             .map_err(|e| Skip::new(e.to_string()))?;
@@ -174,7 +161,7 @@ impl Benchmark for GpuPoolBench {
         report.params.extend(ps);
         report.warnings.extend(ws);
         drop(reg);
-        crate::shape::finished(report)
+        Ok(crate::shape::finished(report)?)
     }
 }
 
@@ -354,7 +341,7 @@ impl PoolRun<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::target::TargetSpec;
+    use bench_core::target::{Region, TargetSpec};
 
     #[test]
     fn gpu_counts_double_up_to_n() {
@@ -408,11 +395,15 @@ mod tests {
             &ctx.topology,
         )
         .unwrap();
-        match b.run(&ctx, &mut region) {
+        match b.run(&ctx, Input::Region(&mut region)) {
             Err(s) if !crate::cuda::library_present() => {
-                assert!(s.reason.contains("libcuda"), "{}", s.reason)
+                assert!(
+                    s.skip_reason().unwrap().contains("libcuda"),
+                    "{}",
+                    s.skip_reason().unwrap()
+                )
             }
-            Err(s) => assert!(!s.reason.is_empty()),
+            Err(s) => assert!(!s.skip_reason().unwrap().is_empty()),
             Ok(rep) => assert!(rep.params.iter().any(|p| p.key == "gpu_reg_h2d_bw_gbs")),
         }
     }

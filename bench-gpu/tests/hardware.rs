@@ -3,7 +3,7 @@
 //! `cargo test -p bench-gpu -- --ignored` where a toolchain and a GPU meet. Without a GPU they
 //! fail: they never pass by skipping.
 
-use bench_core::bench::{Benchmark, Context, DeviceBenchmark};
+use bench_core::bench::{Benchmark, Context, Input};
 use bench_core::target::{Region, TargetSpec};
 use bench_gpu::config::GpuConfig;
 use bench_gpu::cuda::{
@@ -72,7 +72,7 @@ fn gpu_benchmarks_produce_their_keys() {
         device: 0,
         config: config.clone(),
     };
-    let rep = host.run(&ctx).expect("gpu.bw runs");
+    let rep = host.run(&ctx, Input::Device).expect("gpu.bw runs");
     for k in ["gpu_h2d_bw_gbs", "gpu_d2h_bw_gbs", "gpu_copy_lat_ns"] {
         let p = rep
             .params
@@ -88,7 +88,9 @@ fn gpu_benchmarks_produce_their_keys() {
         &ctx.topology,
     )
     .unwrap();
-    let rep = pool.run(&ctx, &mut region).expect("gpu.pool runs");
+    let rep = pool
+        .run(&ctx, Input::Region(&mut region))
+        .expect("gpu.pool runs");
     for k in [
         "gpu_reg_h2d_bw_gbs",
         "gpu_reg_d2h_bw_gbs",
@@ -111,6 +113,10 @@ fn gpu_device_out_of_range_is_a_skip() {
         device: 4096,
         config: GpuConfig::default(),
     };
-    let s = b.run(&ctx).unwrap_err();
-    assert!(s.reason.contains("does not exist"), "{}", s.reason);
+    let s = b.run(&ctx, Input::Device).unwrap_err();
+    assert!(
+        s.skip_reason().unwrap().contains("does not exist"),
+        "{}",
+        s.skip_reason().unwrap()
+    );
 }

@@ -1,7 +1,10 @@
 //! `verbs`: the device benchmark the runner schedules (`cxlchar verbs`, `cxlchar all`).
 
-use crate::config::VerbsConfig;
-use bench_core::bench::{Context, DeviceBenchmark, Report, Skip};
+use crate::config::{Mode, Peer, VerbsConfig};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Planned, Report, Setup, Skip, Subject,
+};
+use bench_core::target::TargetSpec;
 
 /// Post breakdown, latency and bandwidth on one RDMA device.
 #[derive(Debug, Clone, Default)]
@@ -10,12 +13,9 @@ pub struct VerbsBench {
     pub config: VerbsConfig,
 }
 
-impl DeviceBenchmark for VerbsBench {
-    fn name(&self) -> &'static str {
-        "verbs"
-    }
-
-    fn target(&self) -> String {
+impl VerbsBench {
+    /// The device it measures, as shown in `target` fields.
+    pub fn target(&self) -> String {
         let dev = self.config.device.as_deref().unwrap_or("auto");
         match &self.config.peer {
             crate::config::Peer::Loopback => format!("rdma:{dev}/loopback"),
@@ -23,12 +23,24 @@ impl DeviceBenchmark for VerbsBench {
             crate::config::Peer::Connect { host, port } => format!("rdma:{dev}/{host}:{port}"),
         }
     }
+}
 
-    fn run(&self, ctx: &Context) -> Result<Report, Skip> {
+impl Benchmark for VerbsBench {
+    fn name(&self) -> &'static str {
+        "verbs"
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Device {
+            target: self.target(),
+        }
+    }
+
+    fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {
         self.config
             .validate()
             .map_err(|e| Skip::new(e.to_string()))?;
-        run_impl(self, ctx)
+        Ok(run_impl(self, ctx)?)
     }
 }
 
@@ -40,6 +52,92 @@ fn run_impl(b: &VerbsBench, ctx: &Context) -> Result<Report, Skip> {
 #[cfg(not(feature = "verbs"))]
 fn run_impl(_b: &VerbsBench, _ctx: &Context) -> Result<Report, Skip> {
     Err(Skip::new(crate::NOT_BUILT))
+}
+
+/// RDMA verbs (seed 004): post/progress breakdown, ping-pong latency, streaming
+/// bandwidth. Loopback pair in one process by default; --server / --connect HOST for
+/// two processes or hosts.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerbsArgs {
+    /// What to measure (default: all three).
+    #[arg(value_enum)]
+    pub what: Option<VerbsWhat>,
+    /// RDMA device (see `ibv_devices`); default: the first with an active port.
+    #[arg(long, value_name = "NAME")]
+    pub device: Option<String>,
+    /// GID index (RoCE); default: the first IPv4-mapped GID of the port.
+    #[arg(long, value_name = "N")]
+    pub gid_index: Option<u8>,
+    /// Wait for one `--connect` client and serve its measurements.
+    #[arg(long, conflicts_with = "connect")]
+    pub server: bool,
+    /// Measure against a `--server` on HOST.
+    #[arg(long, value_name = "HOST")]
+    pub connect: Option<String>,
+    /// TCP port of the QP-info exchange.
+    #[arg(long, default_value_t = crate::config::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: u16,
+    /// Timeout of every wait: TCP connect and exchange, each completion.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub timeout: std::time::Duration,
+}
+
+/// `cxlchar verbs` measurements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerbsWhat {
+    /// Post breakdown, poll costs, busy post, injection overhead, message rate.
+    Post,
+    /// Send/recv ping-pong latency over 8 B .. 1 MiB and its Hockney fit.
+    Lat,
+    /// Streaming RDMA-write bandwidth over 8 B .. 1 MiB.
+    Bw,
+}
+
+impl VerbsArgs {
+    /// The configuration of the options (buffers on the first `--target`, else `anon`),
+    /// validated: bad input is an error here.
+    pub fn config(&self, opts: &Options) -> Result<VerbsConfig, crate::config::ConfigError> {
+        let config = VerbsConfig {
+            mode: match self.what {
+                None => Mode::All,
+                Some(VerbsWhat::Post) => Mode::Post,
+                Some(VerbsWhat::Lat) => Mode::Lat,
+                Some(VerbsWhat::Bw) => Mode::Bw,
+            },
+            device: self.device.clone(),
+            gid_index: self.gid_index,
+            peer: match (&self.connect, self.server) {
+                (Some(host), _) => Peer::Connect {
+                    host: host.clone(),
+                    port: self.port,
+                },
+                (None, true) => Peer::Server { port: self.port },
+                (None, false) => Peer::Loopback,
+            },
+            target: opts.targets.first().cloned().unwrap_or(TargetSpec::Anon),
+            timeout: self.timeout,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+impl Setup for VerbsArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        Ok(Planned::one(VerbsBench {
+            config: self.config(opts)?,
+        }))
+    }
+
+    /// In `all`: loopback on the first device with an active port (no device is a skip);
+    /// without the feature, `verbs` is skipped with [`crate::NOT_BUILT`].
+    fn plan_all(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        if crate::built_with_verbs() {
+            Ok(Planned::one(VerbsBench::default()))
+        } else {
+            Ok(Planned::skip("verbs", crate::NOT_BUILT))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -67,8 +165,12 @@ mod tests {
     fn bad_config_is_a_skip_with_the_reason() {
         let mut b = VerbsBench::default();
         b.config.peer = Peer::Server { port: 0 };
-        let s = b.run(&ctx()).unwrap_err();
-        assert!(s.reason.contains("--port"), "{}", s.reason);
+        let s = b.run(&ctx(), Input::Device).unwrap_err();
+        assert!(
+            s.skip_reason().unwrap().contains("--port"),
+            "{}",
+            s.skip_reason().unwrap()
+        );
     }
 
     /// Without the feature: the NOT_BUILT reason. With it, on a machine without RDMA (CI):
@@ -76,12 +178,15 @@ mod tests {
     #[test]
     fn no_device_or_no_feature_is_a_skip_with_the_reason() {
         let b = VerbsBench::default();
-        match b.run(&ctx()) {
-            Err(s) if !crate::built_with_verbs() => assert_eq!(s.reason, crate::NOT_BUILT),
+        match b.run(&ctx(), Input::Device) {
+            Err(s) if !crate::built_with_verbs() => {
+                assert_eq!(s.skip_reason().unwrap(), crate::NOT_BUILT)
+            }
             Err(s) => assert!(
-                s.reason.contains("RDMA") || s.reason.contains("port"),
+                s.skip_reason().unwrap().contains("RDMA")
+                    || s.skip_reason().unwrap().contains("port"),
                 "{}",
-                s.reason
+                s.skip_reason().unwrap()
             ),
             Ok(rep) => assert!(crate::built_with_verbs() && !rep.params.is_empty()),
         }

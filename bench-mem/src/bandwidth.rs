@@ -10,11 +10,15 @@
 
 use crate::kernels::{self, Isa, IsaSet, Kernel};
 use crate::lockstep::{gbs, lockstep, Budget};
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup, Skip,
+};
 use bench_core::counters::MeasurementCounters;
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::{Region, TargetSpec};
+use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, GIB, KIB, MIB};
 use serde_json::json;
 use std::time::Duration;
@@ -280,19 +284,6 @@ impl Benchmark for BandwidthBench {
         "mem.bandwidth"
     }
 
-    fn description(&self) -> &'static str {
-        "read/write/NT-write/copy/NT-copy/memset bandwidth by size, one thread and all threads"
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        json!({
-            "kernels": self.kernels.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            "isa": self.isa.map(Isa::name),
-            "threads": self.threads,
-            "sizes_bytes": self.sizes,
-        })
-    }
-
     fn requires(&self) -> Requirements {
         Requirements {
             min_cpus: 1,
@@ -308,7 +299,8 @@ impl Benchmark for BandwidthBench {
             .unwrap_or(MIB)
     }
 
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         let isa = self
             .validate(IsaSet::detect(), ctx.cpus.len())
             .map_err(|e| Skip::new(e.to_string()))?;
@@ -330,7 +322,7 @@ impl Benchmark for BandwidthBench {
             }
             let (gbs, passes, counters) = self.measure(ctx, region, isa, &p);
             let Some(d) = Distribution::from_samples(&gbs) else {
-                return Err(Skip::new(format!(
+                return Err(NotRun::skip(format!(
                     "no valid samples for {} at {}",
                     p.kernel.name(),
                     p.size
@@ -382,6 +374,98 @@ impl Benchmark for BandwidthBench {
             });
         }
         Ok(rep)
+    }
+}
+
+/// Read, write, non-temporal write, copy, non-temporal copy and memset bandwidth
+/// (GB = 10^9 B/s; copies count bytes read + written), one thread and all threads.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BandwidthArgs {
+    /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset.
+    #[arg(long = "kernel", value_delimiter = ',', value_enum)]
+    pub kernels: Vec<KernelArg>,
+    /// Force an instruction set (default: the widest the CPU has).
+    #[arg(long, value_enum)]
+    pub isa: Option<IsaArg>,
+    /// Threads of the all-threads points (default: one per --cpu).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Footprints to measure instead of the default points (comma-separated; a copy's
+    /// footprint is its source plus its destination).
+    #[arg(long, value_delimiter = ',', value_parser = parse_positive_size)]
+    pub sizes: Option<Vec<usize>>,
+}
+
+/// `--kernel` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelArg {
+    /// Loads.
+    Read,
+    /// Stores.
+    Write,
+    /// Non-temporal stores + sfence.
+    NtWrite,
+    /// Loads + stores.
+    Copy,
+    /// Loads + non-temporal stores + sfence.
+    NtCopy,
+    /// The C library's memset.
+    Memset,
+}
+
+impl From<KernelArg> for Kernel {
+    fn from(k: KernelArg) -> Kernel {
+        match k {
+            KernelArg::Read => Kernel::Read,
+            KernelArg::Write => Kernel::Write,
+            KernelArg::NtWrite => Kernel::NtWrite,
+            KernelArg::Copy => Kernel::Copy,
+            KernelArg::NtCopy => Kernel::NtCopy,
+            KernelArg::Memset => Kernel::Memset,
+        }
+    }
+}
+
+/// `--isa` values (also of `mem copy-threshold`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IsaArg {
+    /// AVX-512F (64-byte vectors).
+    Avx512,
+    /// AVX2 (32-byte vectors).
+    Avx2,
+    /// SSE2 (16-byte vectors).
+    Sse2,
+    /// Portable 8-byte words.
+    Scalar,
+}
+
+impl From<IsaArg> for Isa {
+    fn from(i: IsaArg) -> Isa {
+        match i {
+            IsaArg::Avx512 => Isa::Avx512,
+            IsaArg::Avx2 => Isa::Avx2,
+            IsaArg::Sse2 => Isa::Sse2,
+            IsaArg::Scalar => Isa::Scalar,
+        }
+    }
+}
+
+impl Setup for BandwidthArgs {
+    /// Validated against the CPU and `--cpu`.
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        let kernels = if self.kernels.is_empty() {
+            Kernel::ALL.to_vec()
+        } else {
+            self.kernels.iter().map(|&k| k.into()).collect()
+        };
+        let b = BandwidthBench {
+            kernels,
+            isa: self.isa.map(Isa::from),
+            threads: self.threads,
+            sizes: self.sizes.clone(),
+        };
+        b.validate(IsaSet::detect(), opts.cpus.len())?;
+        Ok(Planned::one(b))
     }
 }
 
@@ -498,7 +582,7 @@ mod tests {
             ..Default::default()
         };
         let mut r = Region::allocate(&TargetSpec::Anon, 64 * KIB, &c.topology).unwrap();
-        let rep = b.run(&c, &mut r).unwrap();
+        let rep = b.run(&c, Input::Region(&mut r)).unwrap();
         assert_eq!(rep.measurements.len(), 2);
         for m in &rep.measurements {
             assert!(m.distribution.n >= 5 && m.distribution.p50 > 0.0, "{m:?}");

@@ -24,7 +24,10 @@
 //! randomized chain with twice the slot is recorded for information.
 
 use crate::levels::{dram_plateau, plateaus, DramPlateau, SweepPoint};
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup, Skip,
+};
 use bench_core::chase::{
     Chain, ChainLayout, ChaseError, ChaseOrder, SlotLayout, MIN_RANDOMIZED_SLOT_BYTES,
 };
@@ -33,6 +36,7 @@ use bench_core::params::{CheckedChain, Measurement, ParamInfo, PrefetchCheck, Wa
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
 use bench_core::target::{Region, TargetSpec};
+use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -571,27 +575,6 @@ impl Benchmark for LatencyBench {
         "mem.latency"
     }
 
-    fn description(&self) -> &'static str {
-        "idle load latency by dependent pointer chase over a working-set sweep"
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        let mut v = json!({
-            "min_size_bytes": self.min_size,
-            "max_size_bytes": self.max_size,
-            "random_at_max": self.random_at_max,
-            "prefetch_check": self.prefetch_check,
-        });
-        if let Some(o) = v.as_object_mut() {
-            for extra in [self.layout.describe(), self.order.describe()] {
-                if let Some(e) = extra.as_object() {
-                    o.extend(e.clone());
-                }
-            }
-        }
-        v
-    }
-
     fn requires(&self) -> Requirements {
         Requirements {
             min_cpus: 1,
@@ -613,7 +596,8 @@ impl Benchmark for LatencyBench {
         self.layout.span_bytes(first.max(self.min_size))
     }
 
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         self.validate().map_err(|e| Skip::new(e.to_string()))?;
         if let Some(&cpu) = ctx.cpus.first() {
             bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
@@ -715,7 +699,7 @@ impl Benchmark for LatencyBench {
             }
         }
         if points.is_empty() {
-            return Err(Skip::new("no sweep point fits the region"));
+            return Err(NotRun::skip("no sweep point fits the region"));
         }
 
         // 3. Cache levels from the points below the DRAM plateau; memory from the plateau
@@ -985,6 +969,102 @@ impl Benchmark for LatencyBench {
     }
 }
 
+/// Idle load latency by a pointer chase no prefetcher can learn, over a sweep of touched
+/// working sets from 4 KiB to the DRAM plateau.
+///
+/// One element per --slot bytes at a random line and 8-byte word of the slot, slots in
+/// random order inside 256 KiB TLB-local blocks, one full lap before timing. Sizes are
+/// touched bytes (distinct lines x 64; memory spanned = size x slot / 64). The sweep stops
+/// where latency has reached a cold lap's (every line flushed) and stayed flat over two
+/// doublings; the DRAM point is 4 x that size (bounded by 4 x the sysfs LLC and the
+/// available memory). There a prefetch self-check compares chains built differently, and
+/// a full-random chase gives the page-walk cost.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LatencyArgs {
+    /// Bytes of memory per chain element (one touched line per slot; multichase's -s).
+    /// 256 by default; the randomized layout needs a multiple of 128. 128 reads low on
+    /// CPUs that fetch beyond the 128-byte pair (about 8% on Zen 4: both lines of each
+    /// 256-byte group are then chain elements); 512 and up pay more page walks per load
+    /// on 4 KiB pages.
+    #[arg(long, visible_alias = "stride", default_value = "256", value_parser = parse_positive_size)]
+    pub slot: usize,
+    /// Where each element sits in its slot: randomized (a random line and 8-byte word per
+    /// slot: no prefetcher can learn it) or aligned (offset 0 of every slot: the classic
+    /// chase, which some prefetchers learn; for comparisons only).
+    #[arg(long, value_enum, default_value_t = LayoutArg::Randomized)]
+    pub layout: LayoutArg,
+    /// Skip the prefetch self-check at the DRAM point (differently built chains compared).
+    #[arg(long)]
+    pub no_prefetch_check: bool,
+    /// Chase order: tlb-local (blocks of --tlb-locality visited in random order, lines in
+    /// random order within; MLC/multichase idle latency) or random (page walks included).
+    #[arg(long, value_enum, default_value_t = OrderArg::TlbLocal)]
+    pub order: OrderArg,
+    /// Block size of the tlb-local order (multichase -T; default 64 pages).
+    #[arg(long, default_value = "256K", value_parser = parse_positive_size)]
+    pub tlb_locality: usize,
+    /// Smallest working set (touched bytes: distinct 64-byte lines x 64).
+    #[arg(long, default_value = "4K", value_parser = parse_positive_size)]
+    pub min_size: usize,
+    /// Largest working set, touched bytes (default: the sweep stops at the DRAM plateau,
+    /// at most 4 x the sysfs LLC and a quarter of the available memory).
+    #[arg(long, value_parser = parse_positive_size)]
+    pub max_size: Option<usize>,
+    /// Explicit working-set sizes (touched bytes, comma-separated) instead of the sweep;
+    /// memory spanned = size x slot / 64.
+    #[arg(long, value_delimiter = ',', value_parser = parse_positive_size)]
+    pub sizes: Option<Vec<usize>>,
+}
+
+/// `--layout` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LayoutArg {
+    /// A random line and 8-byte word of each slot (default).
+    Randomized,
+    /// Offset 0 of every slot (the classic chase; prefetchers may learn it).
+    Aligned,
+}
+
+/// `--order` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OrderArg {
+    /// Random blocks of --tlb-locality bytes, random lines within a block.
+    TlbLocal,
+    /// One random cycle over all lines.
+    Random,
+}
+
+impl LatencyArgs {
+    /// The benchmark of these options, validated.
+    pub fn bench(&self) -> Result<LatencyBench, LatencyParamError> {
+        let b = LatencyBench {
+            layout: match self.layout {
+                LayoutArg::Randomized => ChainLayout::randomized(self.slot),
+                LayoutArg::Aligned => ChainLayout::aligned(self.slot),
+            },
+            order: match self.order {
+                OrderArg::Random => ChaseOrder::Random,
+                OrderArg::TlbLocal => ChaseOrder::TlbLocal {
+                    locality: self.tlb_locality,
+                },
+            },
+            min_size: self.min_size,
+            max_size: self.max_size,
+            sizes: self.sizes.clone(),
+            random_at_max: true,
+            prefetch_check: !self.no_prefetch_check,
+        };
+        b.validate()?;
+        Ok(b)
+    }
+}
+
+impl Setup for LatencyArgs {
+    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        Ok(Planned::one(self.bench()?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1100,7 +1180,7 @@ mod tests {
             &ctx.topology,
         )
         .unwrap();
-        let rep = b.run(&ctx, &mut r).unwrap();
+        let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
         let sweep: Vec<_> = rep
             .measurements
             .iter()

@@ -14,12 +14,15 @@
 
 use crate::chase::{Chain, ChainLayout, ChaseOrder};
 use crate::kernels::{self, IsaSet};
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup, Skip,
+};
 use bench_core::counters::{self, CounterGroup, ThreadCounts};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
-use bench_core::target::{Region, TargetSpec};
+use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -136,14 +139,6 @@ impl Benchmark for LoadedLatencyBench {
         "mem.loaded"
     }
 
-    fn description(&self) -> &'static str {
-        "pointer-chase latency while the other CPUs inject read or read/write traffic, idle to full load"
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        json!({"mixes": self.mixes.iter().map(|m| m.name()).collect::<Vec<_>>(), "delays_pause": DELAYS})
-    }
-
     fn requires(&self) -> Requirements {
         Requirements {
             min_cpus: 2,
@@ -157,9 +152,10 @@ impl Benchmark for LoadedLatencyBench {
             + Self::load_bytes(ctx, target) * (ctx.cpus.len() - 1).max(1)
     }
 
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         if ctx.cpus.len() < 2 {
-            return Err(Skip::new(
+            return Err(NotRun::skip(
                 "needs 2 CPUs: one chases, the others inject traffic (give more with --cpu)",
             ));
         }
@@ -174,7 +170,7 @@ impl Benchmark for LoadedLatencyBench {
         let layout = ChainLayout::DEFAULT;
         let span = layout.span_bytes(chase_bytes);
         if span + load_bytes * loaders > region.len() {
-            return Err(Skip::new(format!(
+            return Err(NotRun::skip(format!(
                 "region of {} too small for a {} chase and {loaders} x {} of traffic",
                 format_size(region.len()),
                 format_size(span),
@@ -351,6 +347,35 @@ impl Benchmark for LoadedLatencyBench {
         }
         std::hint::black_box(p);
         Ok(rep)
+    }
+}
+
+/// Load latency while the other CPUs inject read or read/write traffic, from full load
+/// to idle (11 points per mix): a latency-vs-bandwidth curve like MLC's.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LoadedArgs {
+    /// Traffic mix: read, read-write or both (default both).
+    #[arg(long, value_enum)]
+    pub mix: Option<MixArg>,
+}
+
+/// `--mix` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MixArg {
+    /// Loads only.
+    Read,
+    /// Loads and stores.
+    ReadWrite,
+}
+
+impl Setup for LoadedArgs {
+    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        let mixes = match self.mix {
+            Some(MixArg::Read) => vec![Mix::Read],
+            Some(MixArg::ReadWrite) => vec![Mix::ReadWrite],
+            None => vec![Mix::Read, Mix::ReadWrite],
+        };
+        Ok(Planned::one(LoadedLatencyBench { mixes }))
     }
 }
 

@@ -12,12 +12,15 @@
 //! The crossover is the smallest S from which the non-temporal copy stays at least as fast
 //! as the temporal one for every larger S.
 
+use crate::bandwidth::IsaArg;
 use crate::kernels::{self, Isa, IsaSet};
 use crate::lockstep::{gbs, lockstep, Budget};
-use bench_core::bench::{Benchmark, Context, Param, Report, Requirements, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup, Skip,
+};
 use bench_core::params::{Measurement, ParamInfo, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::Region;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
 use std::time::Duration;
@@ -164,14 +167,6 @@ impl Benchmark for CopyThresholdBench {
         "mem.copy-threshold"
     }
 
-    fn description(&self) -> &'static str {
-        "temporal vs non-temporal vs hybrid all-to-all copy bandwidth by block size; the NT crossover (HINT)"
-    }
-
-    fn parameters(&self) -> serde_json::Value {
-        json!({"isa": self.isa.map(Isa::name), "threads": self.threads})
-    }
-
     fn requires(&self) -> Requirements {
         Requirements {
             min_cpus: 1,
@@ -187,7 +182,8 @@ impl Benchmark for CopyThresholdBench {
             .unwrap_or(MIB)
     }
 
-    fn run(&self, ctx: &Context, region: &mut Region) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
         let isa = self.validate(ctx.cpus.len()).map_err(Skip::new)?;
         let target = region.spec().to_string();
         let l2 = ctx.topology.cache_bytes(2);
@@ -304,6 +300,29 @@ impl Benchmark for CopyThresholdBench {
     }
 }
 
+/// The block size above which non-temporal copies beat temporal ones in an all-to-all
+/// among P threads (HINT), with the L2/P rule of thumb beside it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CopyThresholdArgs {
+    /// Force an instruction set (default: the widest the CPU has).
+    #[arg(long, value_enum)]
+    pub isa: Option<IsaArg>,
+    /// Thread (process) counts to test, comma-separated (default: 1 and all --cpu).
+    #[arg(long, value_delimiter = ',')]
+    pub threads: Option<Vec<usize>>,
+}
+
+impl Setup for CopyThresholdArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        let b = CopyThresholdBench {
+            isa: self.isa.map(Isa::from),
+            threads: self.threads.clone(),
+        };
+        b.validate(opts.cpus.len())?;
+        Ok(Planned::one(b))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,7 +363,7 @@ mod tests {
             &ctx.topology,
         )
         .unwrap();
-        let rep = b.run(&ctx, &mut r).unwrap();
+        let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
         assert_eq!(rep.measurements.len(), 3 * 2, "3 methods x 2 sizes");
         for m in &rep.measurements {
             let c = m.counters.as_ref().expect("counters");

@@ -12,7 +12,10 @@
 
 use crate::bar::{Access, BarError, BarSpec};
 use crate::discovery::{Bar, PciDevice};
-use bench_core::bench::{Context, DeviceBenchmark, Param, Report, Skip};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
+    Subject,
+};
 use bench_core::cacheline::{store_8b_volatile, store_fence, wc_store};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::params::{Measurement, ParamInfo, Warning};
@@ -144,16 +147,25 @@ fn store_then_fence(dst: *mut u8, len: usize, val: u64) {
     store_fence();
 }
 
-impl DeviceBenchmark for MmioBench {
+impl MmioBench {
+    /// The device it measures, as shown in `target` fields.
+    pub fn target(&self) -> String {
+        self.bar.to_string()
+    }
+}
+
+impl Benchmark for MmioBench {
     fn name(&self) -> &'static str {
         "pcie.mmio"
     }
 
-    fn target(&self) -> String {
-        self.bar.to_string()
+    fn subject(&self) -> Subject {
+        Subject::Device {
+            target: self.target(),
+        }
     }
 
-    fn run(&self, ctx: &Context) -> Result<Report, Skip> {
+    fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {
         let (dev, bar) = self.validate().map_err(|e| Skip::new(e.to_string()))?;
         let window = self.window(Some(&bar)).max(64);
         let target = self.target();
@@ -267,6 +279,65 @@ impl DeviceBenchmark for MmioBench {
     }
 }
 
+/// MMIO costs on one BAR: uncached read round trip (pcie_rtt_ns); with --allow-write
+/// also uncached writes and write-combining 8..256-byte copies (pio_copy_64b_ns).
+#[derive(Debug, Clone, clap::Args)]
+pub struct MmioArgs {
+    /// A PCI BAR to measure with MMIO: pci:DOMAIN:BUS:DEV.FN/BAR (see `cxlchar pcie list`).
+    /// Only reads unless --allow-write.
+    #[arg(long, value_name = "pci:D:B:D.F/N", value_parser = parse_bar)]
+    pub bar: Option<BarSpec>,
+    /// Offset of the measured window in the BAR (bytes).
+    #[arg(long, default_value = "0", value_parser = bench_core::units::parse_offset)]
+    pub bar_offset: u64,
+    /// Measure a BAR even when a kernel driver is bound to its device.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn parse_bar(s: &str) -> Result<BarSpec, String> {
+    s.parse()
+        .map_err(|e: bench_core::pci::BarSpecError| e.to_string())
+}
+
+impl MmioArgs {
+    /// The benchmark on `--bar`, validated (a bad BAR is an error before measuring);
+    /// `None` without `--bar`.
+    pub fn bench(&self, opts: &Options) -> Result<Option<MmioBench>, BarError> {
+        let Some(bar) = &self.bar else {
+            return Ok(None);
+        };
+        let b = MmioBench {
+            bar: bar.clone(),
+            offset: self.bar_offset,
+            access: Access {
+                allow_write: opts.allow_write,
+                force: self.force,
+            },
+            root: "/".into(),
+        };
+        b.validate()?;
+        Ok(Some(b))
+    }
+}
+
+impl Setup for MmioArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        match self.bench(opts)? {
+            Some(b) => Ok(Planned::one(b)),
+            None => Err("cxlchar pcie mmio needs --bar pci:DOMAIN:BUS:DEV.FN/N".into()),
+        }
+    }
+
+    /// In `all`, MMIO runs only on a BAR named with `--bar`; without one it is skipped.
+    fn plan_all(&self, opts: &Options) -> Result<Planned, BoxError> {
+        match self.bench(opts)? {
+            Some(b) => Ok(Planned::one(b)),
+            None => Ok(Planned::skip("pcie.mmio", "no BAR named: MMIO runs only on a BAR given with --bar pci:DOMAIN:BUS:DEV.FN/N (see `cxlchar pcie list`), since device registers can have side effects")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,7 +383,7 @@ mod tests {
             root: "/".into(),
         };
         let ctx = Context::quick_local();
-        let rep = b.run(&ctx).unwrap();
+        let rep = b.run(&ctx, Input::Device).unwrap();
         let keys: Vec<&str> = rep.params.iter().map(|p| p.key.as_str()).collect();
         for k in [
             "pcie_rtt_ns",

@@ -4,7 +4,7 @@
 use crate::cli::RunArgs;
 use crate::export;
 use anyhow::{bail, Context as _, Result};
-use bench_core::bench::{Benchmark, Context, DeviceBenchmark, Report};
+use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Subject};
 use bench_core::env::Environment;
 use bench_core::params::{ParamInfo, ParamsFile, Skipped, Tool, Warning, SCHEMA_VERSION};
 use bench_core::target::{Region, TargetSpec};
@@ -15,46 +15,15 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-/// A family that is not run in this build, with the reason it is skipped.
-pub struct FamilySkip {
-    /// Benchmark name prefix (`pool`, `pcie`, ...).
-    pub benchmark: &'static str,
-    /// Why.
-    pub reason: String,
-}
-
 /// What to run.
 pub struct Plan {
-    /// Benchmarks to run on each target.
+    /// Benchmarks: memory benchmarks run on each target, then device benchmarks once
+    /// each ([`Benchmark::subject`]).
     pub benches: Vec<Box<dyn Benchmark>>,
-    /// Benchmarks on devices (PCI BARs, ...), run once each after the memory targets.
-    pub device_benches: Vec<Box<dyn DeviceBenchmark>>,
-    /// Families reported as skipped as a whole.
-    pub family_skips: Vec<FamilySkip>,
+    /// Benchmarks or families reported as skipped as a whole.
+    pub skipped: Vec<Skipped>,
     /// Add far-memory NUMA nodes to the default targets.
     pub far_nodes_by_default: bool,
-}
-
-impl Plan {
-    /// One benchmark on the named targets (or `anon`), nothing skipped as a family.
-    pub fn single(bench: Box<dyn Benchmark>) -> Plan {
-        Plan {
-            benches: vec![bench],
-            device_benches: vec![],
-            family_skips: vec![],
-            far_nodes_by_default: false,
-        }
-    }
-
-    /// One device benchmark, no memory target.
-    pub fn device(bench: Box<dyn DeviceBenchmark>) -> Plan {
-        Plan {
-            benches: vec![],
-            device_benches: vec![bench],
-            family_skips: vec![],
-            far_nodes_by_default: false,
-        }
-    }
 }
 
 /// The targets of a run: those named, or `anon` plus (for `all`) every memory-only node.
@@ -141,17 +110,17 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
     };
     // (target name, far memory?, report)
     let mut results: Vec<(String, bool, Report)> = Vec::new();
-    let mut skipped: Vec<Skipped> = plan
-        .family_skips
+    let mut skipped: Vec<Skipped> = plan.skipped;
+    // A failure ends the run with the error: nothing is written.
+    let failed = |name: &str, target: &str, e| {
+        anyhow::anyhow!("{name} on {target} failed: {e} (no params file written)")
+    };
+    let (memory, devices): (Vec<_>, Vec<_>) = plan
+        .benches
         .iter()
-        .map(|f| Skipped {
-            benchmark: f.benchmark.into(),
-            target: String::new(),
-            reason: f.reason.clone(),
-        })
-        .collect();
+        .partition(|b| b.subject() == Subject::Memory);
     for target in &targets {
-        for bench in &plan.benches {
+        for bench in &memory {
             let skip = |reason: String| Skipped {
                 benchmark: bench.name().into(),
                 target: target.to_string(),
@@ -171,21 +140,26 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
                 }
                 Err(e) => return Err(e.into()),
             };
-            match bench.run(&ctx, &mut region) {
+            match bench.run(&ctx, Input::Region(&mut region)) {
                 Ok(rep) => results.push((target.to_string(), target.is_far_memory(&topo), rep)),
-                Err(s) => skipped.push(skip(s.reason)),
+                Err(NotRun::Skipped { reason }) => skipped.push(skip(reason)),
+                Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target.to_string(), e)),
             }
         }
     }
-    for bench in &plan.device_benches {
-        ctx.progress(&format!("{} on {}...", bench.name(), bench.target()));
-        match bench.run(&ctx) {
-            Ok(rep) => results.push((bench.target(), false, rep)),
-            Err(s) => skipped.push(Skipped {
+    for bench in &devices {
+        let Subject::Device { target } = bench.subject() else {
+            unreachable!("partitioned by subject")
+        };
+        ctx.progress(&format!("{} on {target}...", bench.name()));
+        match bench.run(&ctx, Input::Device) {
+            Ok(rep) => results.push((target, false, rep)),
+            Err(NotRun::Skipped { reason }) => skipped.push(Skipped {
                 benchmark: bench.name().into(),
-                target: bench.target(),
-                reason: s.reason,
+                target,
+                reason,
             }),
+            Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target, e)),
         }
     }
     let mut warnings = env.warnings(timer.info().invariant);

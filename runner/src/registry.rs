@@ -1,0 +1,314 @@
+//! The registry of benchmark commands: one line per command. From it come the command
+//! line (each command's options are its family's clap `Args`, after the shared
+//! [`RunArgs`]), its `--help`, the dispatch, and the plan of `cxlchar all`.
+//!
+//! The top-level [`clap::Command`] is built from the derive ([`Cli`]: `all` and the commands
+//! that are not benchmarks), and the registry adds its commands with the builder API
+//! (`<A as clap::Args>::augment_args`); a matched command is read back with
+//! `FromArgMatches` and planned through its [`Setup`].
+
+use crate::cli::{Cli, RunArgs};
+use crate::run::Plan;
+use anyhow::{anyhow, Result};
+use bench_core::bench::{Options, Setup};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
+
+/// Every benchmark command, in the order of `--help` (groups appear in the order of
+/// their first command). `all(n)`: part of `cxlchar all`, run in increasing `n`
+/// (`mem.latency` first: it records the DRAM working set the others size from).
+pub fn registry() -> Vec<Entry> {
+    use bench_cxl::{atomics, c2c, flush, msg};
+    use bench_mem::{bandwidth, latency, loaded, threshold};
+    vec![
+        Entry::new::<latency::LatencyArgs>("mem latency").all(1),
+        Entry::new::<loaded::LoadedArgs>("mem loaded").all(4),
+        Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
+        Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
+        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(10),
+        Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),
+        Entry::new::<c2c::C2cArgs>("pool c2c").all(6),
+        Entry::new::<flush::FlushArgs>("pool flush").all(7),
+        Entry::new::<msg::MsgArgs>("pool msg")
+            .all(8)
+            .run_with(crate::pool::msg),
+        Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(11),
+        Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(9),
+    ]
+}
+
+/// Groups of commands the derive does not define, with their one-line help.
+const GROUPS: &[(&str, &str)] = &[
+    ("mem", "Memory benchmarks"),
+    (
+        "pool",
+        "Shared memory pool benchmarks: atomics, core-to-core, flush costs, messaging",
+    ),
+];
+
+/// How a matched command runs (given its shared options and its own matches).
+type RunFn = fn(&RunArgs, &ArgMatches) -> Result<()>;
+
+/// One benchmark command.
+pub struct Entry {
+    /// `["mem", "latency"]`, or `["verbs"]` for a top-level command.
+    path: Vec<&'static str>,
+    /// Rank in `cxlchar all` (`None`: not part of it).
+    all_rank: Option<u8>,
+    /// Its options are also options of `all` (`--bar`).
+    args_in_all: bool,
+    /// Adds the command's options to a `clap::Command`.
+    augment: fn(clap::Command) -> clap::Command,
+    /// Reads the command's options back.
+    setup: fn(&ArgMatches) -> Result<Box<dyn Setup>, clap::Error>,
+    /// Runs it: plan and measure, unless the entry says otherwise.
+    run: RunFn,
+}
+
+impl Entry {
+    /// The command at `path` (space-separated: `"mem latency"`), configured by `A`.
+    pub fn new<A: Args + FromArgMatches + Setup + 'static>(path: &'static str) -> Entry {
+        Entry {
+            path: path.split(' ').collect(),
+            all_rank: None,
+            args_in_all: false,
+            augment: A::augment_args,
+            setup: |m| Ok(Box::new(A::from_arg_matches(m)?)),
+            run: |run, m| {
+                let a = A::from_arg_matches(m).map_err(|e| anyhow!(e))?;
+                measure_setup(run, &a)
+            },
+        }
+    }
+
+    /// Part of `cxlchar all` with its default options, at rank `n`.
+    pub fn all(mut self, n: u8) -> Entry {
+        self.all_rank = Some(n);
+        self
+    }
+
+    /// Part of `cxlchar all` at rank `n`, with its options added to `all`'s.
+    pub fn all_with_args(mut self, n: u8) -> Entry {
+        self.args_in_all = true;
+        self.all(n)
+    }
+
+    /// Runs through `f` instead of plan-and-measure (a pool follower measures nothing).
+    pub fn run_with(mut self, f: RunFn) -> Entry {
+        self.run = f;
+        self
+    }
+
+    /// The command's name (the last word of its path).
+    fn name(&self) -> &'static str {
+        self.path[self.path.len() - 1]
+    }
+
+    /// The leaf command: the shared options, then the family's (whose doc comment is
+    /// the command's help).
+    fn command(&self) -> clap::Command {
+        (self.augment)(RunArgs::augment_args(clap::Command::new(self.name())))
+    }
+
+    /// Its options as `cxlchar all` uses them: from `all`'s command line when they are
+    /// options of `all`, else the command's defaults.
+    fn setup_for_all(&self, all: &ArgMatches) -> Result<Box<dyn Setup>> {
+        let m;
+        let matches = if self.args_in_all {
+            all
+        } else {
+            m = (self.augment)(clap::Command::new(self.name()).no_binary_name(true))
+                .try_get_matches_from(Vec::<String>::new())?;
+            &m
+        };
+        Ok((self.setup)(matches)?)
+    }
+}
+
+/// The whole command line: the derive's commands and the registry's.
+pub fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    let mut order = 1;
+    let mut groups: Vec<&str> = Vec::new();
+    for e in registry() {
+        let leaf = e.command();
+        match e.path.as_slice() {
+            [_] => {
+                cmd = cmd.subcommand(leaf.display_order(order));
+                order += 1;
+            }
+            [g, _] => {
+                let g: &'static str = g;
+                if !groups.contains(&g) {
+                    groups.push(g);
+                    if cmd.find_subcommand(g).is_none() {
+                        let about = GROUPS
+                            .iter()
+                            .find(|(n, _)| *n == g)
+                            .map(|(_, a)| *a)
+                            .unwrap_or_else(|| panic!("group `{g}` is not in GROUPS"));
+                        cmd = cmd.subcommand(
+                            clap::Command::new(g)
+                                .about(about)
+                                .subcommand_required(true)
+                                .arg_required_else_help(true),
+                        );
+                    }
+                    let o = order;
+                    cmd = cmd.mut_subcommand(g, |c| c.display_order(o));
+                    order += 1;
+                }
+                cmd = cmd.mut_subcommand(g, |c| c.subcommand(leaf));
+            }
+            p => panic!("registry path {p:?}: one or two words"),
+        }
+        if e.args_in_all {
+            cmd = cmd.mut_subcommand("all", |c| {
+                // The family's doc comment would become `all`'s help: keep `all`'s own.
+                let (about, long) = (c.get_about().cloned(), c.get_long_about().cloned());
+                let mut c = (e.augment)(c).about(None).long_about(None);
+                if let Some(a) = about {
+                    c = c.about(a);
+                }
+                if let Some(l) = long {
+                    c = c.long_about(l);
+                }
+                c
+            });
+        }
+    }
+    cmd
+}
+
+/// The shared options as a configuration sees them.
+pub fn options(run: &RunArgs) -> Result<Options> {
+    Ok(Options {
+        quick: run.quick,
+        allow_write: run.allow_write,
+        cpus: crate::run::resolve_cpus(run)?,
+        targets: run.targets.clone(),
+    })
+}
+
+/// Plans `setup` against `run` and measures.
+pub fn measure_setup(run: &RunArgs, setup: &dyn Setup) -> Result<()> {
+    let p = setup.plan(&options(run)?).map_err(|e| anyhow!(e))?;
+    crate::measure(
+        run,
+        Plan {
+            benches: p.benchmarks,
+            skipped: p.skipped,
+            far_nodes_by_default: setup.far_nodes_by_default(),
+        },
+    )
+}
+
+/// Runs the registry's command that `m` (the top-level matches) names; `None` when it
+/// names a command of the derive.
+pub fn dispatch(m: &ArgMatches) -> Option<Result<()>> {
+    let (top, sub) = m.subcommand()?;
+    let entries = registry();
+    let (e, leaf) = entries.iter().find_map(|e| match e.path.as_slice() {
+        [n] if *n == top => Some((e, sub)),
+        [g, n] if *g == top => match sub.subcommand() {
+            Some((s, leaf)) if s == *n => Some((e, leaf)),
+            _ => None,
+        },
+        _ => None,
+    })?;
+    Some(
+        RunArgs::from_arg_matches(leaf)
+            .map_err(|e| anyhow!(e))
+            .and_then(|run| (e.run)(&run, leaf)),
+    )
+}
+
+/// `cxlchar all`: every registry entry marked for it, in rank order, each with its
+/// defaults (or `all`'s options where it adds them); far-memory nodes are default
+/// targets.
+pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<()> {
+    let opts = options(run)?;
+    let mut entries: Vec<Entry> = registry()
+        .into_iter()
+        .filter(|e| e.all_rank.is_some())
+        .collect();
+    entries.sort_by_key(|e| e.all_rank);
+    let mut plan = Plan {
+        benches: vec![],
+        skipped: vec![],
+        far_nodes_by_default: true,
+    };
+    for e in &entries {
+        let p = e
+            .setup_for_all(m)?
+            .plan_all(&opts)
+            .map_err(|e| anyhow!(e))?;
+        plan.benches.extend(p.benchmarks);
+        plan.skipped.extend(p.skipped);
+    }
+    crate::measure(run, plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        command().debug_assert();
+    }
+
+    #[test]
+    fn every_entry_is_reachable_and_all_ranks_are_distinct() {
+        let cmd = command();
+        let mut ranks = Vec::new();
+        for e in registry() {
+            let mut c = &cmd;
+            for w in &e.path {
+                c = c
+                    .find_subcommand(w)
+                    .unwrap_or_else(|| panic!("{:?} is not a command", e.path));
+            }
+            assert!(c.get_arguments().any(|a| a.get_id() == "quick"));
+            ranks.extend(e.all_rank);
+        }
+        let n = ranks.len();
+        ranks.sort();
+        ranks.dedup();
+        assert_eq!(ranks.len(), n, "two entries share a rank in `all`");
+    }
+
+    #[test]
+    fn all_configurations_are_the_benchmarks_defaults() {
+        let all = command().try_get_matches_from(["cxlchar", "all"]).unwrap();
+        let all = all.subcommand_matches("all").unwrap();
+        let opts = Options {
+            cpus: vec![0, 1],
+            ..Default::default()
+        };
+        let names = |e: &Entry| -> Vec<String> {
+            match e.setup_for_all(all).unwrap().plan_all(&opts) {
+                Ok(p) => p
+                    .benchmarks
+                    .iter()
+                    .map(|b| b.name().to_string())
+                    .chain(p.skipped.iter().map(|s| format!("skip {}", s.benchmark)))
+                    .collect(),
+                Err(e) => vec![format!("error {e}")],
+            }
+        };
+        let reg = registry();
+        let find = |p: &str| reg.iter().find(|e| e.path.join(" ") == p).unwrap();
+        assert_eq!(names(find("mem latency")), ["mem.latency"]);
+        assert_eq!(names(find("mem bandwidth")), ["mem.bandwidth"]);
+        assert_eq!(names(find("pool msg")), ["pool.msg"]);
+        assert_eq!(names(find("pcie mmio")), ["skip pcie.mmio"]);
+        // The defaults from clap are the benchmarks' own defaults.
+        let m = bench_mem::latency::LatencyArgs::augment_args(clap::Command::new("x"))
+            .get_matches_from(["x"]);
+        let lat = bench_mem::latency::LatencyArgs::from_arg_matches(&m).unwrap();
+        assert_eq!(
+            lat.bench().unwrap(),
+            bench_mem::latency::LatencyBench::default()
+        );
+    }
+}

@@ -13,6 +13,8 @@
 //! * [`env`]: the environment that changes results, and warnings that say how to fix it;
 //! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev);
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
+//! * [`keys`]: the registry of params keys (unit, meaning, producer, far-memory name,
+//!   the models that read it);
 //! * [`pci`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spelling of a PCI BAR;
 //! * [`counters`]: software and hardware event counts around a timed section (perf_event),
 //!   disturbance detection and retries;
@@ -30,6 +32,7 @@ pub mod chase;
 pub mod counters;
 pub mod env;
 pub mod error;
+pub mod keys;
 pub mod params;
 pub mod pci;
 pub mod pin;

@@ -14,7 +14,7 @@ use crate::bar::{Access, BarError, BarSpec, MappedBar, Resolve};
 use crate::discovery::{Bar, PciDevice};
 use bench_core::bench::{Context, DeviceBenchmark, Param, Report, Skip};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
-use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use serde_json::json;
 use std::path::PathBuf;
@@ -176,16 +176,13 @@ impl DeviceBenchmark for MmioBench {
             if let (Some(o), Some(e)) = (p.as_object_mut(), extra.as_object()) {
                 o.extend(e.clone());
             }
-            rep.params.push(Param {
-                key: key.into(),
-                value: d.p50,
-                info: ParamInfo {
-                    unit: "ns".into(),
-                    target: target.clone(),
-                    method: format!("p50 of {what}"),
-                    from: vec![mid.clone()],
-                },
-            });
+            rep.params.push(Param::new(
+                key,
+                d.p50,
+                &target,
+                format!("p50 of {what}"),
+                vec![mid.clone()],
+            ));
             rep.measurements.push(Measurement {
                 id: mid,
                 benchmark: "pcie.mmio".into(),

@@ -14,6 +14,7 @@
 //! the consumers (`check`, `model --what-if`, `plot`) refuse a key it does not know.
 //! `docs/params.md` holds its rendering ([`markdown`]); a test fails when they differ.
 
+pub mod parameters;
 mod table;
 
 pub use table::REGISTRY;

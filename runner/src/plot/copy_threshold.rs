@@ -25,8 +25,7 @@ pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -
     draw_lines(
         path,
         &LineChart {
-            title: "All-to-all copy bandwidth by block size (p50): temporal vs NT vs hybrid"
-                .into(),
+            title: "All-to-all copy bandwidth by block size (p50): temporal vs NT vs hybrid".into(),
             x_desc: "block size (bytes)",
             y_desc: format!("bandwidth ({})", unit_of(ms)),
             log_x: true,

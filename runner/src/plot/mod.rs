@@ -88,7 +88,9 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
         .into_iter()
         .filter(|m| m.unit == "ns")
         .collect();
-    emit("loaded-latency.svg", "mem.loaded", &ld, &|p| loaded::draw(p, &ld))?;
+    emit("loaded-latency.svg", "mem.loaded", &ld, &|p| {
+        loaded::draw(p, &ld)
+    })?;
 
     let fl = data::family(f, "pool.flush");
     emit("flush.svg", "pool.flush", &fl, &|p| flush::draw(p, &fl))?;
@@ -108,7 +110,9 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             "c2c-{}.svg",
             kind.replace(|c: char| !c.is_alphanumeric(), "_")
         );
-        emit(&name, "pool.c2c", &ms, &|p| c2c::draw_heatmap(p, &kind, &ms))?;
+        emit(&name, "pool.c2c", &ms, &|p| {
+            c2c::draw_heatmap(p, &kind, &ms)
+        })?;
     }
     Ok(out)
 }

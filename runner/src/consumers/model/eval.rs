@@ -192,7 +192,6 @@ pub struct Model {
     pub(super) eval: fn(&mut Ctx),
 }
 
-
 /// Runs one model; also returns every key it asked about.
 pub(super) fn run_traced(m: &Model, inputs: &Inputs) -> (ModelResult, Vec<String>) {
     let mut c = Ctx::new(inputs);

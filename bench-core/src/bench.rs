@@ -101,20 +101,27 @@ pub struct Param {
 }
 
 impl Param {
-    /// A key with its unit, target, method and the measurement ids it comes from.
+    /// A registered key ([`crate::keys`]) with its target, method and the measurement
+    /// ids it comes from; the unit is the registry's. A key missing from the registry is
+    /// a bug of the producer: debug builds panic, release builds record an empty unit.
     pub fn new(
         key: impl Into<String>,
         value: f64,
-        unit: &str,
         target: &str,
         method: impl Into<String>,
         from: Vec<String>,
     ) -> Param {
+        let key = key.into();
+        let def = crate::keys::lookup(&key);
+        debug_assert!(
+            def.is_some(),
+            "params key `{key}` is not in bench_core::keys: register it"
+        );
         Param {
-            key: key.into(),
+            key,
             value,
             info: ParamInfo {
-                unit: unit.into(),
+                unit: def.map_or("", |d| d.unit.symbol()).into(),
                 target: target.into(),
                 method: method.into(),
                 from,

@@ -14,6 +14,8 @@
 //! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev), the
 //!   one median and the one Hockney fit (weighted by 1/t^2, latency never negative);
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
+//! * [`keys`]: the registry of params keys (unit, meaning, producer, far-memory name,
+//!   the models that read it);
 //! * [`pci`]: the `pci:DOMAIN:BUS:DEV.FN/BAR` spelling of a PCI BAR;
 //! * [`counters`]: software and hardware event counts around a timed section (perf_event),
 //!   disturbance detection and retries;
@@ -33,6 +35,7 @@ pub mod chase;
 pub mod counters;
 pub mod env;
 pub mod error;
+pub mod keys;
 pub mod params;
 pub mod pci;
 pub mod pin;

@@ -261,7 +261,6 @@ impl Benchmark for AtomicsBench {
                 report.params.push(Param::new(
                     "atomic_lat_ns",
                     median_atomic,
-                    "ns",
                     &target,
                     method("the median of fetch-add, CAS and exchange latencies"),
                     ids[1..].to_vec(),
@@ -269,7 +268,6 @@ impl Benchmark for AtomicsBench {
                 report.params.push(Param::new(
                     "atomic_load_lat_ns",
                     p50[0],
-                    "ns",
                     &target,
                     method("plain loads"),
                     vec![ids[0].clone()],
@@ -278,7 +276,6 @@ impl Benchmark for AtomicsBench {
                     report.params.push(Param::new(
                         format!("atomic_{}_lat_ns", op.name()),
                         p50[oi],
-                        "ns",
                         &target,
                         method(op.name()),
                         vec![ids[oi].clone()],
@@ -287,7 +284,6 @@ impl Benchmark for AtomicsBench {
                 report.params.push(Param::new(
                     "atomic_extra_lat_ns",
                     (median_atomic - p50[0]).max(0.0),
-                    "ns",
                     &target,
                     "atomic_lat_ns - atomic_load_lat_ns (same lines)",
                     ids.clone(),

@@ -251,7 +251,6 @@ impl Benchmark for C2cBench {
             report.params.push(Param::new(
                 format!("c2c_{}_lat_ns", kind.name()),
                 med,
-                "ns",
                 &target,
                 format!(
                     "median over {} CPU pairs of the p50 one-way {} ping-pong latency",
@@ -263,7 +262,6 @@ impl Benchmark for C2cBench {
             report.params.push(Param::new(
                 format!("c2c_{}_min_lat_ns", kind.name()),
                 min,
-                "ns",
                 &target,
                 format!(
                     "minimum over {} CPU pairs of the p50 one-way {} ping-pong latency",

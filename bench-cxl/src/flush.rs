@@ -295,7 +295,6 @@ impl Benchmark for FlushBench {
                         report.params.push(Param::new(
                             format!("flush_{}_{}_ns", c.name(), size_label(size)),
                             value,
-                            "ns",
                             &target,
                             format!("p50 of: write {} then {}", format_size(size), method),
                             vec![id.clone()],
@@ -315,7 +314,6 @@ impl Benchmark for FlushBench {
                     report.params.push(Param::new(
                         "flush_cost_ns",
                         value,
-                        "ns",
                         &target,
                         format!("p50 of: write one 64 B line then {} (clflushopt+sfence where the CPU has it, else clflush)", method),
                         vec![id.clone()],

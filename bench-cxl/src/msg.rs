@@ -509,7 +509,7 @@ impl MsgBench {
             let counters = counters.with_per_op("message", 2 * ft * (fs as u64 + 1));
             let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
             let fid = format!("pool.msg/{target}/{mname}/flag");
-            report.params.push(Param::new(format!("pool_flag_lat{sfx}_ns"), d.p50, "ns", &target,
+            report.params.push(Param::new(format!("pool_flag_lat{sfx}_ns"), d.p50, &target,
                 format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
             report.measurements.push(measurement(fid, "pool.msg", &target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
                 format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, placement.clone(), counters));
@@ -566,7 +566,6 @@ impl MsgBench {
                 report.params.push(Param::new(
                     format!("pool_msg_lat{sfx}_ns"),
                     first.1,
-                    "ns",
                     &target,
                     format!(
                         "p50 one-way latency of the smallest ({} B) ring message ({mname})",
@@ -579,7 +578,6 @@ impl MsgBench {
                 report.params.push(Param::new(
                     format!("pool_msg_bw{sfx}_gbs"),
                     best_bw.0,
-                    "GB/s",
                     &target,
                     format!("largest p50 ring streaming bandwidth over message sizes ({mname})"),
                     vec![best_bw.1.clone()],
@@ -590,9 +588,9 @@ impl MsgBench {
             match hockney_fit(&fit).ok().filter(|h| !h.latency_constrained) {
                 Some(h) => {
                     let (a, bw) = (h.lat_ns, h.bw_gbs);
-                    report.params.push(Param::new(format!("pool_hockney_lat{sfx}_ns"), a, "ns", &target,
+                    report.params.push(Param::new(format!("pool_hockney_lat{sfx}_ns"), a, &target,
                         format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
-                    report.params.push(Param::new(format!("pool_hockney_bw{sfx}_gbs"), bw, "GB/s", &target,
+                    report.params.push(Param::new(format!("pool_hockney_bw{sfx}_gbs"), bw, &target,
                         format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
                 }
                 None => report.skipped.push(Skipped { benchmark: format!("pool.msg/hockney/{mname}"), target: target.clone(),

@@ -255,7 +255,6 @@ pub fn sweep_report(
             params.push(Param::new(
                 format!("{prefix}_{}_bw_gbs", dir.name()),
                 v,
-                "GB/s",
                 &l.target,
                 format!(
                     "p50 of the CUDA-event-timed {} bandwidth at the largest size ({}), {}",
@@ -290,7 +289,6 @@ pub fn latency_report(
             params.push(Param::new(
                 k,
                 d.p50,
-                "ns",
                 &l.target,
                 format!("p50 of one {bytes}-byte cuMemcpyHtoDAsync from {} plus cuStreamSynchronize, back to back, on the host timer", l.memory),
                 vec![id.clone()],
@@ -459,7 +457,6 @@ pub fn contention_report(
             params.push(Param::new(
                 format!("{kp}_{d}_k{k}_bw_gbs"),
                 *v,
-                "GB/s",
                 &l.target,
                 format!("p50 per-transfer bandwidth of {what}"),
                 vec![id.clone()],
@@ -469,7 +466,6 @@ pub fn contention_report(
             params.push(Param::new(
                 format!("{kp}_{d}_k{k}_agg_bw_gbs"),
                 *v,
-                "GB/s",
                 &l.target,
                 format!("p50 aggregate bandwidth of {what}"),
                 vec![id.clone()],
@@ -488,7 +484,6 @@ pub fn contention_report(
                 params.push(Param::new(
                     format!("{kp}_{}_share_min_ratio", dir.name()),
                     v,
-                    "ratio",
                     &l.target,
                     format!("p50 over rounds of k x the smallest share among k = {k} concurrent {} transfers on one GPU (1 = bandwidth shared evenly, 0 = a transfer starved)", dir.name()),
                     vec![id],

@@ -15,7 +15,7 @@ use bench_core::bench::{
     Setup, Skip,
 };
 use bench_core::counters::MeasurementCounters;
-use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
@@ -336,13 +336,11 @@ impl Benchmark for BandwidthBench {
             );
             ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
             for key in &p.keys {
-                rep.params.push(Param {
-                    key: key.clone(),
-                    value: d.p50,
-                    info: ParamInfo {
-                        unit: "GB/s".into(),
-                        target: target.clone(),
-                        method: format!(
+                rep.params.push(Param::new(
+                    key.clone(),
+                    d.p50,
+                    &target,
+                    format!(
                             "p50 of {} {} samples, {} thread(s), {} footprint, {} ({}-byte vectors); GB = 1e9 B{}",
                             d.n,
                             p.kernel.name(),
@@ -352,9 +350,8 @@ impl Benchmark for BandwidthBench {
                             isa.width_bytes(),
                             if p.kernel.is_copy() { ", bytes read + written" } else { "" }
                         ),
-                        from: vec![id.clone()],
-                    },
-                });
+                    vec![id.clone()],
+                ));
             }
             rep.measurements.push(Measurement {
                 id,

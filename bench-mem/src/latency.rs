@@ -32,7 +32,7 @@ use bench_core::chase::{
     Chain, ChainLayout, ChaseError, ChaseOrder, SlotLayout, MIN_RANDOMIZED_SLOT_BYTES,
 };
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
-use bench_core::params::{CheckedChain, Measurement, ParamInfo, PrefetchCheck, Warning};
+use bench_core::params::{CheckedChain, Measurement, PrefetchCheck, Warning};
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
 use bench_core::target::{Region, TargetSpec};
@@ -754,21 +754,18 @@ impl Benchmark for LatencyBench {
             } else {
                 format!("to {}", format_size(p.window.1))
             };
-            report.params.push(Param {
-                key: p.key.clone(),
-                value: p.value_ns,
-                info: ParamInfo {
-                    unit: "ns".into(),
-                    target: target.clone(),
-                    method: format!(
-                        "median of the p50 latencies of {} sweep points from {} {hi} ({order_name} order, {}; sizes are touched bytes)",
-                        p.ids.len(),
-                        format_size(p.window.0),
-                        self.layout.label()
-                    ),
-                    from: p.ids,
-                },
-            });
+            report.params.push(Param::new(
+                p.key.clone(),
+                p.value_ns,
+                &target,
+                format!(
+                    "median of the p50 latencies of {} sweep points from {} {hi} ({order_name} order, {}; sizes are touched bytes)",
+                    p.ids.len(),
+                    format_size(p.window.0),
+                    self.layout.label()
+                ),
+                p.ids,
+            ));
         }
         if let Some(pl) = &plateau {
             let run: Vec<&SweepPoint> = points[pl.start..].iter().collect();
@@ -931,19 +928,13 @@ impl Benchmark for LatencyBench {
                 }
                 report.prefetch_checks.push(check);
             }
-            report.params.push(Param::new(
-                "mem_lat_ns",
-                reported,
-                "ns",
-                &target,
-                method,
-                from,
-            ));
+            report
+                .params
+                .push(Param::new("mem_lat_ns", reported, &target, method, from));
             if let Some((v, id)) = random {
                 report.params.push(Param::new(
                     "mem_lat_random_ns",
                     v,
-                    "ns",
                     &target,
                     format!(
                         "p50 latency of a full-random chase over the DRAM point, {} touched in {} of memory (page walks included)",
@@ -955,7 +946,6 @@ impl Benchmark for LatencyBench {
                 report.params.push(Param::new(
                     "page_walk_ns",
                     (v - reported).max(0.0),
-                    "ns",
                     &target,
                     "mem_lat_random_ns - mem_lat_ns: the added cost of TLB misses per load at the DRAM point",
                     vec![id],

@@ -19,7 +19,7 @@ use bench_core::bench::{
     Setup, Skip,
 };
 use bench_core::counters::{self, CounterGroup, ThreadCounts};
-use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::params::{Measurement, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
 use bench_core::target::TargetSpec;
@@ -313,35 +313,30 @@ impl Benchmark for LoadedLatencyBench {
             let suffix = if mix == Mix::Read { "" } else { "_rw" };
             if let Some((bw, lat)) = max_bandwidth_point(&pts) {
                 let from: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
-                for (key, value, unit, what) in [
+                for (key, value, what) in [
                     (
                         format!("loaded_lat_max_bw{suffix}_gbs"),
                         bw,
-                        "GB/s",
                         "largest injected bandwidth of the curve",
                     ),
                     (
                         format!("loaded_lat_at_max_bw{suffix}_ns"),
                         lat,
-                        "ns",
                         "chase latency at the largest injected bandwidth",
                     ),
                 ] {
-                    rep.params.push(Param {
+                    rep.params.push(Param::new(
                         key,
                         value,
-                        info: ParamInfo {
-                            unit: unit.into(),
-                            target: target.clone(),
-                            method: format!(
-                                "{what}, {} traffic, {loaders} traffic thread(s), chase over {} touched ({})",
-                                mix.name(),
-                                format_size(chase_bytes),
-                                sizing.explain()
-                            ),
-                            from: from.clone(),
-                        },
-                    });
+                        &target,
+                        format!(
+                            "{what}, {} traffic, {loaders} traffic thread(s), chase over {} touched ({})",
+                            mix.name(),
+                            format_size(chase_bytes),
+                            sizing.explain()
+                        ),
+                        from.clone(),
+                    ));
                 }
             }
         }

@@ -19,7 +19,7 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Skip,
 };
-use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
@@ -260,18 +260,15 @@ impl Benchmark for CopyThresholdBench {
                         keys.push("nt_copy_threshold_bytes".into());
                     }
                     for key in keys {
-                        rep.params.push(Param {
+                        rep.params.push(Param::new(
                             key,
-                            value: x as f64,
-                            info: ParamInfo {
-                                unit: "bytes".into(),
-                                target: target.clone(),
-                                method: format!(
-                                    "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size, {p} thread(s)"
-                                ),
-                                from: from.clone(),
-                            },
-                        });
+                            x as f64,
+                            &target,
+                            format!(
+                                "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size, {p} thread(s)"
+                            ),
+                            from.clone(),
+                        ));
                     }
                 }
                 None => rep.warnings.push(Warning {
@@ -284,16 +281,13 @@ impl Benchmark for CopyThresholdBench {
                 }),
             }
             if let (Some(r), true) = (rule, p == all) {
-                rep.params.push(Param {
-                    key: "nt_copy_rule_bytes".into(),
-                    value: r as f64,
-                    info: ParamInfo {
-                        unit: "bytes".into(),
-                        target: target.clone(),
-                        method: format!("HINT's rule of thumb: L2 size / processes = {} / {p} (seed 001, hybrid copy)", format_size(l2.unwrap_or(0))),
-                        from: vec![],
-                    },
-                });
+                rep.params.push(Param::new(
+                    "nt_copy_rule_bytes",
+                    r as f64,
+                    &target,
+                    format!("HINT's rule of thumb: L2 size / processes = {} / {p} (seed 001, hybrid copy)", format_size(l2.unwrap_or(0))),
+                    vec![],
+                ));
             }
         }
         Ok(rep)

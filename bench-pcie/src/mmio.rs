@@ -18,7 +18,7 @@ use bench_core::bench::{
 };
 use bench_core::cacheline::{store_8b_volatile, store_fence, wc_store};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
-use bench_core::params::{Measurement, ParamInfo, Warning};
+use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::{Region, Window, WindowSource};
 use serde_json::json;
@@ -195,16 +195,13 @@ impl Benchmark for MmioBench {
             if let (Some(o), Some(e)) = (p.as_object_mut(), extra.as_object()) {
                 o.extend(e.clone());
             }
-            rep.params.push(Param {
-                key: key.into(),
-                value: d.p50,
-                info: ParamInfo {
-                    unit: "ns".into(),
-                    target: target.clone(),
-                    method: format!("p50 of {what}"),
-                    from: vec![mid.clone()],
-                },
-            });
+            rep.params.push(Param::new(
+                key,
+                d.p50,
+                &target,
+                format!("p50 of {what}"),
+                vec![mid.clone()],
+            ));
             rep.measurements.push(Measurement {
                 id: mid,
                 benchmark: "pcie.mmio".into(),

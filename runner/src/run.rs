@@ -208,23 +208,12 @@ fn dedup_warnings(w: Vec<Warning>) -> Vec<Warning> {
     out
 }
 
-/// Far-memory names of the memory keys (seed 000's CXL_LAT and pool bandwidth), and of
-/// the GPU DMA keys of a registered target (seed 003's pool: `gpu_reg_*` ->
+/// Far-memory name of a key, from the key registry ([`bench_core::keys::far_name`]):
+/// the memory keys of seed 000 (`mem_lat_ns` -> `cxl_lat_ns`, pool bandwidth, atomics)
+/// and the GPU DMA keys of a registered target (seed 003's pool: `gpu_reg_*` ->
 /// `gpu_pool_*`).
 fn far_name(key: &str) -> Option<String> {
-    let name = match key {
-        "mem_lat_ns" => "cxl_lat_ns",
-        "mem_lat_random_ns" => "cxl_lat_random_ns",
-        "mem_bw_gbs" => "cxl_bw_gbs",
-        "mem_bw_1t_gbs" => "cxl_bw_1t_gbs",
-        "atomic_lat_ns" => "cxl_atomic_lat_ns",
-        _ => {
-            return key
-                .strip_prefix("gpu_reg_")
-                .map(|rest| format!("gpu_pool_{rest}"))
-        }
-    };
-    Some(name.to_string())
+    bench_core::keys::far_name(key)
 }
 
 /// Turns per-target reports into the flat key map.
@@ -260,18 +249,16 @@ pub fn assemble_params(
             }
         }
     }
-    for (factor, far, local) in [
-        ("cxl_lat_factor", "cxl_lat_ns", "mem_lat_ns"),
-        ("cxl_bw_factor", "cxl_bw_gbs", "mem_bw_gbs"),
-    ] {
+    for (factor, far, local) in bench_core::keys::ratios() {
         if let (Some(c), Some(m)) = (params.get(far), params.get(local)) {
             if *m > 0.0 {
                 let f = c / m;
+                let unit = bench_core::keys::lookup(factor).map_or("ratio", |d| d.unit.symbol());
                 params.insert(factor.into(), f);
                 info.insert(
                     factor.into(),
                     ParamInfo {
-                        unit: "ratio".into(),
+                        unit: unit.into(),
                         target: info[far].target.clone(),
                         method: format!("{far} / {local}"),
                         from: [info[far].from.clone(), info[local].from.clone()].concat(),

@@ -132,6 +132,13 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
             );
         }
     }
+    // Every key is in the key registry and written with the registry's unit.
+    for (k, info) in doc["param_info"].as_object().unwrap() {
+        let d = bench_core::keys::lookup(k).unwrap_or_else(|| {
+            panic!("{k} is not in bench_core::keys (bench-core/src/keys/table.rs)")
+        });
+        assert_eq!(info["unit"].as_str(), Some(d.unit.symbol()), "unit of {k}");
+    }
     // The loaded-latency curve: at least 10 points per traffic mix (on >= 2 CPUs).
     if bench_core_cpus() >= 2 {
         assert!(doc["params"]["loaded_lat_max_bw_gbs"]

@@ -104,7 +104,7 @@ fn other_families_are_drawn_when_present() {
             "mem.loaded",
             &format!("ld/{i}"),
             "ns",
-            json!({"achieved_gbs": 5.0 * i as f64, "delay": 100 - 10 * i}),
+            json!({"injected_bw_gbs": 5.0 * i as f64, "delay_pause": 100 - 10 * i}),
             90.0 + 20.0 * i as f64,
         ));
     }
@@ -163,7 +163,7 @@ fn another_schema_version_is_refused() {
     doc["schema_version"] = json!(2);
     plot_fails(
         serde_json::to_string(&doc).unwrap().as_bytes(),
-        "has schema version 2; this cxlchar reads schema version 1",
+        "has schema_version 2, newer than this cxlchar understands (1)",
     );
 }
 
@@ -182,7 +182,7 @@ fn text_that_is_not_json_is_named() {
 fn json_of_another_shape_is_named() {
     plot_fails(
         b"{\"schema_version\": 1}",
-        "does not match the params.json schema",
+        "says schema_version 1 but does not match its layout",
     );
     plot_fails(b"[1, 2]", "has no schema_version");
 }
@@ -193,7 +193,7 @@ fn a_missing_file_is_named() {
         .args(["plot", "/no/such/params.json", "--out", "/tmp/unused-plots"])
         .assert()
         .failure()
-        .stderr(predicate::str::contains("cannot read /no/such/params.json"));
+        .stderr(predicate::str::contains("reading /no/such/params.json"));
 }
 
 /// A real `cxlchar all --quick` run (every family this VM has: latency, bandwidth, copy

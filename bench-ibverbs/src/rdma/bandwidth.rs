@@ -71,7 +71,7 @@ pub(super) fn bandwidth(
         }
     }
     if let Some((size, v, id)) = best {
-        out.param("verbs_bw_gbs", v, "GB/s", &format!("median streaming RDMA-write bandwidth at {size} B messages, 64 outstanding (ib_write_bw)"), vec![id]);
+        out.param("verbs_bw_gbs", v, &format!("median streaming RDMA-write bandwidth at {size} B messages, 64 outstanding (ib_write_bw)"), vec![id]);
     }
     Ok(())
 }

@@ -94,7 +94,7 @@ pub(super) fn latency(
             points.push((size as f64, v));
             ids.push(id.clone());
             if size == 8 {
-                out.param("verbs_lat_ns", v, "ns", "median half round trip of an 8-byte send/recv ping-pong (seed 004 Latency; ib_send_lat -s 8)", vec![id]);
+                out.param("verbs_lat_ns", v, "median half round trip of an 8-byte send/recv ping-pong (seed 004 Latency; ib_send_lat -s 8)", vec![id]);
             }
         }
     }
@@ -108,8 +108,8 @@ pub(super) fn latency(
             },
             h.r2
         );
-        out.param("verbs_hockney_lat_ns", h.lat_ns, "ns", &m, ids.clone());
-        out.param("verbs_hockney_bw_gbs", h.bw_gbs, "GB/s", &m, ids);
+        out.param("verbs_hockney_lat_ns", h.lat_ns, &m, ids.clone());
+        out.param("verbs_hockney_bw_gbs", h.bw_gbs, &m, ids);
     }
     Ok(())
 }

@@ -137,7 +137,6 @@ pub(super) fn post_breakdown(
         out.param(
             "llp_post_inline_ns",
             v,
-            "ns",
             "median ibv_post_send of a signaled 8-byte inline RDMA write (seed 004 LLP_post)",
             vec![id.clone()],
         );
@@ -146,7 +145,6 @@ pub(super) fn post_breakdown(
         out.param(
             "llp_post_ns",
             v,
-            "ns",
             "median ibv_post_send of a signaled 8-byte RDMA write, payload by DMA (not inline)",
             vec![id.clone()],
         );
@@ -247,7 +245,6 @@ pub(super) fn post_breakdown(
         out.param(
             "llp_prog_ns",
             v,
-            "ns",
             "median ibv_poll_cq returning one completion (seed 004 LLP_prog)",
             vec![prog_id.clone()],
         );
@@ -294,7 +291,7 @@ pub(super) fn post_breakdown(
         mc,
     );
     match busy_p50 {
-        Some(v) => out.param("busy_post_ns", v, "ns", "median refused ibv_post_send on a full send queue (seed 004 busy post)", vec![busy_id]),
+        Some(v) => out.param("busy_post_ns", v, "median refused ibv_post_send on a full send queue (seed 004 busy post)", vec![busy_id]),
         None => out.rep.warnings.push(Warning {
             code: "verbs-busy-post".into(),
             message: format!("the send queue never refused a post ({outstanding} accepted without polling): this provider frees queue slots as the NIC completes, so busy_post_ns is not measured"),
@@ -353,7 +350,7 @@ pub(super) fn post_breakdown(
     let inj_id = format!("verbs.inject/{}/write/8B", out.target);
     let inj_p50 = out.meas(inj_id.clone(), json!({"messages": msgs, "size_bytes": 8, "inline": inline8, "signaled": "every message", "poll_batch": BURST, "depth": depth}), "ns", "CPU time of a put_bw-style loop (post, poll a batch of 16 every 16 posts, busy posts when full) divided by the messages", &inj, mc.clone());
     if let Some(v) = inj_p50 {
-        out.param("inj_overhead_ns", v, "ns", "seed 004 Inj_overhead = LLP_post + LLP_prog + Misc: CPU time per message of a continuous 8-byte inline RDMA-write stream", vec![inj_id.clone()]);
+        out.param("inj_overhead_ns", v, "seed 004 Inj_overhead = LLP_post + LLP_prog + Misc: CPU time per message of a continuous 8-byte inline RDMA-write stream", vec![inj_id.clone()]);
         if let (Some(p), Some(g)) = (post_inline, prog) {
             if let Some(m) = out.rep.measurements.iter_mut().find(|m| m.id == inj_id) {
                 m.parameters["misc_ns"] = json!(v - p - g);
@@ -369,7 +366,7 @@ pub(super) fn post_breakdown(
         &rate,
         mc,
     ) {
-        out.param("msg_rate_mps", v, "Mmsg/s", "8-byte inline RDMA writes per microsecond, one core, one QP (ib_write_bw -s 8 msg rate)", vec![rate_id]);
+        out.param("msg_rate_mps", v, "8-byte inline RDMA writes per microsecond, one core, one QP (ib_write_bw -s 8 msg rate)", vec![rate_id]);
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use bench_core::bench::{Param, Report};
 use bench_core::counters::MeasurementCounters;
-use bench_core::params::{Measurement, ParamInfo};
+use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
 use bench_core::target::Region;
 
@@ -41,26 +41,14 @@ impl Out<'_> {
         Some(p50)
     }
 
-    pub(super) fn param(
-        &mut self,
-        key: &str,
-        value: f64,
-        unit: &str,
-        method: &str,
-        from: Vec<String>,
-    ) {
+    /// A key (its unit from the registry, [`bench_core::keys`]); a non-finite value is
+    /// not published.
+    pub(super) fn param(&mut self, key: &str, value: f64, method: &str, from: Vec<String>) {
         if !value.is_finite() {
             return;
         }
-        self.rep.params.push(Param {
-            key: key.into(),
-            value,
-            info: ParamInfo {
-                unit: unit.into(),
-                target: self.target.into(),
-                method: method.into(),
-                from,
-            },
-        });
+        self.rep
+            .params
+            .push(Param::new(key, value, self.target, method, from));
     }
 }

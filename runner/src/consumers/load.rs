@@ -1,6 +1,9 @@
-//! Reading a params.json for the consumers, with one clear error per way it can be wrong:
+//! Reading a params.json for the consumers (`model`, `check`, `diff`) and `plot`: one
+//! loader into the typed [`ParamsFile`], with one clear error per way it can be wrong:
 //! unreadable, not JSON, truncated, not a params.json, another schema version, or a
-//! layout that does not match this version.
+//! layout that does not match this version. Fields added to schema version 1 after its
+//! first files (`prefetch_check`, `dram_sizing`, counters) have serde defaults, so those
+//! files still load.
 
 use anyhow::{anyhow, bail, Context, Result};
 use bench_core::params::{ParamsFile, SCHEMA_VERSION};
@@ -29,7 +32,10 @@ pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
         }
     })?;
     let Some(obj) = value.as_object() else {
-        bail!("{name} is JSON but not a params.json (the top level is not an object)");
+        bail!(
+            "{name} is JSON but not a params.json: the top level is not an object, so it has \
+             no schema_version"
+        );
     };
     let version = match obj.get("schema_version") {
         None => bail!("{name} has no schema_version: it is not a params.json written by cxlchar"),

@@ -195,17 +195,9 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     })?;
     let check_key = |k: &Spanned<String>, what: &str| -> Result<String, SpecError> {
         let key = k.get_ref().trim();
-        if keys::plausible(key) {
-            Ok(key.to_string())
-        } else {
-            Err(err(
-                Some(k.span()),
-                format!(
-                    "{what} `{key}` is not a params key: keys are lowercase snake case ending in \
-                     a unit ({}), optionally `@target`",
-                    keys::UNIT_SUFFIXES.join(", ")
-                ),
-            ))
+        match keys::refusal(key) {
+            None => Ok(key.to_string()),
+            Some(why) => Err(err(Some(k.span()), format!("{what} {why}"))),
         }
     };
     let mut required = vec![];
@@ -337,8 +329,8 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             let k: String = cs[st..i].iter().collect();
-            if !keys::plausible(&k) {
-                return Err(format!("`{k}` is not a params key"));
+            if let Some(why) = keys::refusal(&k) {
+                return Err(why);
             }
             out.push(Tok::Key(k));
         } else {

@@ -1,0 +1,283 @@
+//! The registry's entries, grouped by the benchmark that produces them (the order of
+//! `docs/params.md`'s key reference).
+
+use super::{KeyDef, Origin, Unit, Values, Var};
+
+use Unit::{
+    Bytes, Factor, GigabytesPerSecond as Gbs, MegamessagesPerSecond as Mps, Nanoseconds as Ns,
+    Ratio,
+};
+
+const LAT: &str = "cxlchar mem latency";
+const LAT_FAR: &str =
+    "cxlchar mem latency --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
+const BW: &str = "cxlchar mem bandwidth";
+const BW_FAR: &str = "cxlchar mem bandwidth --target node:N or --target dax:/dev/daxX.Y";
+const CT: &str = "cxlchar mem copy-threshold";
+const LOADED: &str = "cxlchar mem loaded";
+const ATOMICS: &str = "cxlchar pool atomics";
+const ATOMICS_FAR: &str =
+    "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
+const C2C: &str = "cxlchar pool c2c";
+const FLUSH: &str = "cxlchar pool flush";
+const MSG: &str = "cxlchar pool msg --target dax:/dev/daxX.Y (shared pool, two processes)";
+const MMIO: &str = "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N";
+const VERBS: &str = "cxlchar verbs (needs an RDMA device; build with --features verbs)";
+const GPU: &str = "cxlchar gpu (needs a CUDA GPU)";
+const GPU_POOL: &str =
+    "cxlchar gpu --target node:N or dax:/dev/daxX.Y (a CUDA GPU and a far-memory target)";
+const OSU: &str = "osu_latency / osu_bw (not measured by cxlchar; supply with --what-if KEY=VALUE)";
+const PROFILE: &str =
+    "an MPI/UCX profile (not measured by cxlchar; supply with --what-if KEY=VALUE)";
+const POST_PROFILE: &str = "a profile of the provider's post path, seed 004 Table 1 (not measured by cxlchar, whose verbs benchmark measures llp_post_ns whole; supply with --what-if KEY=VALUE)";
+const WIRE: &str = "the interconnect's figures, seed 004 Table 1 (not measured by cxlchar; supply with --what-if KEY=VALUE)";
+const PCIE_ONE_WAY: &str = "not measured by cxlchar (the models use pcie_rtt_ns / 2 of cxlchar pcie mmio); supply with --what-if KEY=VALUE";
+const ENV_L2: &str = "read from environment.topology.caches (an L2 entry) of the params file; supply with --what-if KEY=VALUE";
+
+const T0: &str = "000-transfer";
+const TT: &str = "000-total";
+const N1: &str = "001-nt-threshold";
+const C3: &str = "003-contention";
+const F3: &str = "003-latency-factor";
+const P4: &str = "004-llp-post";
+const I4: &str = "004-injection";
+const IM4: &str = "004-injection-mpi";
+const L4: &str = "004-latency";
+const E4: &str = "004-latency-e2e";
+
+/// Models that read the message path of seed 000 (the first latency/bandwidth pair present).
+const MSG_PATH: &[&str] = &[T0, TT];
+/// Models that read LLP_post (its total or its components).
+const LLP_POST: &[&str] = &[P4, I4, IM4, L4, E4];
+/// Models that read the small-message latency terms of seed 004.
+const LATENCY: &[&str] = &[L4, E4];
+
+/// A measured key of `benchmark`.
+const fn key(
+    name: &'static str,
+    unit: Unit,
+    benchmark: &'static str,
+    command: &'static str,
+    meaning: &'static str,
+    method: &'static str,
+    papers: &'static str,
+) -> KeyDef {
+    KeyDef {
+        name,
+        vars: &[],
+        unit,
+        meaning,
+        method,
+        origin: Origin::Measured,
+        benchmark,
+        command,
+        far: None,
+        papers,
+        models: &[],
+    }
+}
+
+/// A model input that cxlchar does not measure.
+const fn external(
+    name: &'static str,
+    unit: Unit,
+    command: &'static str,
+    meaning: &'static str,
+    papers: &'static str,
+    models: &'static [&'static str],
+) -> KeyDef {
+    KeyDef {
+        origin: Origin::External,
+        models,
+        ..key(
+            name,
+            unit,
+            "external",
+            command,
+            meaning,
+            "supplied with --what-if",
+            papers,
+        )
+    }
+}
+
+impl KeyDef {
+    const fn far(self, far: &'static str) -> KeyDef {
+        KeyDef {
+            far: Some(far),
+            ..self
+        }
+    }
+    const fn of(self, local: &'static str) -> KeyDef {
+        KeyDef {
+            origin: Origin::Far { local },
+            ..self
+        }
+    }
+    const fn ratio(self, num: &'static str, den: &'static str) -> KeyDef {
+        KeyDef {
+            origin: Origin::Ratio { num, den },
+            ..self
+        }
+    }
+    const fn vars(self, vars: &'static [Var]) -> KeyDef {
+        KeyDef { vars, ..self }
+    }
+    const fn models(self, models: &'static [&'static str]) -> KeyDef {
+        KeyDef { models, ..self }
+    }
+}
+
+const DIR: Var = Var {
+    name: "dir",
+    values: Values::OneOf(&["h2d", "d2h"]),
+    meaning: "the copy direction (h2d: memory -> GPU, a DMA read; d2h: GPU -> memory, a DMA write)",
+};
+const K: Var = Var {
+    name: "k",
+    values: Values::Count,
+    meaning: "the number of concurrent copies (k > 1, `--streams`)",
+};
+
+/// Every key cxlchar produces, derives or reads.
+pub static REGISTRY: &[KeyDef] = &[
+    // ---------------------------------------------------------------- mem.latency
+    key("l1_lat_ns", Ns, "mem.latency", LAT, "L1D load-to-use latency", "median of sweep p50s with working set <= L1/2", "000 (data access: cache hits)"),
+    key("l2_lat_ns", Ns, "mem.latency", LAT, "L2 load latency", "median of sweep p50s in [2 x L1, L2/2]", "000"),
+    key("l3_lat_ns", Ns, "mem.latency", LAT, "L3 load latency", "median of sweep p50s in [2 x L2, L3/2] below the DRAM plateau and under half the cold lap (absent, with a note, when the chase reaches DRAM before that window)", "000"),
+    key("l4_lat_ns", Ns, "mem.latency", LAT, "L4 load latency (machines with a fourth cache level)", "median of sweep p50s in [2 x L3, L4/2]", ""),
+    key("mem_lat_ns", Ns, "mem.latency", LAT, "idle DRAM load latency (MEM_LAT)", "median of the sweep p50s on the DRAM plateau (tlb-local order, randomized 256-byte slots), or the slower chain when the prefetch self-check disagrees", "000 (MEM_LAT, local access formula)").far("cxl_lat_ns").models(&[TT, F3]),
+    key("mem_lat_random_ns", Ns, "mem.latency", LAT, "DRAM latency with a page walk on most loads", "p50 of a full-random chase at the DRAM point", "000 (upper bound of access cost)").far("cxl_lat_random_ns"),
+    key("page_walk_ns", Ns, "mem.latency", LAT, "added cost of TLB misses per load", "`mem_lat_random_ns - mem_lat_ns` at the DRAM point", ""),
+    key("cxl_lat_ns", Ns, "mem.latency", LAT_FAR, "idle far-memory (CXL) load latency (CXL_LAT)", "`mem_lat_ns` measured on a memory-only NUMA node or a dax device", "000 (CXL_LAT, pool access formula)").of("mem_lat_ns").models(&[TT, F3]),
+    key("cxl_lat_random_ns", Ns, "mem.latency", LAT_FAR, "far-memory latency with page walks", "`mem_lat_random_ns` on the far target", "000").of("mem_lat_random_ns"),
+    key("cxl_lat_factor", Factor, "mem.latency", LAT_FAR, "far/local latency factor", "`cxl_lat_ns / mem_lat_ns`, derived by the runner", "000 (latency factor of pool accesses)").ratio("cxl_lat_ns", "mem_lat_ns"),
+    // ---------------------------------------------------------------- mem.bandwidth
+    key("l1_bw_gbs", Gbs, "mem.bandwidth", BW, "L1-resident load bandwidth, 1 thread", "read kernel at L1/2", "000 (data access from cache)"),
+    key("l2_bw_gbs", Gbs, "mem.bandwidth", BW, "L2-resident load bandwidth, 1 thread", "read kernel at L2/2", "000 (L2_BW)"),
+    key("l3_bw_gbs", Gbs, "mem.bandwidth", BW, "L3-resident load bandwidth, 1 thread", "read kernel at min(2 x L2, L3/2)", "000"),
+    key("mem_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM load bandwidth, all threads", "read kernel, DRAM size", "000 (MEM_BW, local access formula)").far("cxl_bw_gbs").models(&[TT]),
+    key("mem_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM store bandwidth, all threads", "write kernel (temporal stores)", "000"),
+    key("nt_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM non-temporal store bandwidth, all threads", "streaming stores + sfence", "001 (NT stores)"),
+    key("copy_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM copy bandwidth (read + written), all threads", "loads + temporal stores", "001 (temporal copy)"),
+    key("nt_copy_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM copy bandwidth with NT stores, all threads", "loads + streaming stores + sfence", "001 (non-temporal copy)"),
+    key("memset_bw_gbs", Gbs, "mem.bandwidth", BW, "C library memset bandwidth, all threads", "`ptr::write_bytes`", ""),
+    key("mem_bw_1t_gbs", Gbs, "mem.bandwidth", BW, "`mem_bw_gbs` with one thread", "read kernel, DRAM size, one thread (the likwid-bench comparison)", "000").far("cxl_bw_1t_gbs"),
+    key("{kernel}_1t_gbs", Gbs, "mem.bandwidth", BW, "the DRAM keys above with one thread", "as the all-thread key, one thread (the likwid-bench comparison)", "000, 001").vars(&[Var {
+        name: "kernel",
+        values: Values::OneOf(&["mem_write_bw", "nt_write_bw", "copy_bw", "nt_copy_bw", "memset_bw"]),
+        meaning: "the all-thread key without `_gbs`",
+    }]),
+    key("cxl_bw_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_gbs` on far memory", "read kernel on a memory-only node or dax target", "000 (pool bandwidth)").of("mem_bw_gbs").models(&[TT]),
+    key("cxl_bw_1t_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_1t_gbs` on far memory", "read kernel, one thread, on a memory-only node or dax target", "000").of("mem_bw_1t_gbs"),
+    key("cxl_bw_factor", Factor, "mem.bandwidth", BW_FAR, "far/local bandwidth factor", "`cxl_bw_gbs / mem_bw_gbs`, derived by the runner", "000 (bandwidth factor of pool accesses)").ratio("cxl_bw_gbs", "mem_bw_gbs").models(&[TT]),
+    // ---------------------------------------------------------------- mem.copy-threshold
+    key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S", "001 (hybrid threshold T)").models(&[N1]),
+    key("nt_copy_threshold_p{N}_bytes", Bytes, "mem.copy-threshold", CT, "the same for P threads", "as above", "001 (T per processes per node)").vars(&[Var {
+        name: "N",
+        values: Values::Count,
+        meaning: "the thread count P",
+    }]).models(&[N1]),
+    key("nt_copy_rule_bytes", Bytes, "mem.copy-threshold", CT, "HINT's rule of thumb L2 / P, P = all `--cpu`", "sysfs L2 size / P", "001 (initial T)"),
+    // ---------------------------------------------------------------- mem.loaded
+    key("loaded_lat_max_bw_gbs", Gbs, "mem.loaded", LOADED, "largest injected read bandwidth of the curve", "max of the points' `injected_bw_gbs`", "000 (latency under bandwidth load)"),
+    key("loaded_lat_at_max_bw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50", "000"),
+    key("loaded_lat_max_bw_rw_gbs", Gbs, "mem.loaded", LOADED, "largest injected bandwidth with read + write traffic", "max of the points' `injected_bw_gbs`", "000"),
+    key("loaded_lat_at_max_bw_rw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point, read + write traffic", "the point's p50", "000"),
+    // ---------------------------------------------------------------- pool.atomics
+    key("atomic_lat_ns", Ns, "pool.atomics", ATOMICS, "latency of one atomic RMW on the target's memory", "median of the p50 per-op latencies of dependent chains of fetch-add, CAS, exchange over the target's DRAM working set (`dram_sizing`; randomized 256-byte slots, TLB-local order; the known successor for CAS/exchange comes from a counter, off the dependency chain)", "000 (`CXL_ATOMIC_LAT` on local memory)").far("cxl_atomic_lat_ns"),
+    key("cxl_atomic_lat_ns", Ns, "pool.atomics", ATOMICS_FAR, "`atomic_lat_ns` measured on far memory (memory-only NUMA node, dax)", "as `atomic_lat_ns`, renamed by the runner for far targets", "000 `CXL_ATOMIC_LAT`; transfer = 2 x this").of("atomic_lat_ns").models(MSG_PATH),
+    key("atomic_load_lat_ns", Ns, "pool.atomics", ATOMICS, "plain dependent-load latency on the same lines", "same chain with plain loads", "000 (reference for \"atomic vs regular load\")"),
+    key("atomic_{op}_lat_ns", Ns, "pool.atomics", ATOMICS, "per-operation atomic latency", "p50 of the dependent chain of that op", "000").vars(&[Var {
+        name: "op",
+        values: Values::OneOf(&["fetch_add", "cas", "exchange"]),
+        meaning: "the atomic operation",
+    }]),
+    key("atomic_extra_lat_ns", Ns, "pool.atomics", ATOMICS, "cost of atomicity over a plain load", "`atomic_lat_ns - atomic_load_lat_ns`", "000 (the paper's \"ca. 150 ns longer\")"),
+    // ---------------------------------------------------------------- pool.c2c
+    key("c2c_cas_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, CAS ping-pong", "median over CPU pairs of the p50 of round trip / 2", "000 (synchronization cost), 002"),
+    key("c2c_cas_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "000"),
+    key("c2c_flag_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, store/load flag ping-pong", "median over pairs of p50 round trip / 2", "002 (flag-based queues)"),
+    key("c2c_flag_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "002"),
+    // ---------------------------------------------------------------- pool.flush
+    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write)"),
+    key("flush_{method}_{size}_ns", Ns, "pool.flush", FLUSH, "write `size` bytes and make them visible with `method`", "p50 of memset + flush (+ sfence); NT stores + sfence; UC/WC: plain writes to a BAR mapping", "002 (Figure 11: cflush vs cflushopt vs uncacheable)").vars(&[
+        Var {
+            name: "method",
+            values: Values::OneOf(&["clflush", "clflushopt", "clwb", "ntstore", "uc", "wc"]),
+            meaning: "the flush method",
+        },
+        Var {
+            name: "size",
+            values: Values::OneOf(&["64b", "4k"]),
+            meaning: "the bytes written",
+        },
+    ]),
+    // ---------------------------------------------------------------- pool.msg
+    key("pool_flag_lat_ns", Ns, "pool.msg", MSG, "one-way flag latency between two processes through the pool (coherent)", "p50 of round trip / 2 of a store/load flag in the pool header", "002 Table 1 (latency)"),
+    key("pool_flag_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same with flush after store and invalidate before load", "as above, clflushopt + fences", "002"),
+    key("pool_msg_lat_ns", Ns, "pool.msg", MSG, "one-way latency of an 8 B message through an SPSC ring in the pool (coherent)", "p50 of echo round trip / 2", "002 Table 1, 000 (MPI latency analogue)").models(MSG_PATH),
+    key("pool_msg_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same, non-coherent protocol", "writer flushes + sfence, reader invalidates", "002"),
+    key("pool_msg_bw_gbs", Gbs, "pool.msg", MSG, "ring streaming bandwidth (payload, 1e9 B/s), best message size (coherent)", "p50 of repeated streams of N messages until acknowledged", "002 Table 1 (bandwidth)").models(MSG_PATH),
+    key("pool_msg_bw_noncoherent_gbs", Gbs, "pool.msg", MSG, "same, non-coherent protocol", "as above", "002"),
+    key("pool_hockney_lat_ns", Ns, "pool.msg", MSG, "Hockney latency of pool messaging", "weighted least squares (1/t^2) fit of t(s) = lat + s/bw to p50 one-way ring latencies, 8 B .. 4 MiB", "000 (Hockney model)").models(MSG_PATH),
+    key("pool_hockney_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same, non-coherent protocol", "same fit", "000"),
+    key("pool_hockney_bw_gbs", Gbs, "pool.msg", MSG, "Hockney bandwidth of pool messaging", "same fit", "000").models(MSG_PATH),
+    key("pool_hockney_bw_noncoherent_gbs", Gbs, "pool.msg", MSG, "same, non-coherent protocol", "same fit", "000"),
+    // ---------------------------------------------------------------- pcie.mmio
+    key("pcie_rtt_ns", Ns, "pcie.mmio", MMIO, "CPU <-> device round trip of an uncached 8-byte read", "dependent chain of uncached reads (each address depends on the value read)", "004 (PCIe component of the latency model)").models(LATENCY),
+    key("mmio_write_8b_ns", Ns, "pcie.mmio", MMIO, "issue cost of a posted uncached 8-byte write", "back-to-back uncached writes, fence after each batch", "004 (doorbell write)"),
+    key("pio_copy_64b_ns", Ns, "pcie.mmio", MMIO, "64-byte write-combining copy + sfence (the PIO copy of a descriptor)", "8-byte volatile stores through `resourceN_wc`, then sfence", "004 (post = setup + barriers + PIO copy + misc)").models(LLP_POST),
+    key("pio_copy_{n}b_ns", Ns, "pcie.mmio", MMIO, "the same for other sizes", "as above", "004 (what-if on descriptor size)").vars(&[Var {
+        name: "n",
+        values: Values::OneOf(&["8", "16", "32", "128", "256"]),
+        meaning: "bytes copied",
+    }]),
+    // ---------------------------------------------------------------- verbs
+    key("llp_post_inline_ns", Ns, "verbs", VERBS, "CPU cost of posting one small inline work request (descriptor setup, barriers, doorbell/PIO copy, misc)", "p50 of `ibv_post_send` of a signaled 8-byte inline RDMA write, bursts of 16", "004 LLP_post"),
+    key("llp_post_ns", Ns, "verbs", VERBS, "the same post with the payload read by DMA (not inline)", "p50 of `ibv_post_send`, signaled 8-byte RDMA write without IBV_SEND_INLINE", "004 (post without inlining)").models(LLP_POST),
+    key("llp_prog_ns", Ns, "verbs", VERBS, "CPU cost of dequeuing one completion", "p50 of `ibv_poll_cq(1)` returning one completion of an 8-byte write", "004 LLP_prog").models(&[I4, L4, E4]),
+    key("busy_post_ns", Ns, "verbs", VERBS, "cost of a post refused because the send queue is full", "p50 of `ibv_post_send` returning ENOMEM on a full queue (absent, with a warning, when the provider never refuses)", "004 busy post (part of Misc)"),
+    key("inj_overhead_ns", Ns, "verbs", VERBS, "CPU time per message injected in a continuous stream", "CPU time of a put_bw-style loop (post; poll a batch of 16 every 16 posts; busy posts when full) / messages, 8-byte inline writes", "004 Inj_overhead = LLP_post + LLP_prog + Misc"),
+    key("msg_rate_mps", Mps, "verbs", VERBS, "message rate of one core on one QP", "messages / wall time to the last completion of the same loop", "004 (1 / Inj_overhead)"),
+    key("verbs_lat_ns", Ns, "verbs", VERBS, "one-way small-message latency", "p50 half round trip of an 8-byte send/recv ping-pong (ib_send_lat)", "004 Latency; 000 MPI_LAT").models(MSG_PATH),
+    key("verbs_bw_gbs", Gbs, "verbs", VERBS, "streaming bandwidth", "p50 of RDMA-write streams of the largest size (1 MiB), 64 outstanding (ib_write_bw)", "000 MPI_BW").models(MSG_PATH),
+    key("verbs_hockney_lat_ns", Ns, "verbs", VERBS, "Hockney start-up latency", "least-squares intercept of half round trip vs size, 8 B .. 1 MiB", "000 Hockney `MPI_LAT + s / MPI_BW`"),
+    key("verbs_hockney_bw_gbs", Gbs, "verbs", VERBS, "Hockney asymptotic bandwidth", "inverse least-squares slope of the same fit", "000 Hockney"),
+    // ---------------------------------------------------------------- gpu.bw
+    key("gpu_h2d_bw_gbs", Gbs, "gpu.bw", GPU, "host -> GPU copy bandwidth from pinned memory", "p50 of the event-timed bandwidth at the largest size (1 GiB; quick 64 MiB), `cuMemAllocHost` buffer", "003 (per-device bandwidth, reference for the pool figures)"),
+    key("gpu_d2h_bw_gbs", Gbs, "gpu.bw", GPU, "GPU -> host, pinned", "as above, device to host", "003"),
+    key("gpu_copy_lat_ns", Ns, "gpu.bw", GPU, "cost of one small copy: 8 B pinned `cuMemcpyHtoDAsync` + `cuStreamSynchronize`", "p50 of back-to-back samples on the host timer (overhead subtracted)", "003 (doorbell / small-message cost)"),
+    // ---------------------------------------------------------------- gpu.pool
+    key("gpu_reg_{dir}_bw_gbs", Gbs, "gpu.pool", GPU, "copy bandwidth between a GPU and a **local** target's memory registered with `cuMemHostRegister`", "as `gpu_h2d_bw_gbs`, on the target's region", "003").vars(&[DIR]).far("gpu_pool_{dir}_bw_gbs"),
+    key("gpu_reg_{dir}_k{k}_bw_gbs", Gbs, "gpu.pool", GPU, "per-transfer bandwidth with k concurrent copies (k streams on one GPU, each to its own range of the same target)", "p50 over transfers and rounds of bytes / own start-to-end time (CUDA events); 64 MiB each (quick 8 MiB, `--contention-size`)", "003 B(k), Observation 2").vars(&[DIR, K]).far("gpu_pool_{dir}_k{k}_bw_gbs"),
+    key("gpu_reg_{dir}_k{k}_agg_bw_gbs", Gbs, "gpu.pool", GPU, "aggregate bandwidth of the k concurrent copies", "p50 over rounds of k x bytes / (last end - first start)", "003 (does concurrency add bandwidth? one DMA engine per direction)").vars(&[DIR, K]).far("gpu_pool_{dir}_k{k}_agg_bw_gbs"),
+    key("gpu_reg_{dir}_share_min_ratio", Ratio, "gpu.pool", GPU, "fairness at the largest k: k x the smallest transfer's share of the summed per-transfer bandwidth (1 = even sharing, -> 0 = a transfer starves)", "p50 over rounds", "003 Observation 2 (bandwidth \"distributed approximately evenly\")").vars(&[DIR]).far("gpu_pool_{dir}_share_min_ratio"),
+    key("gpu_pool_{dir}_bw_gbs", Gbs, "gpu.pool", GPU_POOL, "the same on **far** memory (memory-only node, dax): pool -> GPU and GPU -> pool", "`gpu_reg_*` renamed by the runner on far targets (as `mem_lat_ns` -> `cxl_lat_ns`)", "003 B(1), Observation 1 (~20 GB/s)").vars(&[DIR]).of("gpu_reg_{dir}_bw_gbs").models(&[C3]),
+    key("gpu_pool_{dir}_k{k}_bw_gbs", Gbs, "gpu.pool", GPU_POOL, "per-transfer bandwidth with k concurrent copies, far memory", "`gpu_reg_{dir}_k{k}_bw_gbs` renamed on far targets", "003 B(k), Observation 2").vars(&[DIR, K]).of("gpu_reg_{dir}_k{k}_bw_gbs").models(&[C3]),
+    key("gpu_pool_{dir}_k{k}_agg_bw_gbs", Gbs, "gpu.pool", GPU_POOL, "aggregate bandwidth of the k concurrent copies, far memory", "`gpu_reg_{dir}_k{k}_agg_bw_gbs` renamed on far targets", "003").vars(&[DIR, K]).of("gpu_reg_{dir}_k{k}_agg_bw_gbs"),
+    key("gpu_pool_{dir}_share_min_ratio", Ratio, "gpu.pool", GPU_POOL, "fairness at the largest k, far memory", "`gpu_reg_{dir}_share_min_ratio` renamed on far targets", "003 Observation 2").vars(&[DIR]).of("gpu_reg_{dir}_share_min_ratio"),
+    // ---------------------------------------------------------------- not measured
+    external("mpi_lat_ns", Ns, OSU, "MPI small-message latency (MPI_LAT)", "000 (Hockney term)", MSG_PATH),
+    external("mpi_bw_gbs", Gbs, OSU, "MPI bandwidth (MPI_BW)", "000 (Hockney term)", MSG_PATH),
+    external("md_setup_ns", Ns, POST_PROFILE, "message descriptor setup", "004 Table 1", LLP_POST),
+    external("md_barrier_ns", Ns, POST_PROFILE, "barrier for the message descriptor", "004 Table 1", LLP_POST),
+    external("dbc_barrier_ns", Ns, POST_PROFILE, "barrier for the doorbell counter", "004 Table 1", LLP_POST),
+    external("post_misc_ns", Ns, POST_PROFILE, "miscellaneous in LLP_post", "004 Table 1", LLP_POST),
+    external("inj_misc_ns", Ns, PROFILE, "per-message harness overhead in the injection stream (busy posts, measurement update)", "004 Table 1 (Misc)", &[I4]),
+    external("hlp_post_ns", Ns, PROFILE, "MPI/UCP part of a post (HLP_post)", "004 Sec. 5", &[IM4, E4]),
+    external("hlp_tx_prog_ns", Ns, PROFILE, "MPI/UCP send-side progress", "004 Sec. 5", &[]),
+    external("hlp_rx_prog_ns", Ns, PROFILE, "MPI/UCP receive-side progress (HLP_rx_prog)", "004 Sec. 5", &[E4]),
+    external("post_prog_ns", Ns, PROFILE, "progress of a post (Post_prog)", "004 Sec. 5", &[IM4]),
+    external("hlp_misc_ns", Ns, PROFILE, "amortized busy posts per operation", "004 Sec. 5", &[IM4]),
+    external("pcie_ns", Ns, PCIE_ONE_WAY, "one-way PCIe latency", "004 Table 1 (PCIe)", LATENCY),
+    external("rc_to_mem_8b_ns", Ns, WIRE, "root complex to memory, 8 bytes", "004 Table 1 (RC-to-MEM)", LATENCY),
+    external("net_ns", Ns, WIRE, "network (wire + switch)", "004 Table 1 (Network)", LATENCY),
+    external("net_wire_ns", Ns, WIRE, "wire", "004 Table 1", LATENCY),
+    external("net_switch_ns", Ns, WIRE, "switch (0 for a direct link)", "004 Table 1", LATENCY),
+    KeyDef {
+        origin: Origin::Environment,
+        models: &[N1],
+        ..key("l2_size_bytes", Bytes, "environment", ENV_L2, "size of one L2 cache instance", "environment.topology.caches, unless the file has the key", "001 (L2 / P rule)")
+    },
+];

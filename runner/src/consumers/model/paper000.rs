@@ -1,0 +1,169 @@
+//! Seed 000 (Message-Free Communication via CXL.mem): message vs CXL transfer time,
+//! alone and with the data access (Sec. IV-A, IV-C).
+
+use super::eval::{Ctx, Model};
+
+/// Message sizes at which the transfer models are tabulated (bytes).
+pub const SIZES: [f64; 5] = [64.0, 4096.0, 65536.0, 1048576.0, 16777216.0];
+
+fn size_name(m: f64) -> String {
+    let m = m as u64;
+    if m >= 1 << 20 && m.is_multiple_of(1 << 20) {
+        format!("{}m", m >> 20)
+    } else if m >= 1 << 10 && m.is_multiple_of(1 << 10) {
+        format!("{}k", m >> 10)
+    } else {
+        format!("{m}")
+    }
+}
+
+/// The message path of seed 000's Hockney term: the first (latency, bandwidth) pair present.
+const MSG_PATHS: [(&str, &str, &str); 4] = [
+    ("mpi_lat_ns", "mpi_bw_gbs", "MPI (osu_latency/osu_bw)"),
+    (
+        "pool_hockney_lat_ns",
+        "pool_hockney_bw_gbs",
+        "pool messaging, Hockney fit over message sizes",
+    ),
+    (
+        "pool_msg_lat_ns",
+        "pool_msg_bw_gbs",
+        "pool messaging (cMPI-style)",
+    ),
+    ("verbs_lat_ns", "verbs_bw_gbs", "RDMA verbs"),
+];
+
+fn msg_path(c: &mut Ctx) -> (f64, f64) {
+    for (l, b, what) in MSG_PATHS {
+        if c.has(l) && c.has(b) {
+            c.notes.push(format!(
+                "message path: {what} ({l}, {b}) as MPI_LAT, MPI_BW"
+            ));
+            return (c.need(l), c.need(b));
+        }
+    }
+    let alt = "or the pair pool_hockney_lat_ns + pool_hockney_bw_gbs, pool_msg_lat_ns + \
+               pool_msg_bw_gbs, or verbs_lat_ns + verbs_bw_gbs";
+    (
+        c.need_note("mpi_lat_ns", alt),
+        c.need_note("mpi_bw_gbs", alt),
+    )
+}
+
+fn eval_000_transfer(c: &mut Ctx) {
+    let (lat, bw) = msg_path(c);
+    let atomic = c.need("cxl_atomic_lat_ns");
+    if !c.missing.is_empty() {
+        return;
+    }
+    let t_cxl = 2.0 * atomic;
+    c.out(
+        "t_cxl_transfer_ns",
+        t_cxl,
+        "ns",
+        "CXL transfer: 2 x CXL_ATOMIC_LAT, independent of size (eq. 2)",
+    );
+    for m in SIZES {
+        c.out(
+            &format!("t_msg_transfer_{}_ns", size_name(m)),
+            lat + m / bw,
+            "ns",
+            &format!("message transfer of {} bytes (eq. 1)", m as u64),
+        );
+    }
+    let cross = ((t_cxl - lat) * bw).max(0.0);
+    c.out(
+        "crossover_bytes",
+        cross,
+        "bytes",
+        "message size above which the CXL transfer (eq. 2) is cheaper than the message (eq. 1); 0: CXL cheaper at every size",
+    );
+}
+
+fn eval_000_total(c: &mut Ctx) {
+    let (lat, bw) = msg_path(c);
+    let atomic = c.need("cxl_atomic_lat_ns");
+    let mem_lat = c.need("mem_lat_ns");
+    let cxl_lat = c.need("cxl_lat_ns");
+    let mem_bw = c.need("mem_bw_gbs");
+    let cxl_bw = if !c.has("cxl_bw_gbs") && c.has("cxl_bw_factor") {
+        c.notes
+            .push("CXL_BW = mem_bw_gbs x cxl_bw_factor (local-vs-pool bandwidth factor)".into());
+        mem_bw * c.need("cxl_bw_factor")
+    } else {
+        c.need_note(
+            "cxl_bw_gbs",
+            "or cxl_bw_factor (pool/local bandwidth ratio)",
+        )
+    };
+    if !c.missing.is_empty() {
+        return;
+    }
+    c.notes.push(
+        "data access simplified to one cold streaming read of the buffer (lat + m/bw) with \
+         LPF = 1; the paper's eqs. 5-7 weight sampled loads by data source and workload class"
+            .into(),
+    );
+    let mpi = |m: f64| lat + m / bw + mem_lat + m / mem_bw;
+    let cxl = |m: f64| 2.0 * atomic + cxl_lat + m / cxl_bw;
+    for m in SIZES {
+        let (a, b) = (mpi(m), cxl(m));
+        c.out(
+            &format!("t_msg_total_{}_ns", size_name(m)),
+            a,
+            "ns",
+            "message: MPI_LAT + m/MPI_BW + MEM_LAT + m/MEM_BW",
+        );
+        c.out(
+            &format!("t_cxl_total_{}_ns", size_name(m)),
+            b,
+            "ns",
+            "CXL: 2 x CXL_ATOMIC_LAT + CXL_LAT + m/CXL_BW",
+        );
+        c.out(
+            &format!("speedup_cxl_{}_factor", size_name(m)),
+            a / b,
+            "ratio",
+            "message time / CXL time (> 1: CXL faster)",
+        );
+    }
+    // lat + mem_lat + m*(1/bw + 1/mem_bw) = 2a + cxl_lat + m/cxl_bw
+    let slope = 1.0 / bw + 1.0 / mem_bw - 1.0 / cxl_bw;
+    let offset = 2.0 * atomic + cxl_lat - lat - mem_lat;
+    let (cross, note) = if slope.abs() < 1e-15 {
+        (f64::NAN, "parallel lines: one path is faster at every size")
+    } else {
+        let m = offset / slope;
+        if m <= 0.0 {
+            (
+                0.0,
+                "no crossover at a positive size: one path is faster at every size (see the speedups)",
+            )
+        } else if slope > 0.0 {
+            (m, "CXL faster above this size, message path below")
+        } else {
+            (m, "CXL faster below this size, message path above")
+        }
+    };
+    c.out("crossover_bytes", cross, "bytes", note);
+}
+
+/// The models of seed 000.
+pub(super) fn models() -> Vec<Model> {
+    vec![
+        Model {
+            id: "000-transfer",
+            title: "message vs CXL transfer time (Hockney vs 2 atomics)",
+            source: "seed 000 (Message-Free Communication via CXL.mem), Sec. IV-A, eqs. (1), (2)",
+            equation: "T_msg(m) = MPI_LAT + m / MPI_BW;  T_cxl = 2 x CXL_ATOMIC_LAT;  crossover m* = (2 x CXL_ATOMIC_LAT - MPI_LAT) x MPI_BW",
+            eval: eval_000_transfer,
+        },
+        Model {
+            id: "000-total",
+            title: "message vs CXL transfer plus data access",
+            source: "seed 000, Sec. IV-A eqs. (1), (2) + Sec. IV-C eqs. (5), (6) (simplified)",
+            equation: "T_msg(m) = MPI_LAT + m/MPI_BW + MEM_LAT + m/MEM_BW;  T_cxl(m) = 2 x CXL_ATOMIC_LAT + CXL_LAT + m/CXL_BW",
+            eval: eval_000_total,
+        },
+    ]
+}

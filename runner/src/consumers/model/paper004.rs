@@ -1,0 +1,213 @@
+//! Seed 004 (Breaking Band): the LLP post breakdown, injection overhead and
+//! small-message latency of RDMA (Sec. 4, 5).
+
+use super::eval::{Ctx, Model};
+
+const LLP_COMPONENTS: [&str; 5] = [
+    "md_setup_ns",
+    "md_barrier_ns",
+    "dbc_barrier_ns",
+    "pio_copy_64b_ns",
+    "post_misc_ns",
+];
+
+/// LLP_post: the sum of its Table 1 components when all are present; else `llp_post_ns`,
+/// with what-ifs on components applied as deltas to it.
+fn llp_post(c: &mut Ctx) -> f64 {
+    if c.overridden("llp_post_ns") {
+        for k in LLP_COMPONENTS {
+            if c.overridden(k) {
+                c.notes.push(format!(
+                    "--what-if {k} has no effect here: llp_post_ns is given directly"
+                ));
+            }
+        }
+        return c.need("llp_post_ns");
+    }
+    if LLP_COMPONENTS.iter().all(|k| c.has(k)) {
+        c.notes
+            .push("LLP_post = sum of its components (Table 1 rows 1-5)".into());
+        return LLP_COMPONENTS.iter().map(|k| c.need(k)).sum();
+    }
+    let mut v = c.need_note(
+        "llp_post_ns",
+        "or all of md_setup_ns, md_barrier_ns, dbc_barrier_ns, pio_copy_64b_ns, post_misc_ns",
+    );
+    for k in LLP_COMPONENTS {
+        if c.overridden(k) {
+            match c.inputs.base.get(k).copied() {
+                Some(b) => {
+                    let new = c.need(k);
+                    v += new - b;
+                    c.notes.push(format!(
+                        "what-if on {k} applied to llp_post_ns as a change of {:+.2} ns",
+                        new - b
+                    ));
+                }
+                None => {
+                    c.need_note(
+                        &format!("{k}@measured"),
+                        &format!(
+                            "the measured {k} is needed to apply --what-if {k} to llp_post_ns"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    v
+}
+
+fn eval_004_post(c: &mut Ctx) {
+    let v: f64 = LLP_COMPONENTS.iter().map(|k| c.need(k)).sum();
+    if c.missing.is_empty() {
+        c.out("llp_post_ns", v, "ns", "LLP_post from its components");
+        if c.has("llp_post_ns") && !c.overridden("llp_post_ns") {
+            let m = c.need("llp_post_ns");
+            c.out(
+                "llp_post_residual_ns",
+                m - v,
+                "ns",
+                "measured llp_post_ns minus the sum of components",
+            );
+        }
+    }
+}
+
+fn eval_004_injection(c: &mut Ctx) {
+    let post = llp_post(c);
+    let prog = c.need("llp_prog_ns");
+    let misc = c.need_note(
+        "inj_misc_ns",
+        "per-message harness overhead (busy posts, measurement); --what-if inj_misc_ns=0 for none",
+    );
+    if c.missing.is_empty() {
+        let inj = post + prog + misc;
+        c.out(
+            "inj_overhead_ns",
+            inj,
+            "ns",
+            "time between messages at the NIC",
+        );
+        c.out(
+            "msg_rate_mps",
+            1e3 / inj,
+            "Mmsg/s",
+            "single-core message rate 1/Inj_overhead",
+        );
+    }
+}
+
+fn eval_004_injection_hlp(c: &mut Ctx) {
+    let llp = llp_post(c);
+    let hlp = c.need("hlp_post_ns");
+    let prog = c.need("post_prog_ns");
+    let misc = c.need_note(
+        "hlp_misc_ns",
+        "amortized busy posts per operation; --what-if hlp_misc_ns=0 for none",
+    );
+    if c.missing.is_empty() {
+        c.out("post_ns", llp + hlp, "ns", "Post = LLP_post + HLP_post");
+        let t = llp + hlp + prog + misc;
+        c.out("cpu_time_ns", t, "ns", "overall injection overhead (eq. 2)");
+        c.out("msg_rate_mps", 1e3 / t, "Mmsg/s", "1/CPU_time");
+    }
+}
+
+fn pcie_one_way(c: &mut Ctx) -> f64 {
+    if c.has("pcie_ns") || !c.has("pcie_rtt_ns") {
+        return c.need_note("pcie_ns", "or pcie_rtt_ns (one way = pcie_rtt_ns / 2)");
+    }
+    c.notes.push(
+        "PCIe = pcie_rtt_ns / 2 (the paper halves a round trip; ours is a CPU uncached read)"
+            .into(),
+    );
+    c.need("pcie_rtt_ns") / 2.0
+}
+
+fn network(c: &mut Ctx) -> f64 {
+    if c.has("net_ns") {
+        return c.need("net_ns");
+    }
+    let note = "or net_ns (= wire + switch); --what-if net_switch_ns=0 for a direct link";
+    c.need_note("net_wire_ns", note) + c.need_note("net_switch_ns", note)
+}
+
+fn latency_004(c: &mut Ctx) -> f64 {
+    let post = llp_post(c);
+    let pcie = pcie_one_way(c);
+    let net = network(c);
+    let rc = c.need("rc_to_mem_8b_ns");
+    let prog = c.need("llp_prog_ns");
+    post + 2.0 * pcie + net + rc + prog
+}
+
+fn eval_004_latency(c: &mut Ctx) {
+    let l = latency_004(c);
+    if c.missing.is_empty() {
+        c.out(
+            "latency_ns",
+            l,
+            "ns",
+            "LLP-level one-way latency of a small message",
+        );
+    }
+}
+
+fn eval_004_e2e(c: &mut Ctx) {
+    let l = latency_004(c);
+    let hp = c.need("hlp_post_ns");
+    let hr = c.need("hlp_rx_prog_ns");
+    if c.missing.is_empty() {
+        let e2e = l + hp + hr;
+        c.out("latency_e2e_ns", e2e, "ns", "end-to-end latency with MPI");
+        let net = network(c);
+        c.out(
+            "network_share_ratio",
+            net / e2e,
+            "ratio",
+            "share of the network (wire + switch) in the end-to-end latency",
+        );
+    }
+}
+
+/// The models of seed 004.
+pub(super) fn models() -> Vec<Model> {
+    vec![
+        Model {
+            id: "004-llp-post",
+            title: "breakdown of an LLP post",
+            source: "seed 004 (Breaking Band), Sec. 4.1, Table 1, Fig. 4",
+            equation: "LLP_post = MD setup + MD barrier + DoorBell-counter barrier + PIO copy (64 B) + misc",
+            eval: eval_004_post,
+        },
+        Model {
+            id: "004-injection",
+            title: "injection overhead (LLP)",
+            source: "seed 004, Sec. 4.2, eq. (1)",
+            equation: "Inj_overhead = LLP_post + LLP_prog + Misc",
+            eval: eval_004_injection,
+        },
+        Model {
+            id: "004-injection-mpi",
+            title: "overall injection overhead (with MPI/UCP)",
+            source: "seed 004, Sec. 5, eq. (2)",
+            equation: "CPU_time = Post + Post_prog + Misc,  Post = LLP_post + HLP_post",
+            eval: eval_004_injection_hlp,
+        },
+        Model {
+            id: "004-latency",
+            title: "small-message latency (LLP)",
+            source: "seed 004, Sec. 4.3",
+            equation: "Latency = LLP_post + 2 x PCIe + Network + RC-to-MEM(8B) + LLP_prog",
+            eval: eval_004_latency,
+        },
+        Model {
+            id: "004-latency-e2e",
+            title: "end-to-end latency (with MPI/UCP)",
+            source: "seed 004, Sec. 5",
+            equation: "Latency = HLP_post + LLP_post + 2 x PCIe + Network + RC-to-MEM(8B) + LLP_prog + HLP_rx_prog",
+            eval: eval_004_e2e,
+        },
+    ]
+}

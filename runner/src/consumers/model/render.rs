@@ -1,0 +1,91 @@
+//! The results of `cxlchar model` as a readable report.
+
+use super::eval::ModelResult;
+use std::collections::BTreeMap;
+
+fn fmt_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".into();
+    }
+    let a = v.abs();
+    if (v.fract() == 0.0 && a < 1e15) || a >= 1e5 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// The results as a readable report.
+pub fn render_table(results: &[ModelResult], what_ifs: &BTreeMap<String, f64>) -> String {
+    let mut s = String::new();
+    if !what_ifs.is_empty() {
+        s.push_str("what-if: ");
+        let w: Vec<String> = what_ifs.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        s.push_str(&w.join(", "));
+        s.push_str("\n\n");
+    }
+    for r in results {
+        s.push_str(&format!("{}  {}  [{}]\n", r.id, r.title, r.status));
+        s.push_str(&format!("  source:   {}\n", r.source));
+        s.push_str(&format!("  equation: {}\n", r.equation));
+        if r.evaluated() {
+            let ins: Vec<String> = r
+                .inputs
+                .iter()
+                .map(|i| {
+                    format!(
+                        "{} = {}{}",
+                        i.key,
+                        fmt_num(i.value),
+                        if i.what_if { " (what-if)" } else { "" }
+                    )
+                })
+                .collect();
+            s.push_str(&format!("  read:     {}\n", ins.join(", ")));
+            for n in &r.notes {
+                s.push_str(&format!("  note:     {n}\n"));
+            }
+            let w = r.outputs.iter().map(|o| o.name.len()).max().unwrap_or(0);
+            for o in &r.outputs {
+                let base = match o.baseline {
+                    Some(b) if b != o.value && b.is_finite() && o.value != 0.0 => {
+                        format!("  (baseline {}, x{:.3})", fmt_num(b), b / o.value)
+                    }
+                    Some(_) => "  (unchanged)".into(),
+                    None => String::new(),
+                };
+                s.push_str(&format!(
+                    "  {:<w$}  {:>12} {:<6} {}{}\n",
+                    o.name,
+                    fmt_num(o.value),
+                    o.unit,
+                    o.note,
+                    base
+                ));
+            }
+        } else {
+            for m in &r.missing {
+                s.push_str(&format!(
+                    "  missing:  {} (produced by {}: {}){}\n",
+                    m.key,
+                    m.benchmark,
+                    m.command,
+                    if m.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {}", m.note)
+                    }
+                ));
+            }
+        }
+        s.push('\n');
+    }
+    let n = results.iter().filter(|r| r.evaluated()).count();
+    s.push_str(&format!(
+        "{n} of {} models evaluated; refused models name the keys they need and the command that produces each\n",
+        results.len()
+    ));
+    s
+}

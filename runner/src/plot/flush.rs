@@ -1,0 +1,34 @@
+//! `flush.svg`: `pool.flush` cost vs size per method (the flush-cost matrix as lines).
+
+use anyhow::Result;
+use bench_core::keys::parameters::{METHOD, SIZE_BYTES};
+use bench_core::params::Measurement;
+use std::path::Path;
+
+use super::data::{num, series_by, text, unit_of};
+use super::lines::{draw_lines, LineChart};
+
+/// Draws the chart; `false` when nothing can be drawn.
+pub(super) fn draw(path: &Path, ms: &[&Measurement]) -> Result<bool> {
+    let s = series_by(
+        ms,
+        |m| {
+            let k = text(m, METHOD).unwrap_or_default();
+            format!("{k} ({})", m.target)
+        },
+        |m| num(m, SIZE_BYTES),
+    );
+    draw_lines(
+        path,
+        &LineChart {
+            title: "Flush cost vs size (p50)".into(),
+            x_desc: "size (bytes)",
+            y_desc: format!("cost ({})", unit_of(ms)),
+            log_x: true,
+            log_y: true,
+            size_x: true,
+            marks: vec![],
+        },
+        &s,
+    )
+}

@@ -1,0 +1,38 @@
+//! `latency.svg`: `mem.latency` p50 vs working-set size per target and order (log x,
+//! log y), with the cache sizes of `environment.topology.caches` marked.
+
+use anyhow::Result;
+use bench_core::keys::parameters::{ORDER, SIZE_BYTES};
+use bench_core::params::Measurement;
+use std::path::Path;
+
+use super::data::{num, series_by, text, unit_of};
+use super::lines::{draw_lines, LineChart};
+
+/// Draws the chart; `false` when nothing can be drawn.
+pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -> Result<bool> {
+    let s = series_by(
+        ms,
+        |m| {
+            format!(
+                "{} ({})",
+                m.target,
+                text(m, ORDER).unwrap_or_else(|| "chase".into())
+            )
+        },
+        |m| num(m, SIZE_BYTES),
+    );
+    draw_lines(
+        path,
+        &LineChart {
+            title: "Load latency vs working-set size (p50)".into(),
+            x_desc: "working set (bytes)",
+            y_desc: format!("latency ({})", unit_of(ms)),
+            log_x: true,
+            log_y: true,
+            size_x: true,
+            marks: caches.to_vec(),
+        },
+        &s,
+    )
+}

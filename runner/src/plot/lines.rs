@@ -1,0 +1,138 @@
+//! Line charts: a series per curve, log or linear axes, vertical markers.
+
+use anyhow::Result;
+use bench_core::units::format_size;
+use plotters::prelude::*;
+use std::path::Path;
+
+use super::data::Series;
+
+const COLORS: [RGBColor; 12] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+    RGBColor(188, 189, 34),
+    RGBColor(0, 128, 128),
+    RGBColor(0, 0, 128),
+    RGBColor(128, 0, 0),
+];
+
+/// A line chart's title, axes and markers.
+pub(super) struct LineChart<'a> {
+    /// Title.
+    pub title: String,
+    /// X axis description.
+    pub x_desc: &'a str,
+    /// Y axis description.
+    pub y_desc: String,
+    /// Logarithmic x.
+    pub log_x: bool,
+    /// Logarithmic y.
+    pub log_y: bool,
+    /// X values are sizes in bytes (ticks as 4K, 1M).
+    pub size_x: bool,
+    /// Vertical markers: (x, label).
+    pub marks: Vec<(f64, String)>,
+}
+
+fn bounds(series: &[Series], log: bool, pick: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
+    let vals = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(&pick))
+        .filter(|v| v.is_finite() && (!log || *v > 0.0));
+    let (mut lo, mut hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if !lo.is_finite() {
+        (lo, hi) = (1.0, 10.0);
+    }
+    if log {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
+        ((lo - pad).min(0.0_f64.max(lo - pad)), hi + pad)
+    }
+}
+
+/// Draws the series into `path`; `false` (and no file) when there is nothing to draw.
+pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<bool> {
+    if series.is_empty() {
+        return Ok(false);
+    }
+    let (x0, x1) = bounds(series, c.log_x, |p| p.0);
+    let (y0, y1) = bounds(series, c.log_y, |p| p.1);
+    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    macro_rules! body {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            let fmt_x = |x: &f64| {
+                if c.size_x {
+                    format_size(*x as usize)
+                } else {
+                    format!("{x}")
+                }
+            };
+            chart
+                .configure_mesh()
+                .x_desc(c.x_desc)
+                .y_desc(c.y_desc.as_str())
+                .x_label_formatter(&fmt_x)
+                .draw()?;
+            for (x, label) in &c.marks {
+                if *x < x0 || *x > x1 {
+                    continue;
+                }
+                let grey = RGBColor(150, 150, 150);
+                chart.draw_series(std::iter::once(PathElement::new(
+                    vec![(*x, y0), (*x, y1)],
+                    grey.stroke_width(1),
+                )))?;
+                chart.draw_series(std::iter::once(Text::new(
+                    label.clone(),
+                    (*x, y1 * 0.97),
+                    ("sans-serif", 14).into_font().color(&grey),
+                )))?;
+            }
+            for (i, s) in series.iter().enumerate() {
+                let color = COLORS[i % COLORS.len()];
+                chart
+                    .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?
+                    .label(s.name.clone())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+                // Markers too, so that a one-point series shows.
+                chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()?;
+        }};
+    }
+    // Sizes on powers of two, so that the ticks read 4K, 8K, ... exactly.
+    let xbase = if c.size_x { 2.0 } else { 10.0 };
+    let mut b = ChartBuilder::on(&root);
+    b.caption(&c.title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72);
+    match (c.log_x, c.log_y) {
+        (true, true) => {
+            body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), (y0..y1).log_scale())?)
+        }
+        (true, false) => body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), y0..y1)?),
+        (false, true) => body!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?),
+        (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1)?),
+    }
+    root.present()?;
+    Ok(true)
+}

@@ -701,6 +701,8 @@ impl Benchmark for MsgBench {
 }
 
 /// Flag and SPSC-ring messaging between two processes (or two hosts) through a pool.
+// The field docs are the command's --help text: `<bdf>` there is a placeholder, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Clone, clap::Args)]
 pub struct MsgArgs {
     /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or a PCI

@@ -1,50 +1,16 @@
 //! End-to-end tests of the `cxlchar` binary: good runs produce schema-valid params.json,
 //! every bad input fails with one clear error naming the bad value and leaves no file.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use predicates::prelude::*;
-use serde_json::Value;
-use std::path::{Path, PathBuf};
-
-fn cxlchar() -> Command {
-    Command::cargo_bin("cxlchar").unwrap()
-}
-
-fn schema() -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/schema/params.schema.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-fn assert_schema_valid(doc: &Value) {
-    let schema = schema();
-    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema errors: {errors:#?}");
-}
+use std::path::PathBuf;
 
 fn bench_core_cpus() -> usize {
     std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-}
-
-/// Runs cxlchar with `args`, expects success, and parses its stdout as JSON.
-fn json_stdout(args: &[&str]) -> Value {
-    let out = cxlchar()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 #[test]

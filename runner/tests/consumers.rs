@@ -2,24 +2,12 @@
 //! params.json files in tests/data (written by `cxlchar all --quick` on the development VM)
 //! and on synthetic variants of them.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn cxlchar() -> Command {
-    Command::cargo_bin("cxlchar").unwrap()
-}
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
-
-fn repo(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
-}
 
 fn doc(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(data(name)).unwrap()).unwrap()

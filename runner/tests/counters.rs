@@ -1,24 +1,9 @@
 //! Counter evidence in a real run, and the CSV/Markdown formats end to end.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
-
-fn cxlchar() -> Command {
-    Command::cargo_bin("cxlchar").unwrap()
-}
-
-/// Runs `cxlchar ARGS --out FILE` and returns the params document.
-fn run(args: &[&str]) -> Value {
-    let d = tempfile::tempdir().unwrap();
-    let out = d.path().join("p.json");
-    cxlchar()
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap()
-}
 
 /// The operation the hardware counts of a benchmark are normalised by.
 fn op_of(m: &Value) -> &'static str {
@@ -99,7 +84,9 @@ fn check_counters(doc: &Value) {
 
 #[test]
 fn every_latency_measurement_carries_counters_or_their_absence() {
-    check_counters(&run(&["mem", "latency", "--quick", "--sizes", "4K,64K"]));
+    check_counters(&run_out(&[
+        "mem", "latency", "--quick", "--sizes", "4K,64K",
+    ]));
 }
 
 /// One quick benchmark of each family this machine can run (anonymous memory works
@@ -108,7 +95,7 @@ fn every_latency_measurement_carries_counters_or_their_absence() {
 #[test]
 fn every_family_records_counters_in_every_measurement() {
     let cpus = bench_core::pin::allowed_cpus().len();
-    let bw = run(&[
+    let bw = run_out(&[
         "mem",
         "bandwidth",
         "--quick",
@@ -126,11 +113,11 @@ fn every_family_records_counters_in_every_measurement() {
             .iter()
             .any(|m| m["parameters"]["threads"] == 2 && m["counters"]["threads"] == 2));
     }
-    check_counters(&run(&["pool", "flush", "--quick"]));
-    check_counters(&run(&["pool", "atomics", "--quick", "--size", "1M"]));
+    check_counters(&run_out(&["pool", "flush", "--quick"]));
+    check_counters(&run_out(&["pool", "atomics", "--quick", "--size", "1M"]));
     if cpus >= 2 {
         // Loaded latency: the chase thread's counts, the traffic thread a helper.
-        let loaded = run(&["mem", "loaded", "--quick", "--mix", "read"]);
+        let loaded = run_out(&["mem", "loaded", "--quick", "--mix", "read"]);
         check_counters(&loaded);
         for m in loaded["measurements"].as_array().unwrap() {
             let helpers = m["parameters"]["traffic_threads"].as_u64().unwrap();
@@ -141,7 +128,7 @@ fn every_family_records_counters_in_every_measurement() {
                 helpers
             );
         }
-        let c2c = run(&["pool", "c2c", "--quick"]);
+        let c2c = run_out(&["pool", "c2c", "--quick"]);
         check_counters(&c2c);
         for m in c2c["measurements"].as_array().unwrap() {
             assert_eq!(m["counters"]["helper_threads"], 1, "the ping-pong partner");

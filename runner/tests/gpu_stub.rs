@@ -11,6 +11,9 @@
 //!
 //! Skipped (with a note) where no C compiler is found.
 
+mod common;
+use common::*;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
@@ -57,11 +60,6 @@ fn full_stub(version: i32, fail: i32) -> String {
 fn fake_driver(dir: &Path) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fake_cuda.c");
     build_stub(dir, &std::fs::read_to_string(src).unwrap())
-}
-
-fn schema() -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/schema/params.schema.json");
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
 /// Runs `cxlchar gpu ARGS --format json` on the library in `lib_dir` with `devices` fake

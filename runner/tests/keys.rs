@@ -3,12 +3,14 @@
 //! run is checked the same way in `cli.rs`; the keys of the families that cannot run
 //! here are a table in `bench-core/src/keys/tests.rs`.)
 
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::path::Path;
 
 fn check_file(rel: &str) {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let doc: Value = read_json(&Path::new(env!("CARGO_MANIFEST_DIR")).join(rel));
     let params = doc["params"].as_object().expect("params");
     assert!(!params.is_empty(), "{rel} has keys");
     for k in params.keys() {

@@ -4,18 +4,16 @@
 //! Emulation (QEMU TCG) gives plumbing and placement, not hardware timings: these tests
 //! assert what was measured, where the memory was, and the schema, never a speed.
 
+mod common;
+use common::*;
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn out_dir() -> PathBuf {
     PathBuf::from(
         std::env::var("CXLCHAR_LAB_OUT").expect("CXLCHAR_LAB_OUT: run through ci/lab/run"),
     )
-}
-
-fn read_json(p: &Path) -> Value {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn params_a() -> Value {
@@ -25,16 +23,7 @@ fn params_a() -> Value {
 #[test]
 #[ignore = "needs the emulated lab (ci/lab/run)"]
 fn lab_params_are_schema_valid() {
-    let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/schema/params.schema.json");
-    let schema = read_json(&schema_path);
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let doc = params_a();
-    let errors: Vec<String> = v
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    assert_schema_valid(&params_a());
 }
 
 #[test]

@@ -1,14 +1,12 @@
 //! `cxlchar plot`: charts from a real params.json, charts for the other families when
 //! their measurements are present, and one clear error per kind of bad input.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use predicates::prelude::*;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-
-fn cxlchar() -> Command {
-    Command::cargo_bin("cxlchar").unwrap()
-}
 
 fn sample_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../results/plots/params-quick.json")

@@ -2,20 +2,14 @@
 //! its timeout and failure paths, and the refusals that protect devices and foreign data.
 //! Real dax / PCI BAR / two-host runs happen in the lab (see the ignored test below).
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-fn cxlchar() -> Command {
-    Command::cargo_bin("cxlchar").unwrap()
-}
-
-fn bin() -> std::process::Command {
-    std::process::Command::new(assert_cmd::cargo::cargo_bin("cxlchar"))
-}
 
 /// Waits (at most 30 s) until the pool header says the pair is formed (state 2 at byte
 /// 32), then 200 ms more so that the run is under way.
@@ -42,7 +36,7 @@ fn leader_and_follower_pair_through_a_pool_file_and_measure() {
     let dir = tempfile::tempdir().unwrap();
     let pool = format!("file:{}", dir.path().join("pool").display());
     let out = dir.path().join("params.json");
-    let follower = bin()
+    let follower = cxlchar_process()
         .args([
             "pool",
             "msg",
@@ -163,7 +157,7 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let pool = format!("file:{}", dir.path().join("pool").display());
     let out = dir.path().join("params.json");
-    let mut follower = bin()
+    let mut follower = cxlchar_process()
         .args([
             "pool",
             "msg",
@@ -179,7 +173,7 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
         .spawn()
         .unwrap();
     // A full (not quick) run lasts long enough to kill the follower in the middle.
-    let leader = bin()
+    let leader = cxlchar_process()
         .args([
             "pool",
             "msg",
@@ -214,7 +208,7 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
 fn a_leader_dying_mid_run_fails_the_follower_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let pool = format!("file:{}", dir.path().join("pool").display());
-    let follower = bin()
+    let follower = cxlchar_process()
         .args([
             "pool",
             "msg",
@@ -229,7 +223,7 @@ fn a_leader_dying_mid_run_fails_the_follower_cleanly() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut leader = bin()
+    let mut leader = cxlchar_process()
         .args(["pool", "msg", "--role", "leader", "--pool", &pool])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

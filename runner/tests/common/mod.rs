@@ -1,0 +1,77 @@
+//! Helpers shared by the runner's integration tests (`mod common;` in each test file):
+//! the binary under test, the repository's files, JSON documents and the params schema.
+// Each test crate uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The `cxlchar` binary under test, as an assert_cmd command.
+pub fn cxlchar() -> Command {
+    Command::cargo_bin("cxlchar").unwrap()
+}
+
+/// The `cxlchar` binary under test, as a std command (for spawned, long-lived processes).
+pub fn cxlchar_process() -> std::process::Command {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("cxlchar"))
+}
+
+/// A path relative to the repository's root.
+pub fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel)
+}
+
+/// A file of `runner/tests/data`.
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// Reads and parses a JSON file; a failure names the file.
+pub fn read_json(p: &Path) -> Value {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The params.json schema (`results/schema/params.schema.json`).
+pub fn schema() -> Value {
+    read_json(&repo("results/schema/params.schema.json"))
+}
+
+/// Asserts that `doc` validates against the params.json schema, listing every error.
+pub fn assert_schema_valid(doc: &Value) {
+    let schema = schema();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "schema errors: {errors:#?}");
+}
+
+/// Runs cxlchar with `args`, expects success, and parses its stdout as JSON.
+pub fn json_stdout(args: &[&str]) -> Value {
+    let out = cxlchar()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("stdout is JSON")
+}
+
+/// Runs `cxlchar ARGS --out FILE`, expects success, and returns the params document.
+pub fn run_out(args: &[&str]) -> Value {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("p.json");
+    cxlchar()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    read_json(&out)
+}

@@ -380,10 +380,10 @@ impl Benchmark for BandwidthBench {
 pub struct BandwidthArgs {
     /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset.
     #[arg(long = "kernel", value_delimiter = ',', value_enum)]
-    pub kernels: Vec<KernelArg>,
+    pub kernels: Vec<Kernel>,
     /// Force an instruction set (default: the widest the CPU has).
     #[arg(long, value_enum)]
-    pub isa: Option<IsaArg>,
+    pub isa: Option<Isa>,
     /// Threads of the all-threads points (default: one per --cpu).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -393,71 +393,17 @@ pub struct BandwidthArgs {
     pub sizes: Option<Vec<usize>>,
 }
 
-/// `--kernel` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum KernelArg {
-    /// Loads.
-    Read,
-    /// Stores.
-    Write,
-    /// Non-temporal stores + sfence.
-    NtWrite,
-    /// Loads + stores.
-    Copy,
-    /// Loads + non-temporal stores + sfence.
-    NtCopy,
-    /// The C library's memset.
-    Memset,
-}
-
-impl From<KernelArg> for Kernel {
-    fn from(k: KernelArg) -> Kernel {
-        match k {
-            KernelArg::Read => Kernel::Read,
-            KernelArg::Write => Kernel::Write,
-            KernelArg::NtWrite => Kernel::NtWrite,
-            KernelArg::Copy => Kernel::Copy,
-            KernelArg::NtCopy => Kernel::NtCopy,
-            KernelArg::Memset => Kernel::Memset,
-        }
-    }
-}
-
-/// `--isa` values (also of `mem copy-threshold`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum IsaArg {
-    /// AVX-512F (64-byte vectors).
-    Avx512,
-    /// AVX2 (32-byte vectors).
-    Avx2,
-    /// SSE2 (16-byte vectors).
-    Sse2,
-    /// Portable 8-byte words.
-    Scalar,
-}
-
-impl From<IsaArg> for Isa {
-    fn from(i: IsaArg) -> Isa {
-        match i {
-            IsaArg::Avx512 => Isa::Avx512,
-            IsaArg::Avx2 => Isa::Avx2,
-            IsaArg::Sse2 => Isa::Sse2,
-            IsaArg::Scalar => Isa::Scalar,
-        }
-    }
-}
-
 impl Setup for BandwidthArgs {
     /// Validated against the CPU and `--cpu`.
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let kernels = if self.kernels.is_empty() {
             Kernel::ALL.to_vec()
         } else {
-            self.kernels.iter().map(|&k| k.into()).collect()
+            self.kernels.clone()
         };
         let b = BandwidthBench {
             kernels,
-            isa: self.isa.map(Isa::from),
+            isa: self.isa,
             threads: self.threads,
             sizes: self.sizes.clone(),
         };

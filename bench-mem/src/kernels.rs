@@ -13,16 +13,17 @@
 
 use std::fmt;
 
-/// An instruction set the kernels are written for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// An instruction set the kernels are written for (also the `--isa` values, narrowest
+/// first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Isa {
-    /// Portable Rust (u64 words), any architecture.
+    /// Portable 8-byte words, any architecture.
     Scalar,
-    /// x86_64 SSE2, 16-byte vectors.
+    /// x86_64 SSE2 (16-byte vectors).
     Sse2,
-    /// x86_64 AVX2, 32-byte vectors.
+    /// x86_64 AVX2 (32-byte vectors).
     Avx2,
-    /// x86_64 AVX-512F, 64-byte vectors.
+    /// x86_64 AVX-512F (64-byte vectors).
     Avx512,
 }
 
@@ -140,7 +141,7 @@ impl IsaSet {
 }
 
 /// A bandwidth kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
 pub enum Kernel {
     /// Loads.
     Read,

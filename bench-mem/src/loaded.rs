@@ -44,8 +44,8 @@ pub const DELAYS: [Option<u32>; 11] = [
     None,
 ];
 
-/// The traffic of the load threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The traffic of the load threads (also the `--mix` values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mix {
     /// Loads only.
     Read,
@@ -351,23 +351,14 @@ impl Benchmark for LoadedLatencyBench {
 pub struct LoadedArgs {
     /// Traffic mix: read, read-write or both (default both).
     #[arg(long, value_enum)]
-    pub mix: Option<MixArg>,
-}
-
-/// `--mix` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum MixArg {
-    /// Loads only.
-    Read,
-    /// Loads and stores.
-    ReadWrite,
+    pub mix: Option<Mix>,
 }
 
 impl Setup for LoadedArgs {
     fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
         let mixes = match self.mix {
-            Some(MixArg::Read) => vec![Mix::Read],
-            Some(MixArg::ReadWrite) => vec![Mix::ReadWrite],
+            Some(Mix::Read) => vec![Mix::Read],
+            Some(Mix::ReadWrite) => vec![Mix::ReadWrite],
             None => vec![Mix::Read, Mix::ReadWrite],
         };
         Ok(Planned::one(LoadedLatencyBench { mixes }))

@@ -12,7 +12,6 @@
 //! The crossover is the smallest S from which the non-temporal copy stays at least as fast
 //! as the temporal one for every larger S.
 
-use crate::bandwidth::IsaArg;
 use crate::kernels::{self, Isa, IsaSet};
 use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
@@ -300,7 +299,7 @@ impl Benchmark for CopyThresholdBench {
 pub struct CopyThresholdArgs {
     /// Force an instruction set (default: the widest the CPU has).
     #[arg(long, value_enum)]
-    pub isa: Option<IsaArg>,
+    pub isa: Option<crate::kernels::Isa>,
     /// Thread (process) counts to test, comma-separated (default: 1 and all --cpu).
     #[arg(long, value_delimiter = ',')]
     pub threads: Option<Vec<usize>>,
@@ -309,7 +308,7 @@ pub struct CopyThresholdArgs {
 impl Setup for CopyThresholdArgs {
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let b = CopyThresholdBench {
-            isa: self.isa.map(Isa::from),
+            isa: self.isa,
             threads: self.threads.clone(),
         };
         b.validate(opts.cpus.len())?;

@@ -5,10 +5,14 @@
 # Role b: ivshmem pool (the same host file), rxe client.
 # Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-ROLE=; REPO=
+ROLE=; REPO=; TESTS=
 for a in $(cat /proc/cmdline); do
-  case $a in lab.role=*) ROLE=${a#lab.role=};; lab.repo=*) REPO=${a#lab.repo=};; esac
+  case $a in
+    lab.role=*) ROLE=${a#lab.role=};; lab.repo=*) REPO=${a#lab.repo=};;
+    lab.tests=*) TESTS=${a#lab.tests=};;
+  esac
 done
+TESTS=${TESTS:-$REPO/target/lab/tests}
 mkdir -p /mnt/out
 mount -t 9p -o trans=virtio,version=9p2000.L out /mnt/out || { echo "LAB: cannot mount out"; poweroff -f; }
 OUT=/mnt/out
@@ -91,7 +95,8 @@ if [ "$ROLE" = a ]; then
   timeout 900 "$CX" all --quick --target anon --target node:1 --target dax:/dev/dax0.0 --allow-write --bar "pci:$PCIADDR/2" \
     --out "$OUT/params-a.json" > "$OUT/table-a.txt" || fail "cxlchar all"
   cat "$OUT/table-a.txt"
-  for t in "$REPO"/target/lab/tests/*; do
+  ls "$TESTS"/* >/dev/null 2>&1 || fail "no hardware test binaries in $TESTS"
+  for t in "$TESTS"/*; do
     [ -x "$t" ] || continue
     step "ignored hardware tests: $(basename "$t")"
     # Hardware tests written for the lab are #[ignore]d and named lab_*; they find the

@@ -76,6 +76,10 @@ pub struct ModelArgs {
     /// Evaluate only this model (repeat for several), e.g. 004-injection.
     #[arg(long, value_name = "ID")]
     pub model: Vec<String>,
+    /// Seed 000's message baseline: `network` (MPI keys supplied with --what-if, else RDMA
+    /// verbs) or `shm` (shared-memory messaging through the pool stands in for MPI).
+    #[arg(long, value_enum, value_name = "BASELINE", default_value_t = crate::consumers::model::Baseline::Network)]
+    pub baseline: crate::consumers::model::Baseline,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

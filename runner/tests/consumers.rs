@@ -79,13 +79,13 @@ fn model_what_if_supplies_and_scales_keys() {
             "--format",
             "json",
             "--what-if",
-            "llp_post_ns=175.42",
+            "llp_post_inline_ns=175.42",
             "--what-if",
             "llp_prog_ns=61.63",
             "--what-if",
             "inj_misc_ns=58.68",
             "--what-if",
-            "llp_post_ns*0.5",
+            "llp_post_inline_ns*0.5",
         ])
         .arg(data("params-a.json"))
         .output()
@@ -96,6 +96,38 @@ fn model_what_if_supplies_and_scales_keys() {
     assert_eq!(o["name"], "inj_overhead_ns");
     let want = 175.42 * 0.5 + 61.63 + 58.68;
     assert!((o["value"].as_f64().unwrap() - want).abs() < 1e-9);
+}
+
+/// Seed 000's message baseline is the network unless `--baseline shm` says otherwise,
+/// and the output names the one used.
+#[test]
+fn model_000_baseline_flag_selects_and_names_the_messaging() {
+    let run = |extra: &[&str]| {
+        let out = cxlchar()
+            .args(["model", "--model", "000-transfer", "--format", "json"])
+            .args([
+                "--what-if",
+                "pool_hockney_lat_ns=300",
+                "--what-if",
+                "pool_hockney_bw_gbs=5",
+                "--what-if",
+                "cxl_atomic_lat_ns=400",
+            ])
+            .args(extra)
+            .arg(data("params-a.json"))
+            .output()
+            .unwrap();
+        (out.status.code(), stdout_json(&out))
+    };
+    let (code, v) = run(&[]);
+    assert_eq!(code, Some(3));
+    assert_eq!(v["baseline"], "network");
+    assert_eq!(v["models"][0]["status"], "refused");
+    let (code, v) = run(&["--baseline", "shm"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(v["baseline"], "shm");
+    let notes = v["models"][0]["notes"].to_string();
+    assert!(notes.contains("shared memory (--baseline shm)"), "{notes}");
 }
 
 #[test]

@@ -147,7 +147,7 @@ pub struct KeyDef {
     pub far: Option<&'static str>,
     /// The seed papers it serves, and for what (`000 (MEM_LAT)`); empty when none.
     pub papers: &'static str,
-    /// The `cxlchar model` models that read it (`000-total`).
+    /// The `cxlchar model` models that read it (`000-transfer`).
     pub models: &'static [&'static str],
 }
 

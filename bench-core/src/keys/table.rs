@@ -29,13 +29,15 @@ const GPU_POOL: &str =
 const OSU: &str = "osu_latency / osu_bw (not measured by cxlchar; supply with --what-if KEY=VALUE)";
 const PROFILE: &str =
     "an MPI/UCX profile (not measured by cxlchar; supply with --what-if KEY=VALUE)";
-const POST_PROFILE: &str = "a profile of the provider's post path, seed 004 Table 1 (not measured by cxlchar, whose verbs benchmark measures llp_post_ns whole; supply with --what-if KEY=VALUE)";
-const WIRE: &str = "the interconnect's figures, seed 004 Table 1 (not measured by cxlchar; supply with --what-if KEY=VALUE)";
-const PCIE_ONE_WAY: &str = "not measured by cxlchar (the models use pcie_rtt_ns / 2 of cxlchar pcie mmio); supply with --what-if KEY=VALUE";
+const POST_PROFILE: &str = "a cycle-timer profile of the provider's post path (seed 004 Sec. 4.1: timers around the regions of uct_ep_put_short); not measured by cxlchar, whose verbs benchmark measures the whole PIO + inline post as llp_post_inline_ns; supply with --what-if KEY=VALUE";
+const WIRE: &str = "a PCIe analyzer trace of a ping-pong (seed 004 Sec. 4.3: Wire from the downstream ping to the upstream completion, Switch as the difference with and without a switch); not measured by cxlchar; supply with --what-if KEY=VALUE";
+const RC_TO_MEM: &str = "a PCIe analyzer trace of a ping-pong (seed 004 Sec. 4.3: the pong-to-ping gap minus 2 x PCIe, LLP_prog and LLP_post); not measured by cxlchar; supply with --what-if KEY=VALUE";
+const PCIE_ONE_WAY: &str = "a PCIe analyzer at the NIC's link (seed 004 Sec. 4.3: the NIC's 64 B MWr to the root complex's ACK DLLP, halved); not measured by cxlchar, whose pcie_rtt_ns / 2 (a CPU uncached-read round trip, cxlchar pcie mmio) the latency models use instead, with a note; supply with --what-if KEY=VALUE";
+const INJ_PROFILE: &str = "a profile of the injection benchmark's loop (seed 004 Table 1: busy post + measurement update); not measured by cxlchar; supply with --what-if KEY=VALUE";
 const ENV_L2: &str = "read from environment.topology.caches (an L2 entry) of the params file; supply with --what-if KEY=VALUE";
 
 const T0: &str = "000-transfer";
-const TT: &str = "000-total";
+const TT: &str = "000-ext-stream";
 const N1: &str = "001-nt-threshold";
 const C3: &str = "003-contention";
 const F3: &str = "003-latency-factor";
@@ -45,7 +47,8 @@ const IM4: &str = "004-injection-mpi";
 const L4: &str = "004-latency";
 const E4: &str = "004-latency-e2e";
 
-/// Models that read the message path of seed 000 (the first latency/bandwidth pair present).
+/// Models that read the message baseline of seed 000 (network: MPI, else verbs; with
+/// `--baseline shm`, the pool's messaging).
 const MSG_PATH: &[&str] = &[T0, TT];
 /// Models that read LLP_post (its total or its components).
 const LLP_POST: &[&str] = &[P4, I4, IM4, L4, E4];
@@ -146,17 +149,17 @@ pub static REGISTRY: &[KeyDef] = &[
     key("l2_lat_ns", Ns, "mem.latency", LAT, "L2 load latency", "median of sweep p50s in [2 x L1, L2/2]", "000"),
     key("l3_lat_ns", Ns, "mem.latency", LAT, "L3 load latency", "median of sweep p50s in [2 x L2, L3/2] below the DRAM plateau and under half the cold lap (absent, with a note, when the chase reaches DRAM before that window)", "000"),
     key("l4_lat_ns", Ns, "mem.latency", LAT, "L4 load latency (machines with a fourth cache level)", "median of sweep p50s in [2 x L3, L4/2]", ""),
-    key("mem_lat_ns", Ns, "mem.latency", LAT, "idle DRAM load latency (MEM_LAT)", "median of the sweep p50s on the DRAM plateau (tlb-local order, randomized 256-byte slots), or the slower chain when the prefetch self-check disagrees", "000 (MEM_LAT, local access formula)").far("cxl_lat_ns").models(&[TT, F3]),
+    key("mem_lat_ns", Ns, "mem.latency", LAT, "idle DRAM load latency (MEM_LAT)", "median of the sweep p50s on the DRAM plateau (tlb-local order, randomized 256-byte slots), or the slower chain when the prefetch self-check disagrees", "000 (MEM_LAT, local access formula); 002 Table 1 \"Main Memory\" latency (100 ns, MLC); 003 Table 1 local DRAM latency (MLC)").far("cxl_lat_ns").models(&[TT, F3]),
     key("mem_lat_random_ns", Ns, "mem.latency", LAT, "DRAM latency with a page walk on most loads", "p50 of a full-random chase at the DRAM point", "000 (upper bound of access cost)").far("cxl_lat_random_ns"),
     key("page_walk_ns", Ns, "mem.latency", LAT, "added cost of TLB misses per load", "`mem_lat_random_ns - mem_lat_ns` at the DRAM point", ""),
-    key("cxl_lat_ns", Ns, "mem.latency", LAT_FAR, "idle far-memory (CXL) load latency (CXL_LAT)", "`mem_lat_ns` measured on a memory-only NUMA node or a dax device", "000 (CXL_LAT, pool access formula)").of("mem_lat_ns").models(&[TT, F3]),
+    key("cxl_lat_ns", Ns, "mem.latency", LAT_FAR, "idle far-memory (CXL) load latency (CXL_LAT)", "`mem_lat_ns` measured on a memory-only NUMA node or a dax device", "000 (CXL_LAT, pool access formula); 002 Table 1 \"CXL Memory Sharing (with caching; no cache flushing)\" latency (790 ns, MLC); 003 Table 1 CXL memory pool latency (MLC)").of("mem_lat_ns").models(&[TT, F3]),
     key("cxl_lat_random_ns", Ns, "mem.latency", LAT_FAR, "far-memory latency with page walks", "`mem_lat_random_ns` on the far target", "000").of("mem_lat_random_ns"),
     key("cxl_lat_factor", Factor, "mem.latency", LAT_FAR, "far/local latency factor", "`cxl_lat_ns / mem_lat_ns`, derived by the runner", "000 (latency factor of pool accesses)").ratio("cxl_lat_ns", "mem_lat_ns"),
     // ---------------------------------------------------------------- mem.bandwidth
     key("l1_bw_gbs", Gbs, "mem.bandwidth", BW, "L1-resident load bandwidth, 1 thread", "read kernel at L1/2", "000 (data access from cache)"),
     key("l2_bw_gbs", Gbs, "mem.bandwidth", BW, "L2-resident load bandwidth, 1 thread", "read kernel at L2/2", "000 (L2_BW)"),
     key("l3_bw_gbs", Gbs, "mem.bandwidth", BW, "L3-resident load bandwidth, 1 thread", "read kernel at min(2 x L2, L3/2)", "000"),
-    key("mem_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM load bandwidth, all threads", "read kernel, DRAM size", "000 (MEM_BW, local access formula)").far("cxl_bw_gbs").models(&[TT]),
+    key("mem_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM load bandwidth, all threads", "read kernel, DRAM size", "000 (MEM_BW, local access formula); 002 Table 1 \"Main Memory\" bandwidth (132.8 GB/s, MLC)").far("cxl_bw_gbs").models(&[TT]),
     key("mem_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM store bandwidth, all threads", "write kernel (temporal stores)", "000"),
     key("nt_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM non-temporal store bandwidth, all threads", "streaming stores + sfence", "001 (NT stores)"),
     key("copy_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM copy bandwidth (read + written), all threads", "loads + temporal stores", "001 (temporal copy)"),
@@ -168,7 +171,7 @@ pub static REGISTRY: &[KeyDef] = &[
         values: Values::OneOf(&["mem_write_bw", "nt_write_bw", "copy_bw", "nt_copy_bw", "memset_bw"]),
         meaning: "the all-thread key without `_gbs`",
     }]),
-    key("cxl_bw_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_gbs` on far memory", "read kernel on a memory-only node or dax target", "000 (pool bandwidth)").of("mem_bw_gbs").models(&[TT]),
+    key("cxl_bw_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_gbs` on far memory", "read kernel on a memory-only node or dax target", "000 (pool bandwidth); 002 Table 1 \"CXL Memory Sharing (with caching; no cache flushing)\" bandwidth (9.9 GB/s, MLC)").of("mem_bw_gbs").models(&[TT]),
     key("cxl_bw_1t_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_1t_gbs` on far memory", "read kernel, one thread, on a memory-only node or dax target", "000").of("mem_bw_1t_gbs"),
     key("cxl_bw_factor", Factor, "mem.bandwidth", BW_FAR, "far/local bandwidth factor", "`cxl_bw_gbs / mem_bw_gbs`, derived by the runner", "000 (bandwidth factor of pool accesses)").ratio("cxl_bw_gbs", "mem_bw_gbs").models(&[TT]),
     // ---------------------------------------------------------------- mem.copy-threshold
@@ -200,8 +203,8 @@ pub static REGISTRY: &[KeyDef] = &[
     key("c2c_flag_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, store/load flag ping-pong", "median over pairs of p50 round trip / 2", "002 (flag-based queues)"),
     key("c2c_flag_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "002"),
     // ---------------------------------------------------------------- pool.flush
-    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write)"),
-    key("flush_{method}_{size}_ns", Ns, "pool.flush", FLUSH, "write `size` bytes and make them visible with `method`", "p50 of memset + flush (+ sfence); NT stores + sfence; UC/WC: plain writes to a BAR mapping", "002 (Figure 11: cflush vs cflushopt vs uncacheable)").vars(&[
+    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write); 002 Table 1 \"CXL Memory Sharing (with cache flushing)\" latency (2.2 us: memset + cache flush on the dax device, small sizes; the row's 9.5 GB/s, many threads writing and flushing 512 B each, is not measured yet)"),
+    key("flush_{method}_{size}_ns", Ns, "pool.flush", FLUSH, "write `size` bytes and make them visible with `method`", "p50 of memset + flush (+ sfence); NT stores + sfence; UC/WC: plain writes to a BAR mapping", "002 (Figure 11: cflush vs cflushopt vs uncacheable; Table 1 \"with cache flushing\" latency is memset + flush)").vars(&[
         Var {
             name: "method",
             values: Values::OneOf(&["clflush", "clflushopt", "clwb", "ntstore", "uc", "wc"]),
@@ -214,18 +217,18 @@ pub static REGISTRY: &[KeyDef] = &[
         },
     ]),
     // ---------------------------------------------------------------- pool.msg
-    key("pool_flag_lat_ns", Ns, "pool.msg", MSG, "one-way flag latency between two processes through the pool (coherent)", "p50 of round trip / 2 of a store/load flag in the pool header", "002 Table 1 (latency)"),
+    key("pool_flag_lat_ns", Ns, "pool.msg", MSG, "one-way flag latency between two processes through the pool (coherent)", "p50 of round trip / 2 of a store/load flag in the pool header", "002 (flag-based synchronization; not a Table 1 row)"),
     key("pool_flag_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same with flush after store and invalidate before load", "as above, clflushopt + fences", "002"),
-    key("pool_msg_lat_ns", Ns, "pool.msg", MSG, "one-way latency of an 8 B message through an SPSC ring in the pool (coherent)", "p50 of echo round trip / 2", "002 Table 1, 000 (MPI latency analogue)").models(MSG_PATH),
+    key("pool_msg_lat_ns", Ns, "pool.msg", MSG, "one-way latency of an 8 B message through an SPSC ring in the pool (coherent)", "p50 of echo round trip / 2", "002 (two-sided messages through SPSC rings in CXL SHM, Sec. 3, Fig. 8; not a Table 1 row); 000 with --baseline shm").models(MSG_PATH),
     key("pool_msg_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same, non-coherent protocol", "writer flushes + sfence, reader invalidates", "002"),
-    key("pool_msg_bw_gbs", Gbs, "pool.msg", MSG, "ring streaming bandwidth (payload, 1e9 B/s), best message size (coherent)", "p50 of repeated streams of N messages until acknowledged", "002 Table 1 (bandwidth)").models(MSG_PATH),
+    key("pool_msg_bw_gbs", Gbs, "pool.msg", MSG, "ring streaming bandwidth (payload, 1e9 B/s), best message size (coherent)", "p50 of repeated streams of N messages until acknowledged", "002 (two-sided message bandwidth, Fig. 7; not a Table 1 row); 000 with --baseline shm").models(MSG_PATH),
     key("pool_msg_bw_noncoherent_gbs", Gbs, "pool.msg", MSG, "same, non-coherent protocol", "as above", "002"),
-    key("pool_hockney_lat_ns", Ns, "pool.msg", MSG, "Hockney latency of pool messaging", "weighted least squares (1/t^2) fit of t(s) = lat + s/bw to p50 one-way ring latencies, 8 B .. 4 MiB", "000 (Hockney model)").models(MSG_PATH),
+    key("pool_hockney_lat_ns", Ns, "pool.msg", MSG, "Hockney latency of pool messaging", "weighted least squares (1/t^2) fit of t(s) = lat + s/bw to p50 one-way ring latencies, 8 B .. 4 MiB", "000 (Hockney model, with --baseline shm)").models(MSG_PATH),
     key("pool_hockney_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same, non-coherent protocol", "same fit", "000"),
-    key("pool_hockney_bw_gbs", Gbs, "pool.msg", MSG, "Hockney bandwidth of pool messaging", "same fit", "000").models(MSG_PATH),
+    key("pool_hockney_bw_gbs", Gbs, "pool.msg", MSG, "Hockney bandwidth of pool messaging", "same fit", "000 (with --baseline shm)").models(MSG_PATH),
     key("pool_hockney_bw_noncoherent_gbs", Gbs, "pool.msg", MSG, "same, non-coherent protocol", "same fit", "000"),
     // ---------------------------------------------------------------- pcie.mmio
-    key("pcie_rtt_ns", Ns, "pcie.mmio", MMIO, "CPU <-> device round trip of an uncached 8-byte read", "dependent chain of uncached reads (each address depends on the value read)", "004 (PCIe component of the latency model)").models(LATENCY),
+    key("pcie_rtt_ns", Ns, "pcie.mmio", MMIO, "CPU <-> device round trip of an uncached 8-byte read", "dependent chain of uncached reads (each address depends on the value read)", "004 (stand-in for the latency model's PCIe: half of it is not the analyzer's link-level figure)").models(LATENCY),
     key("mmio_write_8b_ns", Ns, "pcie.mmio", MMIO, "issue cost of a posted uncached 8-byte write", "back-to-back uncached writes, fence after each batch", "004 (doorbell write)"),
     key("pio_copy_64b_ns", Ns, "pcie.mmio", MMIO, "64-byte write-combining copy + sfence (the PIO copy of a descriptor)", "8-byte volatile stores through `resourceN_wc`, then sfence", "004 (post = setup + barriers + PIO copy + misc)").models(LLP_POST),
     key("pio_copy_{n}b_ns", Ns, "pcie.mmio", MMIO, "the same for other sizes", "as above", "004 (what-if on descriptor size)").vars(&[Var {
@@ -234,14 +237,14 @@ pub static REGISTRY: &[KeyDef] = &[
         meaning: "bytes copied",
     }]),
     // ---------------------------------------------------------------- verbs
-    key("llp_post_inline_ns", Ns, "verbs", VERBS, "CPU cost of posting one small inline work request (descriptor setup, barriers, doorbell/PIO copy, misc)", "p50 of `ibv_post_send` of a signaled 8-byte inline RDMA write, bursts of 16", "004 LLP_post"),
-    key("llp_post_ns", Ns, "verbs", VERBS, "the same post with the payload read by DMA (not inline)", "p50 of `ibv_post_send`, signaled 8-byte RDMA write without IBV_SEND_INLINE", "004 (post without inlining)").models(LLP_POST),
+    key("llp_post_inline_ns", Ns, "verbs", VERBS, "CPU cost of posting one small inline work request (descriptor setup, barriers, doorbell/PIO copy, misc)", "p50 of `ibv_post_send` of a signaled 8-byte inline RDMA write, bursts of 16", "004 LLP_post (Table 1: PIO + inline, 175.42 ns)").models(LLP_POST),
+    key("llp_post_ns", Ns, "verbs", VERBS, "the same post with the payload read by DMA (not inline)", "p50 of `ibv_post_send`, signaled 8-byte RDMA write without IBV_SEND_INLINE", "004 (a post without inlining: not the paper's LLP_post, read by no model)"),
     key("llp_prog_ns", Ns, "verbs", VERBS, "CPU cost of dequeuing one completion", "p50 of `ibv_poll_cq(1)` returning one completion of an 8-byte write", "004 LLP_prog").models(&[I4, L4, E4]),
     key("busy_post_ns", Ns, "verbs", VERBS, "cost of a post refused because the send queue is full", "p50 of `ibv_post_send` returning ENOMEM on a full queue (absent, with a warning, when the provider never refuses)", "004 busy post (part of Misc)"),
     key("inj_overhead_ns", Ns, "verbs", VERBS, "CPU time per message injected in a continuous stream", "CPU time of a put_bw-style loop (post; poll a batch of 16 every 16 posts; busy posts when full) / messages, 8-byte inline writes", "004 Inj_overhead = LLP_post + LLP_prog + Misc"),
     key("msg_rate_mps", Mps, "verbs", VERBS, "message rate of one core on one QP", "messages / wall time to the last completion of the same loop", "004 (1 / Inj_overhead)"),
-    key("verbs_lat_ns", Ns, "verbs", VERBS, "one-way small-message latency", "p50 half round trip of an 8-byte send/recv ping-pong (ib_send_lat)", "004 Latency; 000 MPI_LAT").models(MSG_PATH),
-    key("verbs_bw_gbs", Gbs, "verbs", VERBS, "streaming bandwidth", "p50 of RDMA-write streams of the largest size (1 MiB), 64 outstanding (ib_write_bw)", "000 MPI_BW").models(MSG_PATH),
+    key("verbs_lat_ns", Ns, "verbs", VERBS, "one-way small-message latency", "p50 half round trip of an 8-byte send/recv ping-pong (ib_send_lat)", "004 Latency; 000 MPI_LAT (network baseline without MPI); 002 Table 1 RoCEv2 latency (PerfTest)").models(MSG_PATH),
+    key("verbs_bw_gbs", Gbs, "verbs", VERBS, "streaming bandwidth", "p50 of RDMA-write streams of the largest size (1 MiB), 64 outstanding (ib_write_bw)", "000 MPI_BW (network baseline without MPI); 002 Table 1 RoCEv2 bandwidth (PerfTest)").models(MSG_PATH),
     key("verbs_hockney_lat_ns", Ns, "verbs", VERBS, "Hockney start-up latency", "least-squares intercept of half round trip vs size, 8 B .. 1 MiB", "000 Hockney `MPI_LAT + s / MPI_BW`"),
     key("verbs_hockney_bw_gbs", Gbs, "verbs", VERBS, "Hockney asymptotic bandwidth", "inverse least-squares slope of the same fit", "000 Hockney"),
     // ---------------------------------------------------------------- gpu.bw
@@ -264,14 +267,14 @@ pub static REGISTRY: &[KeyDef] = &[
     external("md_barrier_ns", Ns, POST_PROFILE, "barrier for the message descriptor", "004 Table 1", LLP_POST),
     external("dbc_barrier_ns", Ns, POST_PROFILE, "barrier for the doorbell counter", "004 Table 1", LLP_POST),
     external("post_misc_ns", Ns, POST_PROFILE, "miscellaneous in LLP_post", "004 Table 1", LLP_POST),
-    external("inj_misc_ns", Ns, PROFILE, "per-message harness overhead in the injection stream (busy posts, measurement update)", "004 Table 1 (Misc)", &[I4]),
+    external("inj_misc_ns", Ns, INJ_PROFILE, "per-message harness overhead in the injection stream (busy posts, measurement update)", "004 Table 1 (Misc)", &[I4]),
     external("hlp_post_ns", Ns, PROFILE, "MPI/UCP part of a post (HLP_post)", "004 Sec. 5", &[IM4, E4]),
     external("hlp_tx_prog_ns", Ns, PROFILE, "MPI/UCP send-side progress", "004 Sec. 5", &[]),
     external("hlp_rx_prog_ns", Ns, PROFILE, "MPI/UCP receive-side progress (HLP_rx_prog)", "004 Sec. 5", &[E4]),
     external("post_prog_ns", Ns, PROFILE, "progress of a post (Post_prog)", "004 Sec. 5", &[IM4]),
     external("hlp_misc_ns", Ns, PROFILE, "amortized busy posts per operation", "004 Sec. 5", &[IM4]),
-    external("pcie_ns", Ns, PCIE_ONE_WAY, "one-way PCIe latency", "004 Table 1 (PCIe)", LATENCY),
-    external("rc_to_mem_8b_ns", Ns, WIRE, "root complex to memory, 8 bytes", "004 Table 1 (RC-to-MEM)", LATENCY),
+    external("pcie_ns", Ns, PCIE_ONE_WAY, "one-way PCIe latency at the link, NIC <-> root complex (PCIe analyzer)", "004 Table 1 (PCIe)", LATENCY),
+    external("rc_to_mem_8b_ns", Ns, RC_TO_MEM, "root complex to memory, 8 bytes", "004 Table 1 (RC-to-MEM)", LATENCY),
     external("net_ns", Ns, WIRE, "network (wire + switch)", "004 Table 1 (Network)", LATENCY),
     external("net_wire_ns", Ns, WIRE, "wire", "004 Table 1", LATENCY),
     external("net_switch_ns", Ns, WIRE, "switch (0 for a direct link)", "004 Table 1", LATENCY),

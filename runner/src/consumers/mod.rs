@@ -49,6 +49,7 @@ pub fn run(f: impl FnOnce() -> Result<i32>) -> i32 {
 pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
     let file = load::load(&a.params)?;
     let mut inputs = model::Inputs::from_file(&file);
+    inputs.msg_baseline = a.baseline;
     inputs.apply(&a.what_if)?;
     let results = model::evaluate(&inputs, &a.model)?;
     match a.format {
@@ -60,6 +61,7 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
             let doc = serde_json::json!({
                 "params": a.params.display().to_string(),
                 "what_if": inputs.overrides,
+                "baseline": inputs.msg_baseline.name(),
                 "models": results,
             });
             print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;

@@ -6,6 +6,32 @@ use anyhow::{bail, Result};
 use bench_core::params::ParamsFile;
 use std::collections::BTreeMap;
 
+/// Which messaging stands for seed 000's `MPI_LAT`/`MPI_BW` (`cxlchar model --baseline`).
+///
+/// The paper's baseline is the network: MPI between nodes (osu_latency/osu_bw). Shared-memory
+/// messaging through the pool is not that baseline (run by `cxlchar all` on a /dev/shm file
+/// it is local DRAM), so it stands in only when the user asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Baseline {
+    /// MPI (`mpi_lat_ns` + `mpi_bw_gbs`, supplied with --what-if), else RDMA verbs
+    /// (`verbs_lat_ns` + `verbs_bw_gbs`).
+    #[default]
+    Network,
+    /// Shared-memory messaging through the pool: the Hockney fit (`pool_hockney_lat_ns` +
+    /// `pool_hockney_bw_gbs`), else the ring's figures (`pool_msg_lat_ns` + `pool_msg_bw_gbs`).
+    Shm,
+}
+
+impl Baseline {
+    /// The `--baseline` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Baseline::Network => "network",
+            Baseline::Shm => "shm",
+        }
+    }
+}
+
 /// One `--what-if` override.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WhatIf {
@@ -23,7 +49,7 @@ pub fn parse_what_if(s: &str) -> Result<WhatIf, String> {
         (k.trim(), v.trim(), false)
     } else {
         return Err(format!(
-            "`{s}`: expected KEY=VALUE or KEY*FACTOR (e.g. pio_copy_64b_ns=0, llp_post_ns*0.5)"
+            "`{s}`: expected KEY=VALUE or KEY*FACTOR (e.g. pio_copy_64b_ns=0, llp_post_inline_ns*0.5)"
         ));
     };
     if !keys::plausible(key) {
@@ -55,6 +81,8 @@ pub struct Inputs {
     pub base: BTreeMap<String, f64>,
     /// What-if values, replacing or adding to `base`.
     pub overrides: BTreeMap<String, f64>,
+    /// The messaging seed 000's models take as the message baseline.
+    pub msg_baseline: Baseline,
 }
 
 impl Inputs {
@@ -80,6 +108,7 @@ impl Inputs {
         Inputs {
             base,
             overrides: BTreeMap::new(),
+            msg_baseline: Baseline::default(),
         }
     }
 
@@ -127,6 +156,7 @@ impl Inputs {
         Inputs {
             base: self.base.clone(),
             overrides: BTreeMap::new(),
+            msg_baseline: self.msg_baseline,
         }
     }
 }

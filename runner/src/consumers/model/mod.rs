@@ -19,7 +19,7 @@ mod paper004;
 mod render;
 
 pub use eval::{evaluate, Model};
-pub use inputs::{parse_what_if, Inputs, WhatIf};
+pub use inputs::{parse_what_if, Baseline, Inputs, WhatIf};
 pub use render::render_table;
 
 /// All models, in output order.

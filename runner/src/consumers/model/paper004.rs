@@ -11,18 +11,23 @@ const LLP_COMPONENTS: [&str; 5] = [
     "post_misc_ns",
 ];
 
-/// LLP_post: the sum of its Table 1 components when all are present; else `llp_post_ns`,
-/// with what-ifs on components applied as deltas to it.
+/// The measured LLP_post: the PIO + inline post of seed 004 (Table 1, 175.42 ns), which
+/// `cxlchar verbs` writes as `llp_post_inline_ns`; its `llp_post_ns` is the non-inline DMA
+/// post, not the paper's LLP_post, and no model reads it.
+const LLP_POST: &str = "llp_post_inline_ns";
+
+/// LLP_post: the sum of its Table 1 components when all are present; else
+/// `llp_post_inline_ns`, with what-ifs on components applied as deltas to it.
 fn llp_post(c: &mut Ctx) -> f64 {
-    if c.overridden("llp_post_ns") {
+    if c.overridden(LLP_POST) {
         for k in LLP_COMPONENTS {
             if c.overridden(k) {
                 c.notes.push(format!(
-                    "--what-if {k} has no effect here: llp_post_ns is given directly"
+                    "--what-if {k} has no effect here: {LLP_POST} is given directly"
                 ));
             }
         }
-        return c.need("llp_post_ns");
+        return c.need(LLP_POST);
     }
     if LLP_COMPONENTS.iter().all(|k| c.has(k)) {
         c.notes
@@ -30,8 +35,10 @@ fn llp_post(c: &mut Ctx) -> f64 {
         return LLP_COMPONENTS.iter().map(|k| c.need(k)).sum();
     }
     let mut v = c.need_note(
-        "llp_post_ns",
-        "or all of md_setup_ns, md_barrier_ns, dbc_barrier_ns, pio_copy_64b_ns, post_misc_ns",
+        LLP_POST,
+        "or all of md_setup_ns, md_barrier_ns, dbc_barrier_ns, pio_copy_64b_ns, post_misc_ns; \
+         the paper's LLP_post is a PIO + inline post, so llp_post_ns (a non-inline DMA post) \
+         does not stand in for it",
     );
     for k in LLP_COMPONENTS {
         if c.overridden(k) {
@@ -40,16 +47,14 @@ fn llp_post(c: &mut Ctx) -> f64 {
                     let new = c.need(k);
                     v += new - b;
                     c.notes.push(format!(
-                        "what-if on {k} applied to llp_post_ns as a change of {:+.2} ns",
+                        "what-if on {k} applied to {LLP_POST} as a change of {:+.2} ns",
                         new - b
                     ));
                 }
                 None => {
                     c.need_note(
                         &format!("{k}@measured"),
-                        &format!(
-                            "the measured {k} is needed to apply --what-if {k} to llp_post_ns"
-                        ),
+                        &format!("the measured {k} is needed to apply --what-if {k} to {LLP_POST}"),
                     );
                 }
             }
@@ -61,14 +66,19 @@ fn llp_post(c: &mut Ctx) -> f64 {
 fn eval_004_post(c: &mut Ctx) {
     let v: f64 = LLP_COMPONENTS.iter().map(|k| c.need(k)).sum();
     if c.missing.is_empty() {
-        c.out("llp_post_ns", v, "ns", "LLP_post from its components");
-        if c.has("llp_post_ns") && !c.overridden("llp_post_ns") {
-            let m = c.need("llp_post_ns");
+        c.out(
+            "llp_post_sum_ns",
+            v,
+            "ns",
+            "LLP_post (PIO + inline post) from its components",
+        );
+        if c.has(LLP_POST) && !c.overridden(LLP_POST) {
+            let m = c.need(LLP_POST);
             c.out(
                 "llp_post_residual_ns",
                 m - v,
                 "ns",
-                "measured llp_post_ns minus the sum of components",
+                "measured llp_post_inline_ns minus the sum of components",
             );
         }
     }
@@ -114,14 +124,23 @@ fn eval_004_injection_hlp(c: &mut Ctx) {
     }
 }
 
+/// The note a latency model carries when `pcie_rtt_ns / 2` stands in for the paper's PCIe.
+pub(super) const PCIE_STAND_IN: &str = "PCIe = pcie_rtt_ns / 2, a stand-in that is NOT the \
+     paper's PCIe: seed 004 (Sec. 4.3) measures PCIe with a PCIe analyzer at the link, as half \
+     the time from the NIC's 64 B MWr to the root complex's ACK DLLP (137.49 ns); pcie_rtt_ns \
+     is a CPU uncached 8 B read round trip (core, uncore and root complex to the device and \
+     its completion back), which adds the CPU-side path the analyzer does not see; the model \
+     counts the difference twice (2 x PCIe)";
+
 fn pcie_one_way(c: &mut Ctx) -> f64 {
     if c.has("pcie_ns") || !c.has("pcie_rtt_ns") {
-        return c.need_note("pcie_ns", "or pcie_rtt_ns (one way = pcie_rtt_ns / 2)");
+        return c.need_note(
+            "pcie_ns",
+            "or pcie_rtt_ns (cxlchar pcie mmio), whose half stands in with a note: a CPU \
+             uncached-read round trip, not the analyzer's link-level figure",
+        );
     }
-    c.notes.push(
-        "PCIe = pcie_rtt_ns / 2 (the paper halves a round trip; ours is a CPU uncached read)"
-            .into(),
-    );
+    c.notes.push(PCIE_STAND_IN.into());
     c.need("pcie_rtt_ns") / 2.0
 }
 

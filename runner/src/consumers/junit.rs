@@ -3,6 +3,15 @@
 //! counts it as passed); an optional one is `<skipped>`.
 
 use super::check::{CheckResult, Outcome};
+use std::path::Path;
+
+/// Refuses a `--junit` path before anything is read or written: it must be a regular file
+/// or a new path ([`crate::export::json::check_output`]) and none of `inputs` (the params
+/// file, the spec), even through another name.
+pub fn check_output(junit: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
+    crate::export::json::check_output(junit).map_err(|e| e.context("--junit"))?;
+    crate::export::json::check_not_input(junit, inputs).map_err(|e| e.context("--junit"))
+}
 
 /// Escapes text for XML attributes and content.
 pub fn escape(s: &str) -> String {

@@ -78,6 +78,9 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
 
 /// `cxlchar check`.
 pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
+    if let Some(j) = &a.junit {
+        junit::check_output(j, &[&a.params, &a.spec])?;
+    }
     let spec_name = a.spec.display().to_string();
     let text =
         std::fs::read_to_string(&a.spec).with_context(|| format!("reading spec {spec_name}"))?;

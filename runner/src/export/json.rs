@@ -1,11 +1,16 @@
 //! params.json: pretty JSON, written atomically (temp file in the same directory, fsync,
 //! rename), so a failed run never leaves a partial file or clobbers an old one.
+//!
+//! Every file the CLI writes goes through [`check_output`] first (before anything is
+//! measured): only a regular file or a new path is ever replaced; a symlink, a device
+//! node, a FIFO, a socket or a directory is refused (docs/safety.md).
 
 use super::Exporter;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use bench_core::params::ParamsFile;
-use std::fs::{self, File};
+use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// JSON exporter.
@@ -27,32 +32,81 @@ fn temp_path(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
 }
 
-/// Fails early (before measuring) when `out` cannot be written: a missing directory, no
-/// permission, or a directory in its place.
-pub fn check_writable(out: &Path) -> Result<()> {
-    if out.is_dir() {
-        anyhow::bail!("cannot write --out {}: it is a directory", out.display());
+/// Refuses an output path that is anything but a regular file or a new path: a symbolic
+/// link (even to a regular file), a directory, a device node, a FIFO or a socket.
+/// Nothing is created.
+pub fn check_output(out: &Path) -> Result<()> {
+    let what = match fs::symlink_metadata(out) {
+        Ok(m) => {
+            let t = m.file_type();
+            if t.is_file() {
+                return Ok(());
+            }
+            if t.is_symlink() {
+                "a symbolic link"
+            } else if t.is_dir() {
+                "a directory"
+            } else {
+                "not a regular file (a device node, FIFO or socket)"
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e).with_context(|| format!("cannot write {}", out.display())),
+    };
+    bail!(
+        "refusing to write {}: it is {what}; cxlchar replaces only a regular file or creates a new one",
+        out.display()
+    )
+}
+
+/// Refuses an output path that is (the same file as) one of `inputs`.
+pub fn check_not_input(out: &Path, inputs: &[&Path]) -> Result<()> {
+    let Ok(o) = fs::metadata(out) else {
+        return Ok(()); // a new path is no input
+    };
+    for i in inputs {
+        if let Ok(m) = fs::metadata(i) {
+            if m.dev() == o.dev() && m.ino() == o.ino() {
+                bail!(
+                    "refusing to write {}: it is the input {}",
+                    out.display(),
+                    i.display()
+                );
+            }
+        }
     }
+    Ok(())
+}
+
+/// Fails early (before measuring) when `out` cannot be written: a missing directory, no
+/// permission, or anything but a regular file or a new path in its place
+/// ([`check_output`]).
+pub fn check_writable(out: &Path) -> Result<()> {
+    check_output(out).context("--out")?;
     let tmp = temp_path(out);
     File::create(&tmp).with_context(|| format!("cannot write --out {}", out.display()))?;
     let _ = fs::remove_file(&tmp);
     Ok(())
 }
 
-/// Writes `text` to `out` atomically.
+/// Writes `text` to `out` atomically: a new temp file (never an existing one, never
+/// through a link) registered for removal on a signal ([`bench_core::cleanup`]), then a
+/// rename over `out` once [`check_output`] still accepts it.
 pub fn write_atomic(out: &Path, text: &str) -> Result<()> {
+    check_output(out)?;
     let tmp = temp_path(out);
     let result = (|| -> Result<()> {
-        let mut f = File::create(&tmp)?;
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
+        check_output(out)?;
         fs::rename(&tmp, out)?;
         Ok(())
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
-    result.with_context(|| format!("cannot write --out {}", out.display()))
+    result.with_context(|| format!("cannot write {}", out.display()))
 }
 
 #[cfg(test)]
@@ -76,5 +130,38 @@ mod tests {
         assert!(check_writable(d.path()).is_err());
         assert!(check_writable(&d.path().join("ok.json")).is_ok());
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn links_devices_and_fifos_are_refused_and_survive() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real.json");
+        fs::write(&real, "old").unwrap();
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(check_writable(&link).is_err());
+        assert!(write_atomic(&link, "new").is_err());
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read_to_string(&real).unwrap(), "old");
+        let null = Path::new("/dev/null");
+        assert!(check_writable(null).is_err());
+        assert!(write_atomic(null, "new").is_err());
+        use std::os::unix::fs::FileTypeExt;
+        assert!(fs::metadata(null).unwrap().file_type().is_char_device());
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn an_input_is_not_an_output() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        fs::write(&a, "x").unwrap();
+        let hard = d.path().join("b");
+        fs::hard_link(&a, &hard).unwrap();
+        assert!(check_not_input(&hard, &[&a]).is_err());
+        assert!(check_not_input(&d.path().join("c"), &[&a]).is_ok());
     }
 }

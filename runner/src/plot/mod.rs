@@ -58,6 +58,7 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
             return Ok(());
         }
         let p = dir.join(name);
+        crate::export::json::check_output(&p)?;
         if draw(&p).with_context(|| format!("drawing {}", p.display()))? {
             out.written.push(p);
         } else {

@@ -297,9 +297,21 @@ impl Benchmark for AtomicsBench {
 /// Dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain loads on a target.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AtomicsArgs {
-    /// Working set (default: 2x LLC, 64 MiB .. 1 GiB; quick: 64 MiB).
-    #[arg(long, value_parser = parse_positive_size)]
+    /// Working set (default: 2x LLC, 64 MiB .. 1 GiB; quick: 64 MiB); at least one line.
+    #[arg(long, value_parser = parse_line_size)]
     pub size: Option<usize>,
+}
+
+/// `--size`: a size of at least one cache line (a chain needs whole lines).
+fn parse_line_size(s: &str) -> Result<usize, String> {
+    let v = parse_positive_size(s)?;
+    let line = bench_core::chase::LINE_BYTES;
+    if v < line {
+        return Err(format!(
+            "{v} bytes is smaller than one cache line ({line} bytes)"
+        ));
+    }
+    Ok(v)
 }
 
 impl Setup for AtomicsArgs {
@@ -311,6 +323,14 @@ impl Setup for AtomicsArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_below_one_line_is_refused() {
+        assert!(parse_line_size("1").unwrap_err().contains("one cache line"));
+        assert!(parse_line_size("63").is_err());
+        assert_eq!(parse_line_size("64"), Ok(64));
+        assert_eq!(parse_line_size("1M"), Ok(1 << 20));
+    }
 
     #[test]
     fn slot_order_is_a_permutation() {

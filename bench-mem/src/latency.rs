@@ -82,15 +82,17 @@ pub enum LatencyParamError {
     #[error(transparent)]
     Layout(#[from] ChaseError),
     /// A size below one element.
-    #[error("working-set size {size} is smaller than one element ({min} bytes)")]
+    #[error("{option} {size} is smaller than one element of the chain ({min} bytes)")]
     SizeBelowElement {
+        /// The option the size comes from (`--sizes`, `--max-size`, `--min-size`).
+        option: &'static str,
         /// The size.
         size: usize,
         /// The smallest working set.
         min: usize,
     },
     /// min > max.
-    #[error("minimum size {min} is above maximum size {max}")]
+    #[error("--min-size {min} is above --max-size {max}")]
     Range {
         /// Minimum.
         min: usize,
@@ -158,13 +160,19 @@ impl LatencyBench {
     pub fn validate(&self) -> Result<(), LatencyParamError> {
         self.layout.validate_with(self.order)?;
         let min = self.layout.touched_per_element();
-        let mut all: Vec<usize> = vec![self.min_size];
-        all.extend(self.max_size);
-        all.extend(self.sizes.iter().flatten());
-        if let Some(&s) = all.iter().find(|&&s| s < min) {
-            return Err(LatencyParamError::SizeBelowElement { size: s, min });
+        // With --sizes the sweep bounds are unused: only the sizes given are checked.
+        let mut all: Vec<(&'static str, usize)> = Vec::new();
+        match &self.sizes {
+            Some(sizes) => all.extend(sizes.iter().map(|&s| ("--sizes", s))),
+            None => {
+                all.extend(self.max_size.map(|s| ("--max-size", s)));
+                all.push(("--min-size", self.min_size));
+            }
         }
-        if let Some(max) = self.max_size {
+        if let Some(&(option, size)) = all.iter().find(|(_, s)| *s < min) {
+            return Err(LatencyParamError::SizeBelowElement { option, size, min });
+        }
+        if let (None, Some(max)) = (&self.sizes, self.max_size) {
             if self.min_size > max {
                 return Err(LatencyParamError::Range {
                     min: self.min_size,
@@ -993,9 +1001,10 @@ pub struct LatencyArgs {
     /// Block size of the tlb-local order (multichase -T; default 64 pages).
     #[arg(long, default_value = "256K", value_parser = parse_positive_size)]
     pub tlb_locality: usize,
-    /// Smallest working set (touched bytes: distinct 64-byte lines x 64).
-    #[arg(long, default_value = "4K", value_parser = parse_positive_size)]
-    pub min_size: usize,
+    /// Smallest working set (touched bytes: distinct 64-byte lines x 64; default 4 KiB,
+    /// or --max-size when that is smaller).
+    #[arg(long, value_parser = parse_positive_size)]
+    pub min_size: Option<usize>,
     /// Largest working set, touched bytes (default: the sweep stops at the DRAM plateau,
     /// at most 4 x the sysfs LLC and a quarter of the available memory).
     #[arg(long, value_parser = parse_positive_size)]
@@ -1038,7 +1047,12 @@ impl LatencyArgs {
                     locality: self.tlb_locality,
                 },
             },
-            min_size: self.min_size,
+            // The default lower bound never contradicts the user's upper bound.
+            min_size: self.min_size.unwrap_or_else(|| {
+                LatencyBench::default()
+                    .min_size
+                    .min(self.max_size.unwrap_or(usize::MAX))
+            }),
             max_size: self.max_size,
             sizes: self.sizes.clone(),
             random_at_max: true,
@@ -1061,6 +1075,30 @@ mod tests {
     use bench_core::target::TargetSpec;
 
     const M: usize = 1024 * 1024;
+
+    fn args(argv: &[&str]) -> Result<LatencyBench, LatencyParamError> {
+        use clap::{Args, FromArgMatches};
+        let m = LatencyArgs::augment_args(clap::Command::new("x"))
+            .try_get_matches_from(std::iter::once("x").chain(argv.iter().copied()))
+            .unwrap();
+        LatencyArgs::from_arg_matches(&m).unwrap().bench()
+    }
+
+    #[test]
+    fn errors_name_the_size_the_user_gave_not_the_unused_default() {
+        // A small --max-size lowers the default --min-size instead of contradicting it.
+        assert_eq!(args(&["--max-size", "2K"]).unwrap().min_size, 2048);
+        // --sizes makes the sweep bounds unused: an explicit --min-size is not checked.
+        assert!(args(&["--sizes", "2K", "--min-size", "8"]).is_ok());
+        let e = args(&["--max-size", "8"]).unwrap_err().to_string();
+        assert!(e.starts_with("--max-size 8 is smaller"), "{e}");
+        let e = args(&["--sizes", "1M,8"]).unwrap_err().to_string();
+        assert!(e.starts_with("--sizes 8 is smaller"), "{e}");
+        let e = args(&["--min-size", "8K", "--max-size", "4K"])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "--min-size 8192 is above --max-size 4096");
+    }
 
     #[test]
     fn sweep_candidates_reach_the_cap() {
@@ -1106,7 +1144,7 @@ mod tests {
         };
         assert_eq!(
             b.validate().unwrap_err().to_string(),
-            "working-set size 32 is smaller than one element (64 bytes)"
+            "--min-size 32 is smaller than one element of the chain (64 bytes)"
         );
         let b = LatencyBench {
             layout: ChainLayout::aligned(12),

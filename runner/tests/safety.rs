@@ -124,3 +124,27 @@ fn plot_does_not_write_through_a_symlink() {
         .stderr(predicate::str::contains("symbolic link"));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+#[test]
+fn pool_atomics_size_below_one_line_is_a_parse_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = params_file(dir.path());
+    let before = std::fs::read(&out).unwrap();
+    cxlchar()
+        .args(["pool", "atomics", "--quick", "--size", "1", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("smaller than one cache line"));
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+}
+
+#[test]
+fn mem_latency_names_the_size_the_user_gave() {
+    cxlchar()
+        .args(["mem", "latency", "--quick", "--max-size", "8"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--max-size 8 is smaller"))
+        .stderr(predicate::str::contains("4096").not());
+}

@@ -32,6 +32,7 @@
 pub mod bench;
 pub mod cacheline;
 pub mod chase;
+pub mod cleanup;
 pub mod counters;
 pub mod env;
 pub mod error;

@@ -605,6 +605,11 @@ impl MsgBench {
 
     fn run_inner(&self, ctx: &Context) -> Result<Report, PoolError> {
         let (spec, created) = self.pool_spec(ctx.quick);
+        // A pool file of our own is removed on SIGINT/SIGTERM too (docs/safety.md).
+        let _registered = match &spec.source {
+            PoolSource::File(p) if created => bench_core::cleanup::register(p).ok(),
+            _ => None,
+        };
         let pool = PoolMap::open(&spec)?;
         let cleanup = |created: bool| {
             if created {
@@ -691,11 +696,16 @@ impl Benchmark for MsgBench {
         input.region()?;
         let r = self.run_inner(ctx);
         let _ = bench_core::pin::pin_current(ctx.cpus[0]);
-        // A two-sided run that started and broke is a failure (no params file); a forked
-        // pair that cannot run here is a skip.
-        r.map_err(|e| match self.role {
-            Some(_) => NotRun::failed(e),
-            None => NotRun::skip(e.to_string()),
+        // A two-sided run that started and broke is a failure (no params file), and so
+        // is a forked pair whose follower died or failed; a forked pair that cannot run
+        // here is a skip.
+        r.map_err(|e| match (self.role, &e) {
+            (Some(_), _)
+            | (
+                None,
+                PoolError::PeerLost { .. } | PoolError::PeerAborted(_) | PoolError::Command { .. },
+            ) => NotRun::failed(e),
+            (None, _) => NotRun::skip(e.to_string()),
         })
     }
 }

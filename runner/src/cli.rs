@@ -183,6 +183,11 @@ pub struct RunArgs {
     /// Allow writing into dax and file targets and PCI BARs (destroys their contents).
     #[arg(long)]
     pub allow_write: bool,
+    /// Accept a partial result: exit 0 and write --out when something was measured even
+    /// if a benchmark or target asked for was skipped (else exit 4 and no --out; `all`
+    /// is always best effort). See docs/safety.md.
+    #[arg(long)]
+    pub best_effort: bool,
 }
 
 fn parse_target(s: &str) -> Result<TargetSpec, String> {

@@ -4,6 +4,7 @@
 
 mod cli;
 mod consumers;
+mod exit;
 mod export;
 mod gpu;
 mod inventory;
@@ -20,19 +21,49 @@ use export::Exporter;
 use run::Plan;
 use std::io::Write;
 
-/// Runs the plan and writes its params document (stdout, and `--out` if given). A
-/// benchmark that failed fails the run: nothing is written.
-fn measure(args: &RunArgs, plan: Plan) -> Result<()> {
-    let file = run::execute(args, plan)?;
-    let text = export::for_format(args.format).render(&file)?;
-    if let Some(out) = &args.out {
-        let json = export::json::JsonExporter.render(&file)?;
-        export::json::write_atomic(out, &json)?;
+/// Runs the plan, prints its params document and writes `--out` when what was asked was
+/// measured (docs/safety.md): nothing measured exits 3 and a skipped part exits 4
+/// (unless `best_effort`), both leaving `--out` as it was. A benchmark that failed fails
+/// the run: nothing is written.
+fn measure(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<()> {
+    let outcome = run::execute(args, plan)?;
+    let file = &outcome.file;
+    let text = export::for_format(args.format).render(file)?;
+    let refusal = if outcome.measured_nothing() {
+        Some(exit::Exit {
+            code: exit::EXIT_NOTHING_MEASURED,
+            message: "nothing was measured: every benchmark or target was skipped (reasons above)"
+                .into(),
+        })
+    } else if outcome.skipped_whole > 0 && !best_effort {
+        Some(exit::Exit {
+            code: exit::EXIT_PARTIAL,
+            message: format!(
+                "partially measured: {} benchmark(s) or target(s) asked for were skipped (reasons above); fix them or pass --best-effort to accept a partial result",
+                outcome.skipped_whole
+            ),
+        })
+    } else {
+        None
+    };
+    if refusal.is_none() {
+        if let Some(out) = &args.out {
+            let json = export::json::JsonExporter.render(file)?;
+            export::json::write_atomic(out, &json)?;
+        }
     }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
         .context("writing to stdout")?;
+    drop(stdout);
+    if let Some(mut r) = refusal {
+        if let Some(out) = &args.out {
+            r.message
+                .push_str(&format!("; {} not written", out.display()));
+        }
+        return Err(r.into());
+    }
     if let Some(out) = &args.out {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
             eprintln!("wrote {}", out.display());
@@ -75,8 +106,12 @@ fn main_inner() -> Result<()> {
 }
 
 fn main() {
+    // SIGINT/SIGTERM remove unfinished temporary and pool files, then exit 130/143.
+    if let Err(e) = bench_core::cleanup::install() {
+        eprintln!("warning: no signal cleanup: {e}");
+    }
     if let Err(e) = main_inner() {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(exit::code_of(&e));
     }
 }

@@ -77,8 +77,25 @@ pub fn resolve_cpus(args: &RunArgs) -> Result<Vec<usize>> {
     }
 }
 
+/// What a run produced: the params document (not yet written) and how many benchmarks
+/// or targets it skipped as a whole (the parts of a benchmark that a platform does not
+/// offer, in a report's own `skipped`, are not counted).
+pub struct Outcome {
+    /// The document.
+    pub file: ParamsFile,
+    /// Benchmarks or targets skipped as a whole.
+    pub skipped_whole: usize,
+}
+
+impl Outcome {
+    /// Nothing was measured: no measurement and no params key.
+    pub fn measured_nothing(&self) -> bool {
+        self.file.measurements.is_empty() && self.file.params.is_empty()
+    }
+}
+
 /// Runs the plan and returns the params document (not yet written).
-pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
+pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     let started_at = now_rfc3339();
     let topo = Topology::system();
     let cpus = resolve_cpus(args)?;
@@ -168,6 +185,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         let w = bench_core::counters::warnings_for(target, &rep.measurements, timer.info().freq_hz);
         rep.warnings.extend(w);
     }
+    let skipped_whole = skipped.len();
     let (params, param_info) = assemble_params(&results);
     let mut measurements = Vec::new();
     let mut prefetch_check = Vec::new();
@@ -177,7 +195,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         warnings.extend(rep.warnings);
         skipped.extend(rep.skipped);
     }
-    Ok(ParamsFile {
+    let file = ParamsFile {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "cxlchar".into(),
@@ -195,6 +213,10 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<ParamsFile> {
         warnings: dedup_warnings(warnings),
         prefetch_check,
         dram_sizing: ctx.sizing.all(),
+    };
+    Ok(Outcome {
+        file,
+        skipped_whole,
     })
 }
 

@@ -262,7 +262,7 @@ fn gpu_skip_reason(lib_dir: &Path) -> String {
         .args(["gpu", "--quick", "--format", "json", "--max-size", "64K"])
         .env("LD_LIBRARY_PATH", lib_dir)
         .assert()
-        .success()
+        .code(3) // nothing measured (docs/safety.md); the report is still printed
         .get_output()
         .stdout
         .clone();

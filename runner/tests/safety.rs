@@ -148,3 +148,130 @@ fn mem_latency_names_the_size_the_user_gave() {
         .stderr(predicate::str::contains("--max-size 8 is smaller"))
         .stderr(predicate::str::contains("4096").not());
 }
+
+/// The pool files a `pool msg` with the default pool of process `pid` created
+/// (`cxlchar-pool-<pid>-*` in /dev/shm, else the temp dir).
+fn pool_files_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let dir = if Path::new("/dev/shm").is_dir() {
+        std::path::PathBuf::from("/dev/shm")
+    } else {
+        std::env::temp_dir()
+    };
+    let prefix = format!("cxlchar-pool-{pid}-");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+/// Waits (at most 30 s) until the default pool of `pid` shows a formed pair (state 2 at
+/// byte 32 of its header); returns its path.
+fn wait_for_paired_pool(pid: u32) -> std::path::PathBuf {
+    let t0 = std::time::Instant::now();
+    loop {
+        for p in pool_files_of(pid) {
+            if std::fs::read(&p)
+                .ok()
+                .is_some_and(|b| b.len() > 40 && b[32] == 2)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                return p;
+            }
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(30),
+            "the pair never formed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+fn send(sig: &str, pid: u32) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig} {pid}");
+}
+
+#[test]
+fn a_killed_forked_follower_fails_the_run_and_keeps_the_old_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = params_file(dir.path());
+    let before = std::fs::read(&out).unwrap();
+    // A full (not quick) run lasts long enough to kill the follower in the middle.
+    let leader = cxlchar_process()
+        .args(["pool", "msg", "--peer-timeout", "1s", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = leader.id();
+    wait_for_paired_pool(pid);
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .expect("/proc/PID/task/PID/children (CONFIG_PROC_CHILDREN)");
+    let child = children
+        .split_whitespace()
+        .next()
+        .expect("the forked follower");
+    send("-KILL", child.parse().unwrap());
+    let o = leader.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "exit 0 without a follower: {err}");
+    assert!(err.contains("stopped responding"), "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), before, "--out was replaced");
+    assert!(pool_files_of(pid).is_empty(), "the pool file survived");
+}
+
+#[test]
+fn sigterm_leaves_no_temporary_or_pool_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = params_file(dir.path());
+    let before = std::fs::read(&out).unwrap();
+    let run = cxlchar_process()
+        .args(["pool", "msg", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = run.id();
+    let pool = wait_for_paired_pool(pid);
+    assert!(pool.exists());
+    send("-TERM", pid);
+    let o = run.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "SIGTERM exits 128 + 15");
+    assert!(pool_files_of(pid).is_empty(), "the pool file survived");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["params.json"], "a temporary file survived");
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+}
+
+#[test]
+fn sigint_during_a_measuring_run_exits_130_and_keeps_the_old_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = params_file(dir.path());
+    let before = std::fs::read(&out).unwrap();
+    let run = cxlchar_process()
+        .args(["pool", "msg", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = run.id();
+    wait_for_paired_pool(pid);
+    send("-INT", pid);
+    let o = run.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    assert!(pool_files_of(pid).is_empty(), "the pool file survived");
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}

@@ -8,7 +8,7 @@
 use super::Exporter;
 use anyhow::{bail, Context, Result};
 use bench_core::params::ParamsFile;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -84,7 +84,12 @@ pub fn check_not_input(out: &Path, inputs: &[&Path]) -> Result<()> {
 pub fn check_writable(out: &Path) -> Result<()> {
     check_output(out).context("--out")?;
     let tmp = temp_path(out);
-    File::create(&tmp).with_context(|| format!("cannot write --out {}", out.display()))?;
+    let _registered = bench_core::cleanup::register(&tmp)?;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .with_context(|| format!("cannot write --out {}", out.display()))?;
     let _ = fs::remove_file(&tmp);
     Ok(())
 }
@@ -95,6 +100,7 @@ pub fn check_writable(out: &Path) -> Result<()> {
 pub fn write_atomic(out: &Path, text: &str) -> Result<()> {
     check_output(out)?;
     let tmp = temp_path(out);
+    let _registered = bench_core::cleanup::register(&tmp)?;
     let result = (|| -> Result<()> {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(text.as_bytes())?;

@@ -63,6 +63,19 @@ pub fn json_stdout(args: &[&str]) -> Value {
     serde_json::from_slice(&out).expect("stdout is JSON")
 }
 
+/// Runs `cxlchar ARGS`, expects exit status `code`, and returns stdout as JSON (the
+/// report is printed whatever the status: docs/safety.md).
+pub fn json_stdout_code(args: &[&str], code: i32) -> Value {
+    let out = cxlchar()
+        .args(args)
+        .assert()
+        .code(code)
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).expect("stdout is JSON")
+}
+
 /// Runs `cxlchar ARGS --out FILE`, expects success, and returns the params document.
 pub fn run_out(args: &[&str]) -> Value {
     let d = tempfile::tempdir().unwrap();

@@ -275,3 +275,35 @@ fn sigint_during_a_measuring_run_exits_130_and_keeps_the_old_file() {
     assert_eq!(std::fs::read(&out).unwrap(), before);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn a_run_that_measured_nothing_exits_3_and_keeps_the_old_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = params_file(dir.path());
+    let before = std::fs::read(&out).unwrap();
+    // No such RDMA device (or no verbs feature): the only benchmark is skipped.
+    cxlchar()
+        .args([
+            "verbs",
+            "post",
+            "--quick",
+            "--device",
+            "nosuchdev0",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("nothing was measured"));
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // --best-effort does not turn nothing into a result.
+    cxlchar()
+        .args(["verbs", "post", "--quick", "--device", "nosuchdev0"])
+        .arg("--best-effort")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(3);
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}

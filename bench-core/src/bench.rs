@@ -145,6 +145,9 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
     /// Self-checks of the idle-latency chase on this target (differently built chains).
     pub prefetch_checks: Vec<PrefetchCheck>,
+    /// It served a peer that measures (a `verbs --server`): a report with no measurement
+    /// is then what was asked, not a run that measured nothing (docs/safety.md).
+    pub served: bool,
 }
 
 /// A reason a benchmark (or a part of it) did not run here; converts into

@@ -85,12 +85,15 @@ pub struct Outcome {
     pub file: ParamsFile,
     /// Benchmarks or targets skipped as a whole.
     pub skipped_whole: usize,
+    /// A benchmark served a peer that measures (`verbs --server`).
+    pub served: bool,
 }
 
 impl Outcome {
-    /// Nothing was measured: no measurement and no params key.
+    /// Nothing was measured: no measurement and no params key, and no benchmark served a
+    /// peer that measures (a server's empty report is what was asked).
     pub fn measured_nothing(&self) -> bool {
-        self.file.measurements.is_empty() && self.file.params.is_empty()
+        self.file.measurements.is_empty() && self.file.params.is_empty() && !self.served
     }
 }
 
@@ -186,6 +189,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         rep.warnings.extend(w);
     }
     let skipped_whole = skipped.len();
+    let served = results.iter().any(|(_, _, rep)| rep.served);
     let (params, param_info) = assemble_params(&results);
     let mut measurements = Vec::new();
     let mut prefetch_check = Vec::new();
@@ -217,6 +221,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     Ok(Outcome {
         file,
         skipped_whole,
+        served,
     })
 }
 

@@ -90,7 +90,10 @@ pub fn run(cfg: &VerbsConfig, target: &str, ctx: &Context) -> Result<Report, Ver
             // Ready: the client may post.
             s.write_all(&[1]).map_err(io_err(&peer, t))?;
             let n = serve(side, &mut s, &peer, t)?;
-            let mut rep = Report::default();
+            let mut rep = Report {
+                served: true,
+                ..Report::default()
+            };
             rep.warnings.push(Warning {
                 code: "verbs-server".into(),
                 message: format!(

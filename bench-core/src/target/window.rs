@@ -116,7 +116,15 @@ impl Region {
                 if !exists && grow {
                     check_creatable(path, root)?;
                 }
-                let f = open(path, w.write, grow && !exists, false)?;
+                // Created exclusively; if the other side of a pool created it meanwhile,
+                // it is opened as the existing file it is (and its contents checked).
+                let f = match open(path, w.write, grow && !exists, false) {
+                    Err(_) if grow && !exists && path.symlink_metadata().is_ok() => {
+                        check_file(path, root)?;
+                        open(path, w.write, false, false)?
+                    }
+                    r => r?,
+                };
                 let have = size_of(&f, path)?;
                 let need = end.unwrap_or(u64::MAX);
                 if let (true, Some(magic)) = (w.write && !access.force, w.magic) {

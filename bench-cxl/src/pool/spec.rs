@@ -315,4 +315,31 @@ pub(crate) mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn a_user_s_pool_file_needs_allow_write_and_cxlchar_s_scratch_file_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        let s = PoolSpec {
+            allow_write: false,
+            ..spec(&user)
+        };
+        let e = PoolMap::open(&s).unwrap_err();
+        assert!(matches!(e, PoolError::NeedsAllowWrite(_)), "{e}");
+        assert!(e.to_string().contains("--allow-write"), "{e}");
+        assert!(!user.exists());
+        let scratch = dir.path().join("scratch");
+        let s = PoolSpec { scratch: true, ..s };
+        let s = PoolSpec {
+            source: PoolSource::File(scratch.clone()),
+            ..s
+        };
+        let pool = PoolMap::open(&s).unwrap();
+        assert_eq!(pool.len(), MIN_POOL_BYTES);
+        drop(pool);
+        // A scratch file is only ever a fresh one.
+        std::fs::write(&scratch, b"data").unwrap();
+        assert!(PoolMap::open(&s).is_err());
+        assert_eq!(std::fs::read(&scratch).unwrap(), b"data");
+    }
 }

@@ -128,6 +128,7 @@ impl FlushBench {
             offset: 0,
             len: (info.size_bytes as usize).min(MAX_SIZE),
             write: true,
+            magic: None,
         })
     }
 
@@ -383,12 +384,21 @@ impl Setup for FlushArgs {
         if self.uc_resource.is_some() && !opts.allow_write {
             return Err("--uc-resource maps a device BAR for writing, which destroys its contents; pass --allow-write to accept that".into());
         }
-        Ok(Planned::one(FlushBench {
+        let bench = FlushBench {
             uc_resource: self.uc_resource.clone(),
             allow_write: opts.allow_write,
             force: self.force,
             sysfs_root: None,
-        }))
+        };
+        // A --uc-resource the user named is checked by the write guard now (a PCI BAR's
+        // resource file, no driver bound unless --force): a refusal is an error, not a
+        // skip. Only the write-combining column may still be skipped (no resourceN_wc).
+        if let Some(p) = &self.uc_resource {
+            bench
+                .bar_window(Column::Uncacheable)
+                .map_err(|e| format!("--uc-resource {}: {e}", p.display()))?;
+        }
+        Ok(Planned::one(bench))
     }
 }
 

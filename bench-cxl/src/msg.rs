@@ -419,6 +419,7 @@ impl MsgBench {
                         },
                         allow_write: false,
                         force: false,
+                        scratch: true,
                     },
                     true,
                 )
@@ -717,7 +718,9 @@ impl Benchmark for MsgBench {
 pub struct MsgArgs {
     /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or a PCI
     /// BAR pci:DOMAIN:BUS:DEV.FN/BAR as `cxlchar pcie list` shows it (or its resource file,
-    /// pci:/sys/bus/pci/devices/<bdf>/resourceN); dax and pci need --allow-write.
+    /// pci:/sys/bus/pci/devices/<bdf>/resourceN). Any --pool needs --allow-write (a bare
+    /// PATH means file:PATH); a window holding data that is not zero and not a pool header
+    /// is refused unless --force.
     #[arg(long, value_name = "SPEC")]
     pub pool: Option<String>,
     /// Two-sided run: leader (measures, writes results) or follower (answers). Start
@@ -764,6 +767,7 @@ impl MsgArgs {
                 .unwrap_or(if opts.quick { 8 << 20 } else { 64 << 20 }),
             allow_write: opts.allow_write,
             force: self.force,
+            scratch: false,
         };
         if !spec
             .offset

@@ -47,11 +47,20 @@ mod tests {
             e.to_string(),
             "device 0000:00:02.0 has no BAR 4 (BARs: 0,2)"
         );
+        // The driver is checked first; forced past it, an I/O BAR is still refused.
         let e = BarSpec {
             address: "0000:3b:00.0".into(),
             index: 0,
         }
-        .resolve(root, ro, 0, 8)
+        .resolve(
+            root,
+            Access {
+                allow_write: false,
+                force: true,
+            },
+            0,
+            8,
+        )
         .unwrap_err();
         assert!(matches!(e, BarError::NotMemory { .. }), "{e}");
         let e = BarSpec {
@@ -95,6 +104,7 @@ mod tests {
             offset: 0,
             len: 4096,
             write: false,
+            magic: None,
         };
         let e = Region::map_window(&w, Access::default(), dir.path()).unwrap_err();
         assert!(matches!(e, BarError::DriverBound { .. }), "{e}");

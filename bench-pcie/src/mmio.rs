@@ -69,6 +69,7 @@ impl MmioBench {
             offset: self.offset,
             len,
             write: self.access.allow_write,
+            magic: None,
         };
         Region::map_window(&w, self.access, &self.root)
     }

@@ -45,6 +45,7 @@ fn leader_and_follower_pair_through_a_pool_file_and_measure() {
             "follower",
             "--pool",
             &pool,
+            "--allow-write",
             "--timeout",
             "60s",
         ])
@@ -61,6 +62,7 @@ fn leader_and_follower_pair_through_a_pool_file_and_measure() {
             "leader",
             "--pool",
             &pool,
+            "--allow-write",
             "--timeout",
             "60s",
             "--out",
@@ -119,6 +121,7 @@ fn follower_without_leader_times_out_with_a_clear_message() {
             "follower",
             "--pool",
             &pool,
+            "--allow-write",
             "--timeout",
             "300ms",
         ])
@@ -141,6 +144,7 @@ fn leader_without_follower_times_out_and_writes_nothing() {
             "leader",
             "--pool",
             &pool,
+            "--allow-write",
             "--timeout",
             "300ms",
             "--out",
@@ -165,6 +169,7 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
             "follower",
             "--pool",
             &pool,
+            "--allow-write",
             "--timeout",
             "60s",
         ])
@@ -181,6 +186,7 @@ fn a_follower_dying_mid_run_fails_the_leader_cleanly() {
             "leader",
             "--pool",
             &pool,
+            "--allow-write",
             "--peer-timeout",
             "1s",
             "--out",
@@ -216,6 +222,7 @@ fn a_leader_dying_mid_run_fails_the_follower_cleanly() {
             "follower",
             "--pool",
             &pool,
+            "--allow-write",
             "--peer-timeout",
             "1s",
         ])
@@ -224,7 +231,15 @@ fn a_leader_dying_mid_run_fails_the_follower_cleanly() {
         .spawn()
         .unwrap();
     let mut leader = cxlchar_process()
-        .args(["pool", "msg", "--role", "leader", "--pool", &pool])
+        .args([
+            "pool",
+            "msg",
+            "--role",
+            "leader",
+            "--pool",
+            &pool,
+            "--allow-write",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -296,6 +311,7 @@ fn foreign_data_in_the_pool_is_refused_and_left_intact() {
             "leader",
             "--pool",
             &pool,
+            "--allow-write",
             "--len",
             "1M",
             "--timeout",
@@ -346,4 +362,172 @@ fn flush_table_has_every_size_for_each_method_or_a_skip() {
         assert!((cells == 18) ^ skip, "{m}: {cells} cells, skipped: {skip}");
     }
     assert!(doc["params"]["flush_cost_ns"].as_f64().unwrap() > 0.0);
+}
+
+/// Runs `pool msg` as `role` on `pool` (with `extra` options), expecting a refusal whose
+/// message holds every one of `says`.
+fn refused(role: &str, pool: &str, extra: &[&str], says: &[&str]) {
+    let out = cxlchar()
+        .args([
+            "pool",
+            "msg",
+            "--role",
+            role,
+            "--pool",
+            pool,
+            "--timeout",
+            "1s",
+        ])
+        .args(["--peer-timeout", "1s"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "{role} on {pool} {extra:?} succeeded"
+    );
+    for s in says {
+        assert!(err.contains(s), "{pool} {extra:?}: no '{s}' in: {err}");
+    }
+}
+
+/// A file system image: zero at the start (its boot block), a superblock magic further in
+/// (as ext4's 0xEF53 at byte 1080), data at the end.
+fn image_bytes() -> Vec<u8> {
+    let mut b = vec![0u8; 1 << 20];
+    b[1080] = 0x53;
+    b[1081] = 0xef;
+    b[(1 << 20) - 1] = 1;
+    b
+}
+
+#[test]
+fn a_user_s_file_is_never_written_without_allow_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("ext4.img");
+    let empty = dir.path().join("empty");
+    let missing = dir.path().join("missing");
+    std::fs::write(&image, image_bytes()).unwrap();
+    std::fs::write(&empty, b"").unwrap();
+    for role in ["leader", "follower"] {
+        for f in [&image, &empty, &missing] {
+            // A bare path is a user's file like file:PATH.
+            for spec in [format!("file:{}", f.display()), f.display().to_string()] {
+                refused(role, &spec, &["--len", "1M"], &["--allow-write"]);
+            }
+        }
+    }
+    assert_eq!(std::fs::read(&image).unwrap(), image_bytes());
+    assert_eq!(std::fs::read(&empty).unwrap(), b"");
+    assert!(!missing.exists(), "a pool file was created without consent");
+}
+
+#[test]
+fn foreign_data_anywhere_in_a_user_s_file_is_refused_before_it_is_grown() {
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("ext4.img");
+    let tiny = dir.path().join("tiny");
+    std::fs::write(&image, image_bytes()).unwrap();
+    std::fs::write(&tiny, b"abc").unwrap();
+    for role in ["leader", "follower"] {
+        for (f, len) in [(&image, "1M"), (&image, "8M"), (&tiny, "1M")] {
+            let spec = f.display().to_string();
+            let at = if f == &image { "byte 1080" } else { "byte 0" };
+            let opts = ["--allow-write", "--len", len];
+            refused(role, &spec, &opts, &["foreign data", at, "--force"]);
+        }
+    }
+    assert_eq!(std::fs::read(&image).unwrap(), image_bytes());
+    assert_eq!(std::fs::read(&tiny).unwrap(), b"abc");
+}
+
+#[test]
+fn no_pool_file_is_created_on_a_device_or_in_sysfs() {
+    let dev = format!("/dev/cxlchar-test-{}", std::process::id());
+    let bar = "/sys/bus/pci/devices/0000:77:00.0/resource1";
+    for (spec, says) in [
+        (dev.clone(), "will not create"),
+        (format!("file:{dev}"), "will not create"),
+        (
+            "/dev/zero".into(),
+            "/dev/zero is a character device, not a regular file",
+        ),
+        (format!("file:{bar}"), "PCI BAR's sysfs resource file"),
+    ] {
+        refused("leader", &spec, &["--allow-write", "--len", "1M"], &[says]);
+    }
+    let created = Path::new(&dev).exists();
+    let _ = std::fs::remove_file(&dev);
+    assert!(!created, "{dev} was created");
+    assert!(!Path::new(bar).exists());
+}
+
+#[test]
+fn a_bar_is_checked_for_what_it_is_and_for_its_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    // A regular file is no --uc-resource: refused before anything is written.
+    let f = dir.path().join("resource2");
+    std::fs::write(&f, image_bytes()).unwrap();
+    cxlchar()
+        .args(["pool", "flush", "--quick", "--allow-write", "--uc-resource"])
+        .arg(&f)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "not the resourceN file of a PCI device",
+        ));
+    assert_eq!(std::fs::read(&f).unwrap(), image_bytes());
+    // A driver-bound device of this machine, if it has one, is refused without --force
+    // as a pool and as a --uc-resource.
+    let bound = std::fs::read_dir("/sys/bus/pci/devices")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|d| d.join("driver").exists() && d.join("resource0").exists());
+    let Some(dev) = bound else { return };
+    let bdf = dev.file_name().unwrap().to_string_lossy().to_string();
+    for spec in [
+        format!("pci:{bdf}/0"),
+        format!("pci:{}", dev.join("resource0").display()),
+    ] {
+        refused(
+            "leader",
+            &spec,
+            &["--allow-write"],
+            &["bound to driver", "--force"],
+        );
+    }
+    cxlchar()
+        .args(["pool", "flush", "--quick", "--allow-write", "--uc-resource"])
+        .arg(dev.join("resource0"))
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("bound to driver").and(predicate::str::contains("--force")),
+        );
+}
+
+#[test]
+fn a_dax_target_must_be_a_device_dax_whatever_the_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("passwd");
+    std::fs::write(&f, b"root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    for consent in [&["--allow-write"][..], &[]] {
+        let out = cxlchar()
+            .args(["mem", "latency", "--quick", "--target"])
+            .arg(format!("dax:{}", f.display()))
+            .args(consent)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(err.contains("not a device-dax character device"), "{err}");
+        assert!(!err.contains("--allow-write"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        b"root:x:0:0:root:/root:/bin/sh\n"
+    );
 }

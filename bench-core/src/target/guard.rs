@@ -6,10 +6,16 @@
 //! [`super::Region::map_window`]). The rules:
 //!
 //! * **consent**: writing needs `--allow-write` ([`Access::allow_write`]); without it a
-//!   BAR is mapped read-only and a dax device, a BAR or an existing file is not written.
-//!   A pool file cxlchar creates itself ([`super::WindowSource::File`] with `create`) is
-//!   its own scratch memory: its contents are guarded by the pool header instead (the
-//!   header checks of the pool extend this guard);
+//!   BAR is mapped read-only and a dax device, a BAR or a file (existing or not) is not
+//!   created, grown or written. Only cxlchar's own scratch file
+//!   ([`super::WindowSource::Scratch`], created exclusively: it must not exist) is written
+//!   without consent;
+//! * **contents**: a window cxlchar claims for itself (one with a [`super::Window::magic`],
+//!   the pool) is read, read-only, before anything is created, resized or written, and
+//!   taken only when it starts with that magic or every byte of it that exists is zero
+//!   ([`check_claim`]), unless [`Access::force`];
+//! * **where a file may be created**: never in `/dev` (but `/dev/shm`), `/sys`, `/proc` or
+//!   on a kernel file system ([`check_creatable`]);
 //! * **what a path is, not how it was spelled**: a dax target must be a character device
 //!   listed under `/sys/bus/dax/devices` or `/sys/class/dax`; a BAR must be the sysfs
 //!   `resourceN` (`resourceN_wc`) file of a PCI device; a sysfs resource file named as a
@@ -129,6 +135,25 @@ pub enum MapError {
         have: u64,
         /// Bytes needed.
         need: u64,
+    },
+    /// A window cxlchar would claim holds someone else's data.
+    #[error("{path} holds foreign data (byte {at} of the window is not zero and the window does not start with cxlchar's pool header): nothing was written; pass --force to overwrite it")]
+    Foreign {
+        /// The file or device.
+        path: String,
+        /// Offset of the first non-zero byte, from the window's start (negative: before
+        /// the window, in a file that would have been grown).
+        at: i64,
+    },
+    /// A file that would be created where only the kernel keeps files.
+    #[error(
+        "will not create {path}: {reason}; put a pool file in /dev/shm or on a regular file system"
+    )]
+    NotCreatable {
+        /// The path.
+        path: String,
+        /// Why (the directory is on devtmpfs, sysfs, ...).
+        reason: String,
     },
     /// Opening, sizing or mapping failed.
     #[error("cannot map {path}: {reason}")]
@@ -281,8 +306,8 @@ pub fn check_bar_path(path: &Path, root: &Path) -> Result<(BarSpec, bool), MapEr
 
 impl BarSpec {
     /// Looks the BAR up below `root` and checks that a window `[offset, offset+len)` of it
-    /// may be mapped with `access`: the device and a memory BAR exist, the window fits,
-    /// and no kernel driver is bound unless `access.force`.
+    /// may be mapped with `access`: the device exists, no kernel driver is bound unless
+    /// `access.force`, a memory BAR exists and the window fits.
     pub fn resolve(
         &self,
         root: &Path,
@@ -295,6 +320,15 @@ impl BarSpec {
             return Err(MapError::NoDevice(self.address.clone()));
         }
         let dev = read_device(&dir).ok_or_else(|| MapError::NoDevice(self.address.clone()))?;
+        // The driver first: a device a driver owns is refused whatever else is asked.
+        if let Some(driver) = &dev.driver {
+            if !access.force {
+                return Err(MapError::DriverBound {
+                    address: self.address.clone(),
+                    driver: driver.clone(),
+                });
+            }
+        }
         let bar = dev
             .bars
             .iter()
@@ -327,16 +361,152 @@ impl BarSpec {
                 size: bar.size_bytes,
             });
         }
-        if let Some(driver) = &dev.driver {
-            if !access.force {
-                return Err(MapError::DriverBound {
-                    address: self.address.clone(),
-                    driver: driver.clone(),
-                });
-            }
-        }
         Ok((dev, bar))
     }
+}
+
+/// File systems where cxlchar never creates a file (the kernel's own, or device nodes).
+const KERNEL_FS: &[&str] = &[
+    "devtmpfs",
+    "sysfs",
+    "proc",
+    "devpts",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "cgroup",
+    "cgroup2",
+    "configfs",
+    "efivarfs",
+    "bpf",
+    "pstore",
+    "mqueue",
+    "fusectl",
+    "binfmt_misc",
+];
+
+/// The file system type of the mount holding `dir` (canonical), from `mountinfo`.
+fn fs_type_of(dir: &Path, mountinfo: &str) -> Option<String> {
+    let unescape = |s: &str| s.replace("\\040", " ").replace("\\011", "\t");
+    mountinfo
+        .lines()
+        .filter_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let mount = PathBuf::from(unescape(left.split(' ').nth(4)?));
+            let fstype = right.split(' ').next()?.to_string();
+            dir.starts_with(&mount).then_some((mount, fstype))
+        })
+        .max_by_key(|(m, _)| m.components().count())
+        .map(|(_, t)| t)
+}
+
+/// Whether a missing pool file may be created at `path`: its directory exists and is not
+/// `/dev` (or below it, except `/dev/shm`), `/sys` or `/proc` below `root`, nor on a
+/// kernel file system (devtmpfs, sysfs, proc, ...) per `root/proc/self/mountinfo`.
+pub fn check_creatable(path: &Path, root: &Path) -> Result<(), MapError> {
+    let refuse = |reason: String| MapError::NotCreatable {
+        path: path.display().to_string(),
+        reason,
+    };
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = fs::canonicalize(parent).map_err(|e| {
+        refuse(format!(
+            "its directory {} is not usable ({e})",
+            parent.display()
+        ))
+    })?;
+    let under = |rel: &str| {
+        let d = root.join(rel);
+        let d = fs::canonicalize(&d).unwrap_or(d);
+        dir.starts_with(d)
+    };
+    if (under("dev") && !under("dev/shm")) || under("sys") || under("proc") {
+        return Err(refuse(format!(
+            "{} holds device nodes or kernel files",
+            dir.display()
+        )));
+    }
+    if let Ok(info) = fs::read_to_string(root.join("proc/self/mountinfo")) {
+        if let Some(t) = fs_type_of(&dir, &info) {
+            if KERNEL_FS.contains(&t.as_str()) {
+                return Err(refuse(format!("{} is on a {t} file system", dir.display())));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The claim check, read-only, before anything is created, resized or written: a window
+/// cxlchar is about to take over is accepted only when it starts with `magic` (cxlchar's
+/// own header) or when every byte of it that exists is zero. `have` is the size of the
+/// file (`u64::MAX` for a device); when the file is shorter than the window (it would be
+/// grown), every byte it holds counts, also those before the window. The whole window is
+/// read (word by word, volatile), not a sample: a file system image or a database may
+/// start with zeros.
+pub fn check_claim(
+    f: &fs::File,
+    path: &Path,
+    offset: u64,
+    len: u64,
+    have: u64,
+    magic: [u8; 8],
+) -> Result<(), MapError> {
+    let end = offset.saturating_add(len);
+    let (from, to) = if have < end { (0, have) } else { (offset, end) };
+    if to <= from {
+        return Ok(());
+    }
+    let page = super::page_size() as u64;
+    let start = from / page * page;
+    let span = usize::try_from(to - start).map_err(|_| MapError::Map {
+        path: path.display().to_string(),
+        reason: "window too large to check".into(),
+    })?;
+    let mut o = memmap2::MmapOptions::new();
+    o.offset(start).len(span);
+    // SAFETY: a read-only shared mapping of bytes that exist (`to` <= the file's size or
+    // the device's window); it is only read, through volatile loads, and dropped here.
+    let map = unsafe { o.map(f) }.map_err(|e| MapError::Map {
+        path: path.display().to_string(),
+        reason: format!("mapping it read-only to check its contents: {e}"),
+    })?;
+    let base = map.as_ptr();
+    let read = |at: u64| -> u8 {
+        // SAFETY: `at - start` < span, inside the mapping.
+        unsafe { std::ptr::read_volatile(base.add((at - start) as usize)) }
+    };
+    if offset >= start && offset + 8 <= to && (0..8).all(|i| read(offset + i) == magic[i as usize])
+    {
+        return Ok(());
+    }
+    let mut at = from;
+    while at < to {
+        if at.is_multiple_of(8) && at + 8 <= to {
+            // SAFETY: 8-aligned (the mapping is page aligned) and inside it.
+            let w =
+                unsafe { std::ptr::read_volatile(base.add((at - start) as usize) as *const u64) };
+            if w != 0 {
+                at += (0..8).find(|&i| read(at + i) != 0).unwrap_or(0);
+                return Err(MapError::Foreign {
+                    path: path.display().to_string(),
+                    at: at as i64 - offset as i64,
+                });
+            }
+            at += 8;
+        } else {
+            if read(at) != 0 {
+                return Err(MapError::Foreign {
+                    path: path.display().to_string(),
+                    at: at as i64 - offset as i64,
+                });
+            }
+            at += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The sysfs root a user-given path is read against (`/`).
@@ -356,6 +526,7 @@ mod tests {
             offset: 0,
             len: 4096,
             write,
+            magic: None,
         }
     }
 
@@ -570,19 +741,30 @@ mod tests {
         assert!(TargetSpec::Anon.check_write(Access::default()).is_ok());
     }
 
+    const MAGIC: [u8; 8] = *b"CXLCPOOL";
+
+    fn pool_window(source: WindowSource, offset: u64, len: usize) -> Window {
+        Window {
+            source,
+            offset,
+            len,
+            write: true,
+            magic: Some(MAGIC),
+        }
+    }
+
+    fn user_file(path: &Path) -> WindowSource {
+        WindowSource::File {
+            path: path.into(),
+            create: true,
+        }
+    }
+
     #[test]
-    fn a_pool_file_is_created_grown_and_written_without_consent() {
+    fn cxlchar_s_own_scratch_file_is_created_grown_and_written_without_consent() {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("pool");
-        let w = Window {
-            source: WindowSource::File {
-                path: f.clone(),
-                create: true,
-            },
-            offset: 4096,
-            len: 8192,
-            write: true,
-        };
+        let w = pool_window(WindowSource::Scratch(f.clone()), 4096, 8192);
         let mut r = Region::map_window(&w, Access::default(), dir.path()).unwrap();
         assert_eq!(r.len(), 8192);
         r.as_mut_slice()[0] = 0xee;
@@ -590,5 +772,111 @@ mod tests {
         let bytes = std::fs::read(&f).unwrap();
         assert_eq!(bytes.len(), 4096 + 8192);
         assert_eq!((bytes[4095], bytes[4096]), (0, 0xee));
+        // Only a fresh one: an existing file is never taken as scratch.
+        let e = Region::map_window(&w, Access::default(), dir.path()).unwrap_err();
+        assert!(e.to_string().contains("must not exist"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_user_s_pool_file_is_neither_created_nor_grown_without_consent() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        for f in [&missing, &empty] {
+            let w = pool_window(user_file(f), 0, 8192);
+            let e = Region::map_window(&w, Access::default(), dir.path()).unwrap_err();
+            assert!(matches!(e, MapError::WriteNotAllowed(_)), "{e}");
+        }
+        assert!(!missing.exists());
+        assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+        // With consent both become a pool.
+        for f in [&missing, &empty] {
+            Region::map_window(&pool_window(user_file(f), 0, 8192), RW, dir.path()).unwrap();
+            assert_eq!(std::fs::metadata(f).unwrap().len(), 8192);
+        }
+    }
+
+    #[test]
+    fn foreign_data_anywhere_in_the_window_is_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        // Zero at the start (as a file system image's boot block), data further in.
+        let mut image = vec![0u8; 64 << 10];
+        image[1024 + 56] = 0x53;
+        image[40_000] = 1;
+        let tiny = b"abc".to_vec();
+        let mut before = vec![0u8; 4096];
+        before[17] = 9;
+        for (name, bytes, offset, at) in [
+            ("image", &image, 0u64, 1080i64),
+            ("tiny", &tiny, 0, 0),
+            ("before-the-window", &before, 4096, -4079),
+        ] {
+            let f = dir.path().join(name);
+            std::fs::write(&f, bytes).unwrap();
+            let w = pool_window(user_file(&f), offset, 128 << 10);
+            let e = Region::map_window(&w, RW, dir.path()).unwrap_err();
+            assert!(
+                matches!(&e, MapError::Foreign { at: a, .. } if *a == at),
+                "{name}: {e}"
+            );
+            assert!(e.to_string().contains("--force"), "{e}");
+            assert_eq!(&std::fs::read(&f).unwrap(), bytes, "{name} was modified");
+        }
+        // --force overrides; all zero or cxlchar's header is ours.
+        let f = dir.path().join("image");
+        let forced = Access {
+            allow_write: true,
+            force: true,
+        };
+        Region::map_window(&pool_window(user_file(&f), 0, 64 << 10), forced, dir.path()).unwrap();
+        let mut ours = vec![0x77u8; 64 << 10];
+        ours[..8].copy_from_slice(&MAGIC);
+        let zeros = vec![0u8; 3];
+        for (name, bytes) in [("ours", &ours), ("zeros", &zeros)] {
+            let f = dir.path().join(name);
+            std::fs::write(&f, bytes).unwrap();
+            let w = pool_window(user_file(&f), 0, 64 << 10);
+            Region::map_window(&w, RW, dir.path()).unwrap();
+        }
+        // A target window (no magic) is the user's to overwrite with consent.
+        let f = dir.path().join("tiny");
+        let w = Window {
+            source: WindowSource::File {
+                path: f.clone(),
+                create: false,
+            },
+            offset: 0,
+            len: 3,
+            write: true,
+            magic: None,
+        };
+        Region::map_window(&w, RW, dir.path()).unwrap();
+    }
+
+    #[test]
+    fn no_pool_file_is_created_where_the_kernel_keeps_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for d in ["dev/shm", "dev/block", "sys/kernel", "proc"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for p in ["dev/cxlpool", "dev/block/x", "sys/kernel/x", "proc/x"] {
+            let f = root.join(p);
+            let e = Region::map_window(&pool_window(user_file(&f), 0, 8192), RW, root).unwrap_err();
+            assert!(matches!(e, MapError::NotCreatable { .. }), "{p}: {e}");
+            assert!(e.to_string().contains("/dev/shm"), "{e}");
+            assert!(!f.exists(), "{p} was created");
+        }
+        assert!(check_creatable(&root.join("dev/shm/pool"), root).is_ok());
+        // By file system type, wherever it is mounted.
+        let info =
+            "22 1 0:5 / /srv/devices rw - devtmpfs udev rw\n21 1 0:6 / / rw - ext4 /dev/sda1 rw\n";
+        assert_eq!(
+            fs_type_of(Path::new("/srv/devices/x"), info).as_deref(),
+            Some("devtmpfs")
+        );
+        assert_eq!(fs_type_of(Path::new("/srv"), info).as_deref(), Some("ext4"));
     }
 }

@@ -3,9 +3,13 @@
 //!
 //! A window is neither pre-faulted nor written when mapped (a pool's header must be read
 //! before anything is written; a BAR is only read without `--allow-write`), and without
-//! write intent it is mapped read-only.
+//! write intent it is mapped read-only. A window that names a [`Window::magic`] is read
+//! (read-only) by the guard before anything is created, resized or mapped writable: see
+//! [`guard::check_claim`](super::guard::check_claim).
 
-use super::guard::{check_dax, check_file, require_write, Access, MapError};
+use super::guard::{
+    check_claim, check_creatable, check_dax, check_file, require_write, Access, MapError,
+};
 use super::{page_size, Mapping, Placement, Region, TargetSpec, Verification};
 use crate::pci::BarSpec;
 use memmap2::MmapOptions;
@@ -18,15 +22,19 @@ use std::path::{Path, PathBuf};
 /// What a window is of.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WindowSource {
-    /// A regular file mapped shared. With `create` it is a pool file: created when
-    /// missing and grown to the window's end, and needs no `--allow-write` (cxlchar's own
-    /// scratch file, whose contents the pool header guards).
+    /// A user's regular file mapped shared: writing needs `--allow-write`. With
+    /// `create` (a pool file) a missing file is created (never on a device or kernel file
+    /// system, see [`guard::check_creatable`](super::guard::check_creatable)) and a short
+    /// one grown to the window's end, both only with write intent and consent.
     File {
         /// The file.
         path: PathBuf,
         /// Create or grow it as needed.
         create: bool,
     },
+    /// cxlchar's own scratch file (the default pool): created here, exclusively (it must
+    /// not exist), grown to the window's end and written without `--allow-write`.
+    Scratch(PathBuf),
     /// A device-dax character device.
     Dax(PathBuf),
     /// A PCI BAR through sysfs: `resourceN` (uncached) or `resourceN_wc` (`wc`).
@@ -42,15 +50,17 @@ impl WindowSource {
     /// The target a region of this source reports as its spec.
     pub fn target(&self) -> TargetSpec {
         match self {
-            WindowSource::File { path, .. } => TargetSpec::File(path.clone()),
+            WindowSource::File { path, .. } | WindowSource::Scratch(path) => {
+                TargetSpec::File(path.clone())
+            }
             WindowSource::Dax(p) => TargetSpec::Dax(p.clone()),
             WindowSource::Bar { bar, .. } => TargetSpec::Bar(bar.clone()),
         }
     }
 
-    /// Whether writing into it needs `--allow-write` (all but a pool file).
+    /// Whether writing into it needs `--allow-write` (all but cxlchar's own scratch file).
     pub fn needs_write_consent(&self) -> bool {
-        !matches!(self, WindowSource::File { create: true, .. })
+        !matches!(self, WindowSource::Scratch(_))
     }
 }
 
@@ -75,6 +85,12 @@ pub struct Window {
     /// The caller will write into it (needs consent, see [`WindowSource`]); without it
     /// the window is mapped read-only.
     pub write: bool,
+    /// The header a window cxlchar owns starts with (the pool's `CXLCPOOL`, as its 8
+    /// little-endian bytes): with write intent, the window is written only if what exists
+    /// of it is all zero or starts with these bytes, unless [`Access::force`]
+    /// ([`check_claim`]). `None`: the user handed the whole window over (a target, a BAR
+    /// being measured).
+    pub magic: Option<[u8; 8]>,
 }
 
 impl Region {
@@ -95,11 +111,28 @@ impl Region {
         let (file, path, placement) = match &w.source {
             WindowSource::File { path, create } => {
                 check_file(path, root)?;
-                let f = open(path, w.write, *create && w.write, false)?;
+                let grow = *create && w.write;
+                let exists = path.symlink_metadata().is_ok();
+                if !exists && grow {
+                    check_creatable(path, root)?;
+                }
+                // Created exclusively; if the other side of a pool created it meanwhile,
+                // it is opened as the existing file it is (and its contents checked).
+                let f = match open(path, w.write, grow && !exists, false) {
+                    Err(_) if grow && !exists && path.symlink_metadata().is_ok() => {
+                        check_file(path, root)?;
+                        open(path, w.write, false, false)?
+                    }
+                    r => r?,
+                };
                 let have = size_of(&f, path)?;
                 let need = end.unwrap_or(u64::MAX);
+                if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
+                    // Read-only, before anything is resized or written.
+                    check_claim(&f, path, w.offset, w.len as u64, have, magic)?;
+                }
                 if have < need {
-                    if *create && w.write {
+                    if grow {
                         f.set_len(need)
                             .map_err(|e| map_err(path, format!("resizing: {e}")))?;
                     } else {
@@ -112,9 +145,23 @@ impl Region {
                 }
                 (f, path.clone(), file_placement(path))
             }
+            WindowSource::Scratch(path) => {
+                let f = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .map_err(|e| map_err(path, format!("creating it (it must not exist): {e}")))?;
+                f.set_len(end.unwrap_or(u64::MAX))
+                    .map_err(|e| map_err(path, format!("resizing: {e}")))?;
+                (f, path.clone(), file_placement(path))
+            }
             WindowSource::Dax(path) => {
                 check_dax(path, root)?;
                 let f = open(path, w.write, false, false)?;
+                if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
+                    check_claim(&f, path, w.offset, w.len as u64, u64::MAX, magic)?;
+                }
                 let p = Placement {
                     method: format!("window of device-dax {}", path.display()),
                     ..unverified()
@@ -136,6 +183,9 @@ impl Region {
                 };
                 let path = dev.sysfs.join(name);
                 let f = open(&path, w.write, false, true)?;
+                if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
+                    check_claim(&f, &path, w.offset, w.len as u64, b.size_bytes, magic)?;
+                }
                 let p = Placement {
                     method: format!(
                         "PCI BAR {bar} through {} ({})",
@@ -183,7 +233,11 @@ fn map_err(path: &Path, reason: String) -> MapError {
 /// Opens for reading (and writing), creating when asked; `sync` adds `O_SYNC` (BARs).
 fn open(path: &Path, write: bool, create: bool, sync: bool) -> Result<File, MapError> {
     let mut o = OpenOptions::new();
-    o.read(true).write(write).create(create).truncate(false);
+    o.read(true).write(write).truncate(false);
+    if create {
+        // Never into something that appeared meanwhile.
+        o.create_new(true);
+    }
     if sync {
         o.custom_flags(libc::O_SYNC);
     }

@@ -175,19 +175,31 @@ pub fn check_leader_may_claim(
 mod tests {
     use super::*;
     use crate::pool::spec::tests::spec;
-    use crate::pool::MIN_POOL_BYTES;
+    use crate::pool::{PoolSpec, MIN_POOL_BYTES};
+    use bench_core::target::MapError;
 
     #[test]
     fn foreign_data_is_refused_unless_forced() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pool");
         std::fs::write(&p, vec![0x5au8; MIN_POOL_BYTES]).unwrap();
-        let pool = PoolMap::open(&spec(&p)).unwrap();
+        // The write guard refuses the window before mapping it writable.
+        let e = PoolMap::open(&spec(&p)).unwrap_err();
+        assert!(
+            matches!(e, PoolError::Map(MapError::Foreign { at: 0, .. })),
+            "{e}"
+        );
+        assert!(e.to_string().contains("--force"));
+        // Mapped with --force, the leader's own check still sees no header of ours.
+        let forced = PoolSpec {
+            force: true,
+            ..spec(&p)
+        };
+        let pool = PoolMap::open(&forced).unwrap();
         let e = check_leader_may_claim(&pool, false, Duration::ZERO).unwrap_err();
         assert!(matches!(e, PoolError::Foreign(_)), "{e}");
-        assert!(e.to_string().contains("--force"));
         check_leader_may_claim(&pool, true, Duration::ZERO).unwrap();
-        // The file was not touched by the refusal.
+        // The file was not touched by the refusals.
         assert!(std::fs::read(&p).unwrap().iter().all(|&b| b == 0x5a));
     }
 

@@ -4,9 +4,11 @@
 //! A pool is a shared file (`/dev/shm/...` by default, or any `file:` path), a device-dax
 //! (`dax:/dev/daxX.Y`) or a PCI BAR (`pci:DOMAIN:BUS:DEV.FN/BAR` as in `cxlchar pcie`, or
 //! its resource file `pci:/sys/bus/pci/devices/<bdf>/resourceN`), with
-//! an `--offset` and `--len` inside it. Writing into a device destroys its contents:
-//! `dax:` and `pci:` need `allow_write`; a window whose header shows foreign data or
-//! another live run is refused unless `force`.
+//! an `--offset` and `--len` inside it. Writing into it destroys its contents: every pool
+//! but the fresh scratch file cxlchar creates itself ([`PoolSpec::scratch`]) needs
+//! `allow_write`; the write guard refuses, before anything is created, grown or written, a
+//! window holding anything but zeros or a pool header (foreign data), and the leader one
+//! whose header shows another live run, unless `force`.
 //!
 //! Header layout (first 4 KiB of the window; u64 little-endian words, each group on its
 //! own 256 B so the two sides never share a line):
@@ -50,8 +52,8 @@ pub enum PoolError {
     /// Bad role.
     #[error("bad role '{0}': use leader or follower")]
     Role(String),
-    /// Writing into a device without consent.
-    #[error("pool {0} is a device: writing into it destroys its contents; pass --allow-write to accept that")]
+    /// Writing into a user's file or a device without consent.
+    #[error("pool {0} is not cxlchar's own memory (a file or a device you named): writing into it destroys its contents; pass --allow-write to accept that")]
     NeedsAllowWrite(String),
     /// The window is too small.
     #[error("pool window of {have} bytes is too small: at least {need} bytes are needed (--len)")]

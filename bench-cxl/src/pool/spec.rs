@@ -4,7 +4,7 @@
 //! (`--allow-write` for devices, what the path really is, a BAR whose device has a driver
 //! bound refused unless `--force`).
 
-use super::header::{Header, HEADER_BYTES};
+use super::header::{Header, HEADER_BYTES, MAGIC};
 use super::PoolError;
 use crate::cacheline::invalidate_method;
 use bench_core::pci::BarSpec;
@@ -95,6 +95,9 @@ pub struct PoolSpec {
     pub allow_write: bool,
     /// Overwrite foreign data / take over a live run.
     pub force: bool,
+    /// The file is cxlchar's own, created here and now (the default pool in /dev/shm):
+    /// created exclusively, and written without `allow_write`.
+    pub scratch: bool,
 }
 
 /// A mapped pool window: a bench-core [`Region`] (its one owner of mappings).
@@ -106,9 +109,12 @@ pub struct PoolMap {
 
 impl PoolSpec {
     /// The window this spec names, for the write guard: a file pool is created and grown
-    /// as needed; a BAR named by its resource file is the BAR that file is.
+    /// as needed (a user's file only with `allow_write`); a BAR named by its resource file
+    /// is the BAR that file is. Its magic is the pool header's: the guard refuses a window
+    /// holding anything but zeros or a pool header, before writing, unless `force`.
     pub fn window(&self, root: &Path) -> Result<Window, MapError> {
         let source = match &self.source {
+            PoolSource::File(p) if self.scratch => WindowSource::Scratch(p.clone()),
             PoolSource::File(p) => WindowSource::File {
                 path: p.clone(),
                 create: true,
@@ -126,6 +132,7 @@ impl PoolSpec {
             offset: self.offset,
             len: self.len,
             write: true,
+            magic: Some(MAGIC.to_le_bytes()),
         })
     }
 
@@ -200,8 +207,9 @@ pub(crate) mod tests {
             source: PoolSource::File(path.into()),
             offset: 0,
             len: MIN_POOL_BYTES,
-            allow_write: false,
+            allow_write: true,
             force: false,
+            scratch: false,
         }
     }
 
@@ -247,6 +255,7 @@ pub(crate) mod tests {
     fn devices_need_allow_write_and_small_windows_are_refused() {
         let s = PoolSpec {
             source: PoolSource::Dax("/dev/dax9.9".into()),
+            allow_write: false,
             ..spec(Path::new("/nonexistent"))
         };
         assert!(matches!(
@@ -255,6 +264,7 @@ pub(crate) mod tests {
         ));
         let s = PoolSpec {
             source: PoolSource::Pci("/sys/bus/pci/devices/0000:00:00.0/resource9".into()),
+            allow_write: false,
             ..spec(Path::new("/nonexistent"))
         };
         assert!(matches!(
@@ -304,5 +314,32 @@ pub(crate) mod tests {
             matches!(e, PoolError::Map(MapError::NotRegularFile { .. })),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_user_s_pool_file_needs_allow_write_and_cxlchar_s_scratch_file_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user");
+        let s = PoolSpec {
+            allow_write: false,
+            ..spec(&user)
+        };
+        let e = PoolMap::open(&s).unwrap_err();
+        assert!(matches!(e, PoolError::NeedsAllowWrite(_)), "{e}");
+        assert!(e.to_string().contains("--allow-write"), "{e}");
+        assert!(!user.exists());
+        let scratch = dir.path().join("scratch");
+        let s = PoolSpec { scratch: true, ..s };
+        let s = PoolSpec {
+            source: PoolSource::File(scratch.clone()),
+            ..s
+        };
+        let pool = PoolMap::open(&s).unwrap();
+        assert_eq!(pool.len(), MIN_POOL_BYTES);
+        drop(pool);
+        // A scratch file is only ever a fresh one.
+        std::fs::write(&scratch, b"data").unwrap();
+        assert!(PoolMap::open(&s).is_err());
+        assert_eq!(std::fs::read(&scratch).unwrap(), b"data");
     }
 }

@@ -79,8 +79,7 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
 /// `cxlchar check`.
 pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
     let spec_name = a.spec.display().to_string();
-    let text =
-        std::fs::read_to_string(&a.spec).with_context(|| format!("reading spec {spec_name}"))?;
+    let text = load::read_input(&a.spec, "spec ")?;
     let spec = spec::parse(&text, &spec_name)?;
     let file = load::load(&a.params)?;
     let results = check::check(&spec, &file);

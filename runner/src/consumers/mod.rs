@@ -14,6 +14,9 @@ pub mod load;
 pub mod model;
 pub mod spec;
 
+#[cfg(test)]
+mod proptests;
+
 use crate::cli::{CheckArgs, DiffArgs, Format, ModelArgs};
 use anyhow::{Context, Result};
 use std::io::Write;

@@ -91,11 +91,11 @@ fn parse_below(spec: &str, limit: usize) -> Result<Vec<usize>, Bad> {
         if b >= limit {
             return Err(Bad::Above(b));
         }
-        for c in a..=b {
-            if seen[c] {
+        for (c, seen) in seen.iter_mut().enumerate().take(b + 1).skip(a) {
+            if *seen {
                 return Err(Bad::List(format!("CPU {c} is listed twice")));
             }
-            seen[c] = true;
+            *seen = true;
             out.push(c);
         }
     }

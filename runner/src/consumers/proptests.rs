@@ -45,7 +45,7 @@ fn replace_numbers(v: &mut Value, vals: &[f64], mask: &[bool], i: &mut usize) {
                 return;
             }
             let x = vals[k];
-            *v = if n.is_f64() || k % 7 == 0 {
+            *v = if n.is_f64() || k.is_multiple_of(7) {
                 serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
             } else if x.is_finite() {
                 Value::from(x.abs().min(u64::MAX as f64) as u64)
@@ -212,13 +212,13 @@ proptest! {
 #[test]
 fn plot_of_a_subnormal_to_huge_latency_ends() {
     let (_, mut f) = base(0);
-    let mut n = 0;
+    let mut n = 0usize;
     for m in f
         .measurements
         .iter_mut()
         .filter(|m| m.benchmark == "mem.latency")
     {
-        m.distribution.p50 = if n % 2 == 0 { 5e-324 } else { 1e308 };
+        m.distribution.p50 = if n.is_multiple_of(2) { 5e-324 } else { 1e308 };
         n += 1;
     }
     assert!(n >= 2, "the base file has mem.latency measurements");

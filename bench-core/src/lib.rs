@@ -58,11 +58,21 @@ pub mod units {
     /// One GiB.
     pub const GIB: usize = 1 << 30;
 
-    /// A `--size`-style argument: [`parse_size`], and zero is refused.
+    /// Largest size a `--size`-style argument may give: 128 TiB, the user address space of
+    /// an x86-64 process with 4-level paging, so no buffer of more can ever be mapped.
+    pub const MAX_SIZE_BYTES: usize = 1 << 47;
+
+    /// A `--size`-style argument: [`parse_size`], zero is refused, and so is a size above
+    /// [`MAX_SIZE_BYTES`] (one clear error at parse time rather than a failed allocation).
     pub fn parse_positive_size(s: &str) -> Result<usize, String> {
         let v = parse_size(s)?;
         if v == 0 {
             return Err("size must be positive".into());
+        }
+        if v > MAX_SIZE_BYTES {
+            return Err(format!(
+                "size '{s}' is larger than any memory a process can map (128 TiB)"
+            ));
         }
         Ok(v)
     }
@@ -132,6 +142,11 @@ pub mod units {
             assert_eq!(parse_size("1g").unwrap(), GIB);
             assert_eq!(parse_size("100").unwrap(), 100);
             assert!(parse_size("abc").is_err());
+            assert_eq!(parse_positive_size("128G").unwrap(), 128 * GIB);
+            let e = parse_positive_size("1000000G").unwrap_err();
+            assert!(e.contains("larger than any memory"), "{e}");
+            assert!(parse_positive_size("0").is_err());
+            assert!(parse_positive_size("99999999999999999999G").is_err());
             assert!(parse_size("").is_err());
             assert_eq!(format_size(3 * MIB), "3M");
             assert_eq!(format_size(100), "100");

@@ -6,37 +6,96 @@
 
 use crate::CoreError;
 
-/// Parses a CPU list such as `0-3,6`. Order is kept, duplicates are an error.
+/// The largest CPU number any list may name, plus one: above Linux's largest `NR_CPUS`
+/// (8192), so every real list parses, while `0-4294967295` is refused before anything is
+/// allocated for it.
+pub const CPU_NUMBER_LIMIT: usize = 1 << 16;
+
+/// Parses a CPU list such as `0-3,6`. Order is kept, duplicates are an error, and no CPU
+/// number may reach [`CPU_NUMBER_LIMIT`].
 pub fn parse_cpu_list(spec: &str) -> Result<Vec<usize>, CoreError> {
-    let err = |reason: String| CoreError::CpuList {
+    parse_below(spec, CPU_NUMBER_LIMIT).map_err(|e| CoreError::CpuList {
         spec: spec.to_string(),
-        reason,
-    };
+        reason: match e {
+            Bad::List(r) => r,
+            Bad::Above(c) => {
+                format!("CPU {c} is above the largest CPU number Linux supports")
+            }
+        },
+    })
+}
+
+/// Parses a CPU list given by the user (`--cpu`): as [`parse_cpu_list`], and a CPU at or
+/// above the number of CPUs this machine has is [`CoreError::CpuNotAllowed`] at once, so
+/// that an absurd list (`0-4294967295`) is one clear error rather than an allocation the
+/// size of the list.
+pub fn parse_user_cpu_list(spec: &str) -> Result<Vec<usize>, CoreError> {
+    parse_below(spec, configured_cpus()).map_err(|e| match e {
+        Bad::List(reason) => CoreError::CpuList {
+            spec: spec.to_string(),
+            reason,
+        },
+        Bad::Above(cpu) => CoreError::CpuNotAllowed {
+            cpu,
+            allowed: format_cpu_list(&allowed_cpus()),
+        },
+    })
+}
+
+/// How many CPUs this machine has (configured, online or not); at least one, at most
+/// [`CPU_NUMBER_LIMIT`].
+pub fn configured_cpus() -> usize {
+    // SAFETY: sysconf takes an integer name and only returns a value.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    let n = if n > 0 { n as usize } else { 0 };
+    n.max(allowed_cpus().last().map_or(1, |c| c + 1))
+        .min(CPU_NUMBER_LIMIT)
+}
+
+/// Why a list did not parse below a limit.
+enum Bad {
+    /// Malformed, with the reason.
+    List(String),
+    /// Names this CPU, at or above the limit.
+    Above(usize),
+}
+
+/// Parses a CPU list whose numbers must be below `limit`; the check comes before any
+/// range is expanded.
+fn parse_below(spec: &str, limit: usize) -> Result<Vec<usize>, Bad> {
     let mut out = Vec::new();
+    let mut seen = vec![false; limit];
     if spec.trim().is_empty() {
-        return Err(err("empty list".into()));
+        return Err(Bad::List("empty list".into()));
     }
     for part in spec.split(',') {
         let part = part.trim();
         let num = |s: &str| {
             s.trim()
                 .parse::<usize>()
-                .map_err(|_| err(format!("'{s}' is not a CPU number")))
+                .map_err(|_| Bad::List(format!("'{s}' is not a CPU number")))
         };
-        let range: Vec<usize> = match part.split_once('-') {
+        let (a, b) = match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (num(a)?, num(b)?);
                 if a > b {
-                    return Err(err(format!("range '{part}' is reversed")));
+                    return Err(Bad::List(format!("range '{part}' is reversed")));
                 }
-                (a..=b).collect()
+                (a, b)
             }
-            None => vec![num(part)?],
+            None => {
+                let a = num(part)?;
+                (a, a)
+            }
         };
-        for c in range {
-            if out.contains(&c) {
-                return Err(err(format!("CPU {c} is listed twice")));
+        if b >= limit {
+            return Err(Bad::Above(b));
+        }
+        for (c, seen) in seen.iter_mut().enumerate().take(b + 1).skip(a) {
+            if *seen {
+                return Err(Bad::List(format!("CPU {c} is listed twice")));
             }
+            *seen = true;
             out.push(c);
         }
     }
@@ -121,6 +180,21 @@ mod tests {
         for bad in ["", "a", "3-1", "1,1", "1-", "-2", "1,,2"] {
             assert!(parse_cpu_list(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn absurd_lists_are_one_error() {
+        let e = parse_cpu_list("0-4294967295").unwrap_err().to_string();
+        assert!(e.contains("4294967295") && e.contains("Linux"), "{e}");
+        let e = parse_user_cpu_list("0-4294967295").unwrap_err().to_string();
+        assert!(
+            e.contains("CPU 4294967295 is not in the allowed set"),
+            "{e}"
+        );
+        let n = configured_cpus();
+        assert!(parse_user_cpu_list(&n.to_string()).is_err());
+        assert_eq!(parse_user_cpu_list("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpu_list("0-65535").unwrap().len(), CPU_NUMBER_LIMIT);
     }
 
     #[test]

@@ -199,7 +199,7 @@ fn parse_target(s: &str) -> Result<TargetSpec, String> {
 pub struct CpuList(pub Vec<usize>);
 
 fn parse_cpus(s: &str) -> Result<CpuList, String> {
-    bench_core::pin::parse_cpu_list(s)
+    bench_core::pin::parse_user_cpu_list(s)
         .map(CpuList)
         .map_err(|e| e.to_string())
 }

@@ -258,6 +258,16 @@ fn cpu_not_allowed_is_an_error() {
         "CPU 4000 is not in the allowed set",
     );
     assert_bad_input(&["mem", "latency", "--quick", "--cpu", "3-1"], "'3-1'");
+    // An absurd size is one error at parse time.
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--sizes", "1000000G"],
+        "larger than any memory a process can map",
+    );
+    // An absurd list is the same one error, not an allocation failure and a backtrace.
+    assert_bad_input(
+        &["mem", "latency", "--quick", "--cpu", "0-4294967295"],
+        "CPU 4294967295 is not in the allowed set",
+    );
 }
 
 #[test]

@@ -415,3 +415,50 @@ fn diff_synthetic_significant_and_insignificant() {
     assert_eq!(c["direction"], "up");
     assert!(v["warnings"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn unbounded_and_duplicate_inputs_are_exit_2() {
+    let spec = repo("results/specs/cxl-expander.toml");
+    let good = data("params-a.json");
+    let dir = tempfile::tempdir().unwrap();
+    let dup = dir.path().join("dup.json");
+    std::fs::write(&dup, r#"{"schema_version": 1, "schema_version": 1}"#).unwrap();
+    let zero = Path::new("/dev/zero");
+    let cases: Vec<(Vec<&std::ffi::OsStr>, &str)> = vec![
+        (vec!["model".as_ref(), zero.as_ref()], "not a regular file"),
+        (
+            vec!["diff".as_ref(), good.as_ref(), zero.as_ref()],
+            "not a regular file",
+        ),
+        (
+            vec![
+                "check".as_ref(),
+                "--spec".as_ref(),
+                zero.as_ref(),
+                good.as_ref(),
+            ],
+            "not a regular file",
+        ),
+        (
+            vec![
+                "check".as_ref(),
+                "--spec".as_ref(),
+                spec.as_ref(),
+                dup.as_ref(),
+            ],
+            "given twice",
+        ),
+        (
+            vec!["diff".as_ref(), dup.as_ref(), good.as_ref()],
+            "given twice",
+        ),
+    ];
+    for (args, needle) in cases {
+        cxlchar()
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(needle));
+    }
+}

@@ -133,6 +133,14 @@ pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
             }
         };
         let (outcome, margin, reason) = match (measured, limit) {
+            (Some(_), Some(l)) if !l.is_finite() => (
+                Outcome::Fail,
+                None,
+                format!(
+                    "the limit evaluates to {l}, not a finite number (the expression \
+                     overflows): a bound that cannot be compared is not a pass"
+                ),
+            ),
             (Some(v), Some(l)) => {
                 let m = b.op.margin(v, l);
                 if b.op.holds(v, l) {
@@ -190,6 +198,9 @@ pub fn exit_code(results: &[CheckResult]) -> i32 {
     }
 }
 
+/// Widest check-name column in the table (longer names push their row wider).
+const MAX_NAME_WIDTH: usize = 80;
+
 fn fmt(v: Option<f64>) -> String {
     match v {
         Some(v) if v.abs() >= 1000.0 => format!("{v:.0}"),
@@ -206,7 +217,7 @@ pub fn render_table(spec: &Spec, params: &str, results: &[CheckResult]) -> Strin
         .map(|r| r.name.len())
         .max()
         .unwrap_or(4)
-        .max(5);
+        .clamp(5, MAX_NAME_WIDTH);
     s.push_str(&format!(
         "{:<12} {:<w$} {:>10} {:>10} {:>10} {:>8}\n",
         "result", "check", "measured", "limit", "margin", "margin%"
@@ -261,6 +272,30 @@ mod tests {
         let mut f = load::load(&path).unwrap();
         f.params = params.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         f
+    }
+
+    #[test]
+    fn an_overflowing_limit_fails_and_long_names_render() {
+        let long = format!("mem_lat_ns + {}", "1 + ".repeat(200) + "1");
+        let s = spec::parse(
+            &format!(
+                "[[bound]]\nkey = \"cxl_lat_ns\"\nop = \"<=\"\nexpr = \"1e308 * mem_lat_ns\"\n\
+                 [[bound]]\nkey = \"cxl_lat_ns\"\nop = \"<=\"\nexpr = \"{long}\"\n"
+            ),
+            "t.toml",
+        )
+        .unwrap();
+        let r = check(&s, &file(&[("mem_lat_ns", 100.0), ("cxl_lat_ns", 1.0)]));
+        assert_eq!(r[0].outcome, Outcome::Fail, "{:?}", r[0]);
+        assert!(
+            r[0].reason.contains("not a finite number"),
+            "{}",
+            r[0].reason
+        );
+        assert_eq!(r[1].outcome, Outcome::Pass);
+        assert_eq!(exit_code(&r), super::super::EXIT_FAILED);
+        let t = render_table(&s, "p.json", &r);
+        assert!(t.contains(&long), "{t}");
     }
 
     #[test]

@@ -4,16 +4,130 @@
 //! layout that does not match this version. Fields added to schema version 1 after its
 //! first files (`prefetch_check`, `dram_sizing`, counters) have serde defaults, so those
 //! files still load.
+//!
+//! Every input file of a consumer (params.json, a check spec) is read with [`read_input`]:
+//! a regular file (a FIFO, a device such as `/dev/zero` or a directory is refused before it
+//! is read, so nothing blocks or reads forever) of at most [`MAX_INPUT_BYTES`], read with a
+//! bound of one byte more. A key given twice in one JSON object is an error, not "the last
+//! one wins".
 
 use anyhow::{anyhow, bail, Context, Result};
 use bench_core::params::{ParamsFile, SCHEMA_VERSION};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::collections::HashSet;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+
+/// Largest input file a consumer reads: 256 MiB (a full `all` run's params.json is a few
+/// MiB).
+pub const MAX_INPUT_BYTES: u64 = 256 << 20;
+
+/// Reads an input file as UTF-8 text: a regular file of at most [`MAX_INPUT_BYTES`];
+/// `what` names it in the errors ("spec ", "" for a params.json).
+pub fn read_input(path: &Path, what: &str) -> Result<String> {
+    let name = path.display();
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {what}{name}"))?;
+    if !meta.is_file() {
+        bail!(
+            "reading {what}{name}: not a regular file (a directory, FIFO, socket or device): \
+             give a params.json or spec file"
+        );
+    }
+    // O_NONBLOCK: should the path have become a FIFO since, opening it does not wait for
+    // a writer; reads of a regular file ignore the flag.
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("reading {what}{name}"))?;
+    let meta = f
+        .metadata()
+        .with_context(|| format!("reading {what}{name}"))?;
+    if !meta.is_file() {
+        bail!("reading {what}{name}: not a regular file");
+    }
+    let too_large = || {
+        anyhow!(
+            "{what}{name} is larger than {} MiB, the most a consumer reads: it is not a \
+             params.json or spec written for cxlchar",
+            MAX_INPUT_BYTES >> 20
+        )
+    };
+    if meta.len() > MAX_INPUT_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {what}{name}"))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow!(
+            "{what}{name} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
 
 /// Reads and validates a params.json.
 pub fn load(path: &Path) -> Result<ParamsFile> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_input(path, "")?;
     parse(&text, &path.display().to_string())
+}
+
+/// A JSON document walked only to find a key given twice in one object; the error names
+/// the key.
+struct NoDuplicateKeys;
+
+impl<'de> DeserializeSeed<'de> for NoDuplicateKeys {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDuplicateKeys {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(NoDuplicateKeys)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if !seen.insert(k.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key \"{k}\" is given twice in one object"
+                )));
+            }
+            map.next_value_seed(NoDuplicateKeys)?;
+        }
+        Ok(())
+    }
 }
 
 /// Validates the text of a params.json; `name` is used in the error messages.
@@ -31,6 +145,10 @@ pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
             anyhow!("{name} is not JSON: {e}")
         }
     })?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    NoDuplicateKeys
+        .deserialize(&mut de)
+        .map_err(|e| anyhow!("{name} is not a valid params.json: {e}"))?;
     let Some(obj) = value.as_object() else {
         bail!(
             "{name} is JSON but not a params.json: the top level is not an object, so it has \
@@ -89,5 +207,43 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("does not match its layout"), "{e}");
+        let e = parse(
+            "{\"schema_version\": 1, \"a\": {\"x\": 1, \"x\": 2}}",
+            "x.json",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("\"x\" is given twice"), "{e}");
+        let deep = "[".repeat(100_000);
+        let e = parse(&deep, "x.json").unwrap_err().to_string();
+        assert!(e.contains("not JSON"), "{e}");
+    }
+
+    #[test]
+    fn only_bounded_regular_files_are_read() {
+        let e = read_input(Path::new("/dev/zero"), "")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let e = read_input(dir.path(), "spec ").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: c is a valid NUL-terminated path; mkfifo only creates a node there.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_input(&fifo, "").unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        let big = dir.path().join("big.json");
+        let f = std::fs::File::create(&big).unwrap();
+        f.set_len(MAX_INPUT_BYTES + 1).unwrap();
+        let e = read_input(&big, "").unwrap_err().to_string();
+        assert!(e.contains("larger than 256 MiB"), "{e}");
+        let bin = dir.path().join("bin.json");
+        std::fs::write(&bin, b"{\xff}").unwrap();
+        let e = read_input(&bin, "").unwrap_err().to_string();
+        assert!(e.contains("not UTF-8"), "{e}");
+        std::fs::write(&bin, b"{}").unwrap();
+        assert_eq!(read_input(&bin, "").unwrap(), "{}");
     }
 }

@@ -14,6 +14,9 @@ pub mod load;
 pub mod model;
 pub mod spec;
 
+#[cfg(test)]
+mod proptests;
+
 use crate::cli::{CheckArgs, DiffArgs, Format, ModelArgs};
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -82,8 +85,7 @@ pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
         junit::check_output(j, &[&a.params, &a.spec])?;
     }
     let spec_name = a.spec.display().to_string();
-    let text =
-        std::fs::read_to_string(&a.spec).with_context(|| format!("reading spec {spec_name}"))?;
+    let text = load::read_input(&a.spec, "spec ")?;
     let spec = spec::parse(&text, &spec_name)?;
     let file = load::load(&a.params)?;
     let results = check::check(&spec, &file);

@@ -200,6 +200,15 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
             Some(why) => Err(err(Some(k.span()), format!("{what} {why}"))),
         }
     };
+    if raw.required.len() + raw.bound.len() > MAX_CHECKS {
+        return Err(err(
+            None,
+            format!(
+                "the spec has {} required keys and bounds, more than the {MAX_CHECKS} a spec may hold",
+                raw.required.len() + raw.bound.len()
+            ),
+        ));
+    }
     let mut required = vec![];
     for r in &raw.required {
         required.push((check_key(r, "required key")?, line_of(text, r.span().start)));
@@ -252,6 +261,16 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
                     ));
                 }
                 Limit::Value(n)
+            }
+            (None, Some(e)) if e.get_ref().len() > MAX_EXPR_BYTES => {
+                return Err(err(
+                    Some(e.span()),
+                    format!(
+                        "expr of the bound on {key} is {} bytes long, more than the \
+                         {MAX_EXPR_BYTES} an expression may have",
+                        e.get_ref().len()
+                    ),
+                ))
             }
             (None, Some(e)) => {
                 let terms = parse_expr(e.get_ref())
@@ -340,6 +359,12 @@ fn tokenize(s: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// Most bytes a bound's `expr` may have.
+pub const MAX_EXPR_BYTES: usize = 1024;
+
+/// Most required keys and bounds, together, in one spec.
+pub const MAX_CHECKS: usize = 10_000;
+
 /// Parses a linear expression: terms joined by `+`/`-`, each a product of numbers and at
 /// most one key (`2.5 * mem_lat_ns`, `mem_lat_ns + 50`, `0.5 * mem_bw_gbs@anon`).
 pub fn parse_expr(s: &str) -> Result<Vec<Term>, String> {
@@ -390,6 +415,11 @@ pub fn parse_expr(s: &str) -> Result<Vec<Term>, String> {
                 _ => break,
             }
             i += 1;
+        }
+        if !coeff.is_finite() {
+            return Err(format!(
+                "a coefficient evaluates to {coeff}, not a finite number"
+            ));
         }
         terms.push(Term { coeff, key });
         match toks.get(i) {
@@ -462,6 +492,28 @@ value = 20.5
             l => panic!("{l:?}"),
         }
         assert_eq!(s.bounds[2].limit, Limit::Value(20.5));
+    }
+
+    #[test]
+    fn absurd_specs_are_one_error() {
+        let b = |expr: &str| {
+            format!("[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nexpr = \"{expr}\"\n")
+        };
+        bad(
+            &b(&"1+".repeat(600).replace("+", "+ ")),
+            4,
+            "more than the 1024",
+        );
+        bad(&b("1e300 * 1e300 * mem_lat_ns"), 4, "not a finite number");
+        bad(
+            &b(&format!("{}1{}", "(".repeat(500), ")".repeat(500))),
+            4,
+            "unexpected `(`",
+        );
+        let many = b("mem_lat_ns").repeat(MAX_CHECKS + 1);
+        bad(&many, 1, "more than the 10000");
+        bad("description = 1\ndescription = 2\n", 2, "duplicate key");
+        bad(&format!("a = {}", "[".repeat(100_000)), 1, "recurs");
     }
 
     fn bad(text: &str, line: usize, needle: &str) {

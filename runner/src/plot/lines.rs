@@ -59,8 +59,33 @@ fn bounds(series: &[Series], log: bool, pick: impl Fn(&(f64, f64)) -> f64) -> (f
     }
 }
 
+/// Largest magnitude drawn (and, on a log axis, 1/it the smallest): far beyond any
+/// measured figure, and small enough that the axis ranges and ticks stay finite (an axis
+/// from 5e-324 to 1e308 made plotters loop forever).
+const PLOTTABLE_ABS: f64 = 1e30;
+
+fn plottable(v: f64, log: bool) -> bool {
+    v.is_finite() && v.abs() <= PLOTTABLE_ABS && (!log || v >= 1.0 / PLOTTABLE_ABS)
+}
+
 /// Draws the series into `path`; `false` (and no file) when there is nothing to draw.
+/// Points that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are
+/// left out.
 pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<bool> {
+    let series: Vec<Series> = series
+        .iter()
+        .map(|s| Series {
+            name: s.name.clone(),
+            points: s
+                .points
+                .iter()
+                .copied()
+                .filter(|&(x, y)| plottable(x, c.log_x) && plottable(y, c.log_y))
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let series = series.as_slice();
     if series.is_empty() {
         return Ok(false);
     }

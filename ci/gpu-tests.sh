@@ -20,11 +20,7 @@ esac
 if [ "$MODE" != --run ]; then
   rm -rf "$DIR"; mkdir -p "$DIR"
   cargo test --release -q -p bench-gpu --no-run --message-format=json 2>/dev/null \
-    | python3 -c 'import json,sys
-for l in sys.stdin:
-    try: m=json.loads(l)
-    except ValueError: continue
-    if m.get("reason")=="compiler-artifact" and m.get("executable"): print(m["executable"])' \
+    | ci/test-binaries.py \
     | while read -r t; do cp "$t" "$DIR/"; done
   ls "$DIR"/hardware-* >/dev/null 2>&1 || { echo "no hardware test binary was built" >&2; exit 1; }
   echo "built: $(ls "$DIR" | tr '\n' ' ')"

@@ -14,7 +14,6 @@
 mod common;
 use common::*;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
@@ -65,8 +64,7 @@ fn fake_driver(dir: &Path) {
 /// Runs `cxlchar gpu ARGS --format json` on the library in `lib_dir` with `devices` fake
 /// GPUs and `free_mb` of free device memory; returns the document and stderr.
 fn run_fake(lib_dir: &Path, devices: u32, free_mb: u32, args: &[&str]) -> (Value, String) {
-    let out = Command::cargo_bin("cxlchar")
-        .unwrap()
+    let out = cxlchar()
         .arg("gpu")
         .args(args)
         .args(["--format", "json"])
@@ -230,16 +228,14 @@ fn fake_driver_with_little_memory_skips_what_does_not_fit() {
 fn fake_driver_device_out_of_range_is_an_error_and_targets_list_gpus() {
     let d = tempfile::tempdir().unwrap();
     fake_driver(d.path());
-    Command::cargo_bin("cxlchar")
-        .unwrap()
+    cxlchar()
         .args(["gpu", "--device", "2"])
         .env("LD_LIBRARY_PATH", d.path())
         .env("FAKE_CUDA_DEVICES", "2")
         .assert()
         .failure()
         .stderr(predicates::str::contains("--device 2 does not exist"));
-    let out = Command::cargo_bin("cxlchar")
-        .unwrap()
+    let out = cxlchar()
         .arg("targets")
         .env("LD_LIBRARY_PATH", d.path())
         .env("FAKE_CUDA_DEVICES", "2")
@@ -257,8 +253,7 @@ fn fake_driver_device_out_of_range_is_an_error_and_targets_list_gpus() {
 }
 
 fn gpu_skip_reason(lib_dir: &Path) -> String {
-    let out = Command::cargo_bin("cxlchar")
-        .unwrap()
+    let out = cxlchar()
         .args(["gpu", "--quick", "--format", "json", "--max-size", "64K"])
         .env("LD_LIBRARY_PATH", lib_dir)
         .assert()
@@ -308,8 +303,7 @@ fn a_failing_cuinit_is_a_skip_with_the_drivers_words() {
         "{r}"
     );
     // The same library in `cxlchar targets`: no GPU, with the reason.
-    let out = Command::cargo_bin("cxlchar")
-        .unwrap()
+    let out = cxlchar()
         .arg("targets")
         .env("LD_LIBRARY_PATH", d.path())
         .assert()

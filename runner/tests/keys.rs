@@ -76,10 +76,8 @@ fn data(name: &str) -> std::path::PathBuf {
 /// and `--what-if`; a key nobody produces is still refused, by name.
 #[test]
 fn every_produced_key_is_accepted_by_check_and_what_if() {
-    use assert_cmd::Command;
     use predicates::prelude::*;
-    let out = Command::cargo_bin("cxlchar")
-        .unwrap()
+    let out = cxlchar()
         .args([
             "model",
             "--what-if",
@@ -100,8 +98,7 @@ fn every_produced_key_is_accepted_by_check_and_what_if() {
         "required = [\"inj_overhead_ns\"]\n[[bound]]\nkey = \"msg_rate_mps\"\nop = \">=\"\nvalue = 1\n",
     )
     .unwrap();
-    Command::cargo_bin("cxlchar")
-        .unwrap()
+    cxlchar()
         .args(["check", "--spec"])
         .arg(&spec)
         .arg(data("params-a.json"))
@@ -110,8 +107,7 @@ fn every_produced_key_is_accepted_by_check_and_what_if() {
         .stdout(predicate::str::contains("produced by verbs"))
         .stdout(predicate::str::contains("unknown producer").not());
     std::fs::write(&spec, "required = [\"zzz_ns\"]\n").unwrap();
-    Command::cargo_bin("cxlchar")
-        .unwrap()
+    cxlchar()
         .args(["check", "--spec"])
         .arg(&spec)
         .arg(data("params-a.json"))
@@ -120,8 +116,7 @@ fn every_produced_key_is_accepted_by_check_and_what_if() {
         .stderr(predicate::str::contains(
             "`zzz_ns` is not a params key cxlchar knows",
         ));
-    Command::cargo_bin("cxlchar")
-        .unwrap()
+    cxlchar()
         .args(["model", "--what-if", "zzz_ns=1"])
         .arg(data("params-a.json"))
         .assert()

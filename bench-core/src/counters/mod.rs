@@ -58,6 +58,7 @@ pub use warnings::{warnings_for, CLOCK_TOLERANCE};
 mod test_util {
     use super::CounterGroup;
     use super::Counts;
+    use crate::params::Measurement;
 
     /// Touches `pages` fresh anonymous pages, forcing that many minor faults.
     pub(super) fn fault_pages(pages: usize) -> usize {
@@ -80,6 +81,21 @@ mod test_util {
             );
         }
         ok
+    }
+
+    /// A one-sample measurement on `anon` in `unit` carrying the counters `c`.
+    pub(super) fn measurement(unit: &str, c: super::MeasurementCounters) -> Measurement {
+        Measurement {
+            id: "x/anon/4K".into(),
+            benchmark: "x".into(),
+            target: "anon".into(),
+            parameters: serde_json::json!({}),
+            unit: unit.into(),
+            method: "m".into(),
+            distribution: crate::stats::Distribution::from_samples(&[1.0]).unwrap(),
+            placement: None,
+            counters: Some(c),
+        }
     }
 
     /// Software counts with `cs` context switches and `faults` minor faults.

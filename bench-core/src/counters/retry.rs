@@ -90,9 +90,8 @@ pub fn sample_buffer(capacity: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counters::test_util::{fault_pages, sw, sw_available};
+    use crate::counters::test_util::{fault_pages, measurement, sw, sw_available};
     use crate::counters::warnings_for;
-    use crate::params::Measurement;
 
     #[test]
     fn disturbed_attempts_are_retried_and_the_clean_one_kept() {
@@ -142,17 +141,7 @@ mod tests {
         assert_eq!(c.attempts, 3);
         assert!(c.disturbed);
         assert!(c.disturbances.iter().any(|d| d.contains("page faults")));
-        let m = Measurement {
-            id: "x/anon/4K".into(),
-            benchmark: "x".into(),
-            target: "anon".into(),
-            parameters: serde_json::json!({}),
-            unit: "ns".into(),
-            method: "m".into(),
-            distribution: crate::stats::Distribution::from_samples(&[1.0]).unwrap(),
-            placement: None,
-            counters: Some(c),
-        };
+        let m = measurement("ns", c);
         let w = warnings_for("anon", &[m], 0.0);
         assert!(w
             .iter()

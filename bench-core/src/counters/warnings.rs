@@ -95,7 +95,7 @@ pub fn warnings_for(target: &str, measurements: &[Measurement], tsc_hz: f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counters::test_util::sw;
+    use crate::counters::test_util::{measurement, sw};
     use crate::counters::Counts;
 
     #[test]
@@ -116,17 +116,7 @@ mod tests {
         assert_eq!(mc.per_op["llc_load_misses_per_load"], 0.5);
         assert_eq!(mc.per_op["cycles_per_load"], 3000.0);
         assert!(!mc.per_op.contains_key("dtlb_load_misses_per_load"));
-        let m = |c: MeasurementCounters| Measurement {
-            id: "a".into(),
-            benchmark: "b".into(),
-            target: "anon".into(),
-            parameters: serde_json::json!({}),
-            unit: "ns".into(),
-            method: "m".into(),
-            distribution: crate::stats::Distribution::from_samples(&[1.0]).unwrap(),
-            placement: None,
-            counters: Some(c),
-        };
+        let m = |c: MeasurementCounters| measurement("ns", c);
         // 3 GHz core vs 2 GHz TSC: warned; vs 3 GHz TSC: not.
         assert!(warnings_for("anon", &[m(mc.clone())], 2e9)
             .iter()
@@ -148,17 +138,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(mc.core_ghz(), Some(3.0));
-        let m = Measurement {
-            id: "a".into(),
-            benchmark: "b".into(),
-            target: "anon".into(),
-            parameters: serde_json::json!({}),
-            unit: "GB/s".into(),
-            method: "m".into(),
-            distribution: crate::stats::Distribution::from_samples(&[1.0]).unwrap(),
-            placement: None,
-            counters: Some(mc),
-        };
+        let m = measurement("GB/s", mc);
         assert!(!warnings_for("anon", &[m], 3e9)
             .iter()
             .any(|w| w.code == "core_clock"));

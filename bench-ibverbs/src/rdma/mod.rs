@@ -79,17 +79,10 @@ pub fn run(cfg: &VerbsConfig, target: &str, ctx: &Context) -> Result<Report, Ver
             let mut res = setup(cfg, ctx, 1)?;
             ctx.progress(&format!("verbs: waiting {t:?} for a client on port {port}"));
             let (mut s, peer) = tcp_accept(*port, t)?;
-            let ours = res.sides[0].info(&res.dev);
-            let theirs = exchange(&mut s, &ours, &peer, t)?;
-            let dev = &res.dev;
-            let side = &mut res.sides[0];
-            side.connect(dev, &theirs)?;
-            for _ in 0..RQ_DEPTH {
-                side.post_recv(MAX_MSG)?;
-            }
+            connect_over_tcp(&mut res, &mut s, &peer, t)?;
             // Ready: the client may post.
             s.write_all(&[1]).map_err(io_err(&peer, t))?;
-            let n = serve(side, &mut s, &peer, t)?;
+            let n = serve(&res.sides[0], &mut s, &peer, t)?;
             let mut rep = Report {
                 served: true,
                 ..Report::default()
@@ -107,14 +100,7 @@ pub fn run(cfg: &VerbsConfig, target: &str, ctx: &Context) -> Result<Report, Ver
             let mut res = setup(cfg, ctx, 1)?;
             let peer = format!("{host}:{port}");
             let mut s = tcp_connect(host, *port, t)?;
-            let ours = res.sides[0].info(&res.dev);
-            let theirs = exchange(&mut s, &ours, &peer, t)?;
-            let dev = &res.dev;
-            let side = &mut res.sides[0];
-            side.connect(dev, &theirs)?;
-            for _ in 0..RQ_DEPTH {
-                side.post_recv(MAX_MSG)?;
-            }
+            connect_over_tcp(&mut res, &mut s, &peer, t)?;
             let mut ready = [0u8; 1];
             s.read_exact(&mut ready).map_err(io_err(&peer, t))?;
             let side = &res.sides[0];
@@ -130,6 +116,24 @@ pub fn run(cfg: &VerbsConfig, target: &str, ctx: &Context) -> Result<Report, Ver
             Ok(rep)
         }
     }
+}
+
+/// The two-process handshake both roles share: exchange queue-pair info with `peer` over
+/// `s`, connect this side's QP to theirs and fill its receive queue.
+fn connect_over_tcp(
+    res: &mut Resources,
+    s: &mut std::net::TcpStream,
+    peer: &str,
+    t: std::time::Duration,
+) -> Result<(), VerbsError> {
+    let ours = res.sides[0].info(&res.dev);
+    let theirs = exchange(s, &ours, peer, t)?;
+    let side = &mut res.sides[0];
+    side.connect(&res.dev, &theirs)?;
+    for _ in 0..RQ_DEPTH {
+        side.post_recv(MAX_MSG)?;
+    }
+    Ok(())
 }
 
 fn measure(

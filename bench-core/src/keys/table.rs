@@ -245,8 +245,8 @@ pub static REGISTRY: &[KeyDef] = &[
     key("msg_rate_mps", Mps, "verbs", VERBS, "message rate of one core on one QP", "messages / wall time to the last completion of the same loop", "004 (1 / Inj_overhead)"),
     key("verbs_lat_ns", Ns, "verbs", VERBS, "one-way small-message latency", "p50 half round trip of an 8-byte send/recv ping-pong (ib_send_lat)", "004 Latency; 000 MPI_LAT (network baseline without MPI); 002 Table 1 RoCEv2 latency (PerfTest)").models(MSG_PATH),
     key("verbs_bw_gbs", Gbs, "verbs", VERBS, "streaming bandwidth", "p50 of RDMA-write streams of the largest size (1 MiB), 64 outstanding (ib_write_bw)", "000 MPI_BW (network baseline without MPI); 002 Table 1 RoCEv2 bandwidth (PerfTest)").models(MSG_PATH),
-    key("verbs_hockney_lat_ns", Ns, "verbs", VERBS, "Hockney start-up latency", "least-squares intercept of half round trip vs size, 8 B .. 1 MiB", "000 Hockney `MPI_LAT + s / MPI_BW`"),
-    key("verbs_hockney_bw_gbs", Gbs, "verbs", VERBS, "Hockney asymptotic bandwidth", "inverse least-squares slope of the same fit", "000 Hockney"),
+    key("verbs_hockney_lat_ns", Ns, "verbs", VERBS, "Hockney start-up latency", "Hockney fit (bench_core::stats::hockney_fit: least squares weighted by 1/t^2, latency held at 0 when it would be negative) of p50 half round trips, 8 B .. 1 MiB: its latency", "000 Hockney `MPI_LAT + s / MPI_BW`"),
+    key("verbs_hockney_bw_gbs", Gbs, "verbs", VERBS, "Hockney asymptotic bandwidth", "the same fit's bandwidth (inverse slope)", "000 Hockney"),
     // ---------------------------------------------------------------- gpu.bw
     key("gpu_h2d_bw_gbs", Gbs, "gpu.bw", GPU, "host -> GPU copy bandwidth from pinned memory", "p50 of the event-timed bandwidth at the largest size (1 GiB; quick 64 MiB), `cuMemAllocHost` buffer", "003 (per-device bandwidth, reference for the pool figures)"),
     key("gpu_d2h_bw_gbs", Gbs, "gpu.bw", GPU, "GPU -> host, pinned", "as above, device to host", "003"),

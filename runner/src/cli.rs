@@ -80,6 +80,11 @@ pub struct ModelArgs {
     /// verbs) or `shm` (shared-memory messaging through the pool stands in for MPI).
     #[arg(long, value_enum, value_name = "BASELINE", default_value_t = crate::consumers::model::Baseline::Network)]
     pub baseline: crate::consumers::model::Baseline,
+    /// Seed 000's workload for its data-access model (000-access, eqs. (3)-(10)): a TOML
+    /// file of the workload's PAPI metrics, MPI trace and traced load samples
+    /// (docs/consumers.md shows one). Without it, 000-access is refused.
+    #[arg(long, value_name = "TOML")]
+    pub workload: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,

@@ -130,6 +130,65 @@ fn model_000_baseline_flag_selects_and_names_the_messaging() {
     assert!(notes.contains("shared memory (--baseline shm)"), "{notes}");
 }
 
+/// Seed 000's data-access model (eqs. (3)-(10)) evaluates with a workload file and the
+/// hardware keys, and without a workload is refused naming `--workload`.
+#[test]
+fn model_000_access_needs_a_workload() {
+    let hw = [
+        "--what-if",
+        "mpi_lat_ns=650",
+        "--what-if",
+        "mpi_bw_gbs=4.09",
+        "--what-if",
+        "cxl_lat_ns=417",
+        "--what-if",
+        "cxl_atomic_lat_ns=653",
+    ];
+    let run = |extra: &[&str]| {
+        let out = cxlchar()
+            .args(["model", "--model", "000-access", "--format", "json"])
+            .args(hw)
+            .args(extra)
+            .arg(data("params-a.json"))
+            .output()
+            .unwrap();
+        let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        (out.status.code(), v, out.stderr)
+    };
+    let (code, v, _) = run(&[]);
+    assert_eq!(code, Some(3));
+    let m = &v["models"][0];
+    assert_eq!(m["status"], "refused");
+    assert_eq!(m["missing"][0]["key"], "--workload FILE", "{m}");
+    let example = repo("results/workloads/example.toml");
+    let (code, v, err) = run(&["--workload", example.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{}", String::from_utf8_lossy(&err));
+    let m = &v["models"][0];
+    assert_eq!(m["status"], "evaluated", "{m}");
+    let out = |n: &str| {
+        m["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == n)
+            .unwrap_or_else(|| panic!("{n} in {m}"))["value"]
+            .as_f64()
+            .unwrap()
+    };
+    // The CXL scenario never loads faster than DDR here (CXL_LAT > MEM_LAT).
+    assert!(out("t_access_cxl_ns") >= out("t_access_mpi_ns"));
+    let w: f64 = ["mbw", "mlat", "cbw", "clat", "compute"]
+        .iter()
+        .map(|c| out(&format!("w_subsequent_{c}_ratio")))
+        .sum();
+    assert!((w - 1.0).abs() < 1e-9, "weights sum to {w}");
+    let bad = tempfile::tempdir().unwrap();
+    let p = write(bad.path(), "w.toml", "accesses_per_element = 0\n");
+    let (code, _, err) = run(&["--workload", p.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+    assert!(String::from_utf8_lossy(&err).contains("w.toml"));
+}
+
 #[test]
 fn model_rejects_bad_what_if_and_unknown_model() {
     cxlchar()

@@ -38,6 +38,7 @@ const ENV_L2: &str = "read from environment.topology.caches (an L2 entry) of the
 
 const T0: &str = "000-transfer";
 const TT: &str = "000-ext-stream";
+const A0: &str = "000-access";
 const N1: &str = "001-nt-threshold";
 const C3: &str = "003-contention";
 const F3: &str = "003-latency-factor";
@@ -49,7 +50,7 @@ const E4: &str = "004-latency-e2e";
 
 /// Models that read the message baseline of seed 000 (network: MPI, else verbs; with
 /// `--baseline shm`, the pool's messaging).
-const MSG_PATH: &[&str] = &[T0, TT];
+const MSG_PATH: &[&str] = &[T0, A0, TT];
 /// Models that read LLP_post (its total or its components).
 const LLP_POST: &[&str] = &[P4, I4, IM4, L4, E4];
 /// Models that read the small-message latency terms of seed 004.
@@ -149,10 +150,10 @@ pub static REGISTRY: &[KeyDef] = &[
     key("l2_lat_ns", Ns, "mem.latency", LAT, "L2 load latency", "median of sweep p50s in [2 x L1, L2/2]", "000"),
     key("l3_lat_ns", Ns, "mem.latency", LAT, "L3 load latency", "median of sweep p50s in [2 x L2, L3/2] below the DRAM plateau and under half the cold lap (absent, with a note, when the chase reaches DRAM before that window)", "000"),
     key("l4_lat_ns", Ns, "mem.latency", LAT, "L4 load latency (machines with a fourth cache level)", "median of sweep p50s in [2 x L3, L4/2]", ""),
-    key("mem_lat_ns", Ns, "mem.latency", LAT, "idle DRAM load latency (MEM_LAT)", "median of the sweep p50s on the DRAM plateau (tlb-local order, randomized 256-byte slots), or the slower chain when the prefetch self-check disagrees", "000 (MEM_LAT, local access formula); 002 Table 1 \"Main Memory\" latency (100 ns, MLC); 003 Table 1 local DRAM latency (MLC)").far("cxl_lat_ns").models(&[TT, F3]),
+    key("mem_lat_ns", Ns, "mem.latency", LAT, "idle DRAM load latency (MEM_LAT)", "median of the sweep p50s on the DRAM plateau (tlb-local order, randomized 256-byte slots), or the slower chain when the prefetch self-check disagrees", "000 (MEM_LAT, local access formula); 002 Table 1 \"Main Memory\" latency (100 ns, MLC); 003 Table 1 local DRAM latency (MLC)").far("cxl_lat_ns").models(&[A0, TT, F3]),
     key("mem_lat_random_ns", Ns, "mem.latency", LAT, "DRAM latency with a page walk on most loads", "p50 of a full-random chase at the DRAM point", "000 (upper bound of access cost)").far("cxl_lat_random_ns"),
     key("page_walk_ns", Ns, "mem.latency", LAT, "added cost of TLB misses per load", "`mem_lat_random_ns - mem_lat_ns` at the DRAM point", ""),
-    key("cxl_lat_ns", Ns, "mem.latency", LAT_FAR, "idle far-memory (CXL) load latency (CXL_LAT)", "`mem_lat_ns` measured on a memory-only NUMA node or a dax device", "000 (CXL_LAT, pool access formula); 002 Table 1 \"CXL Memory Sharing (with caching; no cache flushing)\" latency (790 ns, MLC); 003 Table 1 CXL memory pool latency (MLC)").of("mem_lat_ns").models(&[TT, F3]),
+    key("cxl_lat_ns", Ns, "mem.latency", LAT_FAR, "idle far-memory (CXL) load latency (CXL_LAT)", "`mem_lat_ns` measured on a memory-only NUMA node or a dax device", "000 (CXL_LAT, pool access formula); 002 Table 1 \"CXL Memory Sharing (with caching; no cache flushing)\" latency (790 ns, MLC); 003 Table 1 CXL memory pool latency (MLC)").of("mem_lat_ns").models(&[A0, TT, F3]),
     key("cxl_lat_random_ns", Ns, "mem.latency", LAT_FAR, "far-memory latency with page walks", "`mem_lat_random_ns` on the far target", "000").of("mem_lat_random_ns"),
     key("cxl_lat_factor", Factor, "mem.latency", LAT_FAR, "far/local latency factor", "`cxl_lat_ns / mem_lat_ns`, derived by the runner", "000 (latency factor of pool accesses)").ratio("cxl_lat_ns", "mem_lat_ns"),
     // ---------------------------------------------------------------- mem.bandwidth

@@ -53,6 +53,9 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
     let file = load::load(&a.params)?;
     let mut inputs = model::Inputs::from_file(&file);
     inputs.msg_baseline = a.baseline;
+    if let Some(w) = &a.workload {
+        inputs.workload = Some(std::sync::Arc::new(model::Workload::load(w)?));
+    }
     inputs.apply(&a.what_if)?;
     let results = model::evaluate(&inputs, &a.model)?;
     match a.format {
@@ -65,6 +68,7 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
                 "params": a.params.display().to_string(),
                 "what_if": inputs.overrides,
                 "baseline": inputs.msg_baseline.name(),
+                "workload": a.workload.as_ref().map(|w| w.display().to_string()),
                 "models": results,
             });
             print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;

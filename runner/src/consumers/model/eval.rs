@@ -167,6 +167,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Records an input that is not a params key as missing (`what`: the option that
+    /// supplies it, `how`: what it holds).
+    pub(super) fn need_input(&mut self, what: &str, how: &str) {
+        if !self.missing.iter().any(|m| m.key == what) {
+            self.missing.push(Missing {
+                key: what.into(),
+                benchmark: "user input".into(),
+                command: how.into(),
+                note: String::new(),
+            });
+        }
+    }
+
     /// Records a derived figure.
     pub(super) fn out(&mut self, name: &str, value: f64, unit: &str, note: &str) {
         self.outputs.push(Output {

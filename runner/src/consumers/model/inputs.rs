@@ -83,6 +83,9 @@ pub struct Inputs {
     pub overrides: BTreeMap<String, f64>,
     /// The messaging seed 000's models take as the message baseline.
     pub msg_baseline: Baseline,
+    /// Seed 000's workload (`--workload FILE`): what its data-access model needs beyond
+    /// the hardware parameters.
+    pub workload: Option<std::sync::Arc<super::Workload>>,
 }
 
 impl Inputs {
@@ -109,6 +112,7 @@ impl Inputs {
             base,
             overrides: BTreeMap::new(),
             msg_baseline: Baseline::default(),
+            workload: None,
         }
     }
 
@@ -157,6 +161,7 @@ impl Inputs {
             base: self.base.clone(),
             overrides: BTreeMap::new(),
             msg_baseline: self.msg_baseline,
+            workload: self.workload.clone(),
         }
     }
 }

@@ -17,10 +17,12 @@ mod paper001;
 mod paper003;
 mod paper004;
 mod render;
+pub mod workload;
 
 pub use eval::{evaluate, Model};
 pub use inputs::{parse_what_if, Baseline, Inputs, WhatIf};
 pub use render::render_table;
+pub use workload::Workload;
 
 /// All models, in output order.
 pub fn models() -> Vec<Model> {

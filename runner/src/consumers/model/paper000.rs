@@ -1,9 +1,7 @@
 //! Seed 000 (Message-Free Communication via CXL.mem): message vs CXL transfer time
-//! (Sec. IV-A), and a cxlchar extension that adds one streaming read of the buffer.
-//!
-//! The paper's data-access model (Sec. IV-B, IV-C, eqs. (3)-(10)) is not implemented: it
-//! weights traced load samples (their latencies, grouped by data source) by workload
-//! classes derived from PAPI counters, none of which a params file holds.
+//! (Sec. IV-A, eqs. (1), (2)), the data-access model (Sec. IV-B, IV-C, eqs. (3)-(10)) of a
+//! workload given with `--workload` ([`super::workload`]), and a cxlchar extension that
+//! adds one streaming read of the buffer.
 
 use super::eval::{Ctx, Model};
 use super::inputs::Baseline;
@@ -109,6 +107,91 @@ fn eval_000_transfer(c: &mut Ctx) {
     );
 }
 
+/// Seed 000's whole model for one workload: eqs. (1)-(10).
+fn eval_000_access(c: &mut Ctx) {
+    let (mpi_lat_ns, mpi_bw_gbs) = msg_path(c);
+    let hw = super::workload::Hardware {
+        mem_lat_ns: c.need("mem_lat_ns"),
+        cxl_lat_ns: c.need("cxl_lat_ns"),
+        cxl_atomic_lat_ns: c.need("cxl_atomic_lat_ns"),
+        mpi_lat_ns,
+        mpi_bw_gbs,
+    };
+    let Some(w) = c.inputs.workload.clone() else {
+        c.need_input(
+            "--workload FILE",
+            "a TOML file of the workload's PAPI metrics (eq. 3), its MPI trace (message \
+             sizes) and its traced load samples by data source (eqs. 5-10); docs/consumers.md \
+             shows one",
+        );
+        return;
+    };
+    if !c.missing.is_empty() {
+        return;
+    }
+    c.notes.extend(w.interpretation());
+    let a = w.evaluate(&hw);
+    for (set, ws) in [("first", a.first), ("subsequent", a.subsequent)] {
+        for class in super::workload::Class::ALL {
+            c.out(
+                &format!("w_{set}_{}_ratio", class.name()),
+                ws[class as usize],
+                "ratio",
+                &format!(
+                    "weight of {} for {set} loads (eqs. 3, 4, footnote 17; CXL term eq. {})",
+                    class.name().to_uppercase(),
+                    class.equation()
+                ),
+            );
+        }
+    }
+    let rows = [
+        (
+            "t_transfer_mpi_ns",
+            a.t_transfer_mpi_ns,
+            "MPI transfer over the trace (eq. 1)",
+        ),
+        (
+            "t_transfer_cxl_ns",
+            a.t_transfer_cxl_ns,
+            "CXL transfer: 2 atomics per message (eq. 2)",
+        ),
+        (
+            "t_access_mpi_ns",
+            a.t_access_mpi_ns,
+            "data access, MPI scenario (eq. 5)",
+        ),
+        (
+            "t_access_cxl_ns",
+            a.t_access_cxl_ns,
+            "data access, CXL scenario (eqs. 6-10, weighted)",
+        ),
+    ];
+    for (name, v, note) in rows {
+        c.out(name, v, "ns", note);
+    }
+    let mpi = a.t_transfer_mpi_ns + a.t_access_mpi_ns;
+    let cxl = a.t_transfer_cxl_ns + a.t_access_cxl_ns;
+    c.out(
+        "t_mpi_ns",
+        mpi,
+        "ns",
+        "MPI communication overhead: transfer + access",
+    );
+    c.out(
+        "t_cxl_ns",
+        cxl,
+        "ns",
+        "CXL communication overhead: transfer + access",
+    );
+    c.out(
+        "speedup_cxl_factor",
+        mpi / cxl,
+        "ratio",
+        "MPI overhead / CXL overhead (> 1: CXL faster)",
+    );
+}
+
 /// The cxlchar extension `000-ext-stream` (not seed 000's data-access model).
 fn eval_000_ext_stream(c: &mut Ctx) {
     let (lat, bw) = msg_path(c);
@@ -132,8 +215,7 @@ fn eval_000_ext_stream(c: &mut Ctx) {
     c.notes.push(
         "cxlchar extension, not seed 000's model: the data access is one cold streaming read \
          of the buffer (lat + m/bw, with a CXL bandwidth term the paper does not have); the \
-         paper's eqs. (3)-(10) weight traced load samples by data source and workload class \
-         with low-pass factors, which a params file cannot hold"
+         paper's data-access model, eqs. (3)-(10), is 000-access (needs --workload)"
             .into(),
     );
     let mpi = |m: f64| lat + m / bw + mem_lat + m / mem_bw;
@@ -189,6 +271,13 @@ pub(super) fn models() -> Vec<Model> {
             source: "seed 000 (Message-Free Communication via CXL.mem), Sec. IV-A, eqs. (1), (2)",
             equation: "T_msg(m) = MPI_LAT + m / MPI_BW;  T_cxl = 2 x CXL_ATOMIC_LAT;  crossover m* = (2 x CXL_ATOMIC_LAT - MPI_LAT) x MPI_BW",
             eval: eval_000_transfer,
+        },
+        Model {
+            id: "000-access",
+            title: "communication overhead of a workload: transfer + data access, MPI vs CXL",
+            source: "seed 000 (Message-Free Communication via CXL.mem), Sec. IV, eqs. (1)-(10); workload from --workload",
+            equation: "T = T_Transfer + T_Access;  T_Access^MPI = sum(lat) x rate / lpf (5);  T_Access^CXL = sum over classes W_c x eq. (6)-(10), weights from eqs. (3), (4) for first (1/n) and subsequent loads",
+            eval: eval_000_access,
         },
         Model {
             id: "000-ext-stream",

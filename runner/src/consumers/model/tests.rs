@@ -11,6 +11,7 @@ fn inputs(kv: &[(&str, f64)]) -> Inputs {
         base: kv.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         overrides: BTreeMap::new(),
         msg_baseline: Baseline::Network,
+        workload: None,
     }
 }
 

@@ -19,8 +19,7 @@
 use crate::cacheline::{flush_range, invalidate_method, FlushMethod, LINE};
 use crate::measurement;
 use bench_core::bench::{
-    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
-    Setup,
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
 };
 use bench_core::lockstep::{gbs, lockstep, Budget};
 use bench_core::params::{Skipped, Warning};
@@ -28,7 +27,6 @@ use bench_core::stats::Distribution;
 use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 /// Default chunk: the 512 bytes each of cMPI's threads writes and flushes at a time.
 pub const DEFAULT_CHUNK: usize = 512;
@@ -279,15 +277,7 @@ impl FlushBwBench {
         LayoutError,
     > {
         let layout = ChunkLayout::new(len, p.threads, self.chunk, SAMPLE_BYTES_PER_THREAD)?;
-        let budget = Budget {
-            time: if ctx.quick {
-                Duration::from_millis(30)
-            } else {
-                Duration::from_millis(200)
-            },
-            min_samples: 5,
-            max_samples: 2000,
-        };
+        let budget = Budget::bandwidth(ctx.quick);
         let cursors: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(0)).collect();
         let base = base as usize;
         let column = p.column;
@@ -319,13 +309,6 @@ impl FlushBwBench {
 impl Benchmark for FlushBwBench {
     fn name(&self) -> &'static str {
         "pool.flush-bw"
-    }
-
-    fn requires(&self) -> Requirements {
-        Requirements {
-            min_cpus: 1,
-            target_kinds: vec![],
-        }
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {

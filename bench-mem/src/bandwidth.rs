@@ -21,7 +21,6 @@ use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
-use std::time::Duration;
 
 /// Parameters of the bandwidth benchmark.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,15 +237,7 @@ impl BandwidthBench {
             slice
         };
         let passes = ((8 * MIB) / slice.max(1)).max(1);
-        let budget = Budget {
-            time: if ctx.quick {
-                Duration::from_millis(30)
-            } else {
-                Duration::from_millis(200)
-            },
-            min_samples: 5,
-            max_samples: 2000,
-        };
+        let budget = Budget::bandwidth(ctx.quick);
         let base = region.as_mut_ptr() as usize;
         let kernel = p.kernel;
         let run = lockstep(ctx, p.threads, budget, &|t| {

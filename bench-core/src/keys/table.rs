@@ -144,6 +144,16 @@ const K: Var = Var {
     values: Values::Count,
     meaning: "the number of concurrent copies (k > 1, `--streams`)",
 };
+const FLUSH_METHOD: Var = Var {
+    name: "method",
+    values: Values::OneOf(&["clflushopt", "clflush", "clwb"]),
+    meaning: "the flush method (clflushopt + sfence, clflush, clwb + sfence)",
+};
+const THREADS: Var = Var {
+    name: "N",
+    values: Values::Count,
+    meaning: "the thread count",
+};
 
 /// Every key cxlchar produces, derives or reads.
 pub static REGISTRY: &[KeyDef] = &[
@@ -221,29 +231,13 @@ pub static REGISTRY: &[KeyDef] = &[
     ]),
     // ---------------------------------------------------------------- pool.flush-bw
     key("flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "aggregated bandwidth of writing 512 B chunks and flushing each, all threads (one per `--cpu`), on **local** memory: the local-memory counterpart of the paper's row, which was measured on a dax device (that figure is `cxl_flush_bw_gbs`)", "each pinned thread walks its own part of the working set of `mem bandwidth`'s DRAM point (the target's DRAM working set, at least 1 GiB; 128 MiB with --quick): memset a 512 B chunk (`--chunk`), clflushopt on its lines + sfence (clflush where clflushopt is absent); p50 over samples of bytes written by all threads / the slowest thread's time; GB = 1e9 B, bytes counted once as written", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s; local-memory counterpart)").far("cxl_flush_bw_gbs"),
-    key("flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with one flush method", "as `flush_bw_gbs`, the chunk made visible with `method` (methods the CPU lacks are skipped with the CPUID bit)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[Var {
-        name: "method",
-        values: Values::OneOf(&["clflushopt", "clflush", "clwb"]),
-        meaning: "the flush method (clflushopt + sfence, clflush, clwb + sfence)",
-    }]).far("cxl_flush_bw_{method}_gbs"),
+    key("flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with one flush method", "as `flush_bw_gbs`, the chunk made visible with `method` (methods the CPU lacks are skipped with the CPUID bit)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).far("cxl_flush_bw_{method}_gbs"),
     key("flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "the reference of `flush_bw_gbs`: the same 512 B chunks written by the same threads, nothing flushed", "as `flush_bw_gbs` without the flush (the lines leave the cache by eviction)", "002 Table 1 (what flushing costs: compare with `flush_bw_gbs`)").far("cxl_flush_bw_stores_gbs"),
-    key("flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with N threads", "as `flush_bw_gbs` with N pinned threads (every N in 1..=T in a full run; T only with --quick)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[Var {
-        name: "N",
-        values: Values::Count,
-        meaning: "the thread count",
-    }]).far("cxl_flush_bw_t{N}_gbs"),
+    key("flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with N threads", "as `flush_bw_gbs` with N pinned threads (every N in 1..=T in a full run; T only with --quick)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).far("cxl_flush_bw_t{N}_gbs"),
     key("cxl_flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_gbs` on far memory (dax device, memory-only node): many threads writing 512 B chunks and flushing each", "as `flush_bw_gbs`, renamed by the runner for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s: threads writing 512 B with cache flushing on a dax device region, aggregated)").of("flush_bw_gbs"),
-    key("cxl_flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_{method}_gbs` on far memory", "as `flush_bw_{method}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[Var {
-        name: "method",
-        values: Values::OneOf(&["clflushopt", "clflush", "clwb"]),
-        meaning: "the flush method (clflushopt + sfence, clflush, clwb + sfence)",
-    }]).of("flush_bw_{method}_gbs"),
+    key("cxl_flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_{method}_gbs` on far memory", "as `flush_bw_{method}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).of("flush_bw_{method}_gbs"),
     key("cxl_flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_stores_gbs` on far memory", "as `flush_bw_stores_gbs`, renamed for far targets", "002 Table 1 (the no-flush reference on the same target)").of("flush_bw_stores_gbs"),
-    key("cxl_flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_t{N}_gbs` on far memory", "as `flush_bw_t{N}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[Var {
-        name: "N",
-        values: Values::Count,
-        meaning: "the thread count",
-    }]).of("flush_bw_t{N}_gbs"),
+    key("cxl_flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_t{N}_gbs` on far memory", "as `flush_bw_t{N}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).of("flush_bw_t{N}_gbs"),
     // ---------------------------------------------------------------- pool.msg
     key("pool_flag_lat_ns", Ns, "pool.msg", MSG, "one-way flag latency between two processes through the pool (coherent)", "p50 of round trip / 2 of a store/load flag in the pool header", "002 (flag-based synchronization; not a Table 1 row)"),
     key("pool_flag_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same with flush after store and invalidate before load", "as above, clflushopt + fences", "002"),

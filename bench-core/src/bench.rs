@@ -74,6 +74,36 @@ impl Context {
         (t, s, capped)
     }
 
+    /// The working set of a streaming DRAM point on `target` (the `mem.bandwidth` DRAM
+    /// point, `pool.flush-bw`): [`Context::dram_sizing`]'s bytes, but at least
+    /// [`crate::sizing::STREAM_FLOOR_BYTES`] (128 MiB when quick: likwid-bench and STREAM
+    /// compare there, and a store stream must not fit the last-level cache), rounded up to
+    /// a power of two; bounded by the memory the target offers
+    /// ([`crate::sizing::available_for`]), then the largest power of two within the bound
+    /// (at least 64 MiB). The second value says when the bound applied.
+    pub fn dram_stream_bytes(&self, target: &TargetSpec) -> (usize, bool) {
+        use crate::units::MIB;
+        let floor = if self.quick {
+            crate::sizing::STREAM_FLOOR_QUICK_BYTES
+        } else {
+            crate::sizing::STREAM_FLOOR_BYTES
+        };
+        let s = self.dram_sizing(&target.to_string());
+        let want = s.touched_bytes.max(floor).next_power_of_two();
+        let (capped, _) = crate::sizing::cap_by_memory(
+            want,
+            1,
+            crate::sizing::available_for(target, &self.topology),
+        );
+        if capped < want {
+            // Largest power of two within the bound, never below the floor's order.
+            let p = 1usize << (usize::BITS - 1 - capped.max(MIB).leading_zeros());
+            (p.max(64 * MIB), true)
+        } else {
+            (want, false)
+        }
+    }
+
     /// Reports progress.
     pub fn progress(&self, msg: &str) {
         (self.progress)(msg)

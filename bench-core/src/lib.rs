@@ -24,6 +24,8 @@
 //! * [`sizing`]: the DRAM working set of a target (from the latency sweep's DRAM plateau,
 //!   else from sysfs), shared by every family that must miss the caches;
 //! * [`cacheline`]: flush, fence and non-temporal store primitives;
+//! * [`lockstep`]: pinned threads running timed samples together (the multi-threaded
+//!   bandwidth families of bench-mem and bench-cxl);
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
 //!   `CXLCHAR_REQUIRE` demands it;
 //! * [`bench`](mod@bench): the [`bench::Benchmark`] trait that each benchmark implements.
@@ -37,6 +39,7 @@ pub mod counters;
 pub mod env;
 pub mod error;
 pub mod keys;
+pub mod lockstep;
 pub mod params;
 pub mod pci;
 pub mod pin;

@@ -34,6 +34,12 @@ pub const FALLBACK_FLOOR_BYTES: usize = 64 * MIB;
 /// DRAM working set when the machine reports no cache sizes at all.
 pub const NO_CACHE_INFO_BYTES: usize = 256 * MIB;
 
+/// Smallest working set of a streaming DRAM point ([`crate::bench::Context::dram_stream_bytes`]).
+pub const STREAM_FLOOR_BYTES: usize = 1024 * MIB;
+
+/// The same with `--quick`.
+pub const STREAM_FLOOR_QUICK_BYTES: usize = 128 * MIB;
+
 /// One chase spans at most this fraction (1/N) of the available memory.
 pub const MEMORY_SHARE_DIVISOR: usize = 4;
 

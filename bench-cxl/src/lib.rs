@@ -7,6 +7,8 @@
 //! * [`c2c`]: the core-to-core latency matrix (CAS and flag ping-pong);
 //! * [`flush`]: the cost of making written data visible in memory, by size and method
 //!   (seed 002's clflush / clflushopt+sfence vs uncacheable mappings);
+//! * [`flush_bw`]: the aggregated bandwidth of many threads writing and flushing 512 B
+//!   chunks (seed 002 Table 1 "with cache flushing" bandwidth);
 //! * [`msg`]: messaging through a pool mapped by two processes or two hosts (flag
 //!   latency, an SPSC [`ring`], coherent and non-coherent modes, the Hockney fit), with
 //!   the rendezvous header of [`pool`].
@@ -18,6 +20,7 @@ pub mod atomics;
 pub mod c2c;
 pub use bench_core::cacheline;
 pub mod flush;
+pub mod flush_bw;
 pub mod msg;
 pub mod pool;
 pub mod ring;

@@ -19,9 +19,8 @@ use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
-use bench_core::units::{format_size, GIB, KIB, MIB};
+use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
-use std::time::Duration;
 
 /// Parameters of the bandwidth benchmark.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,22 +115,10 @@ impl BandwidthBench {
 
     /// The DRAM point: the target's DRAM working set ([`bench_core::sizing`]: 4 x the
     /// latency sweep's DRAM plateau, else 4 x the sysfs LLC), at least 1 GiB (likwid-bench
-    /// and STREAM compare there; 128 MiB when quick), bounded by the available memory.
+    /// and STREAM compare there; 128 MiB when quick), bounded by the available memory
+    /// ([`Context::dram_stream_bytes`]).
     fn dram_size(ctx: &Context, target: &TargetSpec) -> usize {
-        let floor = if ctx.quick { 128 * MIB } else { GIB };
-        let s = ctx.dram_sizing(&target.to_string());
-        let want = s.touched_bytes.max(floor).next_power_of_two();
-        let (capped, _) = bench_core::sizing::cap_by_memory(
-            want,
-            1,
-            bench_core::sizing::available_for(target, &ctx.topology),
-        );
-        if capped < want {
-            // Largest power of two within the bound, never below the floor's order.
-            (1usize << (usize::BITS - 1 - capped.max(MIB).leading_zeros())).max(64 * MIB)
-        } else {
-            want
-        }
+        ctx.dram_stream_bytes(target).0
     }
 
     fn plan(&self, ctx: &Context, target: &TargetSpec) -> Vec<Point> {
@@ -250,15 +237,7 @@ impl BandwidthBench {
             slice
         };
         let passes = ((8 * MIB) / slice.max(1)).max(1);
-        let budget = Budget {
-            time: if ctx.quick {
-                Duration::from_millis(30)
-            } else {
-                Duration::from_millis(200)
-            },
-            min_samples: 5,
-            max_samples: 2000,
-        };
+        let budget = Budget::bandwidth(ctx.quick);
         let base = region.as_mut_ptr() as usize;
         let kernel = p.kernel;
         let run = lockstep(ctx, p.threads, budget, &|t| {

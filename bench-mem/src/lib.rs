@@ -14,5 +14,5 @@ pub mod kernels;
 pub mod latency;
 pub mod levels;
 pub mod loaded;
-pub mod lockstep;
+pub use bench_core::lockstep;
 pub mod threshold;

@@ -531,3 +531,93 @@ fn a_dax_target_must_be_a_device_dax_whatever_the_consent() {
         b"root:x:0:0:root:/root:/bin/sh\n"
     );
 }
+
+/// `pool flush-bw --quick --out FILE`: a schema-valid file with the no-flush reference, a
+/// key per flush method or a skip naming the missing CPUID bit, the headline key from
+/// clflushopt (else clflush) at every `--cpu`, and the bytes accounting in the parameters.
+#[test]
+fn flush_bw_writes_its_keys_or_skips_each_method_with_the_cpuid_bit() {
+    let doc = run_out(&["pool", "flush-bw", "--quick"]);
+    assert_schema_valid(&doc);
+    let params = &doc["params"];
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert!(params["flush_bw_stores_gbs"].as_f64().unwrap() > 0.0);
+    assert_eq!(doc["param_info"]["flush_bw_stores_gbs"]["unit"], "GB/s");
+    let mut measured = Vec::new();
+    for m in ["clflushopt", "clflush", "clwb"] {
+        let key = params.get(format!("flush_bw_{m}_gbs"));
+        let skip = skipped
+            .iter()
+            .find(|s| s["benchmark"] == format!("pool.flush-bw/{m}"));
+        assert!(key.is_some() ^ skip.is_some(), "{m}: {key:?} {skip:?}");
+        if let Some(s) = skip {
+            assert!(s["reason"].as_str().unwrap().contains("CPUID"), "{s}");
+        } else {
+            assert!(key.unwrap().as_f64().unwrap() > 0.0);
+            measured.push(m);
+        }
+    }
+    let ms: Vec<&Value> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["benchmark"] == "pool.flush-bw")
+        .collect();
+    assert_eq!(ms.len(), 1 + measured.len(), "quick: one point per column");
+    let threads = ms[0]["parameters"]["threads"].as_u64().unwrap();
+    for m in &ms {
+        let p = &m["parameters"];
+        assert_eq!(p["threads"], threads, "quick measures every --cpu only");
+        assert_eq!(p["chunk_bytes"], 512);
+        assert_eq!(p["cpus"].as_array().unwrap().len() as u64, threads);
+        let per_thread = p["chunks_per_sample_per_thread"].as_u64().unwrap() * 512;
+        assert_eq!(
+            p["bytes_per_sample"].as_u64().unwrap(),
+            threads * per_thread
+        );
+        assert!(
+            p["part_bytes_per_thread"].as_u64().unwrap() * threads
+                <= p["working_set_bytes"].as_u64().unwrap()
+        );
+        assert_eq!(m["unit"], "GB/s");
+    }
+    let best = if measured.contains(&"clflushopt") {
+        Some("clflushopt")
+    } else if measured.contains(&"clflush") {
+        Some("clflush")
+    } else {
+        None
+    };
+    match best {
+        Some(b) => {
+            let v = params["flush_bw_gbs"].as_f64().unwrap();
+            assert_eq!(v, params[format!("flush_bw_{b}_gbs")].as_f64().unwrap());
+            assert_eq!(
+                v,
+                params[format!("flush_bw_t{threads}_gbs")].as_f64().unwrap()
+            );
+        }
+        None => assert!(params.get("flush_bw_gbs").is_none()),
+    }
+}
+
+/// A `--chunk` that is not whole cache lines (or is zero, or too large) is a usage error:
+/// exit 2, the rule said, nothing written.
+#[test]
+fn flush_bw_refuses_a_bad_chunk() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("p.json");
+    for (chunk, says) in [
+        ("100", "multiple of 64"),
+        ("0", "positive"),
+        ("2M", "at most"),
+    ] {
+        cxlchar()
+            .args(["pool", "flush-bw", "--quick", "--chunk", chunk, "--out"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--chunk").and(predicate::str::contains(says)));
+        assert!(!out.exists(), "--chunk {chunk} wrote {}", out.display());
+    }
+}

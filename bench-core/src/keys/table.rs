@@ -20,6 +20,9 @@ const ATOMICS_FAR: &str =
     "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
 const C2C: &str = "cxlchar pool c2c";
 const FLUSH: &str = "cxlchar pool flush";
+const FLUSH_BW: &str = "cxlchar pool flush-bw";
+const FLUSH_BW_FAR: &str =
+    "cxlchar pool flush-bw --target dax:/dev/daxX.Y (or node:N, a memory-only node)";
 const MSG: &str = "cxlchar pool msg --target dax:/dev/daxX.Y (shared pool, two processes)";
 const MMIO: &str = "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N";
 const VERBS: &str = "cxlchar verbs (needs an RDMA device; build with --features verbs)";
@@ -142,6 +145,16 @@ const K: Var = Var {
     values: Values::Count,
     meaning: "the number of concurrent copies (k > 1, `--streams`)",
 };
+const FLUSH_METHOD: Var = Var {
+    name: "method",
+    values: Values::OneOf(&["clflushopt", "clflush", "clwb"]),
+    meaning: "the flush method (clflushopt + sfence, clflush, clwb + sfence)",
+};
+const THREADS: Var = Var {
+    name: "N",
+    values: Values::Count,
+    meaning: "the thread count",
+};
 
 /// Every key cxlchar produces, derives or reads.
 pub static REGISTRY: &[KeyDef] = &[
@@ -204,7 +217,7 @@ pub static REGISTRY: &[KeyDef] = &[
     key("c2c_flag_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, store/load flag ping-pong", "median over pairs of p50 round trip / 2", "002 (flag-based queues)"),
     key("c2c_flag_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "002"),
     // ---------------------------------------------------------------- pool.flush
-    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write); 002 Table 1 \"CXL Memory Sharing (with cache flushing)\" latency (2.2 us: memset + cache flush on the dax device, small sizes; the row's 9.5 GB/s, many threads writing and flushing 512 B each, is not measured yet)"),
+    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write); 002 Table 1 \"CXL Memory Sharing (with cache flushing)\" latency (2.2 us: memset + cache flush on the dax device, small sizes; the row's 9.5 GB/s, many threads writing and flushing 512 B each, is `cxl_flush_bw_gbs` of `pool flush-bw`)"),
     key("flush_{method}_{size}_ns", Ns, "pool.flush", FLUSH, "write `size` bytes and make them visible with `method`", "p50 of memset + flush (+ sfence); NT stores + sfence; UC/WC: plain writes to a BAR mapping", "002 (Figure 11: cflush vs cflushopt vs uncacheable; Table 1 \"with cache flushing\" latency is memset + flush)").vars(&[
         Var {
             name: "method",
@@ -217,6 +230,15 @@ pub static REGISTRY: &[KeyDef] = &[
             meaning: "the bytes written",
         },
     ]),
+    // ---------------------------------------------------------------- pool.flush-bw
+    key("flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "aggregated bandwidth of writing 512 B chunks and flushing each, all threads (one per `--cpu`), on **local** memory: the local-memory counterpart of the paper's row, which was measured on a dax device (that figure is `cxl_flush_bw_gbs`)", "each pinned thread walks its own part of the working set of `mem bandwidth`'s DRAM point (the target's DRAM working set, at least 1 GiB; 128 MiB with --quick): memset a 512 B chunk (`--chunk`), clflushopt on its lines + sfence (clflush where clflushopt is absent); p50 over samples of bytes written by all threads / the slowest thread's time; GB = 1e9 B, bytes counted once as written", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s; local-memory counterpart)").far("cxl_flush_bw_gbs"),
+    key("flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with one flush method", "as `flush_bw_gbs`, the chunk made visible with `method` (methods the CPU lacks are skipped with the CPUID bit)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).far("cxl_flush_bw_{method}_gbs"),
+    key("flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "the reference of `flush_bw_gbs`: the same 512 B chunks written by the same threads, nothing flushed", "as `flush_bw_gbs` without the flush (the lines leave the cache by eviction)", "002 Table 1 (what flushing costs: compare with `flush_bw_gbs`)").far("cxl_flush_bw_stores_gbs"),
+    key("flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with N threads", "as `flush_bw_gbs` with N pinned threads (every N in 1..=T in a full run; T only with --quick)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).far("cxl_flush_bw_t{N}_gbs"),
+    key("cxl_flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_gbs` on far memory (dax device, memory-only node): many threads writing 512 B chunks and flushing each", "as `flush_bw_gbs`, renamed by the runner for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s: threads writing 512 B with cache flushing on a dax device region, aggregated)").of("flush_bw_gbs"),
+    key("cxl_flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_{method}_gbs` on far memory", "as `flush_bw_{method}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).of("flush_bw_{method}_gbs"),
+    key("cxl_flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_stores_gbs` on far memory", "as `flush_bw_stores_gbs`, renamed for far targets", "002 Table 1 (the no-flush reference on the same target)").of("flush_bw_stores_gbs"),
+    key("cxl_flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_t{N}_gbs` on far memory", "as `flush_bw_t{N}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).of("flush_bw_t{N}_gbs"),
     // ---------------------------------------------------------------- pool.msg
     key("pool_flag_lat_ns", Ns, "pool.msg", MSG, "one-way flag latency between two processes through the pool (coherent)", "p50 of round trip / 2 of a store/load flag in the pool header", "002 (flag-based synchronization; not a Table 1 row)"),
     key("pool_flag_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same with flush after store and invalidate before load", "as above, clflushopt + fences", "002"),

@@ -76,13 +76,20 @@ fn the_runners_renames_are_exactly_these() {
             "gpu_reg_d2h_share_min_ratio",
             "gpu_pool_d2h_share_min_ratio",
         ),
+        ("flush_bw_gbs", "cxl_flush_bw_gbs"),
+        ("flush_bw_clwb_gbs", "cxl_flush_bw_clwb_gbs"),
+        ("flush_bw_stores_gbs", "cxl_flush_bw_stores_gbs"),
+        ("flush_bw_t2_gbs", "cxl_flush_bw_t2_gbs"),
     ] {
         assert_eq!(far_name(local).as_deref(), Some(far), "{local}");
     }
-    // Nothing else is renamed, and every gpu_reg_ key becomes its gpu_pool_ twin.
+    // Nothing else is renamed, every gpu_reg_ key becomes its gpu_pool_ twin and every
+    // flush_bw_ key its cxl_ twin.
     for (l, f) in &renames {
         if let Some(rest) = l.strip_prefix("gpu_reg_") {
             assert_eq!(f, &format!("gpu_pool_{rest}"));
+        } else if l.starts_with("flush_bw_") {
+            assert_eq!(f, &format!("cxl_{l}"));
         } else {
             assert!(
                 [
@@ -99,6 +106,7 @@ fn the_runners_renames_are_exactly_these() {
     }
     assert_eq!(far_name("mem_write_bw_gbs"), None);
     assert_eq!(far_name("gpu_h2d_bw_gbs"), None);
+    assert_eq!(far_name("flush_cost_ns"), None);
     let r: Vec<_> = ratios().collect();
     assert_eq!(
         r,

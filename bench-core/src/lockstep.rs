@@ -1,9 +1,10 @@
 //! Pinned threads that run timed samples in lockstep (a barrier before each sample), as
 //! the multi-threaded bandwidth and copy benchmarks need, with counter evidence of every
-//! thread (`bench_core::counters`).
+//! thread ([`crate::counters`]). Shared by bench-mem (bandwidth, copy threshold) and
+//! bench-cxl (flush bandwidth), so it lives here.
 
-use bench_core::bench::Context;
-use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
+use crate::bench::Context;
+use crate::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -16,6 +17,18 @@ pub struct Budget {
     pub min_samples: usize,
     /// ...but never more than this many.
     pub max_samples: usize,
+}
+
+impl Budget {
+    /// The budget of a bandwidth point (`mem.bandwidth`, `pool.flush-bw`): 200 ms (30 ms
+    /// when quick), 5 to 2000 samples.
+    pub fn bandwidth(quick: bool) -> Budget {
+        Budget {
+            time: Duration::from_millis(if quick { 30 } else { 200 }),
+            min_samples: 5,
+            max_samples: 2000,
+        }
+    }
 }
 
 /// The samples of a lockstep run and the counter evidence of its threads.
@@ -121,7 +134,7 @@ fn lockstep_once(
                 let cpu = ctx.cpus[t % ctx.cpus.len()];
                 let (barrier, stop) = (&barrier, &stop);
                 s.spawn(move || {
-                    let _ = bench_core::pin::pin_current(cpu);
+                    let _ = crate::pin::pin_current(cpu);
                     let mut group = CounterGroup::open_with_timer(timer);
                     work(t);
                     // Touched now: pushing a sample cannot fault inside the counted loop.
@@ -219,7 +232,7 @@ mod tests {
         let ctx = Context::quick_local();
         let probe = CounterGroup::open();
         if probe.unavailable().contains_key("minor_faults") {
-            bench_core::testing::unavailable(
+            crate::testing::unavailable(
                 "counters",
                 &format!("software counters do not open: {:?}", probe.unavailable()),
             );

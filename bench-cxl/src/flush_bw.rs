@@ -1,0 +1,702 @@
+//! `pool.flush-bw`: aggregated bandwidth of writing data and making it visible in memory
+//! from many threads (seed 002, Table 1 "CXL Memory Sharing (with cache flushing)"
+//! bandwidth, 9.5 GB/s).
+//!
+//! cMPI's microbenchmark: "each thread accesses 512 bytes with cache flushing on a dax
+//! device region. We measure aggregated bandwidth." Here T pinned threads (every `--cpu`)
+//! each walk through their own disjoint part of the target's region, one chunk (512 B by
+//! default) at a time: memset-like stores (`ptr::write_bytes`) of the chunk, then the
+//! flush method on its lines (clflushopt + sfence, clflush, clwb + sfence). `stores`
+//! (the same stores, nothing flushed) is the reference, so the figure next to it says what
+//! flushing costs. The region is the target's DRAM working set ([`bench_core::sizing`]),
+//! far larger than the last-level cache, so that the stores reference also reaches
+//! memory. A sample is one lockstep round ([`bench_core::lockstep`]): each thread writes
+//! [`SAMPLE_BYTES_PER_THREAD`] (whole chunks), and its bandwidth is the bytes written by
+//! all threads over the slowest thread's time (GB = 1e9 B; each byte counted once, as
+//! written: the write-back the flush causes is not counted again). A full run also
+//! measures the best method and the reference at every thread count 1..=T.
+
+use crate::cacheline::{flush_range, invalidate_method, FlushMethod, LINE};
+use crate::measurement;
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
+};
+use bench_core::lockstep::{gbs, lockstep, Budget};
+use bench_core::params::{Skipped, Warning};
+use bench_core::stats::Distribution;
+use bench_core::target::TargetSpec;
+use bench_core::units::{format_size, parse_positive_size, MIB};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Default chunk: the 512 bytes each of cMPI's threads writes and flushes at a time.
+pub const DEFAULT_CHUNK: usize = 512;
+
+/// Largest `--chunk`.
+pub const MAX_CHUNK: usize = MIB;
+
+/// Bytes each thread writes in one timed sample (rounded down to whole chunks, at most
+/// its part of the region).
+pub const SAMPLE_BYTES_PER_THREAD: usize = MIB;
+
+/// A column of the flush-bandwidth table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    /// Stores only, nothing flushed (the reference).
+    Stores,
+    /// Stores, then a flush method on the chunk's lines.
+    Flush(FlushMethod),
+}
+
+impl Column {
+    /// Every column, in output order (the flush methods that write back cached lines;
+    /// non-temporal stores are `mem bandwidth`'s `nt_write_bw_gbs`).
+    pub const ALL: [Column; 4] = [
+        Column::Stores,
+        Column::Flush(FlushMethod::ClflushoptSfence),
+        Column::Flush(FlushMethod::Clflush),
+        Column::Flush(FlushMethod::ClwbSfence),
+    ];
+
+    /// Name in keys, ids and `parameters.method`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Stores => "stores",
+            Column::Flush(m) => m.name(),
+        }
+    }
+
+    /// What one chunk's step does, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Column::Stores => "stores (memset) only, nothing flushed (the reference)",
+            Column::Flush(m) => m.describe(),
+        }
+    }
+
+    /// Why this CPU cannot run the column, if it cannot (the missing CPUID bit).
+    pub fn unavailable(self) -> Option<String> {
+        match self {
+            Column::Stores => None,
+            Column::Flush(m) => m.available().err(),
+        }
+    }
+}
+
+/// Why a region cannot be split into chunks for a thread count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    /// The chunk is not a positive multiple of a cache line.
+    #[error("chunk of {0} bytes is not a positive multiple of {LINE} bytes")]
+    Chunk(usize),
+    /// No threads.
+    #[error("no threads")]
+    NoThreads,
+    /// Each thread's part would be smaller than one chunk.
+    #[error(
+        "a region of {len} bytes gives {threads} threads less than one {chunk}-byte chunk each"
+    )]
+    TooSmall {
+        /// Region bytes.
+        len: usize,
+        /// Threads.
+        threads: usize,
+        /// Chunk bytes.
+        chunk: usize,
+    },
+}
+
+/// How the threads walk the region: thread `t` owns bytes `[t x part, (t + 1) x part)`
+/// and writes its chunks in address order, wrapping around at the end of its part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkLayout {
+    /// Bytes written and flushed at a time.
+    pub chunk: usize,
+    /// Threads.
+    pub threads: usize,
+    /// Bytes each thread owns (whole chunks).
+    pub part: usize,
+    /// Chunks each thread writes per sample.
+    pub chunks_per_sample: usize,
+}
+
+impl ChunkLayout {
+    /// Splits `len` bytes among `threads` for `chunk`-byte steps, each thread writing at
+    /// most `sample_bytes` (at least one chunk) per sample.
+    pub fn new(
+        len: usize,
+        threads: usize,
+        chunk: usize,
+        sample_bytes: usize,
+    ) -> Result<ChunkLayout, LayoutError> {
+        if chunk == 0 || !chunk.is_multiple_of(LINE) {
+            return Err(LayoutError::Chunk(chunk));
+        }
+        if threads == 0 {
+            return Err(LayoutError::NoThreads);
+        }
+        let part = len / threads / chunk * chunk;
+        if part == 0 {
+            return Err(LayoutError::TooSmall {
+                len,
+                threads,
+                chunk,
+            });
+        }
+        let chunks_per_sample = (sample_bytes.min(part) / chunk).max(1);
+        Ok(ChunkLayout {
+            chunk,
+            threads,
+            part,
+            chunks_per_sample,
+        })
+    }
+
+    /// Chunks in one thread's part.
+    pub fn chunks_per_part(&self) -> usize {
+        self.part / self.chunk
+    }
+
+    /// Byte offset in the region of thread `t`'s `i`-th chunk (counting on across laps).
+    pub fn offset(&self, t: usize, i: usize) -> usize {
+        t * self.part + (i % self.chunks_per_part()) * self.chunk
+    }
+
+    /// Bytes one thread writes per sample.
+    pub fn thread_bytes_per_sample(&self) -> usize {
+        self.chunks_per_sample * self.chunk
+    }
+
+    /// Bytes all threads write per sample: the numerator of a sample's bandwidth.
+    pub fn bytes_per_sample(&self) -> usize {
+        self.threads * self.thread_bytes_per_sample()
+    }
+
+    /// Bytes the walk covers over all threads (the working set).
+    pub fn working_set(&self) -> usize {
+        self.threads * self.part
+    }
+}
+
+/// The flush-bandwidth benchmark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlushBwBench {
+    /// Bytes written and flushed at a time (a multiple of 64).
+    pub chunk: usize,
+    /// Threads of the headline figures (`None`: one per `--cpu`).
+    pub threads: Option<usize>,
+    /// Working set over all threads (`None`: the target's DRAM working set).
+    pub size: Option<usize>,
+}
+
+impl Default for FlushBwBench {
+    fn default() -> Self {
+        FlushBwBench {
+            chunk: DEFAULT_CHUNK,
+            threads: None,
+            size: None,
+        }
+    }
+}
+
+/// The working set (bytes) and the rule that chose it: `--size` as given, else the
+/// streaming DRAM point of `mem bandwidth` ([`Context::dram_stream_bytes`]: the target's
+/// DRAM working set, at least 1 GiB, 128 MiB when quick), so that even the stores
+/// reference leaves the last-level cache.
+fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usize, String) {
+    match size {
+        Some(s) => (s, "given with --size".to_string()),
+        None => {
+            let (bytes, capped) = ctx.dram_stream_bytes(target);
+            let floor = if ctx.quick {
+                bench_core::sizing::STREAM_FLOOR_QUICK_BYTES
+            } else {
+                bench_core::sizing::STREAM_FLOOR_BYTES
+            };
+            let mut why = format!(
+                "the streaming DRAM point of mem bandwidth: {}, at least {}",
+                ctx.dram_sizing(&target.to_string()).explain(),
+                format_size(floor)
+            );
+            if capped {
+                why.push_str(", bounded by the available memory");
+            }
+            (bytes, why)
+        }
+    }
+}
+
+/// One planned point: a column at a thread count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    /// What each step does.
+    pub column: Column,
+    /// Threads.
+    pub threads: usize,
+}
+
+/// The points of a run with `t` threads: every column at `t`; in a full run also the
+/// best method (`best`) and the reference at every count 1..t.
+pub fn points(t: usize, quick: bool, best: Option<Column>) -> Vec<Point> {
+    let mut v: Vec<Point> = Column::ALL
+        .iter()
+        .map(|&column| Point { column, threads: t })
+        .collect();
+    if !quick {
+        for n in 1..t {
+            for column in [Some(Column::Stores), best].into_iter().flatten() {
+                v.push(Point { column, threads: n });
+            }
+        }
+    }
+    v
+}
+
+/// The best available flush for the headline key: clflushopt + sfence, else clflush.
+pub fn best_column() -> Option<Column> {
+    invalidate_method().ok().map(Column::Flush)
+}
+
+impl FlushBwBench {
+    fn threads(&self, ctx: &Context) -> usize {
+        self.threads.unwrap_or(ctx.cpus.len()).max(1)
+    }
+
+    /// Measures one point: per-sample GB/s, the layout, and the counters (per byte).
+    fn measure(
+        &self,
+        ctx: &Context,
+        base: *mut u8,
+        len: usize,
+        p: Point,
+    ) -> Result<
+        (
+            Vec<f64>,
+            ChunkLayout,
+            bench_core::counters::MeasurementCounters,
+        ),
+        LayoutError,
+    > {
+        let layout = ChunkLayout::new(len, p.threads, self.chunk, SAMPLE_BYTES_PER_THREAD)?;
+        let budget = Budget::bandwidth(ctx.quick);
+        let cursors: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(0)).collect();
+        let base = base as usize;
+        let column = p.column;
+        let run = lockstep(ctx, p.threads, budget, &|t| {
+            // Only thread t uses cursor t.
+            let first = cursors[t].fetch_add(layout.chunks_per_sample, Ordering::Relaxed);
+            for i in first..first + layout.chunks_per_sample {
+                let ptr = (base + layout.offset(t, i)) as *mut u8;
+                let byte = (i as u8) | 1;
+                // SAFETY: offset(t, i) + chunk <= threads x part <= len: the chunk lies in
+                // thread t's own part of the mapped, writable region, which outlives the
+                // call; no other thread writes it.
+                unsafe { std::ptr::write_bytes(ptr, byte, layout.chunk) };
+                if let Column::Flush(m) = column {
+                    // SAFETY: the chunk is mapped (above); the caller checked that the
+                    // CPU has the method.
+                    unsafe { flush_range(m, ptr, layout.chunk) };
+                }
+                std::hint::black_box(ptr);
+            }
+        });
+        let bytes = layout.bytes_per_sample();
+        let n = run.samples();
+        let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
+        Ok((gbs(&run.times, bytes as f64), layout, counters))
+    }
+}
+
+impl Benchmark for FlushBwBench {
+    fn name(&self) -> &'static str {
+        "pool.flush-bw"
+    }
+
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        working_set(self.size, ctx, target).0
+    }
+
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
+        let (want, why) = working_set(self.size, ctx, region.spec());
+        let len = want.min(region.len());
+        let t = self.threads(ctx);
+        if let Err(e) = ChunkLayout::new(len, t, self.chunk, SAMPLE_BYTES_PER_THREAD) {
+            return Err(NotRun::skip(e.to_string()));
+        }
+        let target = region.spec().to_string();
+        let placement = region.placement().clone();
+        let base = region.as_mut_ptr();
+        let mut rep = Report::default();
+        if t == 1 {
+            rep.warnings.push(Warning {
+                code: "flush_bw_threads".into(),
+                message: format!(
+                    "{target}: one thread: the aggregated flush bandwidth is a single-thread figure"
+                ),
+                remediation: "give more CPUs with --cpu".into(),
+            });
+        }
+        let best = best_column();
+        for c in Column::ALL {
+            if let Some(reason) = c.unavailable() {
+                rep.skipped.push(Skipped {
+                    benchmark: format!("{}/{}", self.name(), c.name()),
+                    target: target.clone(),
+                    reason,
+                });
+            }
+        }
+        for p in points(t, ctx.quick, best) {
+            if p.column.unavailable().is_some() {
+                continue;
+            }
+            let (samples, layout, counters) = self
+                .measure(ctx, base, len, p)
+                .map_err(|e| NotRun::skip(e.to_string()))?;
+            let Some(d) = Distribution::from_samples(&samples) else {
+                return Err(NotRun::skip("the timer produced no usable samples"));
+            };
+            let id = format!(
+                "{}/{target}/{}/{}t/{}",
+                self.name(),
+                p.column.name(),
+                p.threads,
+                format_size(self.chunk)
+            );
+            ctx.progress(&format!("{id}: {:.2} GB/s{}", d.p50, counters.summary()));
+            let method = format!(
+                "p50 of {} samples; {} pinned thread(s), each writing {} B chunks in address order through its own {} part of a {} working set ({why}); for each chunk: {}; sample = {} B written by all threads / the slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 B, bytes counted once as written",
+                d.n,
+                p.threads,
+                self.chunk,
+                format_size(layout.part),
+                format_size(layout.working_set()),
+                p.column.describe(),
+                layout.bytes_per_sample(),
+            );
+            let mut keys = Vec::new();
+            if p.threads == t {
+                match p.column {
+                    Column::Stores => keys.push("flush_bw_stores_gbs".to_string()),
+                    Column::Flush(m) => keys.push(format!("flush_bw_{}_gbs", m.name())),
+                }
+                if Some(p.column) == best {
+                    keys.push("flush_bw_gbs".into());
+                }
+            }
+            if Some(p.column) == best {
+                keys.push(format!("flush_bw_t{}_gbs", p.threads));
+            }
+            for k in keys {
+                rep.params.push(Param::new(
+                    k,
+                    d.p50,
+                    &target,
+                    method.clone(),
+                    vec![id.clone()],
+                ));
+            }
+            rep.measurements.push(measurement(
+                id,
+                self.name(),
+                &target,
+                serde_json::json!({
+                    "method": p.column.name(),
+                    "threads": p.threads,
+                    "cpus": (0..p.threads).map(|i| ctx.cpus[i % ctx.cpus.len()]).collect::<Vec<_>>(),
+                    "chunk_bytes": self.chunk,
+                    "part_bytes_per_thread": layout.part,
+                    "working_set_bytes": layout.working_set(),
+                    "working_set_rule": why,
+                    "chunks_per_sample_per_thread": layout.chunks_per_sample,
+                    "bytes_per_sample": layout.bytes_per_sample(),
+                    "bytes_counted": "written (once; the flush's write-back is not counted again)",
+                    "table": "flush_bw_gbs",
+                }),
+                "GB/s",
+                method,
+                d,
+                Some(placement.clone()),
+                counters,
+            ));
+        }
+        ctx.progress(&format!(
+            "{} on {target}: p50 GB/s, {} B chunks written + made visible\n{}",
+            self.name(),
+            self.chunk,
+            flush_bw_table(&rep)
+        ));
+        Ok(rep)
+    }
+}
+
+/// Renders the threads x method table (p50 GB/s) of a flush-bandwidth report.
+pub fn flush_bw_table(report: &Report) -> String {
+    let mut threads: Vec<u64> = report
+        .measurements
+        .iter()
+        .filter_map(|m| m.parameters["threads"].as_u64())
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    let mut out = format!("{:>8}", "threads");
+    for c in Column::ALL {
+        out += &format!("{:>12}", c.name());
+    }
+    out.push('\n');
+    for t in threads {
+        out += &format!("{t:>8}");
+        for c in Column::ALL {
+            match report
+                .measurements
+                .iter()
+                .find(|m| m.parameters["method"] == c.name() && m.parameters["threads"] == t)
+            {
+                Some(m) => out += &format!("{:>12.2}", m.distribution.p50),
+                None => out += &format!("{:>12}", "-"),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `--chunk`: a size that is a positive multiple of 64 bytes, at most 1 MiB.
+fn parse_chunk(s: &str) -> Result<usize, String> {
+    let v = parse_positive_size(s)?;
+    if !v.is_multiple_of(LINE) {
+        return Err(format!(
+            "chunk must be a multiple of {LINE} bytes (whole cache lines are flushed)"
+        ));
+    }
+    if v > MAX_CHUNK {
+        return Err(format!("chunk must be at most {}", format_size(MAX_CHUNK)));
+    }
+    Ok(v)
+}
+
+/// Aggregated bandwidth of writing and flushing from many threads (seed 002 Table 1 "CXL
+/// Memory Sharing (with cache flushing)" bandwidth, GB = 10^9 B/s).
+///
+/// T pinned threads (one per --cpu) each walk their own part of the target's DRAM
+/// working set, writing a --chunk (512 B) with memset-like stores, then making it visible
+/// with clflushopt+sfence, clflush or clwb+sfence (methods the CPU lacks are skipped);
+/// "stores" (nothing flushed) is the reference. Bandwidth = bytes written by all threads /
+/// the slowest thread's time. A full run also measures the best method and the reference
+/// at every thread count 1..T (--quick: T only).
+#[derive(Debug, Clone, clap::Args)]
+pub struct FlushBwArgs {
+    /// Bytes each thread writes and flushes at a time: a multiple of 64, at most 1M
+    /// (cMPI used 512).
+    #[arg(long, default_value = "512", value_parser = parse_chunk)]
+    pub chunk: usize,
+    /// Threads of the headline figures (default: one per --cpu).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Working set over all threads (default: that of mem bandwidth's DRAM point: the
+    /// target's DRAM working set, at least 1G, 128M with --quick).
+    #[arg(long, value_parser = parse_positive_size)]
+    pub size: Option<usize>,
+}
+
+impl Setup for FlushBwArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        let cpus = opts.cpus.len();
+        if let Some(t) = self.threads {
+            if t == 0 || t > cpus {
+                return Err(format!(
+                    "--threads {t}: between 1 and the {cpus} CPUs allowed (--cpu)"
+                )
+                .into());
+            }
+        }
+        if let Some(s) = self.size {
+            let t = self.threads.unwrap_or(cpus).max(1);
+            ChunkLayout::new(s, t, self.chunk, SAMPLE_BYTES_PER_THREAD)
+                .map_err(|e| format!("--size {}: {e}", format_size(s)))?;
+        }
+        Ok(Planned::one(FlushBwBench {
+            chunk: self.chunk,
+            threads: self.threads,
+            size: self.size,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::target::Region;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn chunks_of_each_thread_stay_in_its_own_part_and_cover_it() {
+        let l = ChunkLayout::new(10 * 4096 + 100, 3, 512, 4096).unwrap();
+        assert_eq!(
+            l.part,
+            13 * 1024,
+            "whole chunks: 41060 / 3 = 13686 -> 13 KiB"
+        );
+        assert_eq!(l.chunks_per_part(), 26);
+        assert_eq!(l.chunks_per_sample, 8);
+        assert!(l.working_set() <= 10 * 4096 + 100);
+        let mut all = BTreeSet::new();
+        for t in 0..l.threads {
+            let mut own = BTreeSet::new();
+            // Two laps: the walk wraps around inside the part.
+            for i in 0..2 * l.chunks_per_part() {
+                let o = l.offset(t, i);
+                assert_eq!(o % l.chunk, 0);
+                assert!(
+                    o >= t * l.part && o + l.chunk <= (t + 1) * l.part,
+                    "t{t} i{i}"
+                );
+                own.insert(o);
+            }
+            assert_eq!(own.len(), l.chunks_per_part(), "every chunk of the part");
+            assert!(all.is_disjoint(&own), "thread {t} overlaps another");
+            all.extend(own);
+        }
+        // Consecutive steps write consecutive chunks (address order).
+        assert_eq!(l.offset(1, 1) - l.offset(1, 0), 512);
+        assert_eq!(l.offset(1, l.chunks_per_part()), l.offset(1, 0));
+    }
+
+    #[test]
+    fn bytes_per_sample_counts_every_threads_chunks_once() {
+        let l = ChunkLayout::new(64 * MIB, 4, 512, SAMPLE_BYTES_PER_THREAD).unwrap();
+        assert_eq!(l.chunks_per_sample, 2048);
+        assert_eq!(l.thread_bytes_per_sample(), MIB);
+        assert_eq!(l.bytes_per_sample(), 4 * MIB);
+        // A part smaller than a sample: the sample is the part.
+        let s = ChunkLayout::new(4 * 4096, 2, 1024, SAMPLE_BYTES_PER_THREAD).unwrap();
+        assert_eq!(s.thread_bytes_per_sample(), 8192);
+        assert_eq!(s.bytes_per_sample(), 16384);
+        // The bandwidth of a sample: total bytes / slowest thread.
+        let g = gbs(&[vec![1000.0], vec![2000.0]], l.bytes_per_sample() as f64);
+        assert_eq!(g, vec![4.0 * MIB as f64 / 2000.0]);
+    }
+
+    #[test]
+    fn bad_layouts_are_refused() {
+        assert_eq!(
+            ChunkLayout::new(4096, 1, 100, 4096),
+            Err(LayoutError::Chunk(100))
+        );
+        assert_eq!(
+            ChunkLayout::new(4096, 1, 0, 4096),
+            Err(LayoutError::Chunk(0))
+        );
+        assert_eq!(
+            ChunkLayout::new(4096, 0, 64, 4096),
+            Err(LayoutError::NoThreads)
+        );
+        assert!(matches!(
+            ChunkLayout::new(1000, 2, 512, 4096),
+            Err(LayoutError::TooSmall { .. })
+        ));
+    }
+
+    #[test]
+    fn chunk_option_takes_whole_lines_only() {
+        assert_eq!(parse_chunk("512"), Ok(512));
+        assert_eq!(parse_chunk("4K"), Ok(4096));
+        assert!(parse_chunk("100").unwrap_err().contains("multiple of 64"));
+        assert!(parse_chunk("0").is_err());
+        assert!(parse_chunk("2M").unwrap_err().contains("at most"));
+    }
+
+    #[test]
+    fn points_have_every_column_at_t_and_the_sweep_only_when_full() {
+        let flush = Column::Flush(FlushMethod::ClflushoptSfence);
+        let best = Some(flush);
+        let q = points(4, true, best);
+        assert_eq!(q.len(), Column::ALL.len());
+        assert!(q.iter().all(|p| p.threads == 4));
+        let f = points(4, false, best);
+        for n in 1..4 {
+            for c in [Column::Stores, flush] {
+                assert!(f.contains(&Point {
+                    column: c,
+                    threads: n
+                }));
+            }
+        }
+        assert_eq!(f.len(), Column::ALL.len() + 3 * 2);
+        let set: BTreeSet<_> = f.iter().map(|p| (p.column.name(), p.threads)).collect();
+        assert_eq!(set.len(), f.len(), "no point planned twice");
+        // Without a flush instruction: the reference alone in the sweep.
+        assert_eq!(points(3, false, None).len(), Column::ALL.len() + 2);
+    }
+
+    #[test]
+    fn the_headline_is_clflushopt_else_clflush() {
+        match best_column() {
+            Some(Column::Flush(FlushMethod::ClflushoptSfence)) => {
+                assert!(FlushMethod::ClflushoptSfence.available().is_ok())
+            }
+            Some(Column::Flush(FlushMethod::Clflush)) => {
+                assert!(FlushMethod::ClflushoptSfence.available().is_err())
+            }
+            None => assert!(FlushMethod::Clflush.available().is_err()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_default_working_set_is_the_bandwidth_dram_point() {
+        let ctx = Context::quick_local();
+        let (bytes, why) = working_set(None, &ctx, &TargetSpec::Anon);
+        assert_eq!(bytes, ctx.dram_stream_bytes(&TargetSpec::Anon).0);
+        assert!(bytes.is_power_of_two() && bytes >= 64 * MIB, "{bytes}");
+        assert!(why.contains("streaming DRAM point"), "{why}");
+        if !why.contains("bounded") {
+            assert!(bytes >= bench_core::sizing::STREAM_FLOOR_QUICK_BYTES);
+            let llc = ctx.topology.llc_bytes().unwrap_or(0);
+            assert!(bytes >= 4 * llc || llc > 32 * MIB, "{bytes} vs LLC {llc}");
+        }
+        assert_eq!(
+            working_set(Some(12345), &ctx, &TargetSpec::Anon),
+            (12345, "given with --size".to_string())
+        );
+    }
+
+    #[test]
+    fn a_small_run_gives_the_keys_or_skips_with_the_cpuid_bit() {
+        let ctx = Context::quick_local();
+        let b = FlushBwBench {
+            threads: Some(1),
+            size: Some(256 * 1024),
+            ..Default::default()
+        };
+        let mut r = Region::allocate(&TargetSpec::Anon, 256 * 1024, &ctx.topology).unwrap();
+        let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
+        let keys: Vec<&str> = rep.params.iter().map(|p| p.key.as_str()).collect();
+        assert!(keys.contains(&"flush_bw_stores_gbs"), "{keys:?}");
+        for c in Column::ALL {
+            let measured = rep
+                .measurements
+                .iter()
+                .any(|m| m.parameters["method"] == c.name());
+            let skipped = rep
+                .skipped
+                .iter()
+                .any(|s| s.benchmark == format!("pool.flush-bw/{}", c.name()));
+            assert!(measured ^ skipped, "{}", c.name());
+            if let (Column::Flush(m), true) = (c, skipped) {
+                let s = rep.skipped.iter().find(|s| s.benchmark.ends_with(m.name()));
+                assert!(s.unwrap().reason.contains("CPUID") || cfg!(not(target_arch = "x86_64")));
+            }
+        }
+        if best_column().is_some() {
+            assert!(keys.contains(&"flush_bw_gbs") && keys.contains(&"flush_bw_t1_gbs"));
+        }
+        for m in &rep.measurements {
+            assert!(m.distribution.n >= 5 && m.distribution.p50 > 0.0, "{m:?}");
+            assert_eq!(m.unit, "GB/s");
+            assert_eq!(m.parameters["working_set_bytes"], 256 * 1024);
+            assert_eq!(m.parameters["bytes_per_sample"], 256 * 1024);
+        }
+        assert!(!rep.warnings.is_empty(), "one thread says so");
+    }
+}

@@ -16,9 +16,11 @@
 
 pub mod atomics;
 pub mod c2c;
+pub mod cells;
 pub use bench_core::cacheline;
 pub mod flush;
 pub mod msg;
+pub mod msg_scale;
 pub mod pool;
 pub mod ring;
 

@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes before the data area.
 pub const RING_HEADER: usize = 256;
-const HEAD: usize = 0;
-const TAIL: usize = 128;
-const CAP: usize = 192;
+pub(crate) const HEAD: usize = 0;
+pub(crate) const TAIL: usize = 128;
+pub(crate) const CAP: usize = 192;
 const PAD: u64 = u64::MAX;
 
 /// How the two sides keep each other's view of the ring correct.
@@ -69,11 +69,13 @@ fn record_len(len: usize) -> usize {
     (8 + len).next_multiple_of(LINE)
 }
 
+/// The shared header words and data area of a queue in shared memory (this ring, and
+/// the cell queue of [`crate::cells`]).
 #[derive(Debug)]
-struct Shared {
-    base: *mut u8,
-    cap: usize,
-    mode: Coherence,
+pub(crate) struct Shared {
+    pub(crate) base: *mut u8,
+    pub(crate) cap: usize,
+    pub(crate) mode: Coherence,
 }
 
 // SAFETY: the ring's memory is shared by design; each field of the header has one
@@ -84,25 +86,25 @@ unsafe impl Send for Shared {}
 
 impl Shared {
     fn word(&self, off: usize) -> &AtomicU64 {
-        // SAFETY: off is one of HEAD/TAIL/CAP, inside the header, 8-aligned (base is
+        // SAFETY: off is a word of the header (HEAD/TAIL/CAP, or a cell queue's), inside it, 8-aligned (base is
         // 64-aligned, checked at construction).
         unsafe { &*(self.base.add(off) as *const AtomicU64) }
     }
-    fn load(&self, off: usize) -> u64 {
+    pub(crate) fn load(&self, off: usize) -> u64 {
         if let Coherence::NonCoherent(m) = self.mode {
             // SAFETY: the line is inside the mapped header; m is available.
             unsafe { invalidate_range(m, self.base.add(off), 8) };
         }
         self.word(off).load(Ordering::Acquire)
     }
-    fn store(&self, off: usize, v: u64) {
+    pub(crate) fn store(&self, off: usize, v: u64) {
         self.word(off).store(v, Ordering::Release);
         if let Coherence::NonCoherent(m) = self.mode {
             // SAFETY: as above.
             unsafe { flush_range(m, self.base.add(off), 8) };
         }
     }
-    fn data(&self, pos: usize) -> *mut u8 {
+    pub(crate) fn data(&self, pos: usize) -> *mut u8 {
         // SAFETY: pos < cap; the data area is cap bytes after the header.
         unsafe { self.base.add(RING_HEADER + pos) }
     }

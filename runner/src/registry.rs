@@ -17,22 +17,23 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 /// their first command). `all(n)`: part of `cxlchar all`, run in increasing `n`
 /// (`mem.latency` first: it records the DRAM working set the others size from).
 pub fn registry() -> Vec<Entry> {
-    use bench_cxl::{atomics, c2c, flush, msg};
+    use bench_cxl::{atomics, c2c, flush, msg, msg_scale};
     use bench_mem::{bandwidth, latency, loaded, threshold};
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
         Entry::new::<loaded::LoadedArgs>("mem loaded").all(4),
         Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
-        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(10),
+        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(11),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),
         Entry::new::<c2c::C2cArgs>("pool c2c").all(6),
         Entry::new::<flush::FlushArgs>("pool flush").all(7),
         Entry::new::<msg::MsgArgs>("pool msg")
             .all(8)
             .run_with(crate::pool::msg),
-        Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(11),
-        Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(9),
+        Entry::new::<msg_scale::MsgScaleArgs>("pool msg-scale").all(9),
+        Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(12),
+        Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(10),
     ]
 }
 

@@ -764,6 +764,7 @@ impl MsgScaleBench {
             return Ok(sw.report);
         };
         let mut peaks = Vec::new();
+        let mut peak_ids = Vec::new();
         for &cell in &self.cells {
             if !fits(p, cell) {
                 sw.report.skipped.push(Skipped {
@@ -795,6 +796,7 @@ impl MsgScaleBench {
                 ids,
             );
             peaks.push((cell, bw));
+            peak_ids.extend(curve.iter().find(|c| c.0 == s).map(|c| c.2.clone()));
         }
         if let Some((cell, _)) = peak(&peaks) {
             sw.param(
@@ -809,7 +811,7 @@ impl MsgScaleBench {
                         .join(", "),
                     self.mode.name()
                 ),
-                vec![],
+                peak_ids,
             );
         }
         Ok(sw.report)

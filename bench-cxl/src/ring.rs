@@ -86,8 +86,8 @@ unsafe impl Send for Shared {}
 
 impl Shared {
     fn word(&self, off: usize) -> &AtomicU64 {
-        // SAFETY: off is a word of the header (HEAD/TAIL/CAP, or a cell queue's), inside it, 8-aligned (base is
-        // 64-aligned, checked at construction).
+        // SAFETY: off is a word of the header (HEAD/TAIL/CAP, or a cell queue's), inside
+        // it, 8-aligned (base is 64-aligned, checked at construction).
         unsafe { &*(self.base.add(off) as *const AtomicU64) }
     }
     pub(crate) fn load(&self, off: usize) -> u64 {

@@ -335,17 +335,7 @@ impl CellReceiver {
 mod tests {
     use super::*;
     use crate::cacheline::invalidate_method;
-
-    fn fill(seq: u64, len: usize, out: &mut Vec<u8>) {
-        out.clear();
-        let mut x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        for _ in 0..len {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            out.push(x as u8);
-        }
-    }
+    use crate::ring::tests::{fill, yield_spin};
 
     /// 64-aligned memory of `bytes` (the Vec keeps it alive).
     fn memory(bytes: usize) -> (Vec<u64>, *mut u8) {
@@ -468,22 +458,13 @@ mod tests {
                 let mut msg = Vec::new();
                 for seq in 0..count {
                     fill(seq, len_of(seq), &mut msg);
-                    prod.send(&msg, || -> Result<(), ()> {
-                        std::thread::yield_now();
-                        Ok(())
-                    })
-                    .unwrap();
+                    prod.send(&msg, yield_spin).unwrap();
                 }
             });
             let mut buf = vec![0u8; max];
             let mut want = Vec::new();
             for seq in 0..count {
-                let n = cons
-                    .recv(&mut buf, || -> Result<(), ()> {
-                        std::thread::yield_now();
-                        Ok(())
-                    })
-                    .unwrap();
+                let n = cons.recv(&mut buf, yield_spin).unwrap();
                 fill(seq, len_of(seq), &mut want);
                 assert_eq!(n, want.len(), "message {seq}: length");
                 assert!(buf[..n] == want[..], "message {seq}: content differs");

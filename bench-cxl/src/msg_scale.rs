@@ -720,7 +720,7 @@ impl MsgScaleBench {
         let fits = |p: usize, cell: usize| layout(p, cell).total <= pool.len();
         let too_small = |p: usize, cell: usize| {
             format!(
-                "{p} pairs with {} cells need a pool window of {} bytes; it has {} (--len)",
+                "{p} pair(s) with {} cells need a pool window of {} bytes; it has {} (--len)",
                 format_size(cell),
                 layout(p, cell).total,
                 pool.len()

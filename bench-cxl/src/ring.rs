@@ -315,12 +315,12 @@ impl Consumer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cacheline::invalidate_method;
 
     /// Fills a message deterministically from its sequence number.
-    fn fill(seq: u64, len: usize, out: &mut Vec<u8>) {
+    pub(crate) fn fill(seq: u64, len: usize, out: &mut Vec<u8>) {
         out.clear();
         let mut x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         for _ in 0..len {
@@ -329,6 +329,12 @@ mod tests {
             x ^= x << 17;
             out.push(x as u8);
         }
+    }
+
+    /// A spin that lets the other thread run (tests share CPUs).
+    pub(crate) fn yield_spin() -> Result<(), ()> {
+        std::thread::yield_now();
+        Ok(())
     }
 
     fn len_of(seq: u64, max: usize) -> usize {
@@ -351,22 +357,13 @@ mod tests {
                 let mut msg = Vec::new();
                 for seq in 0..count {
                     fill(seq, len_of(seq, max), &mut msg);
-                    prod.send(&msg, || -> Result<(), ()> {
-                        std::thread::yield_now();
-                        Ok(())
-                    })
-                    .unwrap();
+                    prod.send(&msg, yield_spin).unwrap();
                 }
             });
             let mut buf = vec![0u8; max];
             let mut want = Vec::new();
             for seq in 0..count {
-                let n = cons
-                    .recv(&mut buf, || -> Result<(), ()> {
-                        std::thread::yield_now();
-                        Ok(())
-                    })
-                    .unwrap();
+                let n = cons.recv(&mut buf, yield_spin).unwrap();
                 fill(seq, len_of(seq, max), &mut want);
                 assert_eq!(n, want.len(), "message {seq}: length");
                 assert!(buf[..n] == want[..], "message {seq}: content differs");

@@ -5,7 +5,8 @@
 
 use crate::bench::Context;
 use crate::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use crate::pin::SpinBarrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How many samples to take.
@@ -45,44 +46,6 @@ impl Lockstep {
     /// Samples per thread.
     pub fn samples(&self) -> usize {
         self.times.first().map_or(0, Vec::len)
-    }
-}
-
-/// A barrier that spins instead of sleeping: the threads sit on their own CPUs, and a
-/// sleeping barrier would put a (voluntary) context switch into every sample, which the
-/// counters would rightly report as a disturbance. After a long wait it yields, so that
-/// threads sharing a CPU still progress.
-struct SpinBarrier {
-    n: usize,
-    count: AtomicUsize,
-    generation: AtomicUsize,
-}
-
-impl SpinBarrier {
-    fn new(n: usize) -> SpinBarrier {
-        SpinBarrier {
-            n,
-            count: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
-    }
-
-    fn wait(&self) {
-        let gen = self.generation.load(Ordering::Acquire);
-        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            self.count.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-            return;
-        }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == gen {
-            spins = spins.wrapping_add(1);
-            if spins.is_multiple_of(1 << 16) {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
-            }
-        }
     }
 }
 

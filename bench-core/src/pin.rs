@@ -164,6 +164,62 @@ pub fn current_cpu() -> Option<usize> {
     (c >= 0).then_some(c as usize)
 }
 
+/// A barrier that spins instead of sleeping: the threads sit on their own CPUs, and a
+/// sleeping barrier would put a (voluntary) context switch into every sample, which the
+/// counters would rightly report as a disturbance. After a long wait it yields, so that
+/// threads sharing a CPU still progress.
+#[derive(Debug)]
+pub struct SpinBarrier {
+    n: usize,
+    count: std::sync::atomic::AtomicUsize,
+    generation: std::sync::atomic::AtomicUsize,
+}
+
+impl SpinBarrier {
+    /// A barrier for `n` threads (reusable: one generation after another).
+    pub fn new(n: usize) -> SpinBarrier {
+        SpinBarrier {
+            n,
+            count: Default::default(),
+            generation: Default::default(),
+        }
+    }
+
+    /// Waits until all `n` threads have arrived.
+    pub fn wait(&self) {
+        match self.wait_or(|| Ok::<(), std::convert::Infallible>(())) {
+            Ok(()) => {}
+            Err(e) => match e {},
+        }
+    }
+
+    /// [`wait`](Self::wait), calling `check` every few thousand spins; its error (a peer
+    /// gave up, a deadline passed) ends the wait. A thread that leaves with an error has
+    /// still arrived: the others are released when the rest arrive.
+    pub fn wait_or<E>(&self, mut check: impl FnMut() -> Result<(), E>) -> Result<(), E> {
+        use std::sync::atomic::Ordering;
+        let gen = self.generation.load(Ordering::Acquire);
+        if self.count.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.count.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return Ok(());
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == gen {
+            spins = spins.wrapping_add(1);
+            if spins.is_multiple_of(1 << 12) {
+                check()?;
+            }
+            if spins.is_multiple_of(1 << 16) {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

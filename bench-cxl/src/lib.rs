@@ -11,17 +11,22 @@
 //!   chunks (seed 002 Table 1 "with cache flushing" bandwidth);
 //! * [`msg`]: messaging through a pool mapped by two processes or two hosts (flag
 //!   latency, an SPSC [`ring`], coherent and non-coherent modes, the Hockney fit), with
-//!   the rendezvous header of [`pool`].
+//!   the rendezvous header of [`pool`];
+//! * [`msg_scale`]: seed 002's message scaling (Figs. 7-9): 1 .. #CPUs/2 sender/receiver
+//!   pairs, each with its own queue of fixed-size message [`cells`] in one pool window,
+//!   and the cell-size sweep.
 //!
 //! See docs/pool.md for methods, conventions and the pool header layout.
 #![deny(missing_docs)]
 
 pub mod atomics;
 pub mod c2c;
+pub mod cells;
 pub use bench_core::cacheline;
 pub mod flush;
 pub mod flush_bw;
 pub mod msg;
+pub mod msg_scale;
 pub mod pool;
 pub mod ring;
 

@@ -397,33 +397,14 @@ impl MsgBench {
     fn pool_spec(&self, quick: bool) -> (PoolSpec, bool) {
         match &self.pool {
             Some(s) => (s.clone(), false),
-            None => {
-                let nanos = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.subsec_nanos())
-                    .unwrap_or(0);
-                let dir = if std::path::Path::new("/dev/shm").is_dir() {
-                    std::path::PathBuf::from("/dev/shm")
+            None => (
+                PoolSpec::scratch_file(if quick {
+                    8 << 20
                 } else {
-                    std::env::temp_dir()
-                };
-                let path = dir.join(format!("cxlchar-pool-{}-{nanos}", std::process::id()));
-                (
-                    PoolSpec {
-                        source: PoolSource::File(path),
-                        offset: 0,
-                        len: if quick {
-                            8 << 20
-                        } else {
-                            DEFAULT_POOL_BYTES * 2
-                        },
-                        allow_write: false,
-                        force: false,
-                        scratch: true,
-                    },
-                    true,
-                )
-            }
+                    DEFAULT_POOL_BYTES * 2
+                }),
+                true,
+            ),
         }
     }
 
@@ -470,25 +451,7 @@ impl MsgBench {
         // Counters of the leader (this thread) only: the follower is another process,
         // possibly on another host.
         let mut group = CounterGroup::open_with_timer(&ctx.timer);
-        // Fault the window in, then report where its pages are.
-        for o in (0..pool.len()).step_by(bench_core::target::page_size()) {
-            // SAFETY: o < len: inside the mapping; a volatile read faults the page in.
-            unsafe { pool.ptr().add(o).read_volatile() };
-        }
-        let page = bench_core::target::page_size();
-        let per_node = bench_core::target::pages_per_node(pool.ptr(), pool.len(), page);
-        let placement = Some(bench_core::target::Placement {
-            verification: bench_core::target::Verification::Reported,
-            method: format!(
-                "move_pages(2) query of every page of the pool window {}",
-                pool.name()
-            ),
-            page_size_bytes: page,
-            pages_checked: per_node.values().sum(),
-            pages_per_node: per_node,
-            thp_fraction: None,
-            warning: None,
-        });
+        let placement = Some(pool.placement());
         for m in modes {
             let mname = m.name();
             let sfx = if m == Coherence::Coherent {
@@ -711,11 +674,11 @@ impl Benchmark for MsgBench {
     }
 }
 
-/// Flag and SPSC-ring messaging between two processes (or two hosts) through a pool.
-// The field docs are the command's --help text: `<bdf>` there is a placeholder, not HTML.
+/// Where the pool is: the options `pool msg` and `pool msg-scale` share.
+// The field docs are the commands' --help text: `<bdf>` there is a placeholder, not HTML.
 #[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Clone, clap::Args)]
-pub struct MsgArgs {
+pub struct PoolArgs {
     /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or a PCI
     /// BAR pci:DOMAIN:BUS:DEV.FN/BAR as `cxlchar pcie list` shows it (or its resource file,
     /// pci:/sys/bus/pci/devices/<bdf>/resourceN). Any --pool needs --allow-write (a bare
@@ -723,11 +686,6 @@ pub struct MsgArgs {
     /// is refused unless --force.
     #[arg(long, value_name = "SPEC")]
     pub pool: Option<String>,
-    /// Two-sided run: leader (measures, writes results) or follower (answers). Start
-    /// both with the same --pool, on one host or on two hosts mapping the same memory.
-    /// Without --role, a follower process is forked on this machine.
-    #[arg(long, value_name = "ROLE")]
-    pub role: Option<String>,
     /// Byte offset of the window in the pool (a multiple of the page size).
     #[arg(long, default_value = "0", value_parser = bench_core::units::parse_offset)]
     pub offset: u64,
@@ -737,27 +695,14 @@ pub struct MsgArgs {
     /// Overwrite a window holding foreign data, or take over one in use.
     #[arg(long)]
     pub force: bool,
-    /// How long to wait for the peer to show up (e.g. 30s, 2m).
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
-    pub timeout: Duration,
-    /// How long the peer may stay silent mid-run before the run fails.
-    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
-    pub peer_timeout: Duration,
 }
 
-impl MsgArgs {
-    /// The role and the pool window of these options, checked (`--role` needs `--pool`,
-    /// the offset is a multiple of the page size).
-    pub fn role_and_pool(
-        &self,
-        opts: &Options,
-    ) -> Result<(Option<Role>, Option<PoolSpec>), BoxError> {
-        let role: Option<Role> = self.role.as_deref().map(str::parse).transpose()?;
+impl PoolArgs {
+    /// The pool window these options name, checked (the offset is a multiple of the page
+    /// size); `None` without `--pool` (the caller creates a scratch file).
+    pub fn spec(&self, opts: &Options) -> Result<Option<PoolSpec>, BoxError> {
         let Some(p) = &self.pool else {
-            if self.role.is_some() {
-                return Err("--role needs --pool: both sides must name the same pool (e.g. --pool file:/dev/shm/cxlchar-pool or --pool dax:/dev/dax0.0)".into());
-            }
-            return Ok((role, None));
+            return Ok(None);
         };
         let spec = PoolSpec {
             source: p.parse()?,
@@ -779,7 +724,41 @@ impl MsgArgs {
             )
             .into());
         }
-        Ok((role, Some(spec)))
+        Ok(Some(spec))
+    }
+}
+
+/// Flag and SPSC-ring messaging between two processes (or two hosts) through a pool.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MsgArgs {
+    /// The pool window.
+    #[command(flatten)]
+    pub window: PoolArgs,
+    /// Two-sided run: leader (measures, writes results) or follower (answers). Start
+    /// both with the same --pool, on one host or on two hosts mapping the same memory.
+    /// Without --role, a follower process is forked on this machine.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// How long to wait for the peer to show up (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub timeout: Duration,
+    /// How long the peer may stay silent mid-run before the run fails.
+    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    pub peer_timeout: Duration,
+}
+
+impl MsgArgs {
+    /// The role and the pool window of these options, checked (`--role` needs `--pool`,
+    /// the offset is a multiple of the page size).
+    pub fn role_and_pool(
+        &self,
+        opts: &Options,
+    ) -> Result<(Option<Role>, Option<PoolSpec>), BoxError> {
+        let role: Option<Role> = self.role.as_deref().map(str::parse).transpose()?;
+        if self.window.pool.is_none() && self.role.is_some() {
+            return Err("--role needs --pool: both sides must name the same pool (e.g. --pool file:/dev/shm/cxlchar-pool or --pool dax:/dev/dax0.0)".into());
+        }
+        Ok((role, self.window.spec(opts)?))
     }
 }
 

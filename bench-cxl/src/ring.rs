@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes before the data area.
 pub const RING_HEADER: usize = 256;
-const HEAD: usize = 0;
-const TAIL: usize = 128;
-const CAP: usize = 192;
+pub(crate) const HEAD: usize = 0;
+pub(crate) const TAIL: usize = 128;
+pub(crate) const CAP: usize = 192;
 const PAD: u64 = u64::MAX;
 
 /// How the two sides keep each other's view of the ring correct.
@@ -69,11 +69,13 @@ fn record_len(len: usize) -> usize {
     (8 + len).next_multiple_of(LINE)
 }
 
+/// The shared header words and data area of a queue in shared memory (this ring, and
+/// the cell queue of [`crate::cells`]).
 #[derive(Debug)]
-struct Shared {
-    base: *mut u8,
-    cap: usize,
-    mode: Coherence,
+pub(crate) struct Shared {
+    pub(crate) base: *mut u8,
+    pub(crate) cap: usize,
+    pub(crate) mode: Coherence,
 }
 
 // SAFETY: the ring's memory is shared by design; each field of the header has one
@@ -84,25 +86,25 @@ unsafe impl Send for Shared {}
 
 impl Shared {
     fn word(&self, off: usize) -> &AtomicU64 {
-        // SAFETY: off is one of HEAD/TAIL/CAP, inside the header, 8-aligned (base is
-        // 64-aligned, checked at construction).
+        // SAFETY: off is a word of the header (HEAD/TAIL/CAP, or a cell queue's), inside
+        // it, 8-aligned (base is 64-aligned, checked at construction).
         unsafe { &*(self.base.add(off) as *const AtomicU64) }
     }
-    fn load(&self, off: usize) -> u64 {
+    pub(crate) fn load(&self, off: usize) -> u64 {
         if let Coherence::NonCoherent(m) = self.mode {
             // SAFETY: the line is inside the mapped header; m is available.
             unsafe { invalidate_range(m, self.base.add(off), 8) };
         }
         self.word(off).load(Ordering::Acquire)
     }
-    fn store(&self, off: usize, v: u64) {
+    pub(crate) fn store(&self, off: usize, v: u64) {
         self.word(off).store(v, Ordering::Release);
         if let Coherence::NonCoherent(m) = self.mode {
             // SAFETY: as above.
             unsafe { flush_range(m, self.base.add(off), 8) };
         }
     }
-    fn data(&self, pos: usize) -> *mut u8 {
+    pub(crate) fn data(&self, pos: usize) -> *mut u8 {
         // SAFETY: pos < cap; the data area is cap bytes after the header.
         unsafe { self.base.add(RING_HEADER + pos) }
     }
@@ -313,12 +315,12 @@ impl Consumer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cacheline::invalidate_method;
 
     /// Fills a message deterministically from its sequence number.
-    fn fill(seq: u64, len: usize, out: &mut Vec<u8>) {
+    pub(crate) fn fill(seq: u64, len: usize, out: &mut Vec<u8>) {
         out.clear();
         let mut x = seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         for _ in 0..len {
@@ -327,6 +329,12 @@ mod tests {
             x ^= x << 17;
             out.push(x as u8);
         }
+    }
+
+    /// A spin that lets the other thread run (tests share CPUs).
+    pub(crate) fn yield_spin() -> Result<(), ()> {
+        std::thread::yield_now();
+        Ok(())
     }
 
     fn len_of(seq: u64, max: usize) -> usize {
@@ -349,22 +357,13 @@ mod tests {
                 let mut msg = Vec::new();
                 for seq in 0..count {
                     fill(seq, len_of(seq, max), &mut msg);
-                    prod.send(&msg, || -> Result<(), ()> {
-                        std::thread::yield_now();
-                        Ok(())
-                    })
-                    .unwrap();
+                    prod.send(&msg, yield_spin).unwrap();
                 }
             });
             let mut buf = vec![0u8; max];
             let mut want = Vec::new();
             for seq in 0..count {
-                let n = cons
-                    .recv(&mut buf, || -> Result<(), ()> {
-                        std::thread::yield_now();
-                        Ok(())
-                    })
-                    .unwrap();
+                let n = cons.recv(&mut buf, yield_spin).unwrap();
                 fill(seq, len_of(seq, max), &mut want);
                 assert_eq!(n, want.len(), "message {seq}: length");
                 assert!(buf[..n] == want[..], "message {seq}: content differs");

@@ -17,7 +17,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 /// their first command). `all(n)`: part of `cxlchar all`, run in increasing `n`
 /// (`mem.latency` first: it records the DRAM working set the others size from).
 pub fn registry() -> Vec<Entry> {
-    use bench_cxl::{atomics, c2c, flush, flush_bw, msg};
+    use bench_cxl::{atomics, c2c, flush, flush_bw, msg, msg_scale};
     use bench_mem::{bandwidth, latency, loaded, threshold};
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
@@ -32,6 +32,7 @@ pub fn registry() -> Vec<Entry> {
         Entry::new::<msg::MsgArgs>("pool msg")
             .all(9)
             .run_with(crate::pool::msg),
+        Entry::new::<msg_scale::MsgScaleArgs>("pool msg-scale").all(10),
         Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(12),
         Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(10),
     ]

@@ -621,3 +621,78 @@ fn flush_bw_refuses_a_bad_chunk() {
         assert!(!out.exists(), "--chunk {chunk} wrote {}", out.display());
     }
 }
+
+/// `pool msg-scale` on two CPUs (whatever the machine has): one pair runs, and the pair
+/// counts of the paper that need more CPUs are listed as skipped with the reason.
+#[test]
+fn msg_scale_runs_one_pair_on_two_cpus_and_says_which_pair_counts_cannot_run() {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        bench_core::testing::unavailable("two-cpus", "one CPU: no pair of threads can run");
+        return;
+    }
+    let doc = run_out(&["pool", "msg-scale", "--quick", "--cpu", "0,1"]);
+    assert_schema_valid(&doc);
+    for k in [
+        "pool_pairs_lat_p1_ns",
+        "pool_pairs_bw_p1_gbs",
+        "pool_cell_bw_16k_gbs",
+        "pool_cell_bw_128k_gbs",
+        "pool_cell_peak_msg_64k_bytes",
+        "pool_cell_best_bytes",
+    ] {
+        assert!(
+            doc["params"][k].as_f64().is_some_and(|v| v > 0.0),
+            "{k} missing"
+        );
+    }
+    assert!(doc["params"].get("pool_pairs_lat_p2_ns").is_none());
+    let skipped = doc["skipped"].as_array().unwrap();
+    let p2 = skipped
+        .iter()
+        .find(|s| s["benchmark"] == "pool.msg-scale/p2")
+        .expect("P = 2 listed as skipped");
+    assert!(p2["reason"].as_str().unwrap().contains("4 CPUs"), "{p2}");
+    let ids: Vec<&str> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"pool.msg-scale/shm/coherent/pairs/p1/bw/64K"),
+        "{ids:?}"
+    );
+    assert!(ids.contains(&"pool.msg-scale/shm/coherent/cells/16K/p1/bw/1M"));
+}
+
+#[test]
+fn msg_scale_with_one_cpu_is_a_clean_skip() {
+    let doc = json_stdout_code(
+        &[
+            "pool",
+            "msg-scale",
+            "--quick",
+            "--cpu",
+            "0",
+            "--format",
+            "json",
+        ],
+        3,
+    );
+    let skipped = doc["skipped"].as_array().unwrap();
+    assert!(
+        skipped.iter().any(|s| s["benchmark"] == "pool.msg-scale"
+            && s["reason"].as_str().unwrap().contains("2 CPUs")),
+        "{skipped:?}"
+    );
+    assert!(doc["params"].as_object().is_none_or(|p| p.is_empty()));
+}
+
+#[test]
+fn msg_scale_refuses_cell_sizes_that_are_not_whole_kib() {
+    cxlchar()
+        .args(["pool", "msg-scale", "--quick", "--cells", "16K,1000"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("multiples of 1 KiB"));
+}

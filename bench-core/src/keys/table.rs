@@ -24,6 +24,7 @@ const FLUSH_BW: &str = "cxlchar pool flush-bw";
 const FLUSH_BW_FAR: &str =
     "cxlchar pool flush-bw --target dax:/dev/daxX.Y (or node:N, a memory-only node)";
 const MSG: &str = "cxlchar pool msg --target dax:/dev/daxX.Y (shared pool, two processes)";
+const MSG_SCALE: &str = "cxlchar pool msg-scale (add --pool dax:/dev/daxX.Y for a CXL pool, --noncoherent for the _noncoherent keys)";
 const MMIO: &str = "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N";
 const VERBS: &str = "cxlchar verbs (needs an RDMA device; build with --features verbs)";
 const GPU: &str = "cxlchar gpu (needs a CUDA GPU)";
@@ -156,6 +157,22 @@ const THREADS: Var = Var {
     meaning: "the thread count",
 };
 
+const MODE: Var = Var {
+    name: "mode",
+    values: Values::OneOf(&["", "_noncoherent"]),
+    meaning: "the protocol: empty = coherent (plain loads and stores), `_noncoherent` = the writer flushes + fences, the reader invalidates (--noncoherent)",
+};
+const PAIRS: Var = Var {
+    name: "P",
+    values: Values::Count,
+    meaning: "the number of sender/receiver pairs (2P pinned threads)",
+};
+const KIB: Var = Var {
+    name: "kib",
+    values: Values::Count,
+    meaning: "the cell size in KiB (header + payload, `--cells`)",
+};
+
 /// Every key cxlchar produces, derives or reads.
 pub static REGISTRY: &[KeyDef] = &[
     // ---------------------------------------------------------------- mem.latency
@@ -250,6 +267,12 @@ pub static REGISTRY: &[KeyDef] = &[
     key("pool_hockney_lat_noncoherent_ns", Ns, "pool.msg", MSG, "same, non-coherent protocol", "same fit", "000"),
     key("pool_hockney_bw_gbs", Gbs, "pool.msg", MSG, "Hockney bandwidth of pool messaging", "same fit", "000 (with --baseline shm)").models(MSG_PATH),
     key("pool_hockney_bw_noncoherent_gbs", Gbs, "pool.msg", MSG, "same, non-coherent protocol", "same fit", "000"),
+    // ---------------------------------------------------------------- pool.msg-scale
+    key("pool_pairs{mode}_lat_p{P}_ns", Ns, "pool.msg-scale", MSG_SCALE, "one-way latency of an 8 B message with P sender/receiver pairs messaging at once, each pair through its own SPSC queue of cells (64 KiB, `--pairs-cell`) in one pool window", "p50 over the samples of all pairs of echo round trip / 2 (pinned threads, one CPU each)", "002 Fig. 8 (two-sided latency as the process count grows 2 .. 32 = P 1 .. 16; small messages)").vars(&[MODE, PAIRS]),
+    key("pool_pairs{mode}_bw_p{P}_gbs", Gbs, "pool.msg-scale", MSG_SCALE, "aggregate two-sided bandwidth of P pairs (payload counted once, 1e9 B/s), best message size of 1 KiB .. 1 MiB, 64 KiB cells (`--pairs-cell`)", "p50 over repetitions of all pairs' payload bytes / the longest pair's time from a common barrier to its receiver's acknowledgement; the receiver copies each message out of its cells", "002 Fig. 7 (two-sided bandwidth as the process count grows; cMPI ~6 GB/s at 32 processes)").vars(&[MODE, PAIRS]),
+    key("pool_cell{mode}_bw_{kib}k_gbs", Gbs, "pool.msg-scale", MSG_SCALE, "peak aggregate bandwidth with cells of `kib` KiB at the largest pair count, over message sizes 1 KiB .. 1 MiB (messages longer than a cell's payload split into cell-sized chunks)", "largest p50 of the cell size's bandwidth curve (as `pool_pairs_bw_p{P}_gbs`)", "002 Fig. 9 (bandwidth per cell size 16/32/64/128 KB; 3.6 / 3.9 / ~6 GB/s peaks at 32 processes)").vars(&[MODE, KIB]),
+    key("pool_cell{mode}_peak_msg_{kib}k_bytes", Bytes, "pool.msg-scale", MSG_SCALE, "message size at which the bandwidth with `kib` KiB cells peaks", "argmax of the same curve (smallest size on a tie)", "002 Fig. 9 / Sec. 4.3 (the peak sits just below the cell size, then splitting lowers bandwidth)").vars(&[MODE, KIB]),
+    key("pool_cell{mode}_best_bytes", Bytes, "pool.msg-scale", MSG_SCALE, "the cell size with the highest peak bandwidth", "argmax over `--cells` of `pool_cell_bw_{kib}k_gbs`", "002 Sec. 4.3 (64 KB chosen for Figs. 7-8; larger cells do not help)").vars(&[MODE]),
     // ---------------------------------------------------------------- pcie.mmio
     key("pcie_rtt_ns", Ns, "pcie.mmio", MMIO, "CPU <-> device round trip of an uncached 8-byte read", "dependent chain of uncached reads (each address depends on the value read)", "004 (stand-in for the latency model's PCIe: half of it is not the analyzer's link-level figure)").models(LATENCY),
     key("mmio_write_8b_ns", Ns, "pcie.mmio", MMIO, "issue cost of a posted uncached 8-byte write", "back-to-back uncached writes, fence after each batch", "004 (doorbell write)"),

@@ -134,25 +134,8 @@ pub fn leader_rendezvous(
     timeout: Duration,
     link: &mut Link,
 ) -> Result<u64, PoolError> {
-    check_leader_may_claim(pool, force, Duration::from_millis(50))?;
+    let run_id = claim_header(pool, force, state::WAITING)?;
     let h = pool.header();
-    // Clear the header, then publish it with the magic last.
-    for o in (0..HEADER_BYTES).step_by(8) {
-        h.store(o, 0);
-    }
-    let run_id = {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1);
-        (t ^ ((std::process::id() as u64) << 32)) | 1
-    };
-    h.store(off::VERSION, LAYOUT_VERSION);
-    h.store(off::LEN, pool.len() as u64);
-    h.store(off::RUN_ID, run_id);
-    h.store(off::LEADER_PID, std::process::id() as u64);
-    h.store(off::STATE, state::WAITING);
-    h.store(off::MAGIC, MAGIC);
     let t0 = Instant::now();
     loop {
         if h.load(off::STATE) == state::PAIRED && h.load(off::FOLLOWER_RUN) == run_id {
@@ -173,6 +156,31 @@ pub fn leader_rendezvous(
         link.tick()?;
         std::thread::sleep(Duration::from_micros(200));
     }
+}
+
+/// Claims the window's header for a run of this process (the rules of
+/// [`check_leader_may_claim`]): clears it, then publishes it in `initial` state with the
+/// magic last. Returns the run id.
+pub fn claim_header(pool: &PoolMap, force: bool, initial: u64) -> Result<u64, PoolError> {
+    check_leader_may_claim(pool, force, Duration::from_millis(50))?;
+    let h = pool.header();
+    for o in (0..HEADER_BYTES).step_by(8) {
+        h.store(o, 0);
+    }
+    let run_id = {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
+        (t ^ ((std::process::id() as u64) << 32)) | 1
+    };
+    h.store(off::VERSION, LAYOUT_VERSION);
+    h.store(off::LEN, pool.len() as u64);
+    h.store(off::RUN_ID, run_id);
+    h.store(off::LEADER_PID, std::process::id() as u64);
+    h.store(off::STATE, initial);
+    h.store(off::MAGIC, MAGIC);
+    Ok(run_id)
 }
 
 /// Follower side: waits for a leader's header (right magic and version, waiting), then

@@ -108,6 +108,30 @@ pub struct PoolMap {
 }
 
 impl PoolSpec {
+    /// A fresh scratch file of `len` bytes for this process (`/dev/shm`, else the
+    /// temporary directory): cxlchar's own pool when no `--pool` is given, created
+    /// exclusively and removed by its user.
+    pub fn scratch_file(len: usize) -> PoolSpec {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = if Path::new("/dev/shm").is_dir() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let path = dir.join(format!("cxlchar-pool-{}-{nanos}", std::process::id()));
+        PoolSpec {
+            source: PoolSource::File(path),
+            offset: 0,
+            len,
+            allow_write: false,
+            force: false,
+            scratch: true,
+        }
+    }
+
     /// The window this spec names, for the write guard: a file pool is created and grown
     /// as needed (a user's file only with `allow_write`); a BAR named by its resource file
     /// is the BAR that file is. Its magic is the pool header's: the guard refuses a window
@@ -190,6 +214,28 @@ impl PoolMap {
     /// The header view of this window.
     pub fn header(&self) -> Header {
         Header::new(self.ptr(), invalidate_method().ok())
+    }
+    /// Faults every page of the window in, then reports on which NUMA nodes its pages
+    /// are (`move_pages(2)` query), for the measurements' `placement`.
+    pub fn placement(&self) -> bench_core::target::Placement {
+        let page = bench_core::target::page_size();
+        for o in (0..self.len()).step_by(page) {
+            // SAFETY: o < len: inside the mapping; a volatile read faults the page in.
+            unsafe { self.ptr().add(o).read_volatile() };
+        }
+        let per_node = bench_core::target::pages_per_node(self.ptr(), self.len(), page);
+        bench_core::target::Placement {
+            verification: bench_core::target::Verification::Reported,
+            method: format!(
+                "move_pages(2) query of every page of the pool window {}",
+                self.name()
+            ),
+            page_size_bytes: page,
+            pages_checked: per_node.values().sum(),
+            pages_per_node: per_node,
+            thp_fraction: None,
+            warning: None,
+        }
     }
     /// Bytes of each ring region (header excluded), and their offsets.
     pub fn rings(&self) -> [(usize, usize); 2] {

@@ -1,0 +1,1020 @@
+//! `pool.msg-scale`: seed 002's two-sided message scaling (Sec. 4.2, Figs. 7-8: latency
+//! and bandwidth as the process count grows) and its cell-size sweep (Sec. 4.3, Fig. 9),
+//! on one machine through one pool window.
+//!
+//! P pairs of pinned threads (a sender on one CPU, its receiver on another; never two
+//! threads on one CPU) each get their own SPSC queue of fixed-size message [`cells`] in
+//! the window (cMPI's matrix of SPSC queues, Sec. 3.3), plus a small queue back for
+//! echoes and acknowledgements. A message longer than a cell's payload is split into
+//! cell-sized chunks sent one after the other (Sec. 4.3).
+//!
+//! * **Latency** (per P): one-way latency of an 8-byte message, echo round trip / 2,
+//!   every pair at once; p50 over the samples of all pairs.
+//! * **Bandwidth** (per P and message size): every sender streams N messages to its
+//!   receiver, which copies each out into its own buffer and acknowledges the last; all
+//!   pairs start together at a barrier. Aggregate bandwidth = payload bytes of all pairs
+//!   (counted once, as OSU's bandwidth tests and the paper count them) / the longest
+//!   pair's time from the barrier to its acknowledgement; GB = 1e9 B. p50 over
+//!   repetitions.
+//! * **Cell sizes** (Fig. 9): the bandwidth curve at the largest P for each cell size;
+//!   per cell size the peak and the message size where it peaks.
+//!
+//! The pairs sweep uses 64 KiB cells (`--pairs-cell`), the paper's setting for
+//! Figs. 7-8. The pool is a scratch file in /dev/shm unless `--pool` names one (the
+//! options of `pool msg`); its header is claimed like `pool msg`'s leader claims it.
+
+use crate::cells::{self, CellError, CellReceiver, CellSender};
+use crate::measurement;
+use crate::msg::PoolArgs;
+use crate::pool::{claim_header, off, state, PoolError, PoolMap, PoolSource, PoolSpec};
+use crate::pool::{HEADER_BYTES, MIN_POOL_BYTES};
+use crate::ring::Coherence;
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup,
+};
+use bench_core::counters::{
+    self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
+};
+use bench_core::params::Skipped;
+use bench_core::pin::SpinBarrier;
+use bench_core::stats::Distribution;
+use bench_core::units::format_size;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Cells in each pair's queue from sender to receiver.
+pub const CELLS_PER_QUEUE: usize = 8;
+/// The queue back (echoes, acknowledgements): cells of this size...
+const BACK_CELL: usize = 256;
+/// ...and this many.
+const BACK_CELLS: usize = 4;
+/// Every queue starts on its own page (pairs never share a line).
+const ALIGN: usize = 4096;
+/// The latency message.
+const LAT_BYTES: usize = 8;
+/// The pair counts of the paper's figures (2 .. 32 processes).
+pub const PAPER_PAIRS: [usize; 5] = [1, 2, 4, 8, 16];
+/// How long one measurement may take before the run is declared stuck.
+const STALL: Duration = Duration::from_secs(60);
+
+/// Where each pair's queues lie in the window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Offsets of each pair's forward and back queue.
+    pub pairs: Vec<(usize, usize)>,
+    /// Bytes of a forward queue (page-rounded).
+    pub fwd_bytes: usize,
+    /// Bytes of a back queue (page-rounded).
+    pub back_bytes: usize,
+    /// Bytes the window needs (its header included).
+    pub total: usize,
+}
+
+/// The layout of `pairs` pairs with forward cells of `cell` bytes, after the pool header.
+pub fn layout(pairs: usize, cell: usize) -> Layout {
+    let fwd_bytes = cells::queue_bytes(cell, CELLS_PER_QUEUE).next_multiple_of(ALIGN);
+    let back_bytes = cells::queue_bytes(BACK_CELL, BACK_CELLS).next_multiple_of(ALIGN);
+    let per = fwd_bytes + back_bytes;
+    Layout {
+        pairs: (0..pairs)
+            .map(|i| {
+                let f = HEADER_BYTES + i * per;
+                (f, f + fwd_bytes)
+            })
+            .collect(),
+        fwd_bytes,
+        back_bytes,
+        total: HEADER_BYTES + pairs * per,
+    }
+}
+
+/// The pair counts to run with `cpus` CPUs (powers of two up to #CPUs/2, and #CPUs/2
+/// itself), and the paper's pair counts that cannot run.
+pub fn pair_counts(cpus: usize) -> (Vec<usize>, Vec<usize>) {
+    let max = cpus / 2;
+    let mut run: Vec<usize> = (0..usize::BITS)
+        .map(|i| 1usize << i)
+        .take_while(|&p| p <= max)
+        .collect();
+    if max > 0 && !max.is_power_of_two() {
+        run.push(max);
+    }
+    let not_run = PAPER_PAIRS.iter().copied().filter(|&p| p > max).collect();
+    (run, not_run)
+}
+
+/// Message sizes: 1 KiB .. 1 MiB, powers of two (quick: powers of four).
+pub fn sizes(quick: bool) -> Vec<usize> {
+    (10..=20)
+        .filter(|i| !quick || i % 2 == 0)
+        .map(|i| 1usize << i)
+        .collect()
+}
+
+/// Aggregate bandwidth (GB/s) of pairs that each moved `bytes_per_pair` payload bytes in
+/// the given times (ns), all started together: every pair's bytes over the longest time.
+pub fn aggregate_gbs(bytes_per_pair: u64, times_ns: &[f64]) -> Option<f64> {
+    let longest = times_ns.iter().copied().fold(0.0, f64::max);
+    (longest > 0.0).then(|| bytes_per_pair as f64 * times_ns.len() as f64 / longest)
+}
+
+/// The highest point of a (size, value) curve; the smallest size on a tie.
+pub fn peak(curve: &[(usize, f64)]) -> Option<(usize, f64)> {
+    curve.iter().copied().filter(|(_, v)| v.is_finite()).fold(
+        None,
+        |best: Option<(usize, f64)>, (s, v)| match best {
+            Some((_, b)) if b >= v => best,
+            _ => Some((s, v)),
+        },
+    )
+}
+
+/// Messages each pair streams per repetition for `size`-byte messages.
+fn stream_count(quick: bool, size: usize) -> u64 {
+    let bytes: usize = if quick { 2 << 20 } else { 32 << 20 };
+    (bytes / size).clamp(8, 20_000) as u64
+}
+
+/// Why a measurement stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaleError {
+    /// Data arrived damaged.
+    #[error(
+        "pair {pair}: a message arrived with the wrong size or sequence number (message {at})"
+    )]
+    BadData {
+        /// The pair.
+        pair: usize,
+        /// The message.
+        at: u64,
+    },
+    /// A queue could not be set up.
+    #[error("pair {pair}: {err}")]
+    Queue {
+        /// The pair.
+        pair: usize,
+        /// Why.
+        err: CellError,
+    },
+    /// No progress.
+    #[error("no progress for {0:?}: a pair is stuck (a thread did not get its CPU?)")]
+    Stalled(Duration),
+    /// Another thread gave up.
+    #[error("another thread of the run gave up")]
+    Aborted,
+    /// Not even one pair fits the CPUs.
+    #[error("one pair needs two CPUs (a sender and a receiver); this run has {0} (--cpu)")]
+    TooFewCpus(usize),
+    /// A thread panicked.
+    #[error("a pair thread panicked")]
+    Panicked,
+    /// The pool.
+    #[error(transparent)]
+    Pool(#[from] PoolError),
+}
+
+/// What one measuring run does.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// `n` timed echoes of 8 bytes per pair.
+    Lat { n: u64 },
+    /// `reps` repetitions of `count` messages of `size` bytes per pair.
+    Bw {
+        size: usize,
+        count: u64,
+        reps: usize,
+    },
+}
+
+/// A pair's queues, by address (shared by the two threads of the pair).
+#[derive(Debug, Clone, Copy)]
+struct PairQueues {
+    fwd: usize,
+    back: usize,
+    fwd_bytes: usize,
+    back_bytes: usize,
+}
+
+/// Gives up when another thread did, or after [`STALL`].
+struct Spin<'a> {
+    abort: &'a AtomicBool,
+    since: Instant,
+    n: u32,
+}
+
+impl Spin<'_> {
+    fn spin(&mut self) -> Result<(), ScaleError> {
+        self.n = self.n.wrapping_add(1);
+        if self.n.is_multiple_of(1 << 12) {
+            if self.abort.load(Ordering::Relaxed) {
+                return Err(ScaleError::Aborted);
+            }
+            if self.since.elapsed() > STALL {
+                return Err(ScaleError::Stalled(STALL));
+            }
+        }
+        std::hint::spin_loop();
+        Ok(())
+    }
+}
+
+/// One thread's outcome: samples (ns) and its counts.
+type ThreadOut = (Vec<f64>, Counts);
+
+fn sender(
+    ctx: &Context,
+    q: PairQueues,
+    mode: Coherence,
+    phase: Phase,
+    barrier: &SpinBarrier,
+    spin: &mut Spin,
+    pair: usize,
+) -> Result<ThreadOut, ScaleError> {
+    let qe = |err| ScaleError::Queue { pair, err };
+    // SAFETY: initialized by the caller; this thread is the pair's only producer of the
+    // forward queue and only consumer of the back queue.
+    let (mut tx, mut rx) = unsafe {
+        (
+            CellSender::attach(q.fwd as *mut u8, q.fwd_bytes, mode).map_err(qe)?,
+            CellReceiver::attach(q.back as *mut u8, q.back_bytes, mode).map_err(qe)?,
+        )
+    };
+    let max = match phase {
+        Phase::Lat { .. } => LAT_BYTES,
+        Phase::Bw { size, .. } => size,
+    };
+    let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
+    let mut ack = [1u8; LAT_BYTES];
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
+    let mut out;
+    match phase {
+        Phase::Lat { n } => {
+            out = counters::sample_buffer(n as usize);
+            let warm = (n / 10).max(10);
+            barrier.wait_or(|| spin.spin())?;
+            group.start();
+            for i in 0..warm + n {
+                src[..8].copy_from_slice(&i.to_le_bytes());
+                let t0 = ctx.timer.start();
+                tx.send(&src, || spin.spin())?;
+                let got = rx.recv(&mut ack, || spin.spin())?;
+                let t1 = ctx.timer.stop();
+                if got != LAT_BYTES || ack != src[..8] {
+                    return Err(ScaleError::BadData { pair, at: i });
+                }
+                if i >= warm {
+                    out.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
+                }
+            }
+        }
+        Phase::Bw { size, count, reps } => {
+            out = counters::sample_buffer(reps);
+            // Warm-up: a few messages and their acknowledgement.
+            for i in 0..count.min(CELLS_PER_QUEUE as u64) {
+                src[..8].copy_from_slice(&i.to_le_bytes());
+                tx.send(&src[..size], || spin.spin())?;
+            }
+            rx.recv(&mut ack, || spin.spin())?;
+            group.start();
+            for _ in 0..reps {
+                barrier.wait_or(|| spin.spin())?;
+                let t0 = ctx.timer.start();
+                for i in 0..count {
+                    src[..8].copy_from_slice(&i.to_le_bytes());
+                    tx.send(&src[..size], || spin.spin())?;
+                }
+                rx.recv(&mut ack, || spin.spin())?;
+                let t1 = ctx.timer.stop();
+                out.push(ctx.timer.elapsed_ns(t0, t1));
+            }
+        }
+    }
+    let c = group.stop();
+    Ok((out, c))
+}
+
+fn receiver(
+    ctx: &Context,
+    q: PairQueues,
+    mode: Coherence,
+    phase: Phase,
+    barrier: &SpinBarrier,
+    spin: &mut Spin,
+    pair: usize,
+) -> Result<ThreadOut, ScaleError> {
+    let qe = |err| ScaleError::Queue { pair, err };
+    // SAFETY: initialized by the caller; this thread is the pair's only consumer of the
+    // forward queue and only producer of the back queue.
+    let (mut rx, mut tx) = unsafe {
+        (
+            CellReceiver::attach(q.fwd as *mut u8, q.fwd_bytes, mode).map_err(qe)?,
+            CellSender::attach(q.back as *mut u8, q.back_bytes, mode).map_err(qe)?,
+        )
+    };
+    let size = match phase {
+        Phase::Lat { .. } => LAT_BYTES,
+        Phase::Bw { size, .. } => size,
+    };
+    // Written now: receiving into it cannot fault later.
+    let mut dst = vec![1u8; size];
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
+    let check = |got: usize, dst: &[u8], i: u64| {
+        if got != size || dst[..8] != i.to_le_bytes() {
+            Err(ScaleError::BadData { pair, at: i })
+        } else {
+            Ok(())
+        }
+    };
+    match phase {
+        Phase::Lat { n } => {
+            let warm = (n / 10).max(10);
+            barrier.wait_or(|| spin.spin())?;
+            group.start();
+            for i in 0..warm + n {
+                let got = rx.recv(&mut dst, || spin.spin())?;
+                check(got, &dst, i)?;
+                tx.send(&dst[..LAT_BYTES], || spin.spin())?;
+            }
+        }
+        Phase::Bw { count, reps, .. } => {
+            for i in 0..count.min(CELLS_PER_QUEUE as u64) {
+                let got = rx.recv(&mut dst, || spin.spin())?;
+                check(got, &dst, i)?;
+            }
+            tx.send(&[0u8; LAT_BYTES], || spin.spin())?;
+            group.start();
+            for _ in 0..reps {
+                barrier.wait_or(|| spin.spin())?;
+                for i in 0..count {
+                    let got = rx.recv(&mut dst, || spin.spin())?;
+                    check(got, &dst, i)?;
+                }
+                tx.send(&[0u8; LAT_BYTES], || spin.spin())?;
+            }
+        }
+    }
+    Ok((Vec::new(), group.stop()))
+}
+
+/// One attempt of `phase` with every pair of `lay`: initializes the queues, runs 2P
+/// pinned threads, returns each sender's samples and every thread's counts.
+#[allow(clippy::too_many_arguments)]
+fn run_phase(
+    ctx: &Context,
+    pool: &PoolMap,
+    lay: &Layout,
+    cell: usize,
+    cpus: &[(usize, usize)],
+    mode: Coherence,
+    phase: Phase,
+) -> Result<(Vec<Vec<f64>>, Vec<ThreadCounts>), ScaleError> {
+    let mut queues = Vec::with_capacity(lay.pairs.len());
+    for (pair, &(f, b)) in lay.pairs.iter().enumerate() {
+        assert!(
+            b + lay.back_bytes <= pool.len(),
+            "layout checked against the window"
+        );
+        // SAFETY: both queues lie inside the mapping (checked above); no thread uses
+        // them now.
+        let (fwd, back) = unsafe { (pool.ptr().add(f), pool.ptr().add(b)) };
+        // SAFETY: as above.
+        unsafe {
+            cells::init(fwd, lay.fwd_bytes, cell, CELLS_PER_QUEUE, mode)
+                .and_then(|()| cells::init(back, lay.back_bytes, BACK_CELL, BACK_CELLS, mode))
+                .map_err(|err| ScaleError::Queue { pair, err })?;
+        }
+        queues.push(PairQueues {
+            fwd: fwd as usize,
+            back: back as usize,
+            fwd_bytes: lay.fwd_bytes,
+            back_bytes: lay.back_bytes,
+        });
+    }
+    let barrier = SpinBarrier::new(2 * queues.len());
+    let abort = AtomicBool::new(false);
+    let results: Vec<Result<ThreadOut, ScaleError>> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (pair, (&q, &(cs, cr))) in queues.iter().zip(cpus).enumerate() {
+            for (is_sender, cpu) in [(true, cs), (false, cr)] {
+                let (barrier, abort) = (&barrier, &abort);
+                handles.push(s.spawn(move || {
+                    let _ = bench_core::pin::pin_current(cpu);
+                    let mut spin = Spin {
+                        abort,
+                        since: Instant::now(),
+                        n: 0,
+                    };
+                    let r = if is_sender {
+                        sender(ctx, q, mode, phase, barrier, &mut spin, pair)
+                    } else {
+                        receiver(ctx, q, mode, phase, barrier, &mut spin, pair)
+                    };
+                    if r.is_err() {
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    r
+                }));
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(ScaleError::Panicked)))
+            .collect()
+    });
+    let mut samples = Vec::new();
+    let mut threads = Vec::new();
+    let mut first_err = None;
+    for (k, r) in results.into_iter().enumerate() {
+        let (pair, is_sender) = (k / 2, k % 2 == 0);
+        let cpu = if is_sender {
+            cpus[pair].0
+        } else {
+            cpus[pair].1
+        };
+        match r {
+            Ok((v, c)) if is_sender => {
+                samples.push(v);
+                threads.push(ThreadCounts::measuring(
+                    format!("sender {pair} (CPU {cpu})"),
+                    c,
+                ));
+            }
+            Ok((_, c)) => threads.push(ThreadCounts::helper(
+                format!("receiver {pair} (CPU {cpu})"),
+                c,
+            )),
+            // The first cause, not the Aborted of the threads it stopped.
+            Err(ScaleError::Aborted) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None if samples.len() != queues.len() => Err(ScaleError::Aborted),
+        None => Ok((samples, threads)),
+    }
+}
+
+/// The benchmark.
+#[derive(Debug, Clone)]
+pub struct MsgScaleBench {
+    /// The pool; `None`: a scratch file in /dev/shm, removed afterwards.
+    pub pool: Option<PoolSpec>,
+    /// Cell sizes of the cell-size sweep (bytes, multiples of 1 KiB).
+    pub cells: Vec<usize>,
+    /// Cell size of the pairs sweep.
+    pub pairs_cell: usize,
+    /// Coherent (default) or non-coherent protocol.
+    pub mode: Coherence,
+}
+
+struct Sweep<'a> {
+    ctx: &'a Context,
+    pool: &'a PoolMap,
+    target: String,
+    mode: Coherence,
+    placement: bench_core::target::Placement,
+    report: Report,
+}
+
+impl Sweep<'_> {
+    fn cpus(&self, p: usize) -> Vec<(usize, usize)> {
+        (0..p)
+            .map(|i| (self.ctx.cpus[2 * i], self.ctx.cpus[2 * i + 1]))
+            .collect()
+    }
+
+    fn base_params(&self, p: usize, cell: usize) -> serde_json::Value {
+        serde_json::json!({
+            "pairs": p,
+            "cpus_sender_receiver": self.cpus(p),
+            "mode": self.mode.name(),
+            "cell_bytes": cell,
+            "cell_payload_bytes": cells::payload_of(cell),
+            "cells_per_queue": CELLS_PER_QUEUE,
+        })
+    }
+
+    /// The latency of 8-byte echoes with `p` pairs: the measurement id and the p50.
+    fn latency(&mut self, p: usize, cell: usize) -> Result<(String, f64), ScaleError> {
+        let lay = layout(p, cell);
+        let cpus = self.cpus(p);
+        let n = if self.ctx.quick { 2_000 } else { 20_000 };
+        let (samples, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+            run_phase(
+                self.ctx,
+                self.pool,
+                &lay,
+                cell,
+                &cpus,
+                self.mode,
+                Phase::Lat { n },
+            )
+        })?;
+        let all: Vec<f64> = samples.iter().flatten().copied().collect();
+        let per_pair: Vec<f64> = samples
+            .iter()
+            .filter_map(|v| Distribution::from_samples(v).map(|d| d.p50))
+            .collect();
+        let d = Distribution::from_samples(&all).ok_or(ScaleError::Aborted)?;
+        let id = format!(
+            "pool.msg-scale/{}/{}/pairs/p{p}/lat/{LAT_BYTES}B",
+            self.target,
+            self.mode.name()
+        );
+        let mut params = self.base_params(p, cell);
+        params["test"] = "latency".into();
+        params["size_bytes"] = LAT_BYTES.into();
+        params["messages_per_pair"] = n.into();
+        params["p50_per_pair_ns"] = per_pair.into();
+        let p50 = d.p50;
+        self.report.measurements.push(measurement(
+            id.clone(),
+            "pool.msg-scale",
+            &self.target,
+            params,
+            "ns",
+            format!("one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message through a cell queue in the pool, {p} pair(s) echoing at once, samples of all pairs pooled ({})", self.mode.name()),
+            d,
+            Some(self.placement.clone()),
+            counters.with_per_op("message", 2 * n * p as u64),
+        ));
+        Ok((id, p50))
+    }
+
+    /// The bandwidth curve with `p` pairs and `cell`-byte cells: (size, p50 GB/s, id).
+    fn curve(
+        &mut self,
+        p: usize,
+        cell: usize,
+        what: &str,
+    ) -> Result<Vec<(usize, f64, String)>, ScaleError> {
+        let lay = layout(p, cell);
+        let cpus = self.cpus(p);
+        let reps = if self.ctx.quick { 3 } else { 5 };
+        let mut out = Vec::new();
+        for size in sizes(self.ctx.quick) {
+            self.ctx.progress(&format!(
+                "pool.msg-scale on {}: {what}, {p} pair(s), {} cells, {} messages ({})",
+                self.target,
+                format_size(cell),
+                format_size(size),
+                self.mode.name()
+            ));
+            let count = stream_count(self.ctx.quick, size);
+            let phase = Phase::Bw { size, count, reps };
+            let (times, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+                run_phase(self.ctx, self.pool, &lay, cell, &cpus, self.mode, phase)
+            })?;
+            let bytes = size as u64 * count;
+            let bws: Vec<f64> = (0..reps)
+                .filter_map(|r| {
+                    let t: Vec<f64> = times.iter().map(|v| v[r]).collect();
+                    aggregate_gbs(bytes, &t)
+                })
+                .collect();
+            let d = Distribution::from_samples(&bws).ok_or(ScaleError::Aborted)?;
+            let id = match what {
+                "pairs" => format!(
+                    "pool.msg-scale/{}/{}/pairs/p{p}/bw/{}",
+                    self.target,
+                    self.mode.name(),
+                    format_size(size)
+                ),
+                _ => format!(
+                    "pool.msg-scale/{}/{}/cells/{}/p{p}/bw/{}",
+                    self.target,
+                    self.mode.name(),
+                    format_size(cell),
+                    format_size(size)
+                ),
+            };
+            let mut params = self.base_params(p, cell);
+            params["test"] = format!("{what}_bw").into();
+            params["size_bytes"] = size.into();
+            params["chunks_per_message"] = cells::chunks(size, cell).into();
+            params["messages_per_pair"] = count.into();
+            params["repetitions"] = reps.into();
+            out.push((size, d.p50, id.clone()));
+            self.report.measurements.push(measurement(
+                id,
+                "pool.msg-scale",
+                &self.target,
+                params,
+                "GB/s",
+                format!("aggregate payload bandwidth (counted once, 1e9 B/s) of {p} pair(s), each streaming {count} {size}-byte messages through its own queue of {CELLS_PER_QUEUE} {cell}-byte cells (messages over {} bytes split into cell-sized chunks), receiver copying out; all pairs start at a barrier, time = the longest pair's until its receiver acknowledged ({})", cells::payload_of(cell), self.mode.name()),
+                d,
+                Some(self.placement.clone()),
+                counters.with_per_op("byte", bytes * p as u64 * reps as u64),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn param(&mut self, key: String, value: f64, method: String, from: Vec<String>) {
+        self.report
+            .params
+            .push(Param::new(key, value, &self.target, method, from));
+    }
+}
+
+impl MsgScaleBench {
+    fn pool_spec(&self, max_need: usize) -> (PoolSpec, bool) {
+        match &self.pool {
+            Some(s) => (s.clone(), false),
+            None => (
+                PoolSpec::scratch_file(
+                    max_need
+                        .max(MIN_POOL_BYTES)
+                        .next_multiple_of(bench_core::target::page_size()),
+                ),
+                true,
+            ),
+        }
+    }
+
+    fn run_inner(&self, ctx: &Context) -> Result<Report, ScaleError> {
+        let (run, not_run) = pair_counts(ctx.cpus.len());
+        let Some(&pmax) = run.last() else {
+            return Err(ScaleError::TooFewCpus(ctx.cpus.len()));
+        };
+        let max_cell = self
+            .cells
+            .iter()
+            .copied()
+            .chain([self.pairs_cell])
+            .max()
+            .unwrap_or(self.pairs_cell);
+        let (spec, created) = self.pool_spec(layout(pmax, max_cell).total);
+        // A pool file of our own is removed on SIGINT/SIGTERM too (docs/safety.md).
+        let _registered = match &spec.source {
+            PoolSource::File(p) if created => bench_core::cleanup::register(p).ok(),
+            _ => None,
+        };
+        let opened = PoolMap::open(&spec);
+        let res = opened.map_err(ScaleError::from).and_then(|pool| {
+            let r = self.measure(ctx, &pool, &run, &not_run);
+            pool.header().store(
+                off::STATE,
+                if r.is_ok() {
+                    state::DONE
+                } else {
+                    state::ABORTED
+                },
+            );
+            r
+        });
+        if created {
+            if let PoolSource::File(p) = &spec.source {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        res
+    }
+
+    fn measure(
+        &self,
+        ctx: &Context,
+        pool: &PoolMap,
+        run: &[usize],
+        not_run: &[usize],
+    ) -> Result<Report, ScaleError> {
+        // Claimed like `pool msg`'s leader claims a window: both sides are this process.
+        claim_header(
+            pool,
+            self.pool.as_ref().is_some_and(|p| p.force),
+            state::PAIRED,
+        )?;
+        pool.header()
+            .store(off::FOLLOWER_PID, std::process::id() as u64);
+        let target = match &self.pool {
+            None => "shm".to_string(),
+            Some(_) => pool.name().to_string(),
+        };
+        let sfx = match self.mode {
+            Coherence::Coherent => "",
+            Coherence::NonCoherent(_) => "_noncoherent",
+        };
+        let mut sw = Sweep {
+            ctx,
+            pool,
+            target: target.clone(),
+            mode: self.mode,
+            placement: pool.placement(),
+            report: Report::default(),
+        };
+        let cpus = ctx.cpus.len();
+        for &p in not_run {
+            sw.report.skipped.push(Skipped {
+                benchmark: format!("pool.msg-scale/p{p}"),
+                target: target.clone(),
+                reason: format!(
+                    "{p} pairs need {} CPUs (a sender and a receiver each, never two threads on one CPU); this run has {cpus} (--cpu)",
+                    2 * p
+                ),
+            });
+        }
+        let fits = |p: usize, cell: usize| layout(p, cell).total <= pool.len();
+        let too_small = |p: usize, cell: usize| {
+            format!(
+                "{p} pair(s) with {} cells need a pool window of {} bytes; it has {} (--len)",
+                format_size(cell),
+                layout(p, cell).total,
+                pool.len()
+            )
+        };
+        let mut largest = None;
+        for &p in run {
+            if !fits(p, self.pairs_cell) {
+                sw.report.skipped.push(Skipped {
+                    benchmark: format!("pool.msg-scale/p{p}"),
+                    target: target.clone(),
+                    reason: too_small(p, self.pairs_cell),
+                });
+                continue;
+            }
+            ctx.progress(&format!(
+                "pool.msg-scale on {target}: {p} pair(s), {LAT_BYTES}-byte latency ({})",
+                self.mode.name()
+            ));
+            let (id, lat) = sw.latency(p, self.pairs_cell)?;
+            sw.param(
+                format!("pool_pairs{sfx}_lat_p{p}_ns"),
+                lat,
+                format!("p50 one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message, {p} pair(s) at once, samples of all pairs ({})", self.mode.name()),
+                vec![id],
+            );
+            let curve = sw.curve(p, self.pairs_cell, "pairs")?;
+            let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
+            if let Some((s, bw)) = peak(&pts) {
+                let id = curve.iter().find(|c| c.0 == s).map(|c| c.2.clone());
+                sw.param(
+                    format!("pool_pairs{sfx}_bw_p{p}_gbs"),
+                    bw,
+                    format!("largest p50 aggregate payload bandwidth over message sizes 1 KiB .. 1 MiB (here at {}), {p} pair(s), {} cells ({})", format_size(s), format_size(self.pairs_cell), self.mode.name()),
+                    id.into_iter().collect(),
+                );
+            }
+            largest = Some(p);
+        }
+        let Some(p) = largest else {
+            return Ok(sw.report);
+        };
+        let mut peaks = Vec::new();
+        let mut peak_ids = Vec::new();
+        for &cell in &self.cells {
+            if !fits(p, cell) {
+                sw.report.skipped.push(Skipped {
+                    benchmark: format!("pool.msg-scale/cells/{}", format_size(cell)),
+                    target: target.clone(),
+                    reason: too_small(p, cell),
+                });
+                continue;
+            }
+            let curve = sw.curve(p, cell, "cells")?;
+            let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
+            let Some((s, bw)) = peak(&pts) else { continue };
+            let ids: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
+            let kib = cell / 1024;
+            sw.param(
+                format!("pool_cell{sfx}_bw_{kib}k_gbs"),
+                bw,
+                format!("largest p50 aggregate payload bandwidth over message sizes, {p} pair(s), {} cells ({})", format_size(cell), self.mode.name()),
+                ids.clone(),
+            );
+            sw.param(
+                format!("pool_cell{sfx}_peak_msg_{kib}k_bytes"),
+                s as f64,
+                format!(
+                    "message size of that peak, {p} pair(s), {} cells ({})",
+                    format_size(cell),
+                    self.mode.name()
+                ),
+                ids,
+            );
+            peaks.push((cell, bw));
+            peak_ids.extend(curve.iter().find(|c| c.0 == s).map(|c| c.2.clone()));
+        }
+        if let Some((cell, _)) = peak(&peaks) {
+            sw.param(
+                format!("pool_cell{sfx}_best_bytes"),
+                cell as f64,
+                format!(
+                    "the cell size (of {}) with the highest peak bandwidth, {p} pair(s) ({})",
+                    self.cells
+                        .iter()
+                        .map(|&c| format_size(c))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.mode.name()
+                ),
+                peak_ids,
+            );
+        }
+        Ok(sw.report)
+    }
+}
+
+impl Benchmark for MsgScaleBench {
+    fn name(&self) -> &'static str {
+        "pool.msg-scale"
+    }
+    fn requires(&self) -> Requirements {
+        Requirements {
+            min_cpus: 2,
+            target_kinds: vec!["anon"],
+        }
+    }
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
+        4096
+    }
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        input.region()?;
+        let r = self.run_inner(ctx);
+        let _ = bench_core::pin::pin_current(ctx.cpus[0]);
+        // A pool that cannot be set up here is a skip; a run that started and broke
+        // (damaged data, a stuck pair) is a failure.
+        r.map_err(|e| match e {
+            e @ (ScaleError::Pool(_) | ScaleError::TooFewCpus(_)) => NotRun::skip(e.to_string()),
+            e => NotRun::failed(e),
+        })
+    }
+}
+
+/// Seed 002's message scaling through a pool: 1 .. #CPUs/2 pairs of pinned threads (a
+/// sender and a receiver on CPUs of their own; the pair counts that do not fit the CPUs
+/// are listed as skipped), each pair with its own SPSC queue of fixed-size cells in one
+/// pool window. Per pair count: one-way latency of an 8-byte message (echo round trip /
+/// 2, p50 over all pairs) and aggregate bandwidth (payload bytes of all pairs, counted
+/// once, / the longest pair's time; GB = 1e9 B) for messages of 1 KiB .. 1 MiB (quick:
+/// powers of four), with 64 KiB cells. Then, at the largest pair count, the bandwidth
+/// curve for each cell size (messages longer than a cell's payload are split into
+/// cell-sized chunks sent one after the other): the peak and where it peaks.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MsgScaleArgs {
+    /// The pool window (default: a fresh file in /dev/shm sized for the run).
+    #[command(flatten)]
+    pub window: PoolArgs,
+    /// Cell sizes of the cell-size sweep (multiples of 1 KiB; the paper's 16K, 32K, 64K,
+    /// 128K by default).
+    #[arg(long, value_delimiter = ',', default_value = "16K,32K,64K,128K", value_parser = bench_core::units::parse_positive_size)]
+    pub cells: Vec<usize>,
+    /// Cell size of the pairs sweep (the paper's Figs. 7-8 use 64 KiB).
+    #[arg(long, default_value = "64K", value_parser = bench_core::units::parse_positive_size)]
+    pub pairs_cell: usize,
+    /// Use the non-coherent protocol (the writer flushes and fences what it wrote, the
+    /// reader invalidates before it reads) instead of plain coherent loads and stores;
+    /// its keys carry `_noncoherent`.
+    #[arg(long)]
+    pub noncoherent: bool,
+}
+
+impl Setup for MsgScaleArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        for &c in self.cells.iter().chain([&self.pairs_cell]) {
+            if c < 1024 || !c.is_multiple_of(1024) {
+                return Err(format!(
+                    "cell size {c} bytes: cells are multiples of 1 KiB (e.g. 16K)"
+                )
+                .into());
+            }
+        }
+        let mode = if self.noncoherent {
+            match crate::cacheline::invalidate_method() {
+                Ok(m) => Coherence::NonCoherent(m),
+                Err(why) => return Ok(Planned::skip("pool.msg-scale", why)),
+            }
+        } else {
+            Coherence::Coherent
+        };
+        let mut cells = self.cells.clone();
+        cells.sort_unstable();
+        cells.dedup();
+        Ok(Planned::one(MsgScaleBench {
+            pool: self.window.spec(opts)?,
+            cells,
+            pairs_cell: self.pairs_cell,
+            mode,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pair_counts_never_oversubscribe_and_name_what_cannot_run() {
+        assert_eq!(pair_counts(1), (vec![], PAPER_PAIRS.to_vec()));
+        assert_eq!(pair_counts(2), (vec![1], vec![2, 4, 8, 16]));
+        assert_eq!(pair_counts(3), (vec![1], vec![2, 4, 8, 16]));
+        assert_eq!(pair_counts(12), (vec![1, 2, 4, 6], vec![8, 16]));
+        assert_eq!(pair_counts(64), (vec![1, 2, 4, 8, 16, 32], vec![]));
+        for n in 0..100 {
+            let (run, not_run) = pair_counts(n);
+            assert!(run.iter().all(|&p| 2 * p <= n));
+            assert!(not_run.iter().all(|&p| 2 * p > n));
+        }
+    }
+
+    #[test]
+    fn sizes_cover_1k_to_1m() {
+        let s = sizes(false);
+        assert_eq!((s[0], *s.last().unwrap(), s.len()), (1024, 1 << 20, 11));
+        let q = sizes(true);
+        assert_eq!((q[0], *q.last().unwrap()), (1024, 1 << 20));
+        assert!(q.len() < s.len());
+    }
+
+    #[test]
+    fn layout_keeps_queues_apart_aligned_and_inside() {
+        for (p, cell) in [(1, 16 << 10), (3, 64 << 10), (16, 128 << 10)] {
+            let l = layout(p, cell);
+            assert_eq!(l.pairs.len(), p);
+            assert!(l.fwd_bytes >= cells::queue_bytes(cell, CELLS_PER_QUEUE));
+            let mut spans: Vec<(usize, usize)> = l
+                .pairs
+                .iter()
+                .flat_map(|&(f, b)| [(f, f + l.fwd_bytes), (b, b + l.back_bytes)])
+                .collect();
+            spans.sort_unstable();
+            assert!(spans[0].0 >= HEADER_BYTES, "the pool header stays free");
+            assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "no overlap");
+            assert!(spans.iter().all(|s| s.0 % ALIGN == 0 && s.1 <= l.total));
+        }
+    }
+
+    #[test]
+    fn aggregate_bandwidth_is_all_bytes_over_the_longest_pair() {
+        assert_eq!(aggregate_gbs(1000, &[100.0]), Some(10.0));
+        assert_eq!(aggregate_gbs(1000, &[100.0, 200.0]), Some(10.0));
+        assert_eq!(aggregate_gbs(1000, &[]), None);
+        assert_eq!(aggregate_gbs(1000, &[0.0]), None);
+    }
+
+    #[test]
+    fn peak_is_the_highest_point_smallest_size_on_ties() {
+        assert_eq!(peak(&[]), None);
+        let c = [(1024, 1.0), (2048, 3.0), (4096, 3.0), (8192, 2.0)];
+        assert_eq!(peak(&c), Some((2048, 3.0)));
+        assert_eq!(peak(&[(1, f64::NAN), (2, 1.0)]), Some((2, 1.0)));
+    }
+
+    #[test]
+    fn bad_cell_sizes_are_refused() {
+        let args = |cells: Vec<usize>| MsgScaleArgs {
+            window: PoolArgs {
+                pool: None,
+                offset: 0,
+                len: None,
+                force: false,
+            },
+            cells,
+            pairs_cell: 64 << 10,
+            noncoherent: false,
+        };
+        let opts = Options::default();
+        assert!(args(vec![1000]).plan(&opts).is_err());
+        assert!(args(vec![512]).plan(&opts).is_err());
+        let p = args(vec![32 << 10, 16 << 10, 16 << 10])
+            .plan(&opts)
+            .unwrap();
+        assert_eq!(p.benchmarks.len(), 1);
+    }
+
+    #[test]
+    fn one_pair_runs_through_a_scratch_pool_and_produces_its_keys() {
+        let mut ctx = Context::quick_local();
+        if ctx.cpus.len() < 2 {
+            bench_core::testing::unavailable("two-cpus", "one CPU: no pair can run");
+            return;
+        }
+        ctx.cpus.truncate(2);
+        let b = MsgScaleBench {
+            pool: None,
+            cells: vec![16 << 10],
+            pairs_cell: 16 << 10,
+            mode: Coherence::Coherent,
+        };
+        let r = b.run_inner(&ctx).unwrap();
+        let keys: Vec<&str> = r.params.iter().map(|p| p.key.as_str()).collect();
+        for k in [
+            "pool_pairs_lat_p1_ns",
+            "pool_pairs_bw_p1_gbs",
+            "pool_cell_bw_16k_gbs",
+            "pool_cell_peak_msg_16k_bytes",
+            "pool_cell_best_bytes",
+        ] {
+            assert!(keys.contains(&k), "{k} missing from {keys:?}");
+        }
+        assert!(r.params.iter().all(|p| p.value > 0.0));
+        assert!(r.skipped.iter().any(|s| s.benchmark == "pool.msg-scale/p2"));
+        assert!(r
+            .measurements
+            .iter()
+            .any(|m| m.id == "pool.msg-scale/shm/coherent/cells/16K/p1/bw/64K"));
+    }
+}

@@ -14,6 +14,7 @@ const LAT_FAR: &str =
 const BW: &str = "cxlchar mem bandwidth";
 const BW_FAR: &str = "cxlchar mem bandwidth --target node:N or --target dax:/dev/daxX.Y";
 const CT: &str = "cxlchar mem copy-threshold";
+const AO: &str = "cxlchar mem alltoall-order";
 const LOADED: &str = "cxlchar mem loaded";
 const ATOMICS: &str = "cxlchar pool atomics";
 const ATOMICS_FAR: &str =
@@ -182,6 +183,19 @@ pub static REGISTRY: &[KeyDef] = &[
         meaning: "the thread count P",
     }]).models(&[N1]),
     key("nt_copy_rule_bytes", Bytes, "mem.copy-threshold", CT, "HINT's rule of thumb L2 / P, P = all `--cpu`", "sysfs L2 size / P", "001 (initial T)"),
+    // ---------------------------------------------------------------- mem.alltoall-order
+    key("alltoall_{order}_p{N}_gbs", Gbs, "mem.alltoall-order", AO, "intra-node all-to-all bandwidth in one memory copy order, P threads, temporal copy, at `--ref-size` (64 KiB)", "p50 over lockstep samples of P pinned threads doing rounds of 2 x P^2 x S bytes (read + written) over the slowest thread; the per-size winner of the orders is in the measurements' parameters (`winner`, `of_winner`)", "001 (Fig. 6: row-wise vs column-wise vs Hilbert per message size and PPN; the paper prints latency curves, no values)").vars(&[
+        Var {
+            name: "order",
+            values: Values::OneOf(&["row", "column", "hilbert"]),
+            meaning: "the copy order (Hilbert only for a power-of-two P)",
+        },
+        Var {
+            name: "N",
+            values: Values::Count,
+            meaning: "the thread count P",
+        },
+    ]),
     // ---------------------------------------------------------------- mem.loaded
     key("loaded_lat_max_bw_gbs", Gbs, "mem.loaded", LOADED, "largest injected read bandwidth of the curve", "max of the points' `injected_bw_gbs`", "000 (latency under bandwidth load)"),
     key("loaded_lat_at_max_bw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50", "000"),

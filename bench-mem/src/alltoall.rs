@@ -455,21 +455,11 @@ mod tests {
     fn every_schedule_moves_every_block_to_its_slot() {
         let (p, s) = (4usize, 4096usize + 40);
         let isa = IsaSet::detect().choose(None).unwrap();
-        let schedules: Vec<(String, Box<dyn Fn(usize) -> Vec<Copy>>)> = vec![
-            ("pairwise".into(), Box::new(move |t| pairwise_push(p, t))),
-            (
-                "row".into(),
-                Box::new(move |t| work(Order::Row, p, t).unwrap()),
-            ),
-            (
-                "column".into(),
-                Box::new(move |t| work(Order::Column, p, t).unwrap()),
-            ),
-            (
-                "hilbert".into(),
-                Box::new(move |t| work(Order::Hilbert, p, t).unwrap()),
-            ),
-        ];
+        let mut schedules: Vec<(&str, Vec<Vec<Copy>>)> =
+            vec![("pairwise", (0..p).map(|t| pairwise_push(p, t)).collect())];
+        for o in Order::ALL {
+            schedules.push((o.name(), (0..p).map(|t| work(o, p, t).unwrap()).collect()));
+        }
         for (name, sched) in &schedules {
             for method in [Method::Temporal, Method::NonTemporal, Method::Hybrid] {
                 let mut mem = vec![0u8; buffer_bytes(p, s)];
@@ -480,9 +470,9 @@ mod tests {
                     }
                 }
                 let base = mem.as_mut_ptr() as usize;
-                for t in 0..p {
+                for copies in sched {
                     // SAFETY: `mem` holds 2 x p x p x s bytes and is only touched here.
-                    unsafe { run_copies(base, p, s, &sched(t), method, isa, 1000) };
+                    unsafe { run_copies(base, p, s, copies, method, isa, 1000) };
                 }
                 for j in 0..p {
                     for t in 0..p {

@@ -23,7 +23,7 @@ pub fn registry() -> Vec<Entry> {
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
         Entry::new::<loaded::LoadedArgs>("mem loaded").all(4),
         Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
-        Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(3),
+        Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(12),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
         Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(10),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),

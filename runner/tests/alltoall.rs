@@ -108,3 +108,39 @@ fn bad_alltoall_options_are_errors() {
         assert!(!out.exists(), "{args:?} left an output file");
     }
 }
+
+#[test]
+fn plot_draws_one_line_per_order() {
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("p.json");
+    cxlchar()
+        .args([
+            "mem",
+            "alltoall-order",
+            "--quick",
+            "--cpu",
+            "0",
+            "--max-size",
+            "16K",
+        ])
+        .arg("--out")
+        .arg(&file)
+        .assert()
+        .success();
+    let out = d.path().join("plots");
+    cxlchar()
+        .arg("plot")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(out.join("alltoall-order.svg")).unwrap();
+    for o in ["row", "column", "hilbert"] {
+        // One series per order (1K, 4K, 16K and the 64K reference size), named in the legend.
+        assert!(
+            svg.contains(&format!("{o} temporal P=1 (anon)")),
+            "{o} in the legend"
+        );
+    }
+}

@@ -249,14 +249,24 @@ pub unsafe fn run_copies(
 /// fixed limit).
 pub const UNKNOWN_MEMORY_BUDGET: usize = 1 << 30;
 
+/// Buffer ceiling of a quick run (`--quick`, `all --quick` in CI): the former fixed limit,
+/// so that a quick run on a many-core machine does not allocate and copy tens of GiB.
+pub const QUICK_BUDGET: usize = 1 << 30;
+
 /// Largest block size of the sweeps by default (`--max-size`).
 pub const DEFAULT_MAX_SIZE: usize = 16 * MIB;
 
 /// The bytes of buffers an all-to-all may allocate on a target offering `available` bytes
 /// (`bench_core::sizing::available_for`): 1/[`MEMORY_SHARE_DIVISOR`] of it, as every
-/// memory-bounded size in cxlchar; [`UNKNOWN_MEMORY_BUDGET`] when unknown.
-pub fn buffer_budget(available: Option<usize>) -> usize {
-    available.map_or(UNKNOWN_MEMORY_BUDGET, |a| a / MEMORY_SHARE_DIVISOR)
+/// memory-bounded size in cxlchar; [`UNKNOWN_MEMORY_BUDGET`] when unknown; at most
+/// [`QUICK_BUDGET`] in a quick run.
+pub fn buffer_budget(available: Option<usize>, quick: bool) -> usize {
+    let b = available.map_or(UNKNOWN_MEMORY_BUDGET, |a| a / MEMORY_SHARE_DIVISOR);
+    if quick {
+        b.min(QUICK_BUDGET)
+    } else {
+        b
+    }
 }
 
 /// Block sizes 1 KiB .. `max` in powers of four (`quick`) or two, `max` itself last.
@@ -298,11 +308,16 @@ pub fn region_bytes(counts: &[usize], sizes: &[usize], budget: usize) -> usize {
 }
 
 /// In words, where [`buffer_budget`] came from.
-pub fn budget_rule(available: Option<usize>) -> &'static str {
-    if available.is_some() {
+pub fn budget_rule(available: Option<usize>, quick: bool) -> String {
+    let base = if available.is_some() {
         "a quarter of the memory the target offers (MemAvailable; a node's memory, half a dax device, the free huge pages)"
     } else {
         "1 GiB (the memory the target offers is unknown)"
+    };
+    if quick {
+        format!("{base}, at most 1 GiB in a quick run")
+    } else {
+        base.to_string()
     }
 }
 
@@ -323,7 +338,7 @@ pub fn size_cut_message(
             format_size(buffer_bytes(p, cut)),
             format_size(budget),
         ),
-        "free memory or run on a target with more (the budget is a quarter of what it offers), lower --max-size, or test fewer threads (--threads)".into(),
+        "run without --quick (it caps the buffers at 1 GiB), free memory or use a target with more (the budget is a quarter of what it offers), lower --max-size, or test fewer threads (--threads)".into(),
     )
 }
 
@@ -517,11 +532,15 @@ mod tests {
         let (fit, cut) = sizes_within(&all, 32, 1 << 30);
         assert_eq!((*fit.last().unwrap(), cut), (512 * K, Some(MIB)));
         // 8 GiB available -> 2 GiB budget: P = 32 reaches 1 MiB.
-        let b = buffer_budget(Some(8 << 30));
+        let b = buffer_budget(Some(8 << 30), false);
         assert_eq!(b, 2 << 30);
+        assert_eq!(buffer_budget(Some(8 << 30), true), QUICK_BUDGET);
+        assert_eq!(buffer_budget(Some(2 << 30), true), 512 * MIB);
+        assert!(budget_rule(Some(1), true).contains("quick"));
+        assert!(!budget_rule(None, false).contains("quick"));
         let (fit, cut) = sizes_within(&all, 32, b);
         assert_eq!((*fit.last().unwrap(), cut), (MIB, None));
-        assert_eq!(buffer_budget(None), UNKNOWN_MEMORY_BUDGET);
+        assert_eq!(buffer_budget(None, false), UNKNOWN_MEMORY_BUDGET);
         // Nothing fits: empty, cut at the first size.
         assert_eq!(sizes_within(&all, 32, 1000), (vec![], Some(K)));
         let (m, r) = size_cut_message(

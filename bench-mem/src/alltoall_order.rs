@@ -193,7 +193,7 @@ impl Benchmark for AlltoallOrderBench {
         alltoall::region_bytes(
             &self.counts(ctx),
             &self.sizes(ctx.quick),
-            alltoall::buffer_budget(avail),
+            alltoall::buffer_budget(avail, ctx.quick),
         )
     }
 
@@ -203,10 +203,10 @@ impl Benchmark for AlltoallOrderBench {
         let target = region.spec().to_string();
         let l2 = ctx.topology.cache_bytes(2);
         let base = region.as_mut_ptr() as usize;
-        let rule_words = alltoall::budget_rule(bench_core::sizing::available_for(
-            region.spec(),
-            &ctx.topology,
-        ));
+        let rule_words = alltoall::budget_rule(
+            bench_core::sizing::available_for(region.spec(), &ctx.topology),
+            ctx.quick,
+        );
         let budget = Budget {
             time: Duration::from_millis(if ctx.quick { 15 } else { 100 }),
             min_samples: 5,

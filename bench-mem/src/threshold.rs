@@ -122,7 +122,7 @@ impl Benchmark for CopyThresholdBench {
         alltoall::region_bytes(
             &self.counts(ctx),
             &self.sizes(ctx.quick),
-            alltoall::buffer_budget(avail),
+            alltoall::buffer_budget(avail, ctx.quick),
         )
     }
 
@@ -145,10 +145,10 @@ impl Benchmark for CopyThresholdBench {
         let counts = self.counts(ctx);
         let all = *counts.iter().max().unwrap_or(&1);
         let wanted = self.sizes(ctx.quick);
-        let rule_words = alltoall::budget_rule(bench_core::sizing::available_for(
-            region.spec(),
-            &ctx.topology,
-        ));
+        let rule_words = alltoall::budget_rule(
+            bench_core::sizing::available_for(region.spec(), &ctx.topology),
+            ctx.quick,
+        );
         for &p in &counts {
             let rule = l2.map(|l| l / p);
             let (sizes, cut) = alltoall::sizes_within(&wanted, p, region.len());
@@ -234,7 +234,8 @@ impl Benchmark for CopyThresholdBench {
                             x as f64,
                             &target,
                             format!(
-                                "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size, {p} thread(s)"
+                                "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size up to {}, {p} thread(s), pairwise-push order",
+                                format_size(*sizes.last().unwrap_or(&0))
                             ),
                             from.clone(),
                         ));

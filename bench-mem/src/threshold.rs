@@ -15,13 +15,13 @@
 //! **Copy order.** Each thread pushes its own send buffer, block t+1 first and its own
 //! block last ([`alltoall::pairwise_push`]): HINT's column-wise order (linear in the send
 //! buffer) with the pairwise-exchange rotation, not the paper's plain column order nor its
-//! Hilbert order (Fig. 8 and 11 of the paper use the Hilbert order; `mem alltoall-order`
-//! measures the three orders).
+//! Hilbert order (the paper shows its hybrid copy with the Hilbert order, Fig. 9 and 11,
+//! and does not name Fig. 8's order; `mem alltoall-order` measures the three orders).
 //!
 //! **Sizes and memory.** The buffers take 2 x P^2 x S bytes; the sweep stops where they
 //! would pass a quarter of the memory the target offers (`sizing::available_for`; 1 GiB
-//! where unknown), and a warning names each thread count whose sizes were cut, with the
-//! remedy.
+//! where unknown; at most 1 GiB in a quick run), and a warning names each thread count
+//! whose sizes were cut, with the remedy.
 
 use crate::alltoall::{self, Method};
 use crate::kernels::{Isa, IsaSet};

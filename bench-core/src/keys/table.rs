@@ -176,7 +176,7 @@ pub static REGISTRY: &[KeyDef] = &[
     key("cxl_bw_1t_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_1t_gbs` on far memory", "read kernel, one thread, on a memory-only node or dax target", "000").of("mem_bw_1t_gbs"),
     key("cxl_bw_factor", Factor, "mem.bandwidth", BW_FAR, "far/local bandwidth factor", "`cxl_bw_gbs / mem_bw_gbs`, derived by the runner", "000 (bandwidth factor of pool accesses)").ratio("cxl_bw_gbs", "mem_bw_gbs").models(&[TT]),
     // ---------------------------------------------------------------- mem.copy-threshold
-    key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S; each thread pushes its own send buffer (HINT's column-wise order with a rotated start; the paper's Fig. 8 used its Hilbert order, see `mem alltoall-order`); sizes bounded by a quarter of the target's available memory", "001 (hybrid threshold T)").models(&[N1]),
+    key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S; each thread pushes its own send buffer (HINT's column-wise order with a rotated start; the paper shows its hybrid copy with the Hilbert order, Fig. 9 and 11, and does not name Fig. 8's order; `mem alltoall-order` compares the orders); sizes bounded by a quarter of the target's available memory (at most 1 GiB with --quick)", "001 (hybrid threshold T)").models(&[N1]),
     key("nt_copy_threshold_p{N}_bytes", Bytes, "mem.copy-threshold", CT, "the same for P threads", "as above", "001 (T per processes per node)").vars(&[Var {
         name: "N",
         values: Values::Count,

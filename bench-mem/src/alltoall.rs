@@ -33,8 +33,11 @@
 //! pushes its own send buffer) with a rotated start (block r+1 first, its own block last),
 //! the pairwise-exchange pattern that spreads the receivers over the threads at each step.
 
-use crate::kernels::{self, Isa};
-use bench_core::sizing::MEMORY_SHARE_DIVISOR;
+use crate::kernels::{self, Isa, IsaSet};
+use bench_core::bench::Context;
+use bench_core::params::Warning;
+use bench_core::sizing::{available_for, MEMORY_SHARE_DIVISOR};
+use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, KIB, MIB};
 
 /// A copy method of the all-to-all.
@@ -293,9 +296,15 @@ pub fn sizes_within(sizes: &[usize], p: usize, budget: usize) -> (Vec<usize>, Op
     (fit, cut)
 }
 
-/// The region an all-to-all sweep over `counts` threads and `sizes` asks for: the largest
-/// buffers any count needs within `budget` (at least 1 MiB).
-pub fn region_bytes(counts: &[usize], sizes: &[usize], budget: usize) -> usize {
+/// The region an all-to-all sweep over `counts` threads and `sizes` asks for on `target`:
+/// the largest buffers any count needs within [`buffer_budget`] (at least 1 MiB).
+pub fn region_bytes(
+    ctx: &Context,
+    target: &TargetSpec,
+    counts: &[usize],
+    sizes: &[usize],
+) -> usize {
+    let budget = buffer_budget(available_for(target, &ctx.topology), ctx.quick);
     counts
         .iter()
         .filter_map(|&p| {
@@ -321,25 +330,48 @@ pub fn budget_rule(available: Option<usize>, quick: bool) -> String {
     }
 }
 
-/// The warning text for sizes cut by memory: (message, remediation).
-pub fn size_cut_message(
+/// The `size_bound` warning for `p` threads when the buffers of `cut` and larger sizes
+/// do not fit in `budget` bytes (`budget_rule` says where the budget came from); `None`
+/// when nothing was cut.
+pub fn size_bound_warning(
     target: &str,
     p: usize,
-    largest: Option<usize>,
-    cut: usize,
+    reached: &[usize],
+    cut: Option<usize>,
     budget: usize,
     budget_rule: &str,
-) -> (String, String) {
-    (
-        format!(
+) -> Option<Warning> {
+    let cut = cut?;
+    Some(Warning {
+        code: "size_bound".into(),
+        message: format!(
             "{target}: with {p} thread(s) the block sizes stop at {} (not reached: {} and larger, which need 2 x P^2 x S = {} of buffers; the budget is {budget_rule} = {})",
-            largest.map_or_else(|| "none".into(), format_size),
+            reached.last().map_or_else(|| "none".into(), |&s| format_size(s)),
             format_size(cut),
             format_size(buffer_bytes(p, cut)),
             format_size(budget),
         ),
-        "run without --quick (it caps the buffers at 1 GiB), free memory or use a target with more (the budget is a quarter of what it offers), lower --max-size, or test fewer threads (--threads)".into(),
-    )
+        remediation: "run without --quick (it caps the buffers at 1 GiB), free memory or use a target with more (the budget is a quarter of what it offers), lower --max-size, or test fewer threads (--threads)".into(),
+    })
+}
+
+/// The ISA to copy with (`forced` or the widest the CPU has) after checking that every
+/// requested thread count is between 1 and the `cpus` allowed (`--cpu`): a thread per CPU,
+/// never more.
+pub fn check_setup(
+    forced: Option<Isa>,
+    threads: Option<&[usize]>,
+    cpus: usize,
+) -> Result<Isa, String> {
+    let isa = IsaSet::detect().choose(forced).map_err(|e| e.to_string())?;
+    for &t in threads.into_iter().flatten() {
+        if t == 0 || t > cpus {
+            return Err(format!(
+                "{t} threads requested but only {cpus} CPUs are allowed (--cpu)"
+            ));
+        }
+    }
+    Ok(isa)
 }
 
 #[cfg(test)]
@@ -543,18 +575,19 @@ mod tests {
         assert_eq!(buffer_budget(None, false), UNKNOWN_MEMORY_BUDGET);
         // Nothing fits: empty, cut at the first size.
         assert_eq!(sizes_within(&all, 32, 1000), (vec![], Some(K)));
-        let (m, r) = size_cut_message(
-            "anon",
-            32,
-            Some(512 * K),
-            MIB,
-            1 << 30,
-            "a quarter of MemAvailable",
-        );
+        let w = size_bound_warning("anon", 32, &[K, 512 * K], Some(MIB), 1 << 30, "a quarter")
+            .expect("a cut is a warning");
+        let m = &w.message;
         assert!(
             m.contains("stop at 512K") && m.contains("1M and larger") && m.contains("2G"),
             "{m}"
         );
-        assert!(r.contains("--max-size"));
+        assert!(w.remediation.contains("--max-size") && w.remediation.contains("--quick"));
+        assert!(size_bound_warning("anon", 32, &[K], None, 1 << 30, "a quarter").is_none());
+        assert!(check_setup(None, Some(&[1, 2]), 2).is_ok());
+        assert!(check_setup(None, Some(&[3]), 2)
+            .unwrap_err()
+            .contains("only 2 CPUs"));
+        assert!(check_setup(None, Some(&[0]), 2).is_err());
     }
 }

@@ -13,7 +13,7 @@
 //! are the temporal copy's p50 at `--ref-size`.
 
 use crate::alltoall::{self, Method, Order};
-use crate::kernels::{Isa, IsaSet};
+use crate::kernels::Isa;
 use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
@@ -166,18 +166,9 @@ impl AlltoallOrderBench {
 
     /// Checks thread counts, methods and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
-        let isa = IsaSet::detect()
-            .choose(self.isa)
-            .map_err(|e| e.to_string())?;
+        let isa = alltoall::check_setup(self.isa, self.threads.as_deref(), cpus)?;
         if self.methods.is_empty() || self.orders.is_empty() {
             return Err("no copy method or order to measure".into());
-        }
-        for &t in self.threads.iter().flatten() {
-            if t == 0 || t > cpus {
-                return Err(format!(
-                    "{t} threads requested but only {cpus} CPUs are allowed (--cpu)"
-                ));
-            }
         }
         Ok(isa)
     }
@@ -189,12 +180,7 @@ impl Benchmark for AlltoallOrderBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
-        let avail = bench_core::sizing::available_for(target, &ctx.topology);
-        alltoall::region_bytes(
-            &self.counts(ctx),
-            &self.sizes(ctx.quick),
-            alltoall::buffer_budget(avail, ctx.quick),
-        )
+        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.quick))
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -235,21 +221,14 @@ impl Benchmark for AlltoallOrderBench {
                 continue;
             }
             let (sizes, cut) = alltoall::sizes_within(&wanted, p, region.len());
-            if let Some(cut) = cut {
-                let (message, remediation) = alltoall::size_cut_message(
-                    &target,
-                    p,
-                    sizes.last().copied(),
-                    cut,
-                    region.len(),
-                    &format!("this run's region, sized to {rule_words}"),
-                );
-                rep.warnings.push(Warning {
-                    code: "size_bound".into(),
-                    message,
-                    remediation,
-                });
-            }
+            rep.warnings.extend(alltoall::size_bound_warning(
+                &target,
+                p,
+                &sizes,
+                cut,
+                region.len(),
+                &format!("this run's region, sized to {rule_words}"),
+            ));
             let schedules: Vec<Vec<Vec<alltoall::Copy>>> = orders
                 .iter()
                 .map(|&o| {

@@ -24,7 +24,7 @@
 //! whose sizes were cut, with the remedy.
 
 use crate::alltoall::{self, Method};
-use crate::kernels::{Isa, IsaSet};
+use crate::kernels::Isa;
 use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
@@ -91,16 +91,7 @@ impl CopyThresholdBench {
 
     /// Checks thread counts and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
-        let isa = IsaSet::detect()
-            .choose(self.isa)
-            .map_err(|e| e.to_string())?;
-        for &t in self.threads.iter().flatten() {
-            if t == 0 || t > cpus {
-                return Err(format!(
-                    "{t} threads requested but only {cpus} CPUs are allowed (--cpu)"
-                ));
-            }
-        }
+        let isa = alltoall::check_setup(self.isa, self.threads.as_deref(), cpus)?;
         Ok(isa)
     }
 }
@@ -118,12 +109,7 @@ impl Benchmark for CopyThresholdBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &bench_core::target::TargetSpec) -> usize {
-        let avail = bench_core::sizing::available_for(target, &ctx.topology);
-        alltoall::region_bytes(
-            &self.counts(ctx),
-            &self.sizes(ctx.quick),
-            alltoall::buffer_budget(avail, ctx.quick),
-        )
+        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.quick))
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -152,21 +138,14 @@ impl Benchmark for CopyThresholdBench {
         for &p in &counts {
             let rule = l2.map(|l| l / p);
             let (sizes, cut) = alltoall::sizes_within(&wanted, p, region.len());
-            if let Some(cut) = cut {
-                let (message, remediation) = alltoall::size_cut_message(
-                    &target,
-                    p,
-                    sizes.last().copied(),
-                    cut,
-                    region.len(),
-                    &format!("this run's region, sized to {rule_words}"),
-                );
-                rep.warnings.push(Warning {
-                    code: "size_bound".into(),
-                    message,
-                    remediation,
-                });
-            }
+            rep.warnings.extend(alltoall::size_bound_warning(
+                &target,
+                p,
+                &sizes,
+                cut,
+                region.len(),
+                &format!("this run's region, sized to {rule_words}"),
+            ));
             if sizes.is_empty() {
                 continue;
             }

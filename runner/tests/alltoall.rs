@@ -5,8 +5,6 @@
 mod common;
 use common::*;
 
-use predicates::prelude::*;
-
 #[test]
 fn alltoall_order_names_a_winner_per_size_and_keys_each_order() {
     let doc = run_out(&[
@@ -96,16 +94,7 @@ fn bad_alltoall_options_are_errors() {
             "at least 1K",
         ),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("p.json");
-        cxlchar()
-            .args(&args)
-            .arg("--out")
-            .arg(&out)
-            .assert()
-            .failure()
-            .stderr(predicate::str::contains(needle));
-        assert!(!out.exists(), "{args:?} left an output file");
+        assert_bad_input(&args, needle);
     }
 }
 

@@ -54,9 +54,10 @@ impl OrderArg {
 ///
 /// Each thread count P runs an all-to-all among P pinned threads: 2 x P^2 x size bytes of
 /// buffers, P x P block copies per round. Sizes 1K .. --max-size in powers of four (of two
-/// in a full run); thread counts: every power of two up to the --cpu count and the count
-/// itself (in a quick run the largest power of two and the count). The Hilbert order needs
-/// a power-of-two P. Keys `alltoall_{order}_p{P}_gbs`: the temporal copy at --ref-size.
+/// in a full run); thread counts: every power of two from 2 up to the --cpu count and the
+/// count itself (in a quick run the largest power of two and the count; 1 only on one
+/// CPU, where the three orders are the same copy). The Hilbert order needs a power-of-two
+/// P. Keys `alltoall_{order}_p{P}_gbs`: the temporal copy at --ref-size.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AlltoallOrderArgs {
     /// Copy orders to measure.
@@ -66,8 +67,8 @@ pub struct AlltoallOrderArgs {
     /// hybrid (temporal for the first L2/P bytes of a block, NT for the rest).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "temporal")]
     pub method: Vec<Method>,
-    /// Thread (process) counts, comma-separated (default: the powers of two up to the
-    /// --cpu count, and the count).
+    /// Thread (process) counts, comma-separated (default: the powers of two from 2 up to
+    /// the --cpu count, and the count).
     #[arg(long, value_delimiter = ',')]
     pub threads: Option<Vec<usize>>,
     /// Largest block size (the paper's Fig. 6 goes to 1M). Sizes whose buffers would pass
@@ -120,15 +121,16 @@ pub struct AlltoallOrderBench {
     pub isa: Option<Isa>,
 }
 
-/// The default thread counts for `cpus` CPUs: the powers of two up to it and `cpus`
-/// itself; in a quick run the largest power of two and `cpus`.
+/// The default thread counts for `cpus` CPUs: the powers of two from 2 up to it and `cpus`
+/// itself; in a quick run the largest power of two and `cpus`. P = 1 only on one CPU (with
+/// one thread the three orders are the same single copy).
 pub fn default_counts(cpus: usize, quick: bool) -> Vec<usize> {
     let cpus = cpus.max(1);
     let top = 1usize << cpus.ilog2();
-    let mut v: Vec<usize> = if quick {
+    let mut v: Vec<usize> = if quick || cpus == 1 {
         vec![top]
     } else {
-        (0..=cpus.ilog2()).map(|k| 1usize << k).collect()
+        (1..=cpus.ilog2()).map(|k| 1usize << k).collect()
     };
     if top != cpus {
         v.push(cpus);
@@ -347,9 +349,11 @@ mod tests {
     #[test]
     fn default_counts_are_powers_of_two_and_the_cpus() {
         assert_eq!(default_counts(1, false), [1]);
+        assert_eq!(default_counts(1, true), [1]);
         assert_eq!(default_counts(2, true), [2]);
-        assert_eq!(default_counts(32, false), [1, 2, 4, 8, 16, 32]);
-        assert_eq!(default_counts(12, false), [1, 2, 4, 8, 12]);
+        assert_eq!(default_counts(2, false), [2]);
+        assert_eq!(default_counts(32, false), [2, 4, 8, 16, 32]);
+        assert_eq!(default_counts(12, false), [2, 4, 8, 12]);
         assert_eq!(default_counts(12, true), [8, 12]);
     }
 

@@ -5,9 +5,13 @@
 //! * [`latency`]: idle load latency by pointer chase over a working-set sweep, giving
 //!   `l1_lat_ns`, `l2_lat_ns`, `l3_lat_ns`, `mem_lat_ns` (and on far memory `cxl_lat_ns`);
 //! * [`chase`]: the chase itself (Sattolo cycles, TLB-local orders, the unrolled loop);
-//! * [`levels`]: finding each cache level's plateau in a sweep.
+//! * [`levels`]: finding each cache level's plateau in a sweep;
+//! * [`alltoall`]: the intra-node all-to-all (HINT's copy orders, buffer sizing) that
+//!   [`threshold`] and [`alltoall_order`] time.
 #![deny(missing_docs)]
 
+pub mod alltoall;
+pub mod alltoall_order;
 pub mod bandwidth;
 pub use bench_core::chase;
 pub mod kernels;

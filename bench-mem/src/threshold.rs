@@ -6,13 +6,25 @@
 //! MPI_Alltoall inside a node, self-copy included). Three copy methods: temporal (loads +
 //! stores), non-temporal (loads + streaming stores + sfence), and HINT's hybrid: temporal
 //! for the first T bytes of a block and non-temporal for the rest, with T = L2 / P (the
-//! paper's starting threshold, section on the hybrid copy). Sizes 1 KiB .. 16 MiB in powers
-//! of four (of two in a full run), P = 1 and P = every `--cpu` (every count in a full run).
-//! Bandwidth = 2 x P x P x S bytes (read + written) per round over the slowest thread.
-//! The crossover is the smallest S from which the non-temporal copy stays at least as fast
-//! as the temporal one for every larger S.
+//! paper's starting threshold, section on the hybrid copy). Sizes 1 KiB .. `--max-size`
+//! (16 MiB) in powers of four (of two in a full run), P = 1 and P = every `--cpu` (every
+//! count in a full run). Bandwidth = 2 x P x P x S bytes (read + written) per round over the
+//! slowest thread. The crossover is the smallest S from which the non-temporal copy stays
+//! at least as fast as the temporal one for every larger S.
+//!
+//! **Copy order.** Each thread pushes its own send buffer, block t+1 first and its own
+//! block last ([`alltoall::pairwise_push`]): HINT's column-wise order (linear in the send
+//! buffer) with the pairwise-exchange rotation, not the paper's plain column order nor its
+//! Hilbert order (the paper shows its hybrid copy with the Hilbert order, Fig. 9 and 11,
+//! and does not name Fig. 8's order; `mem alltoall-order` measures the three orders).
+//!
+//! **Sizes and memory.** The buffers take 2 x P^2 x S bytes; the sweep stops where they
+//! would pass a quarter of the memory the target offers (`sizing::available_for`; 1 GiB
+//! where unknown; at most 1 GiB in a quick run), and a warning names each thread count
+//! whose sizes were cut, with the remedy.
 
-use crate::kernels::{self, Isa, IsaSet};
+use crate::alltoall::{self, Method};
+use crate::kernels::Isa;
 use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
@@ -20,30 +32,9 @@ use bench_core::bench::{
 };
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
-use bench_core::units::{format_size, KIB, MIB};
+use bench_core::units::{format_size, parse_positive_size, MIB};
 use serde_json::json;
 use std::time::Duration;
-
-/// A copy method of the all-to-all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// Loads + stores.
-    Temporal,
-    /// Loads + streaming stores.
-    NonTemporal,
-    /// Temporal up to the threshold, streaming stores for the rest (HINT).
-    Hybrid,
-}
-
-impl Method {
-    fn name(self) -> &'static str {
-        match self {
-            Method::Temporal => "temporal",
-            Method::NonTemporal => "nt",
-            Method::Hybrid => "hybrid",
-        }
-    }
-}
 
 /// Noise allowance of the crossover test: NT "wins" when within 2% of temporal or better.
 pub const WIN_TOLERANCE: f64 = 0.98;
@@ -63,47 +54,6 @@ pub fn crossover(sizes: &[usize], temporal: &[f64], nt: &[f64]) -> Option<usize>
     found
 }
 
-/// Thread `t`'s part of one all-to-all round over the buffers at `base` (thread u's send
-/// blocks at `u * 2ps + j * s`, its receive slots at `u * 2ps + ps + i * s`): copies its
-/// block j into thread j's slot t for every j, starting at j = t + 1 to spread the traffic.
-///
-/// # Safety
-/// `base` must point to at least `2 * p * p * s` writable bytes that no one else touches
-/// except the other threads of the same round.
-pub unsafe fn all_to_all_round(
-    base: usize,
-    p: usize,
-    s: usize,
-    t: usize,
-    method: Method,
-    isa: Isa,
-    t_hyb: usize,
-) {
-    for k in 1..=p {
-        let j = (t + k) % p;
-        let src = base + t * 2 * p * s + j * s;
-        let dst = base + j * 2 * p * s + p * s + t * s;
-        // SAFETY: by the caller's contract both blocks lie inside the buffers; thread t's
-        // send block j and thread j's receive slot t are disjoint, and no other thread
-        // writes slot t of thread j.
-        let (d, sr) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(dst as *mut u8, s),
-                std::slice::from_raw_parts(src as *const u8, s),
-            )
-        };
-        match method {
-            Method::Temporal => kernels::copy(isa, false, d, sr),
-            Method::NonTemporal => kernels::copy(isa, true, d, sr),
-            Method::Hybrid => {
-                let h = t_hyb.min(s);
-                kernels::copy(isa, false, &mut d[..h], &sr[..h]);
-                kernels::copy(isa, true, &mut d[h..], &sr[h..]);
-            }
-        }
-    }
-}
-
 /// Parameters of the threshold search.
 #[derive(Debug, Clone, Default)]
 pub struct CopyThresholdBench {
@@ -111,17 +61,18 @@ pub struct CopyThresholdBench {
     pub isa: Option<Isa>,
     /// Process (thread) counts; `None`: 1 and all `--cpu` (every count in a full run).
     pub threads: Option<Vec<usize>>,
+    /// Largest block size of the sweep (`alltoall::DEFAULT_MAX_SIZE` when 0).
+    pub max_size: usize,
 }
 
 impl CopyThresholdBench {
-    fn sizes(quick: bool) -> Vec<usize> {
-        let step = if quick { 4 } else { 2 };
-        let mut v = vec![KIB];
-        while *v.last().unwrap() < 16 * MIB {
-            let n = v.last().unwrap() * step;
-            v.push(n.min(16 * MIB));
-        }
-        v
+    fn sizes(&self, quick: bool) -> Vec<usize> {
+        let max = if self.max_size == 0 {
+            alltoall::DEFAULT_MAX_SIZE
+        } else {
+            self.max_size
+        };
+        alltoall::block_sizes(quick, max)
     }
 
     fn counts(&self, ctx: &Context) -> Vec<usize> {
@@ -138,28 +89,12 @@ impl CopyThresholdBench {
         }
     }
 
-    /// Largest block size for `p` threads within `limit` bytes of buffers.
-    fn max_size(p: usize, limit: usize) -> usize {
-        (limit / (2 * p * p)).min(16 * MIB)
-    }
-
     /// Checks thread counts and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
-        let isa = IsaSet::detect()
-            .choose(self.isa)
-            .map_err(|e| e.to_string())?;
-        for &t in self.threads.iter().flatten() {
-            if t == 0 || t > cpus {
-                return Err(format!(
-                    "{t} threads requested but only {cpus} CPUs are allowed (--cpu)"
-                ));
-            }
-        }
+        let isa = alltoall::check_setup(self.isa, self.threads.as_deref(), cpus)?;
         Ok(isa)
     }
 }
-
-const BUFFER_LIMIT: usize = 1 << 30;
 
 impl Benchmark for CopyThresholdBench {
     fn name(&self) -> &'static str {
@@ -173,12 +108,8 @@ impl Benchmark for CopyThresholdBench {
         }
     }
 
-    fn region_bytes(&self, ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
-        self.counts(ctx)
-            .iter()
-            .map(|&p| 2 * p * p * Self::max_size(p, BUFFER_LIMIT))
-            .max()
-            .unwrap_or(MIB)
+    fn region_bytes(&self, ctx: &Context, target: &bench_core::target::TargetSpec) -> usize {
+        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.quick))
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -199,12 +130,27 @@ impl Benchmark for CopyThresholdBench {
         };
         let counts = self.counts(ctx);
         let all = *counts.iter().max().unwrap_or(&1);
+        let wanted = self.sizes(ctx.quick);
+        let rule_words = alltoall::budget_rule(
+            bench_core::sizing::available_for(region.spec(), &ctx.topology),
+            ctx.quick,
+        );
         for &p in &counts {
             let rule = l2.map(|l| l / p);
-            let sizes: Vec<usize> = Self::sizes(ctx.quick)
-                .into_iter()
-                .filter(|&s| s <= Self::max_size(p, region.len().min(BUFFER_LIMIT)))
-                .collect();
+            let (sizes, cut) = alltoall::sizes_within(&wanted, p, region.len());
+            rep.warnings.extend(alltoall::size_bound_warning(
+                &target,
+                p,
+                &sizes,
+                cut,
+                region.len(),
+                &format!("this run's region, sized to {rule_words}"),
+            ));
+            if sizes.is_empty() {
+                continue;
+            }
+            let schedules: Vec<Vec<alltoall::Copy>> =
+                (0..p).map(|t| alltoall::pairwise_push(p, t)).collect();
             let mut curves: Vec<(Method, Vec<f64>, Vec<String>)> = Vec::new();
             for method in [Method::Temporal, Method::NonTemporal, Method::Hybrid] {
                 let (mut vals, mut ids) = (Vec::new(), Vec::new());
@@ -215,7 +161,9 @@ impl Benchmark for CopyThresholdBench {
                         for _ in 0..rounds {
                             // SAFETY: the region holds 2 x p x p x s bytes (sizes were
                             // capped to it) and outlives the call.
-                            unsafe { all_to_all_round(base, p, s, t, method, isa, t_hyb) };
+                            unsafe {
+                                alltoall::run_copies(base, p, s, &schedules[t], method, isa, t_hyb)
+                            };
                         }
                     });
                     let bytes = 2 * p * p * s * rounds;
@@ -239,6 +187,7 @@ impl Benchmark for CopyThresholdBench {
                             "method": method.name(), "threads": p, "block_bytes": s, "rounds_per_sample": rounds,
                             "isa": isa.name(), "hybrid_temporal_bytes": (method == Method::Hybrid).then_some(t_hyb),
                             "cpus": ctx.cpus.iter().take(p).collect::<Vec<_>>(),
+                            "order": "pairwise-push (column-wise, rotated start)", "buffer_bytes": alltoall::buffer_bytes(p, s),
                         }),
                         unit: "GB/s".into(),
                         method: "all-to-all copy among pinned threads, bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
@@ -264,7 +213,8 @@ impl Benchmark for CopyThresholdBench {
                             x as f64,
                             &target,
                             format!(
-                                "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size, {p} thread(s)"
+                                "smallest block size from which the NT all-to-all copy is >= {WIN_TOLERANCE} x the temporal one at every larger size up to {}, {p} thread(s), pairwise-push order",
+                                format_size(*sizes.last().unwrap_or(&0))
                             ),
                             from.clone(),
                         ));
@@ -303,13 +253,22 @@ pub struct CopyThresholdArgs {
     /// Thread (process) counts to test, comma-separated (default: 1 and all --cpu).
     #[arg(long, value_delimiter = ',')]
     pub threads: Option<Vec<usize>>,
+    /// Largest block size of the sweep (sizes 1K, 4K, ... in powers of four, of two in a
+    /// full run). The buffers take 2 x P^2 x size bytes; sizes whose buffers would pass a
+    /// quarter of the memory the target offers are left out, with a warning.
+    #[arg(long, default_value = "16M", value_parser = parse_positive_size)]
+    pub max_size: usize,
 }
 
 impl Setup for CopyThresholdArgs {
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        if self.max_size < 1024 {
+            return Err("--max-size must be at least 1K".into());
+        }
         let b = CopyThresholdBench {
             isa: self.isa,
             threads: self.threads.clone(),
+            max_size: self.max_size,
         };
         b.validate(opts.cpus.len())?;
         Ok(Planned::one(b))
@@ -348,6 +307,7 @@ mod tests {
         let b = CopyThresholdBench {
             isa: None,
             threads: Some(vec![p]),
+            max_size: 0,
         };
         // Buffers for 4 KiB blocks at most: sizes 1 KiB and 4 KiB.
         let mut r = bench_core::target::Region::allocate(
@@ -358,6 +318,22 @@ mod tests {
         .unwrap();
         let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
         assert_eq!(rep.measurements.len(), 3 * 2, "3 methods x 2 sizes");
+        // The sizes the region cannot hold are named, with the remedy.
+        let w = rep
+            .warnings
+            .iter()
+            .find(|w| w.code == "size_bound")
+            .expect("a size_bound warning");
+        assert!(
+            w.message.contains("stop at 4K") && w.message.contains("16K and larger"),
+            "{}",
+            w.message
+        );
+        assert!(w.remediation.contains("--max-size"));
+        assert!(rep.measurements.iter().all(|m| m.parameters["order"]
+            .as_str()
+            .unwrap()
+            .starts_with("pairwise")));
         for m in &rep.measurements {
             let c = m.counters.as_ref().expect("counters");
             assert_eq!(
@@ -374,46 +350,6 @@ mod tests {
                     c.per_op.is_empty(),
                     "no per-byte figures without hardware counts"
                 );
-            }
-        }
-    }
-
-    #[test]
-    fn sizes_span_1k_to_16m() {
-        let q = CopyThresholdBench::sizes(true);
-        assert_eq!((q[0], *q.last().unwrap()), (K, 16 * K * K));
-        let f = CopyThresholdBench::sizes(false);
-        assert_eq!(f.len(), 15);
-        assert_eq!(CopyThresholdBench::max_size(16, 1 << 30), 2 * K * K);
-    }
-
-    #[test]
-    fn all_to_all_moves_every_block_to_its_slot() {
-        let (p, s) = (3usize, 4096usize + 40);
-        let isa = IsaSet::detect().choose(None).unwrap();
-        for method in [Method::Temporal, Method::NonTemporal, Method::Hybrid] {
-            let mut mem = vec![0u8; 2 * p * p * s];
-            for t in 0..p {
-                for j in 0..p {
-                    mem[t * 2 * p * s + j * s..t * 2 * p * s + (j + 1) * s]
-                        .fill((10 * t + j + 1) as u8);
-                }
-            }
-            let base = mem.as_mut_ptr() as usize;
-            for t in 0..p {
-                // SAFETY: `mem` holds 2 x p x p x s bytes and is only touched here.
-                unsafe { all_to_all_round(base, p, s, t, method, isa, 1000) };
-            }
-            for j in 0..p {
-                for t in 0..p {
-                    let slot = j * 2 * p * s + p * s + t * s;
-                    assert!(
-                        mem[slot..slot + s]
-                            .iter()
-                            .all(|&b| b == (10 * t + j + 1) as u8),
-                        "{method:?} slot {t} of {j}"
-                    );
-                }
             }
         }
     }

@@ -183,24 +183,6 @@ fn aligned_layout_is_available_and_named() {
     assert!(m["method"].as_str().unwrap().contains("aligned"));
 }
 
-fn assert_bad_input(args: &[&str], needle: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("p.json");
-    cxlchar()
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains(needle));
-    assert!(!out.exists(), "{args:?} left an output file");
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "{args:?} left a temp file"
-    );
-}
-
 #[test]
 fn unknown_target_spec_is_an_error() {
     assert_bad_input(&["all", "--quick", "--target", "ramdisk"], "'ramdisk'");

@@ -3,15 +3,17 @@
 
 /// Working-set or buffer size in bytes (`mem.latency`, `mem.bandwidth`, `pool.flush`).
 pub const SIZE_BYTES: &str = "size_bytes";
-/// Chase order of a latency point (`mem.latency`).
+/// Chase order of a latency point (`mem.latency`); copy order of an all-to-all point
+/// (`mem.alltoall-order`: row, column, hilbert).
 pub const ORDER: &str = "order";
 /// Kernel of a bandwidth point (`mem.bandwidth`).
 pub const KERNEL: &str = "kernel";
-/// Thread count (`mem.bandwidth`, `mem.copy-threshold`).
+/// Thread count (`mem.bandwidth`, `mem.copy-threshold`, `mem.alltoall-order`).
 pub const THREADS: &str = "threads";
-/// Copy method (`mem.copy-threshold`: temporal, nt, hybrid) or flush method (`pool.flush`).
+/// Copy method (`mem.copy-threshold`, `mem.alltoall-order`: temporal, nt, hybrid) or flush
+/// method (`pool.flush`).
 pub const METHOD: &str = "method";
-/// Block size in bytes of the all-to-all copy (`mem.copy-threshold`).
+/// Block size in bytes of the all-to-all copy (`mem.copy-threshold`, `mem.alltoall-order`).
 pub const BLOCK_BYTES: &str = "block_bytes";
 /// Traffic mix of a loaded-latency point (`mem.loaded`).
 pub const MIX: &str = "mix";

@@ -14,6 +14,7 @@ const LAT_FAR: &str =
 const BW: &str = "cxlchar mem bandwidth";
 const BW_FAR: &str = "cxlchar mem bandwidth --target node:N or --target dax:/dev/daxX.Y";
 const CT: &str = "cxlchar mem copy-threshold";
+const AO: &str = "cxlchar mem alltoall-order";
 const LOADED: &str = "cxlchar mem loaded";
 const ATOMICS: &str = "cxlchar pool atomics";
 const ATOMICS_FAR: &str =
@@ -206,13 +207,26 @@ pub static REGISTRY: &[KeyDef] = &[
     key("cxl_bw_1t_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_1t_gbs` on far memory", "read kernel, one thread, on a memory-only node or dax target", "000").of("mem_bw_1t_gbs"),
     key("cxl_bw_factor", Factor, "mem.bandwidth", BW_FAR, "far/local bandwidth factor", "`cxl_bw_gbs / mem_bw_gbs`, derived by the runner", "000 (bandwidth factor of pool accesses)").ratio("cxl_bw_gbs", "mem_bw_gbs").models(&[TT]),
     // ---------------------------------------------------------------- mem.copy-threshold
-    key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S", "001 (hybrid threshold T)").models(&[N1]),
+    key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S; each thread pushes its own send buffer (HINT's column-wise order with a rotated start; the paper shows its hybrid copy with the Hilbert order, Fig. 9 and 11, and does not name Fig. 8's order; `mem alltoall-order` compares the orders); sizes bounded by a quarter of the target's available memory (at most 1 GiB with --quick)", "001 (hybrid threshold T)").models(&[N1]),
     key("nt_copy_threshold_p{N}_bytes", Bytes, "mem.copy-threshold", CT, "the same for P threads", "as above", "001 (T per processes per node)").vars(&[Var {
         name: "N",
         values: Values::Count,
         meaning: "the thread count P",
     }]).models(&[N1]),
     key("nt_copy_rule_bytes", Bytes, "mem.copy-threshold", CT, "HINT's rule of thumb L2 / P, P = all `--cpu`", "sysfs L2 size / P", "001 (initial T)"),
+    // ---------------------------------------------------------------- mem.alltoall-order
+    key("alltoall_{order}_p{N}_gbs", Gbs, "mem.alltoall-order", AO, "intra-node all-to-all bandwidth in one memory copy order, P threads, temporal copy, at `--ref-size` (64 KiB)", "p50 over lockstep samples of P pinned threads doing rounds of 2 x P^2 x S bytes (read + written) over the slowest thread; the per-size winner of the orders is in the measurements' parameters (`winner`, `of_winner`)", "001 (Fig. 6: row-wise vs column-wise vs Hilbert per message size and PPN; the paper prints latency curves, no values)").vars(&[
+        Var {
+            name: "order",
+            values: Values::OneOf(&["row", "column", "hilbert"]),
+            meaning: "the copy order (Hilbert only for a power-of-two P)",
+        },
+        Var {
+            name: "N",
+            values: Values::Count,
+            meaning: "the thread count P",
+        },
+    ]),
     // ---------------------------------------------------------------- mem.loaded
     key("loaded_lat_max_bw_gbs", Gbs, "mem.loaded", LOADED, "largest injected read bandwidth of the curve", "max of the points' `injected_bw_gbs`", "000 (latency under bandwidth load)"),
     key("loaded_lat_at_max_bw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50", "000"),

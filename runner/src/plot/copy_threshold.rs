@@ -11,21 +11,35 @@ use super::lines::{draw_lines, LineChart};
 
 /// Draws the chart; `false` when nothing can be drawn.
 pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -> Result<bool> {
-    let s = series_by(
+    draw_blocks(
+        path,
         ms,
-        |m| {
+        caches,
+        "All-to-all copy bandwidth by block size (p50): temporal vs NT vs hybrid",
+        &|m| {
             let k = text(m, METHOD).unwrap_or_else(|| "copy".into());
             match num(m, THREADS) {
                 Some(t) => format!("{k} P={t} ({})", m.target),
                 None => format!("{k} ({})", m.target),
             }
         },
-        |m| num(m, BLOCK_BYTES),
-    );
+    )
+}
+
+/// An all-to-all chart (this one, `alltoall-order.svg`): p50 vs `block_bytes` (log x,
+/// cache sizes marked), one line per `label`.
+pub(super) fn draw_blocks(
+    path: &Path,
+    ms: &[&Measurement],
+    caches: &[(f64, String)],
+    title: &str,
+    label: &dyn Fn(&Measurement) -> String,
+) -> Result<bool> {
+    let s = series_by(ms, label, |m| num(m, BLOCK_BYTES));
     draw_lines(
         path,
         &LineChart {
-            title: "All-to-all copy bandwidth by block size (p50): temporal vs NT vs hybrid".into(),
+            title: title.into(),
             x_desc: "block size (bytes)",
             y_desc: format!("bandwidth ({})", unit_of(ms)),
             log_x: true,

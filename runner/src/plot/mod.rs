@@ -12,12 +12,15 @@
 //!   target vs size;
 //! * `copy-threshold.svg` ([`copy_threshold`]): `mem.copy-threshold*` all-to-all copy
 //!   bandwidth vs block size per method (temporal, NT, hybrid) and thread count;
+//! * `alltoall-order.svg` ([`alltoall_order`]): `mem.alltoall-order*` all-to-all
+//!   bandwidth vs block size per copy order, method and thread count;
 //! * `loaded-latency.svg` ([`loaded`]): `mem.loaded*` latency vs injected bandwidth (or
 //!   injection delay), one curve per traffic mix;
 //! * `flush.svg` ([`flush`]): `pool.flush*` cost vs size per method (the flush-cost matrix
 //!   as lines);
 //! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap.
 
+mod alltoall_order;
 mod bandwidth;
 mod c2c;
 mod copy_threshold;
@@ -83,6 +86,11 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
     let ct = data::family(f, "mem.copy-threshold");
     emit("copy-threshold.svg", "mem.copy-threshold", &ct, &|p| {
         copy_threshold::draw(p, &ct, &caches)
+    })?;
+
+    let ao = data::family(f, "mem.alltoall-order");
+    emit("alltoall-order.svg", "mem.alltoall-order", &ao, &|p| {
+        alltoall_order::draw(p, &ao, &caches)
     })?;
 
     let ld: Vec<&Measurement> = data::family(f, "mem.loaded")

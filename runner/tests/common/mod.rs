@@ -88,3 +88,23 @@ pub fn run_out(args: &[&str]) -> Value {
         .success();
     read_json(&out)
 }
+
+/// Runs `cxlchar ARGS --out FILE`, expects a failure whose stderr contains `needle`, and
+/// checks that nothing was written (no output file, no temp file).
+pub fn assert_bad_input(args: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    cxlchar()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(needle));
+    assert!(!out.exists(), "{args:?} left an output file");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "{args:?} left a temp file"
+    );
+}

@@ -362,9 +362,10 @@ fn ext_000_stream_crossover_is_where_the_times_meet() {
 /// (Sec. V-D), and Fig. 8's text prints the measured crossover at 32 processes per node:
 /// "Temporal memory copies significantly outperform non-temporal instructions up to ...
 /// 64KB on the Intel system". The paper prints no value of its initial threshold T =
-/// L2 / P (Sec. V-E), so T(16) = 1M / 16 = 64 KiB is the rule worked by hand on the
-/// printed L2; the measured 64 KB at P = 32 is the paper's own number and the model must
-/// report it, not L2 / 32.
+/// L2 / P (Sec. V-E), so the rule's T(16) = 1M / 16 = 64 KiB and T(32) = 32 KiB, and the
+/// ratio 64K / 32K = 2 at P = 32, are worked by hand on the printed L2; the measured 64 KB
+/// at P = 32 is the paper's own number. At P = 32 the model prints both, each named by its
+/// source, never the rule in the measured line.
 #[test]
 fn golden_001_threshold_cascade_lake() {
     let r = eval(
@@ -375,17 +376,71 @@ fn golden_001_threshold_cascade_lake() {
         "001-nt-threshold",
     );
     close(
-        r.output("nt_threshold_p16_bytes").unwrap(),
+        r.output("nt_threshold_p16_rule_bytes").unwrap(),
         65536.0,
         0.0,
         "L2/16",
     );
+    assert!(
+        r.output("nt_threshold_p16_measured_bytes").is_none(),
+        "no measurement at 16 PPN: no measured line"
+    );
     close(
-        r.output("nt_threshold_p32_bytes").unwrap(),
+        r.output("nt_threshold_p32_measured_bytes").unwrap(),
         65536.0,
         0.0,
         "measured at 32 PPN",
     );
+    close(
+        r.output("nt_threshold_p32_rule_bytes").unwrap(),
+        32768.0,
+        0.0,
+        "L2/32",
+    );
+    close(
+        r.output("nt_threshold_p32_measured_over_rule_factor")
+            .unwrap(),
+        2.0,
+        0.0,
+        "64K / 32K",
+    );
+    for o in &r.outputs {
+        let measured = o.name.contains("_measured");
+        let rule = o.name.contains("_rule");
+        assert!(measured || rule, "{}: names its source", o.name);
+        if measured && !rule {
+            assert!(o.note.starts_with("measured"), "{}: {}", o.name, o.note);
+        }
+        if rule && !measured {
+            assert!(o.note.starts_with("rule"), "{}: {}", o.name, o.note);
+        }
+    }
+}
+
+/// Seed 001 without an L2 (fixture values; the paper prints no file of its own): the
+/// measured lines alone, no rule line and no ratio; with neither, the model is refused
+/// and names what it needs.
+#[test]
+fn model_001_measured_alone_and_nothing() {
+    let r = eval(
+        &inputs(&[
+            ("nt_copy_threshold_p2_bytes", 262144.0),
+            ("nt_copy_threshold_bytes", 262144.0),
+        ]),
+        "001-nt-threshold",
+    );
+    assert!(r.evaluated());
+    let names: Vec<&str> = r.outputs.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "nt_threshold_all_cpus_measured_bytes",
+            "nt_threshold_p2_measured_bytes"
+        ]
+    );
+    let r = eval(&inputs(&[]), "001-nt-threshold");
+    assert!(!r.evaluated());
+    assert!(r.missing.iter().any(|m| m.key == "nt_copy_threshold_bytes"));
 }
 
 /// Seed 000's message baseline is the network (Sec. V-B: osu_latency/osu_bw). With pool

@@ -5,9 +5,12 @@
 //! * [`latency`]: idle load latency by pointer chase over a working-set sweep, giving
 //!   `l1_lat_ns`, `l2_lat_ns`, `l3_lat_ns`, `mem_lat_ns` (and on far memory `cxl_lat_ns`);
 //! * [`chase`]: the chase itself (Sattolo cycles, TLB-local orders, the unrolled loop);
-//! * [`levels`]: finding each cache level's plateau in a sweep.
+//! * [`levels`]: finding each cache level's plateau in a sweep;
+//! * [`agents`]: k pinned CPU agents moving the same transfer on one target or spread
+//!   over two (seed 003, Observation 2).
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod bandwidth;
 pub use bench_core::chase;
 pub mod kernels;

@@ -18,12 +18,13 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 /// (`mem.latency` first: it records the DRAM working set the others size from).
 pub fn registry() -> Vec<Entry> {
     use bench_cxl::{atomics, c2c, flush, msg};
-    use bench_mem::{bandwidth, latency, loaded, threshold};
+    use bench_mem::{agents, bandwidth, latency, loaded, threshold};
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
         Entry::new::<loaded::LoadedArgs>("mem loaded").all(4),
         Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
+        Entry::new::<agents::AgentsArgs>("mem agents").all(12),
         Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(10),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),
         Entry::new::<c2c::C2cArgs>("pool c2c").all(6),

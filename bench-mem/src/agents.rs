@@ -151,7 +151,11 @@ impl AgentsConfig {
         if let Some(s) = self.size {
             return (s, "--size".into());
         }
-        let (floor, div) = if ctx.quick { (16 * MIB, 4) } else { (64 * MIB, 2) };
+        let (floor, div) = if ctx.quick {
+            (16 * MIB, 4)
+        } else {
+            (64 * MIB, 2)
+        };
         let dram = targets
             .iter()
             .map(|t| ctx.dram_sizing(&t.to_string()).touched_bytes)
@@ -189,9 +193,9 @@ impl AgentsConfig {
         size: usize,
     ) -> (Vec<usize>, Vec<usize>) {
         let avail = available_for(target, &ctx.topology);
-        self.counts(ctx.cpus.len())
-            .into_iter()
-            .partition(|&k| avail.is_none_or(|a| bytes_per_target(k, targets, size) <= a / MEMORY_SHARE_DIVISOR))
+        self.counts(ctx.cpus.len()).into_iter().partition(|&k| {
+            avail.is_none_or(|a| bytes_per_target(k, targets, size) <= a / MEMORY_SHARE_DIVISOR)
+        })
     }
 }
 
@@ -271,6 +275,41 @@ fn private_buffers(ctx: &Context, k: usize, size: usize) -> Result<Vec<Region>, 
             })
         })
         .collect()
+}
+
+/// Each region's target and placement, for a measurement's parameters.
+fn placements(regions: &[Region]) -> Vec<serde_json::Value> {
+    regions
+        .iter()
+        .map(|r| json!({"target": r.spec().to_string(), "placement": r.placement()}))
+        .collect()
+}
+
+/// Measures every direction x agent count with agents round robin over the regions at
+/// `bases`, each with its private buffer in `locals`, and reports each point.
+fn measure_points(
+    ctx: &Context,
+    dirs: &[AgentDir],
+    ks: &[usize],
+    bases: Vec<usize>,
+    locals: &mut [Region],
+    labels: &Labels<'_>,
+    rep: &mut Report,
+) -> Result<(), NotRun> {
+    let agents = Agents {
+        ctx,
+        isa: labels.isa,
+        size: labels.size,
+        bases,
+        locals: locals.iter_mut().map(|r| r.as_mut_ptr() as usize).collect(),
+    };
+    for &dir in dirs {
+        for &k in ks {
+            let p = agents.measure(k, dir);
+            report_point(ctx, labels, &p, rep)?;
+        }
+    }
+    Ok(())
 }
 
 /// The params and measurements of one point.
@@ -370,14 +409,20 @@ fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> R
         format!("{prefix}_{dir}_k{k}_bw_gbs"),
         dp.p50,
         l.target,
-        format!("p50 over {} per-agent samples (S / own time); {common}", dp.n),
+        format!(
+            "p50 over {} per-agent samples (S / own time); {common}",
+            dp.n
+        ),
         vec![per_id],
     ));
     rep.params.push(Param::new(
         format!("{prefix}_{dir}_k{k}_agg_bw_gbs"),
         da.p50,
         l.target,
-        format!("p50 over {} samples of k x S / slowest agent's time; {common}", da.n),
+        format!(
+            "p50 over {} samples of k x S / slowest agent's time; {common}",
+            da.n
+        ),
         vec![agg_id],
     ));
     Ok(())
@@ -443,14 +488,6 @@ impl Benchmark for AgentsBench {
             return Err(NotRun::skip(format!("{target} is mapped read-only")));
         }
         let mut locals = private_buffers(ctx, kmax, size)?;
-        let local_placements: Vec<_> = locals.iter().map(|r| json!({"target": r.spec().to_string(), "placement": r.placement()})).collect();
-        let agents = Agents {
-            ctx,
-            isa,
-            size,
-            bases: vec![region.as_mut_ptr() as usize],
-            locals: locals.iter_mut().map(|r| r.as_mut_ptr() as usize).collect(),
-        };
         let labels = Labels {
             bench: ONE,
             target: &target,
@@ -460,15 +497,18 @@ impl Benchmark for AgentsBench {
             isa,
             targets: vec![target.clone()],
             placement: Some(region.placement().clone()),
-            placements: json!({ "private_buffers": local_placements }),
+            placements: json!({ "private_buffers": placements(&locals) }),
         };
-        for &dir in &self.config.dirs {
-            for &k in &ks {
-                let p = agents.measure(k, dir);
-                report_point(ctx, &labels, &p, &mut rep)?;
-            }
-        }
-        drop(locals);
+        let bases = vec![region.as_mut_ptr() as usize];
+        measure_points(
+            ctx,
+            &self.config.dirs,
+            &ks,
+            bases,
+            &mut locals,
+            &labels,
+            &mut rep,
+        )?;
         Ok(rep)
     }
 }
@@ -574,17 +614,6 @@ impl Benchmark for SpreadBench {
             regions.push(r);
         }
         let mut locals = private_buffers(ctx, kmax, size)?;
-        let placements = json!({
-            "targets": regions.iter().map(|r| json!({"target": r.spec().to_string(), "placement": r.placement()})).collect::<Vec<_>>(),
-            "private_buffers": locals.iter().map(|r| json!({"target": r.spec().to_string(), "placement": r.placement()})).collect::<Vec<_>>(),
-        });
-        let agents = Agents {
-            ctx,
-            isa,
-            size,
-            bases: regions.iter_mut().map(|r| r.as_mut_ptr() as usize).collect(),
-            locals: locals.iter_mut().map(|r| r.as_mut_ptr() as usize).collect(),
-        };
         let labels = Labels {
             bench: SPREAD,
             target: &label,
@@ -594,16 +623,25 @@ impl Benchmark for SpreadBench {
             isa,
             targets: vec![a.to_string(), b.to_string()],
             placement: None,
-            placements,
+            placements: json!({
+                "targets": placements(&regions),
+                "private_buffers": placements(&locals),
+            }),
         };
+        let bases = regions
+            .iter_mut()
+            .map(|r| r.as_mut_ptr() as usize)
+            .collect();
         let mut rep = Report::default();
-        for &dir in &self.config.dirs {
-            for &k in &ks {
-                let p = agents.measure(k, dir);
-                report_point(ctx, &labels, &p, &mut rep)?;
-            }
-        }
-        drop((regions, locals));
+        measure_points(
+            ctx,
+            &self.config.dirs,
+            &ks,
+            bases,
+            &mut locals,
+            &labels,
+            &mut rep,
+        )?;
         Ok(rep)
     }
 }
@@ -630,12 +668,8 @@ pub struct AgentsArgs {
     /// Two targets to spread the agents over, round robin: node:A,node:B or two
     /// dax:/dev/daxX.Y (with --allow-write). Default: two far-memory nodes if the machine
     /// has them, else that part is skipped ("needs two memory targets").
-    #[arg(long, value_delimiter = ',', value_name = "SPEC,SPEC", value_parser = parse_target)]
+    #[arg(long, value_delimiter = ',', value_name = "SPEC,SPEC")]
     pub spread: Option<Vec<TargetSpec>>,
-}
-
-fn parse_target(s: &str) -> Result<TargetSpec, String> {
-    s.parse().map_err(|e: bench_core::CoreError| e.to_string())
 }
 
 impl AgentsArgs {
@@ -664,7 +698,11 @@ impl AgentsArgs {
     }
 
     /// The spread targets: those named (checked), else from `topo`.
-    pub fn spread_targets(&self, opts: &Options, topo: &Topology) -> Result<SpreadTargets, BoxError> {
+    pub fn spread_targets(
+        &self,
+        opts: &Options,
+        topo: &Topology,
+    ) -> Result<SpreadTargets, BoxError> {
         let Some(v) = &self.spread else {
             return Ok(SpreadTargets::from_topology(topo));
         };
@@ -726,9 +764,8 @@ mod tests {
         for targets in [1, 2] {
             for k in 1..=9 {
                 let need = bytes_per_target(k, targets, s);
-                let mut ranges: Vec<(usize, usize)> = (0..k)
-                    .map(|t| placement_of(t, targets, s))
-                    .collect();
+                let mut ranges: Vec<(usize, usize)> =
+                    (0..k).map(|t| placement_of(t, targets, s)).collect();
                 for &(i, off) in &ranges {
                     assert!(i < targets);
                     assert!(off + s <= need, "k={k}: range past the region");
@@ -865,9 +902,11 @@ mod tests {
                     format!("agents_{d}_k{k}_bw_gbs"),
                     format!("agents_{d}_k{k}_agg_bw_gbs"),
                 ] {
-                    let p = rep.params.iter().find(|p| p.key == key).unwrap_or_else(|| {
-                        panic!("{key} missing")
-                    });
+                    let p = rep
+                        .params
+                        .iter()
+                        .find(|p| p.key == key)
+                        .unwrap_or_else(|| panic!("{key} missing"));
                     assert!(p.value > 0.0 && p.value.is_finite());
                     assert_eq!(p.info.unit, "GB/s");
                 }

@@ -27,7 +27,8 @@ const GPU: &str = "cxlchar gpu (needs a CUDA GPU)";
 const AGENTS: &str = "cxlchar mem agents";
 const AGENTS_FAR: &str =
     "cxlchar mem agents --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
-const AGENTS_SPREAD: &str = "cxlchar mem agents --spread node:A,node:B (two memory targets; default: two far-memory nodes)";
+const AGENTS_SPREAD: &str =
+    "cxlchar mem agents --spread node:A,node:B (two memory targets; default: two far-memory nodes)";
 const GPU_POOL: &str =
     "cxlchar gpu --target node:N or dax:/dev/daxX.Y (a CUDA GPU and a far-memory target)";
 const OSU: &str = "osu_latency / osu_bw (not measured by cxlchar; supply with --what-if KEY=VALUE)";
@@ -148,7 +149,8 @@ const AGENT_DIR: Var = Var {
 const AGENTS_K: Var = Var {
     name: "k",
     values: Values::Count,
-    meaning: "the number of concurrent agents (pinned threads on distinct CPUs, k >= 1, `--agents`)",
+    meaning:
+        "the number of concurrent agents (pinned threads on distinct CPUs, k >= 1, `--agents`)",
 };
 const K: Var = Var {
     name: "k",

@@ -76,13 +76,20 @@ fn the_runners_renames_are_exactly_these() {
             "gpu_reg_d2h_share_min_ratio",
             "gpu_pool_d2h_share_min_ratio",
         ),
+        ("agents_write_k2_bw_gbs", "cxl_agents_write_k2_bw_gbs"),
+        ("agents_read_k1_agg_bw_gbs", "cxl_agents_read_k1_agg_bw_gbs"),
     ] {
         assert_eq!(far_name(local).as_deref(), Some(far), "{local}");
     }
-    // Nothing else is renamed, and every gpu_reg_ key becomes its gpu_pool_ twin.
+    // Nothing else is renamed, every gpu_reg_ key becomes its gpu_pool_ twin and every
+    // one-target agents_ key its cxl_agents_ twin (the spread's keys, over two targets
+    // at once, keep their names).
     for (l, f) in &renames {
         if let Some(rest) = l.strip_prefix("gpu_reg_") {
             assert_eq!(f, &format!("gpu_pool_{rest}"));
+        } else if l.starts_with("agents_") {
+            assert!(!l.starts_with("agents_spread_"), "{l} -> {f}");
+            assert_eq!(f, &format!("cxl_{l}"));
         } else {
             assert!(
                 [

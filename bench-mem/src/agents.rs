@@ -37,7 +37,7 @@ use bench_core::bench::{
     Setup, Subject,
 };
 use bench_core::params::{Measurement, Skipped};
-use bench_core::sizing::{available_for, MEMORY_SHARE_DIVISOR};
+use bench_core::sizing::{available_for, DramSizing, MEMORY_SHARE_DIVISOR};
 use bench_core::stats::Distribution;
 use bench_core::target::{Access, Region, TargetSpec};
 use bench_core::topology::Topology;
@@ -142,31 +142,28 @@ impl Default for AgentsConfig {
 }
 
 impl AgentsConfig {
-    /// S on these targets: `--size`, else half the largest DRAM working set of the
-    /// targets (one agent's source plus destination then span it; [`bench_core::sizing`])
-    /// and at least 64 MiB; when quick a quarter of it (source plus destination span half
-    /// the working set, 2 x the LLC by the sysfs rule) and at least 16 MiB; in whole MiB.
-    /// Also says which rule chose it.
+    /// S on these targets: `--size`, else half of W, the larger of the targets' DRAM
+    /// working set ([`bench_core::sizing`]) and the sysfs rule (4 x LLC), so that one
+    /// agent's source plus destination span W and every transfer streams from memory (a
+    /// streaming copy can see more cache than the chase that found the plateau); at least
+    /// 64 MiB (16 MiB when quick); in whole MiB. Also says which rule chose it.
     fn size(&self, ctx: &Context, targets: &[&TargetSpec]) -> (usize, String) {
         if let Some(s) = self.size {
             return (s, "--size".into());
         }
-        let (floor, div) = if ctx.quick {
-            (16 * MIB, 4)
-        } else {
-            (64 * MIB, 2)
-        };
+        let floor = if ctx.quick { 16 * MIB } else { 64 * MIB };
+        let sysfs = DramSizing::from_sysfs(ctx.topology.llc_bytes()).touched_bytes;
         let dram = targets
             .iter()
             .map(|t| ctx.dram_sizing(&t.to_string()).touched_bytes)
             .max()
-            .unwrap_or(0);
-        let s = (dram / div).max(floor).div_ceil(MIB) * MIB;
+            .unwrap_or(0)
+            .max(sysfs);
+        let s = (dram / 2).max(floor).div_ceil(MIB) * MIB;
         let rule = if s > floor {
             format!(
-                "1/{div} of the DRAM working set ({}): an agent's source + destination span {}",
-                format_size(dram),
-                if div == 2 { "it" } else { "half of it (quick)" }
+                "half of {}, the larger of the DRAM working set and 4 x the sysfs LLC: an agent's source + destination span it",
+                format_size(dram)
             )
         } else {
             format!("the floor of {}", format_size(floor))
@@ -654,7 +651,8 @@ impl Benchmark for SpreadBench {
 #[derive(Debug, Clone, clap::Args)]
 pub struct AgentsArgs {
     /// Bytes each agent transfers per sample, S, the same for every k (default: half the
-    /// target's DRAM working set, at least 64M; --quick: a quarter, at least 16M).
+    /// larger of the target's DRAM working set and 4 x the LLC, at least 64M, or 16M
+    /// with --quick).
     #[arg(long, value_parser = parse_positive_size)]
     pub size: Option<usize>,
     /// Agent counts, comma-separated (default: 1 .. 8, then powers of two, and the number
@@ -794,6 +792,34 @@ mod tests {
         assert_eq!(per_agent_gbs(&t, 1000.0), vec![10.0, 4.0, 5.0, 8.0]);
         assert_eq!(gbs(&t, 2000.0), vec![10.0, 8.0]);
         assert_eq!(agent_p50s(&t, 1000.0).len(), 2);
+    }
+
+    #[test]
+    fn default_size_streams_from_memory_and_is_the_same_for_every_k() {
+        let ctx = Context::quick_local();
+        let c = AgentsConfig::default();
+        let (s, rule) = c.size(&ctx, &[&TargetSpec::Anon]);
+        assert!(s >= 16 * MIB && s % MIB == 0, "{s}");
+        if let Some(llc) = ctx.topology.llc_bytes() {
+            assert!(
+                2 * s >= 4 * llc,
+                "source + destination {s} x 2 within 4 x LLC {llc}"
+            );
+        }
+        assert!(!rule.is_empty());
+        let full = Context {
+            quick: false,
+            ..ctx.clone()
+        };
+        assert!(c.size(&full, &[&TargetSpec::Anon]).0 >= 64 * MIB);
+        let forced = AgentsConfig {
+            size: Some(4096),
+            ..Default::default()
+        };
+        assert_eq!(
+            forced.size(&ctx, &[&TargetSpec::Anon]),
+            (4096, "--size".into())
+        );
     }
 
     fn topo_with_far(n: usize) -> Topology {

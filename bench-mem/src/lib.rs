@@ -8,8 +8,11 @@
 //! * [`levels`]: finding each cache level's plateau in a sweep;
 //! * [`alltoall`]: the intra-node all-to-all (HINT's copy orders, buffer sizing) that
 //!   [`threshold`] and [`alltoall_order`] time.
+//! * [`agents`]: k pinned CPU agents moving the same transfer on one target or spread
+//!   over two (seed 003, Observation 2).
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod alltoall;
 pub mod alltoall_order;
 pub mod bandwidth;

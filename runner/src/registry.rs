@@ -18,13 +18,14 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 /// (`mem.latency` first: it records the DRAM working set the others size from).
 pub fn registry() -> Vec<Entry> {
     use bench_cxl::{atomics, c2c, flush, flush_bw, msg, msg_scale};
-    use bench_mem::{alltoall_order, bandwidth, latency, loaded, threshold};
+    use bench_mem::{agents, alltoall_order, bandwidth, latency, loaded, threshold};
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
         Entry::new::<loaded::LoadedArgs>("mem loaded").all(4),
         Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
         Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(12),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
+        Entry::new::<agents::AgentsArgs>("mem agents").all(13),
         Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(11),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),
         Entry::new::<c2c::C2cArgs>("pool c2c").all(6),

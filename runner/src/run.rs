@@ -365,6 +365,33 @@ mod tests {
     }
 
     #[test]
+    fn far_targets_give_cxl_agents_keys_and_the_spread_keeps_its_name() {
+        let results = vec![
+            (
+                "anon".to_string(),
+                false,
+                rep("agents_write_k2_bw_gbs", 9.0),
+            ),
+            (
+                "node:2".to_string(),
+                true,
+                rep("agents_write_k2_bw_gbs", 5.0),
+            ),
+            (
+                "node:2+node:3".to_string(),
+                false,
+                rep("agents_spread_write_k2_bw_gbs", 10.0),
+            ),
+        ];
+        let (p, _) = assemble_params(&results);
+        assert_eq!(p["agents_write_k2_bw_gbs"], 9.0);
+        assert_eq!(p["cxl_agents_write_k2_bw_gbs"], 5.0);
+        assert_eq!(p["cxl_agents_write_k2_bw_gbs@node:2"], 5.0);
+        assert_eq!(p["agents_spread_write_k2_bw_gbs@node:2+node:3"], 10.0);
+        assert_eq!(p["agents_spread_write_k2_bw_gbs"], 10.0);
+    }
+
+    #[test]
     fn far_targets_give_cxl_atomic_latency() {
         let results = vec![
             ("anon".to_string(), false, rep("atomic_lat_ns", 110.0)),

@@ -510,3 +510,81 @@ fn gpu_bad_input_is_an_error() {
     assert_bad_input(&["gpu", "--device", "x"], "--device");
     assert_bad_input(&["gpu", "--target", "node:999"], "node 999");
 }
+
+#[test]
+fn agents_quick_gives_per_agent_and_aggregate_keys_for_each_k() {
+    let doc = run_out(&["mem", "agents", "--quick"]);
+    assert_schema_valid(&doc);
+    let params = doc["params"].as_object().unwrap();
+    let cpus = bench_core_cpus();
+    let mut ks = vec![1];
+    if cpus >= 2 {
+        ks.push(2);
+    }
+    for k in ks {
+        for d in ["write", "read"] {
+            for key in [
+                format!("agents_{d}_k{k}_bw_gbs"),
+                format!("agents_{d}_k{k}_agg_bw_gbs"),
+                format!("agents_{d}_k{k}_bw_gbs@anon"),
+            ] {
+                assert!(
+                    params
+                        .get(&key)
+                        .and_then(|v| v.as_f64())
+                        .is_some_and(|v| v > 0.0),
+                    "{key} missing"
+                );
+            }
+        }
+    }
+    // No more agents than CPUs; every measurement says how it was measured.
+    for key in params.keys().filter(|k| k.starts_with("agents_")) {
+        let k: usize = key
+            .split("_k")
+            .nth(1)
+            .and_then(|r| r.split('_').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{key}: no k"));
+        assert!((1..=cpus).contains(&k), "{key}: {cpus} CPUs");
+    }
+    for m in doc["measurements"].as_array().unwrap() {
+        let p = &m["parameters"];
+        assert!(p["size_bytes_per_agent"].as_u64().unwrap() >= 16 << 20);
+        assert_eq!(p["stores"], "non-temporal + sfence");
+        assert!(p["bytes_counted"]
+            .as_str()
+            .unwrap()
+            .starts_with("transferred"));
+        assert_eq!(
+            p["cpus"].as_array().unwrap().len() as u64,
+            p["agents"].as_u64().unwrap()
+        );
+    }
+    // Spread: measured over two far-memory nodes, or skipped with the reason.
+    if !params.keys().any(|k| k.starts_with("agents_spread_")) {
+        let skipped = doc["skipped"].as_array().unwrap();
+        assert!(
+            skipped.iter().any(|s| s["benchmark"] == "mem.agents-spread"
+                && s["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("needs two memory targets")),
+            "{skipped:?}"
+        );
+    }
+}
+
+#[test]
+fn agents_bad_input_is_an_error() {
+    assert_bad_input(
+        &["mem", "agents", "--quick", "--spread", "anon"],
+        "two targets",
+    );
+    assert_bad_input(
+        &["mem", "agents", "--quick", "--spread", "node:0,node:0"],
+        "two different targets",
+    );
+    assert_bad_input(&["mem", "agents", "--quick", "--agents", "0"], "--agents");
+    assert_bad_input(&["mem", "agents", "--quick", "--size", "1K"], "--size");
+}

@@ -29,6 +29,11 @@ const MSG_SCALE: &str = "cxlchar pool msg-scale (add --pool dax:/dev/daxX.Y for 
 const MMIO: &str = "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N";
 const VERBS: &str = "cxlchar verbs (needs an RDMA device; build with --features verbs)";
 const GPU: &str = "cxlchar gpu (needs a CUDA GPU)";
+const AGENTS: &str = "cxlchar mem agents";
+const AGENTS_FAR: &str =
+    "cxlchar mem agents --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
+const AGENTS_SPREAD: &str =
+    "cxlchar mem agents --spread node:A,node:B (two memory targets; default: two far-memory nodes)";
 const GPU_POOL: &str =
     "cxlchar gpu --target node:N or dax:/dev/daxX.Y (a CUDA GPU and a far-memory target)";
 const OSU: &str = "osu_latency / osu_bw (not measured by cxlchar; supply with --what-if KEY=VALUE)";
@@ -142,6 +147,17 @@ const DIR: Var = Var {
     values: Values::OneOf(&["h2d", "d2h"]),
     meaning: "the copy direction (h2d: memory -> GPU, a DMA read; d2h: GPU -> memory, a DMA write)",
 };
+const AGENT_DIR: Var = Var {
+    name: "dir",
+    values: Values::OneOf(&["write", "read"]),
+    meaning: "what each agent's transfer does (write: its private local buffer copied into the target, a rank publishing its chunk into the pool, as GPU -> pool; read: the target copied into its private buffer, as pool -> GPU)",
+};
+const AGENTS_K: Var = Var {
+    name: "k",
+    values: Values::Count,
+    meaning:
+        "the number of concurrent agents (pinned threads on distinct CPUs, k >= 1, `--agents`)",
+};
 const K: Var = Var {
     name: "k",
     values: Values::Count,
@@ -227,6 +243,13 @@ pub static REGISTRY: &[KeyDef] = &[
             meaning: "the thread count P",
         },
     ]),
+    // ---------------------------------------------------------------- mem.agents
+    key("agents_{dir}_k{k}_bw_gbs", Gbs, "mem.agents", AGENTS, "per-agent bandwidth B(k) with k CPU agents on one **local** target, each moving its own transfer of the same size S at once", "p50 over every agent's every sample of S / the agent's own time; agents pinned to distinct CPUs, start together (spinning barrier), each on its own range [t S, (t+1) S) of the target with a private buffer on its CPU's node; non-temporal stores; bytes transferred counted once; S = half the larger of the DRAM working set and 4 x the sysfs LLC (source + destination span it), >= 64 MiB (quick 16 MiB), `--size`", "003 B(k), Observation 2 (CPU agents in place of GPU DMA)").vars(&[AGENT_DIR, AGENTS_K]).far("cxl_agents_{dir}_k{k}_bw_gbs").models(&[C3]),
+    key("agents_{dir}_k{k}_agg_bw_gbs", Gbs, "mem.agents", AGENTS, "aggregate bandwidth of the k agents on one local target", "p50 over samples of k x S / the slowest agent's time", "003 (does concurrency add bandwidth?)").vars(&[AGENT_DIR, AGENTS_K]).far("cxl_agents_{dir}_k{k}_agg_bw_gbs"),
+    key("cxl_agents_{dir}_k{k}_bw_gbs", Gbs, "mem.agents", AGENTS_FAR, "per-agent bandwidth B(k) with k CPU agents on one **far** target (memory-only node, dax): the pool device shared by k ranks", "`agents_{dir}_k{k}_bw_gbs` renamed by the runner on far targets (as `mem_lat_ns` -> `cxl_lat_ns`)", "003 B(k), Observation 2").vars(&[AGENT_DIR, AGENTS_K]).of("agents_{dir}_k{k}_bw_gbs").models(&[C3]),
+    key("cxl_agents_{dir}_k{k}_agg_bw_gbs", Gbs, "mem.agents", AGENTS_FAR, "aggregate bandwidth of the k agents on one far target", "`agents_{dir}_k{k}_agg_bw_gbs` renamed on far targets", "003").vars(&[AGENT_DIR, AGENTS_K]).of("agents_{dir}_k{k}_agg_bw_gbs"),
+    key("agents_spread_{dir}_k{k}_bw_gbs", Gbs, "mem.agents-spread", AGENTS_SPREAD, "per-agent bandwidth with the same k agents round robin over two targets (agent t on target t mod 2)", "as `agents_{dir}_k{k}_bw_gbs`, same S, agent t at [(t div 2) S, ...) of target t mod 2; k >= 2; both regions placed and verified by bench_core::target", "003 Sec. 3.2 (interleaving over devices restores each rank's bandwidth)").vars(&[AGENT_DIR, AGENTS_K]).models(&[C3]),
+    key("agents_spread_{dir}_k{k}_agg_bw_gbs", Gbs, "mem.agents-spread", AGENTS_SPREAD, "aggregate bandwidth of the k agents spread over two targets", "p50 over samples of k x S / the slowest agent's time", "003 Sec. 3.2").vars(&[AGENT_DIR, AGENTS_K]),
     // ---------------------------------------------------------------- mem.loaded
     key("loaded_lat_max_bw_gbs", Gbs, "mem.loaded", LOADED, "largest injected read bandwidth of the curve", "max of the points' `injected_bw_gbs`", "000 (latency under bandwidth load)"),
     key("loaded_lat_at_max_bw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50", "000"),

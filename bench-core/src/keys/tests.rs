@@ -80,15 +80,19 @@ fn the_runners_renames_are_exactly_these() {
         ("flush_bw_clwb_gbs", "cxl_flush_bw_clwb_gbs"),
         ("flush_bw_stores_gbs", "cxl_flush_bw_stores_gbs"),
         ("flush_bw_t2_gbs", "cxl_flush_bw_t2_gbs"),
+        ("agents_write_k2_bw_gbs", "cxl_agents_write_k2_bw_gbs"),
+        ("agents_read_k1_agg_bw_gbs", "cxl_agents_read_k1_agg_bw_gbs"),
     ] {
         assert_eq!(far_name(local).as_deref(), Some(far), "{local}");
     }
     // Nothing else is renamed, every gpu_reg_ key becomes its gpu_pool_ twin and every
-    // flush_bw_ key its cxl_ twin.
+    // flush_bw_ key its cxl_ twin; a one-target agents_ key its cxl_agents_ twin (the
+    // spread's keys, over two targets at once, keep their names).
     for (l, f) in &renames {
         if let Some(rest) = l.strip_prefix("gpu_reg_") {
             assert_eq!(f, &format!("gpu_pool_{rest}"));
-        } else if l.starts_with("flush_bw_") {
+        } else if l.starts_with("flush_bw_") || l.starts_with("agents_") {
+            assert!(!l.starts_with("agents_spread_"), "{l} -> {f}");
             assert_eq!(f, &format!("cxl_{l}"));
         } else {
             assert!(

@@ -276,6 +276,148 @@ fn golden_003_contention_observations_1_2() {
     assert!(r.output("bw_d2h_k1_gbs").is_none());
 }
 
+/// Without GPU keys, 003-contention reads the CPU agents: far memory (`cxl_agents_*`, the
+/// pool device) before local memory, every measured k, and B(1)/B(k). The fixture is
+/// Sec. 3.2's "each node effectively receives only half of that device's available
+/// bandwidth" applied to Observation 1's 20 GB/s: B(2) = 10, a slowdown of 2.
+#[test]
+fn contention_uses_cpu_agents_without_gpu_keys() {
+    let r = eval(
+        &inputs(&[
+            ("cxl_agents_write_k1_bw_gbs", 20.0),
+            ("cxl_agents_write_k2_bw_gbs", 10.0),
+            ("cxl_agents_write_k4_bw_gbs", 5.0),
+            ("agents_write_k1_bw_gbs", 40.0),
+            ("agents_write_k2_bw_gbs", 40.0),
+            ("agents_read_k1_bw_gbs", 30.0),
+            ("cxl_agents_write_k2_bw_gbs@node:2", 99.0),
+        ]),
+        "003-contention",
+    );
+    assert!(r.evaluated(), "{:?}", r.missing);
+    close(
+        r.output("bw_write_k1_gbs").unwrap(),
+        20.0,
+        1e-12,
+        "far B(1)",
+    );
+    close(
+        r.output("bw_write_k2_gbs").unwrap(),
+        10.0,
+        1e-12,
+        "far B(2)",
+    );
+    close(
+        r.output("slowdown_write_k2_ratio").unwrap(),
+        2.0,
+        1e-12,
+        "even share",
+    );
+    close(
+        r.output("slowdown_write_k4_ratio").unwrap(),
+        4.0,
+        1e-12,
+        "k=4",
+    );
+    assert!(
+        r.output("bw_write_k3_gbs").is_none(),
+        "k=3 was not measured"
+    );
+    // Read has only a local B(1): shown, and said to be local memory.
+    close(
+        r.output("bw_read_k1_gbs").unwrap(),
+        30.0,
+        1e-12,
+        "local read B(1)",
+    );
+    assert!(
+        r.output("bw_h2d_k1_gbs").is_none(),
+        "no GPU figure invented"
+    );
+    let keys: Vec<&str> = r.inputs.iter().map(|i| i.key.as_str()).collect();
+    assert!(keys.contains(&"cxl_agents_write_k2_bw_gbs"));
+    assert!(
+        !keys.contains(&"agents_write_k2_bw_gbs"),
+        "far preferred: {keys:?}"
+    );
+    let notes = r.notes.join("\n");
+    assert!(
+        notes.contains("CPU agents") && notes.contains("cxl_agents_write_k{1,2,4}"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("agents_read_k{1}") && notes.contains("local memory"),
+        "{notes}"
+    );
+}
+
+/// The spread counterpart: the same k agents round robin over two targets. Sec. 3.2: two
+/// nodes on one device each get half of it; over two devices each gets the whole of one,
+/// a gain of 2 at k = 2 (fixture, not a printed figure: the paper plots it).
+#[test]
+fn contention_shows_the_spread_counterpart_and_its_gain() {
+    let r = eval(
+        &inputs(&[
+            ("agents_write_k1_bw_gbs", 20.0),
+            ("agents_write_k2_bw_gbs", 10.0),
+            ("agents_spread_write_k2_bw_gbs", 20.0),
+            ("agents_spread_write_k3_bw_gbs", 15.0),
+        ]),
+        "003-contention",
+    );
+    assert!(r.evaluated(), "{:?}", r.missing);
+    close(
+        r.output("spread_bw_write_k2_gbs").unwrap(),
+        20.0,
+        1e-12,
+        "spread B(2)",
+    );
+    close(
+        r.output("spread_gain_write_k2_ratio").unwrap(),
+        2.0,
+        1e-12,
+        "gain",
+    );
+    close(
+        r.output("spread_bw_write_k3_gbs").unwrap(),
+        15.0,
+        1e-12,
+        "spread B(3)",
+    );
+    assert!(
+        r.output("spread_gain_write_k3_ratio").is_none(),
+        "no one-target B(3) to compare with"
+    );
+    // With GPU keys the GPU path is evaluated, and the spread still shows.
+    let g = eval(
+        &inputs(&[
+            ("gpu_pool_d2h_bw_gbs", 20.0),
+            ("agents_write_k1_bw_gbs", 20.0),
+            ("agents_spread_write_k2_bw_gbs", 20.0),
+        ]),
+        "003-contention",
+    );
+    assert!(g.output("bw_d2h_k2_gbs").is_some());
+    assert!(
+        g.output("bw_write_k1_gbs").is_none(),
+        "GPU keys take precedence"
+    );
+    assert!(g.output("spread_bw_write_k2_gbs").is_some());
+}
+
+/// Neither GPU nor agent keys: refused, naming both ways to produce them.
+#[test]
+fn contention_refusal_names_the_cpu_agents() {
+    let r = eval(
+        &inputs(&[("agents_spread_write_k2_bw_gbs", 20.0)]),
+        "003-contention",
+    );
+    assert!(!r.evaluated());
+    let m = &r.missing[0];
+    assert_eq!(m.key, "gpu_pool_h2d_bw_gbs");
+    assert!(m.note.contains("cxlchar mem agents"), "{}", m.note);
+}
+
 /// Seed 000, Sec. V-B's printed parameters in (on-NUMA MPI_LAT 320 ns, MPI_BW 9.444 GB/s,
 /// CXL atomic latency 191 ns on on-NUMA DDR), and Sec. V-C3's (MPI_LAT 1.48 us, MPI_BW
 /// 24.715 GB/s, CXL_ATOMIC_LAT 430 ns). The paper prints no usable derived number for eqs.

@@ -1,0 +1,947 @@
+//! `mem.agents` and `mem.agents-spread`: k pinned CPU agents moving a transfer of the same
+//! size S each, all on one target or spread over two (seed 003, CCCL, Sec. 2.3,
+//! Observation 2: "Issuing concurrent, similar requests to the same CXL device can
+//! substantially degrade the effective performance perceived by each individual server";
+//! Sec. 3.2: two nodes on one device each get half of its bandwidth, and interleaving over
+//! devices restores it).
+//!
+//! An agent is one thread pinned to its own CPU (`--cpu`, round robin as every
+//! multi-threaded family), standing for one CCCL rank. Its transfer is a copy between a
+//! private buffer on its own CPU's NUMA node and its own range of the target:
+//!
+//! * `write`: the private buffer copied into the target, a rank publishing its chunk into
+//!   the pool (the GPU -> pool direction, `d2h`, of `gpu.pool`);
+//! * `read`: the target's range copied into the private buffer, a rank fetching a chunk
+//!   (pool -> GPU, `h2d`).
+//!
+//! Both copy with non-temporal stores (+ sfence), as a DMA engine writes whole lines
+//! without reading them first, so the target sees only the transfer's bytes. A sample is
+//! one transfer per agent, all agents starting together (a spinning barrier, as
+//! `mem.bandwidth`); its per-agent bandwidth is S / the agent's own time, its aggregate
+//! k x S / the slowest agent's time. Bytes counted once (the paper's "bytes transferred /
+//! time"), not read + written; GB = 1e9 bytes.
+//!
+//! One target (`mem.agents`, a memory benchmark, run on every target of the run): agent t
+//! gets bytes [t S, (t+1) S) of the target, for k = 1 .. #CPUs, so B(1) and B(k) share S.
+//! Spread (`mem.agents-spread`): the same agents round robin over two targets (agent t on
+//! target t mod 2 at [(t div 2) S, ...)). The runner places one region per target; a
+//! benchmark gets one, so the spread benchmark is planned as a device-like subject (run
+//! once, after the memory targets) and allocates its two regions itself through
+//! [`Region::allocate`], the one function that places and verifies memory (see
+//! docs/architecture.md, "Two targets at once").
+
+use crate::kernels::{self, Isa, IsaSet};
+use crate::lockstep::{gbs, lockstep, Budget, Lockstep};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
+    Setup, Subject,
+};
+use bench_core::params::{Measurement, Skipped};
+use bench_core::sizing::{available_for, DramSizing, MEMORY_SHARE_DIVISOR};
+use bench_core::stats::Distribution;
+use bench_core::target::{Access, Region, TargetSpec};
+use bench_core::topology::Topology;
+use bench_core::units::{format_size, parse_positive_size, MIB};
+use serde_json::json;
+use std::time::Duration;
+
+/// Name of the one-target benchmark.
+pub const ONE: &str = "mem.agents";
+/// Name of the spread benchmark.
+pub const SPREAD: &str = "mem.agents-spread";
+/// Why the spread part does not run on a machine without two far-memory targets.
+pub const NEEDS_TWO: &str = "needs two memory targets";
+
+/// What each agent's transfer does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum AgentDir {
+    /// Private local buffer -> target (a rank publishing its chunk into the pool).
+    Write,
+    /// Target -> private local buffer (a rank fetching a chunk from the pool).
+    Read,
+}
+
+impl AgentDir {
+    /// Both, in output order.
+    pub const ALL: [AgentDir; 2] = [AgentDir::Write, AgentDir::Read];
+
+    /// Name in keys and ids.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentDir::Write => "write",
+            AgentDir::Read => "read",
+        }
+    }
+}
+
+/// Default agent counts for `cpus` CPUs: every k up to 8, then powers of two, then `cpus`.
+pub fn agent_counts(cpus: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (1..=cpus.min(8)).collect();
+    let mut k = 16;
+    while k < cpus {
+        v.push(k);
+        k *= 2;
+    }
+    if cpus > 8 {
+        v.push(cpus);
+    }
+    v
+}
+
+/// Where agent `t` of a run over `targets` targets works: (target index, byte offset in
+/// that target's region) for transfers of `size` bytes, round robin over the targets.
+pub fn placement_of(t: usize, targets: usize, size: usize) -> (usize, usize) {
+    let n = targets.max(1);
+    (t % n, (t / n) * size)
+}
+
+/// Bytes each target's region needs for `k` agents round robin over `targets` targets.
+pub fn bytes_per_target(k: usize, targets: usize, size: usize) -> usize {
+    k.div_ceil(targets.max(1)) * size
+}
+
+/// Per-agent bandwidth samples (GB/s): `bytes` over each agent's own time, every agent's
+/// every sample (`per_thread[agent][sample]`, ns).
+pub fn per_agent_gbs(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
+    per_thread
+        .iter()
+        .flat_map(|v| v.iter().map(move |&ns| bytes / ns.max(1e-9)))
+        .collect()
+}
+
+/// Each agent's p50 bandwidth (GB/s), in agent order.
+fn agent_p50s(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
+    per_thread
+        .iter()
+        .filter_map(|v| {
+            let g: Vec<f64> = v.iter().map(|&ns| bytes / ns.max(1e-9)).collect();
+            Distribution::from_samples(&g).map(|d| d.p50)
+        })
+        .collect()
+}
+
+/// The configuration shared by both parts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentsConfig {
+    /// S, bytes per agent per transfer (`None`: from the target's DRAM working set).
+    pub size: Option<usize>,
+    /// Agent counts (`None`: [`agent_counts`] of the run's CPUs).
+    pub agents: Option<Vec<usize>>,
+    /// Directions.
+    pub dirs: Vec<AgentDir>,
+}
+
+impl Default for AgentsConfig {
+    fn default() -> Self {
+        AgentsConfig {
+            size: None,
+            agents: None,
+            dirs: AgentDir::ALL.to_vec(),
+        }
+    }
+}
+
+impl AgentsConfig {
+    /// S on these targets: `--size`, else half of W, the larger of the targets' DRAM
+    /// working set ([`bench_core::sizing`]) and the sysfs rule (4 x LLC), so that one
+    /// agent's source plus destination span W and every transfer streams from memory (a
+    /// streaming copy can see more cache than the chase that found the plateau); at least
+    /// 64 MiB (16 MiB when quick); in whole MiB. Also says which rule chose it.
+    fn size(&self, ctx: &Context, targets: &[&TargetSpec]) -> (usize, String) {
+        if let Some(s) = self.size {
+            return (s, "--size".into());
+        }
+        let floor = if ctx.quick { 16 * MIB } else { 64 * MIB };
+        let sysfs = DramSizing::from_sysfs(ctx.topology.llc_bytes()).touched_bytes;
+        let dram = targets
+            .iter()
+            .map(|t| ctx.dram_sizing(&t.to_string()).touched_bytes)
+            .max()
+            .unwrap_or(0)
+            .max(sysfs);
+        let s = (dram / 2).max(floor).div_ceil(MIB) * MIB;
+        let rule = if s > floor {
+            format!(
+                "half of {}, the larger of the DRAM working set and 4 x the sysfs LLC: an agent's source + destination span it",
+                format_size(dram)
+            )
+        } else {
+            format!("the floor of {}", format_size(floor))
+        };
+        (s, rule)
+    }
+
+    /// The agent counts, each at most the CPUs of the run.
+    fn counts(&self, cpus: usize) -> Vec<usize> {
+        let mut v = self.agents.clone().unwrap_or_else(|| agent_counts(cpus));
+        v.retain(|&k| k >= 1 && k <= cpus);
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Splits `counts` into those whose per-target bytes fit within the share of `target`'s
+    /// memory a benchmark may take, and the rest.
+    fn fitting(
+        &self,
+        ctx: &Context,
+        target: &TargetSpec,
+        targets: usize,
+        size: usize,
+    ) -> (Vec<usize>, Vec<usize>) {
+        let avail = available_for(target, &ctx.topology);
+        self.counts(ctx.cpus.len()).into_iter().partition(|&k| {
+            avail.is_none_or(|a| bytes_per_target(k, targets, size) <= a / MEMORY_SHARE_DIVISOR)
+        })
+    }
+}
+
+/// The NUMA node of `cpu` as a target (`anon` when the topology does not say).
+fn local_target(topo: &Topology, cpu: usize) -> TargetSpec {
+    topo.nodes
+        .iter()
+        .find(|n| n.cpus.contains(&cpu))
+        .map_or(TargetSpec::Anon, |n| TargetSpec::Node(n.id))
+}
+
+/// One measured point: k agents, a direction, the lockstep run.
+struct Point {
+    k: usize,
+    dir: AgentDir,
+    run: Lockstep,
+}
+
+/// The shared measuring loop: `regions` are the targets (agents round robin over them);
+/// each agent's private buffer is placed on its CPU's node.
+struct Agents<'a> {
+    ctx: &'a Context,
+    isa: Isa,
+    size: usize,
+    /// Base address of each target's region.
+    bases: Vec<usize>,
+    /// Base address of each agent's private buffer.
+    locals: Vec<usize>,
+}
+
+impl Agents<'_> {
+    fn budget(&self) -> Budget {
+        Budget {
+            time: Duration::from_millis(if self.ctx.quick { 30 } else { 200 }),
+            min_samples: 5,
+            max_samples: 2000,
+        }
+    }
+
+    fn measure(&self, k: usize, dir: AgentDir) -> Point {
+        let (size, isa, n) = (self.size, self.isa, self.bases.len());
+        let run = lockstep(self.ctx, k, self.budget(), &|t| {
+            let (i, off) = placement_of(t, n, size);
+            let far = self.bases[i] + off;
+            let local = self.locals[t];
+            let (src, dst) = match dir {
+                AgentDir::Write => (local, far),
+                AgentDir::Read => (far, local),
+            };
+            // SAFETY: agent t's range of its target, [off, off + size), lies inside that
+            // region (sized by bytes_per_target) and no other agent's range overlaps it
+            // (placement_of); its private buffer is its own region of `size` bytes. All
+            // regions outlive the lockstep run.
+            let (d, s) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(dst as *mut u8, size),
+                    std::slice::from_raw_parts(src as *const u8, size),
+                )
+            };
+            kernels::copy(isa, true, d, s);
+        });
+        Point { k, dir, run }
+    }
+}
+
+/// Allocates each agent's private buffer (`size` bytes) on its CPU's node.
+fn private_buffers(ctx: &Context, k: usize, size: usize) -> Result<Vec<Region>, NotRun> {
+    (0..k)
+        .map(|t| {
+            let cpu = ctx.cpus[t % ctx.cpus.len()];
+            let spec = local_target(&ctx.topology, cpu);
+            Region::allocate(&spec, size, &ctx.topology).map_err(|e| {
+                NotRun::skip(format!(
+                    "the private buffer of agent {t} (CPU {cpu}, {spec}, {}): {e}",
+                    format_size(size)
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Each region's target and placement, for a measurement's parameters.
+fn placements(regions: &[Region]) -> Vec<serde_json::Value> {
+    regions
+        .iter()
+        .map(|r| json!({"target": r.spec().to_string(), "placement": r.placement()}))
+        .collect()
+}
+
+/// Measures every direction x agent count with agents round robin over the regions at
+/// `bases`, each with its private buffer in `locals`, and reports each point.
+fn measure_points(
+    ctx: &Context,
+    dirs: &[AgentDir],
+    ks: &[usize],
+    bases: Vec<usize>,
+    locals: &mut [Region],
+    labels: &Labels<'_>,
+    rep: &mut Report,
+) -> Result<(), NotRun> {
+    let agents = Agents {
+        ctx,
+        isa: labels.isa,
+        size: labels.size,
+        bases,
+        locals: locals.iter_mut().map(|r| r.as_mut_ptr() as usize).collect(),
+    };
+    for &dir in dirs {
+        for &k in ks {
+            let p = agents.measure(k, dir);
+            report_point(ctx, labels, &p, rep)?;
+        }
+    }
+    Ok(())
+}
+
+/// The params and measurements of one point.
+struct Labels<'a> {
+    bench: &'static str,
+    target: &'a str,
+    /// `agents` or `agents_spread`.
+    key_prefix: &'static str,
+    size: usize,
+    size_rule: &'a str,
+    isa: Isa,
+    targets: Vec<String>,
+    placement: Option<bench_core::target::Placement>,
+    placements: serde_json::Value,
+}
+
+fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> Result<(), NotRun> {
+    let s = l.size as f64;
+    let per = per_agent_gbs(&p.run.times, s);
+    let agg = gbs(&p.run.times, s * p.k as f64);
+    let (Some(dp), Some(da)) = (
+        Distribution::from_samples(&per),
+        Distribution::from_samples(&agg),
+    ) else {
+        return Err(NotRun::skip(format!(
+            "no valid samples for {} agents {}",
+            p.k,
+            p.dir.name()
+        )));
+    };
+    let id = format!("{}/{}/{}/k{}", l.bench, l.target, p.dir.name(), p.k);
+    let p50s = agent_p50s(&p.run.times, s);
+    let share_min = if p50s.is_empty() {
+        f64::NAN
+    } else {
+        let sum: f64 = p50s.iter().sum();
+        p50s.iter().cloned().fold(f64::INFINITY, f64::min) * p50s.len() as f64 / sum
+    };
+    ctx.progress(&format!(
+        "{id}: {:.2} GB/s per agent, {:.2} GB/s aggregate{}",
+        dp.p50,
+        da.p50,
+        p.run.counters.summary()
+    ));
+    let cpus: Vec<usize> = (0..p.k).map(|t| ctx.cpus[t % ctx.cpus.len()]).collect();
+    let what = match p.dir {
+        AgentDir::Write => "private local buffer -> target (a rank publishing its chunk)",
+        AgentDir::Read => "target -> private local buffer (a rank fetching a chunk)",
+    };
+    let spread = l.targets.len() > 1;
+    let layout = if spread {
+        format!(
+            "round robin over {} (agent t on target t mod 2, at (t div 2) x S)",
+            l.targets.join(" and ")
+        )
+    } else {
+        "agent t at [t S, (t+1) S) of the target".into()
+    };
+    let parameters = json!({
+        "agents": p.k, "direction": p.dir.name(), "transfer": what,
+        "size_bytes_per_agent": l.size, "size_rule": l.size_rule,
+        "targets": l.targets, "layout": layout, "cpus": cpus,
+        "isa": l.isa.name(), "stores": "non-temporal + sfence",
+        "bytes_counted": "transferred (S per agent per sample; not read + written)",
+        "samples_per_agent": p.run.samples(),
+        "agent_p50_gbs": p50s, "share_min_ratio": share_min,
+        "placements": l.placements,
+    });
+    let counters = p
+        .run
+        .counters
+        .clone()
+        .with_per_op("byte", (l.size * p.k * p.run.samples()) as u64);
+    let m = |id: String, d: Distribution, method: &str| Measurement {
+        id,
+        benchmark: l.bench.into(),
+        target: l.target.into(),
+        parameters: parameters.clone(),
+        unit: "GB/s".into(),
+        method: method.into(),
+        distribution: d,
+        placement: l.placement.clone(),
+        counters: Some(counters.clone()),
+    };
+    let per_id = format!("{id}/per-agent");
+    let agg_id = format!("{id}/aggregate");
+    rep.measurements.push(m(per_id.clone(), dp.clone(), "each pinned agent copies S bytes per sample, all starting together (spinning barrier); sample = S / the agent's own time (cycle timer, overhead subtracted), every agent's every sample; GB = 1e9 bytes"));
+    rep.measurements.push(m(agg_id.clone(), da.clone(), "k x S / the slowest agent's time per sample (cycle timer, overhead subtracted); GB = 1e9 bytes"));
+    let (dir, k) = (p.dir.name(), p.k);
+    let prefix = l.key_prefix;
+    let common = format!(
+        "{k} agent(s) on CPUs {cpus:?}, {} each, {what}; {layout}; {} NT stores; bytes transferred counted once; GB = 1e9 B",
+        format_size(l.size),
+        l.isa
+    );
+    rep.params.push(Param::new(
+        format!("{prefix}_{dir}_k{k}_bw_gbs"),
+        dp.p50,
+        l.target,
+        format!(
+            "p50 over {} per-agent samples (S / own time); {common}",
+            dp.n
+        ),
+        vec![per_id],
+    ));
+    rep.params.push(Param::new(
+        format!("{prefix}_{dir}_k{k}_agg_bw_gbs"),
+        da.p50,
+        l.target,
+        format!(
+            "p50 over {} samples of k x S / slowest agent's time; {common}",
+            da.n
+        ),
+        vec![agg_id],
+    ));
+    Ok(())
+}
+
+/// k agents on one target (a memory benchmark: run on every target of the run).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AgentsBench {
+    /// Sizes, counts, directions.
+    pub config: AgentsConfig,
+}
+
+impl Benchmark for AgentsBench {
+    fn name(&self) -> &'static str {
+        ONE
+    }
+
+    fn requires(&self) -> Requirements {
+        Requirements {
+            min_cpus: 1,
+            target_kinds: vec![],
+        }
+    }
+
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        let (size, _) = self.config.size(ctx, &[target]);
+        let (ks, _) = self.config.fitting(ctx, target, 1, size);
+        bytes_per_target(ks.last().copied().unwrap_or(1), 1, size)
+    }
+
+    fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
+        let region = input.region()?;
+        let isa = IsaSet::detect()
+            .choose(None)
+            .map_err(|e| NotRun::skip(e.to_string()))?;
+        let spec = region.spec().clone();
+        let target = spec.to_string();
+        let (size, rule) = self.config.size(ctx, &[&spec]);
+        let (ks, too_big) = self.config.fitting(ctx, &spec, 1, size);
+        let mut rep = Report::default();
+        for k in too_big {
+            rep.skipped.push(Skipped {
+                benchmark: ONE.into(),
+                target: target.clone(),
+                reason: format!(
+                    "{k} agents x {} exceed 1/{MEMORY_SHARE_DIVISOR} of the memory {target} offers",
+                    format_size(size)
+                ),
+            });
+        }
+        let ks: Vec<usize> = ks
+            .into_iter()
+            .filter(|&k| k * size <= region.len())
+            .collect();
+        let Some(&kmax) = ks.last() else {
+            return Err(NotRun::skip(format!(
+                "no agent count fits: {} per agent, a region of {}",
+                format_size(size),
+                format_size(region.len())
+            )));
+        };
+        if !region.is_writable() {
+            return Err(NotRun::skip(format!("{target} is mapped read-only")));
+        }
+        let mut locals = private_buffers(ctx, kmax, size)?;
+        let labels = Labels {
+            bench: ONE,
+            target: &target,
+            key_prefix: "agents",
+            size,
+            size_rule: &rule,
+            isa,
+            targets: vec![target.clone()],
+            placement: Some(region.placement().clone()),
+            placements: json!({ "private_buffers": placements(&locals) }),
+        };
+        let bases = vec![region.as_mut_ptr() as usize];
+        measure_points(
+            ctx,
+            &self.config.dirs,
+            &ks,
+            bases,
+            &mut locals,
+            &labels,
+            &mut rep,
+        )?;
+        Ok(rep)
+    }
+}
+
+/// The two targets of the spread part, or why there are none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SpreadTargets {
+    /// Two targets (named with `--spread`, or two far-memory nodes found).
+    Pair(TargetSpec, TargetSpec),
+    /// Not two targets: the reason.
+    Unavailable(String),
+}
+
+impl SpreadTargets {
+    /// The first two far-memory nodes of `topo`, or [`NEEDS_TWO`] with what was found.
+    pub fn from_topology(topo: &Topology) -> SpreadTargets {
+        let far: Vec<usize> = topo
+            .nodes
+            .iter()
+            .filter(|n| n.likely_far_memory)
+            .map(|n| n.id)
+            .collect();
+        match far.as_slice() {
+            [a, b, ..] => SpreadTargets::Pair(TargetSpec::Node(*a), TargetSpec::Node(*b)),
+            _ => SpreadTargets::Unavailable(format!(
+                "{NEEDS_TWO}: this machine has {} far-memory node(s); name two with --spread node:A,node:B (or two dax: devices with --allow-write)",
+                far.len()
+            )),
+        }
+    }
+}
+
+/// The same agents round robin over two targets (run once, after the memory targets).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpreadBench {
+    /// Sizes, counts, directions.
+    pub config: AgentsConfig,
+    /// The two targets.
+    pub targets: SpreadTargets,
+}
+
+impl SpreadBench {
+    fn label(&self) -> String {
+        match &self.targets {
+            SpreadTargets::Pair(a, b) => format!("{a}+{b}"),
+            SpreadTargets::Unavailable(_) => "two memory targets".into(),
+        }
+    }
+}
+
+impl Benchmark for SpreadBench {
+    fn name(&self) -> &'static str {
+        SPREAD
+    }
+
+    fn subject(&self) -> Subject {
+        Subject::Device {
+            target: self.label(),
+        }
+    }
+
+    fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {
+        let (a, b) = match &self.targets {
+            SpreadTargets::Pair(a, b) => (a, b),
+            SpreadTargets::Unavailable(reason) => {
+                // A part of `mem agents` the machine does not offer (not a skip of what
+                // was asked: nothing was named).
+                return Ok(Report {
+                    skipped: vec![Skipped {
+                        benchmark: SPREAD.into(),
+                        target: String::new(),
+                        reason: reason.clone(),
+                    }],
+                    ..Default::default()
+                });
+            }
+        };
+        let label = self.label();
+        let isa = IsaSet::detect()
+            .choose(None)
+            .map_err(|e| NotRun::skip(e.to_string()))?;
+        let (size, rule) = self.config.size(ctx, &[a, b]);
+        let (ka, _) = self.config.fitting(ctx, a, 2, size);
+        let (kb, _) = self.config.fitting(ctx, b, 2, size);
+        let ks: Vec<usize> = ka
+            .into_iter()
+            .filter(|k| *k >= 2 && kb.contains(k))
+            .collect();
+        let Some(&kmax) = ks.last() else {
+            return Err(NotRun::skip(format!(
+                "needs at least 2 agents (CPUs) whose transfers of {} fit on {a} and {b}",
+                format_size(size)
+            )));
+        };
+        let each = bytes_per_target(kmax, 2, size);
+        let mut regions = Vec::new();
+        for t in [a, b] {
+            let r = Region::allocate(t, each, &ctx.topology)
+                .map_err(|e| NotRun::skip(format!("{t}: {e}")))?;
+            if !r.is_writable() {
+                return Err(NotRun::skip(format!("{t} is mapped read-only")));
+            }
+            regions.push(r);
+        }
+        let mut locals = private_buffers(ctx, kmax, size)?;
+        let labels = Labels {
+            bench: SPREAD,
+            target: &label,
+            key_prefix: "agents_spread",
+            size,
+            size_rule: &rule,
+            isa,
+            targets: vec![a.to_string(), b.to_string()],
+            placement: None,
+            placements: json!({
+                "targets": placements(&regions),
+                "private_buffers": placements(&locals),
+            }),
+        };
+        let bases = regions
+            .iter_mut()
+            .map(|r| r.as_mut_ptr() as usize)
+            .collect();
+        let mut rep = Report::default();
+        measure_points(
+            ctx,
+            &self.config.dirs,
+            &ks,
+            bases,
+            &mut locals,
+            &labels,
+            &mut rep,
+        )?;
+        Ok(rep)
+    }
+}
+
+/// k pinned CPU agents, each copying a transfer of the same size S between a private
+/// buffer on its own node and its own range of the target, all at once: per-agent and
+/// aggregate bandwidth for k = 1 .. #CPUs on one target, and spread round robin over two
+/// targets (seed 003, Observation 2). Non-temporal stores; bytes transferred counted once;
+/// GB = 10^9 B/s.
+#[derive(Debug, Clone, clap::Args)]
+pub struct AgentsArgs {
+    /// Bytes each agent transfers per sample, S, the same for every k (default: half the
+    /// larger of the target's DRAM working set and 4 x the LLC, at least 64M, or 16M
+    /// with --quick).
+    #[arg(long, value_parser = parse_positive_size)]
+    pub size: Option<usize>,
+    /// Agent counts, comma-separated (default: 1 .. 8, then powers of two, and the number
+    /// of CPUs; each at most the CPUs of the run).
+    #[arg(long, value_delimiter = ',')]
+    pub agents: Option<Vec<usize>>,
+    /// Directions (comma-separated; default both): write (private buffer -> target: a
+    /// rank publishing its chunk into the pool), read (target -> private buffer).
+    #[arg(long = "dir", value_delimiter = ',', value_enum)]
+    pub dirs: Vec<AgentDir>,
+    /// Two targets to spread the agents over, round robin: node:A,node:B or two
+    /// dax:/dev/daxX.Y (with --allow-write). Default: two far-memory nodes if the machine
+    /// has them, else that part is skipped ("needs two memory targets").
+    #[arg(long, value_delimiter = ',', value_name = "SPEC,SPEC")]
+    pub spread: Option<Vec<TargetSpec>>,
+}
+
+impl AgentsArgs {
+    /// The configuration, validated (no machine needed).
+    pub fn config(&self) -> Result<AgentsConfig, BoxError> {
+        if self.size.is_some_and(|s| s < 4096) {
+            return Err("--size must be at least 4K".into());
+        }
+        if let Some(a) = &self.agents {
+            if a.is_empty() || a.contains(&0) {
+                return Err("--agents takes counts of at least 1".into());
+            }
+        }
+        Ok(AgentsConfig {
+            size: self.size,
+            agents: self.agents.clone(),
+            dirs: if self.dirs.is_empty() {
+                AgentDir::ALL.to_vec()
+            } else {
+                let mut d = self.dirs.clone();
+                d.sort_unstable();
+                d.dedup();
+                d
+            },
+        })
+    }
+
+    /// The spread targets: those named (checked), else from `topo`.
+    pub fn spread_targets(
+        &self,
+        opts: &Options,
+        topo: &Topology,
+    ) -> Result<SpreadTargets, BoxError> {
+        let Some(v) = &self.spread else {
+            return Ok(SpreadTargets::from_topology(topo));
+        };
+        let [a, b] = v.as_slice() else {
+            return Err(format!("--spread takes two targets, {} given", v.len()).into());
+        };
+        if a == b {
+            return Err(format!("--spread needs two different targets, {a} given twice").into());
+        }
+        for t in [a, b] {
+            t.validate(topo)?;
+            t.check_write(Access {
+                allow_write: opts.allow_write,
+                force: false,
+            })?;
+        }
+        Ok(SpreadTargets::Pair(a.clone(), b.clone()))
+    }
+}
+
+impl Setup for AgentsArgs {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        let config = self.config()?;
+        let targets = self.spread_targets(opts, &Topology::system())?;
+        Ok(Planned {
+            benchmarks: vec![
+                Box::new(AgentsBench {
+                    config: config.clone(),
+                }),
+                Box::new(SpreadBench { config, targets }),
+            ],
+            skipped: vec![],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_counts_run_from_one_to_every_cpu() {
+        assert_eq!(agent_counts(1), vec![1]);
+        assert_eq!(agent_counts(2), vec![1, 2]);
+        assert_eq!(agent_counts(8), (1..=8).collect::<Vec<_>>());
+        assert_eq!(agent_counts(48), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 48]);
+        assert_eq!(agent_counts(64), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]);
+        let c = AgentsConfig {
+            agents: Some(vec![4, 1, 9, 2, 2]),
+            ..Default::default()
+        };
+        assert_eq!(c.counts(4), vec![1, 2, 4], "sorted, deduplicated, <= CPUs");
+    }
+
+    /// Every agent's range lies inside its target's region and no two overlap.
+    #[test]
+    fn agents_get_disjoint_ranges_inside_their_region() {
+        let s = 4096;
+        for targets in [1, 2] {
+            for k in 1..=9 {
+                let need = bytes_per_target(k, targets, s);
+                let mut ranges: Vec<(usize, usize)> =
+                    (0..k).map(|t| placement_of(t, targets, s)).collect();
+                for &(i, off) in &ranges {
+                    assert!(i < targets);
+                    assert!(off + s <= need, "k={k}: range past the region");
+                }
+                ranges.sort_unstable();
+                for w in ranges.windows(2) {
+                    assert!(
+                        w[0].0 != w[1].0 || w[0].1 + s <= w[1].1,
+                        "k={k} targets={targets}: {w:?} overlap"
+                    );
+                }
+            }
+        }
+        // Round robin: agents alternate targets, each target holds ceil(k/2) transfers.
+        assert_eq!(placement_of(0, 2, s), (0, 0));
+        assert_eq!(placement_of(1, 2, s), (1, 0));
+        assert_eq!(placement_of(2, 2, s), (0, s));
+        assert_eq!(bytes_per_target(3, 2, s), 2 * s);
+        assert_eq!(bytes_per_target(3, 1, s), 3 * s);
+    }
+
+    #[test]
+    fn accounting_counts_s_per_agent_and_k_s_over_the_slowest() {
+        // Two agents, two samples: S = 1000 bytes in 100 / 200 ns and 250 / 125 ns.
+        let t = vec![vec![100.0, 250.0], vec![200.0, 125.0]];
+        assert_eq!(per_agent_gbs(&t, 1000.0), vec![10.0, 4.0, 5.0, 8.0]);
+        assert_eq!(gbs(&t, 2000.0), vec![10.0, 8.0]);
+        assert_eq!(agent_p50s(&t, 1000.0).len(), 2);
+    }
+
+    #[test]
+    fn default_size_streams_from_memory_and_is_the_same_for_every_k() {
+        let ctx = Context::quick_local();
+        let c = AgentsConfig::default();
+        let (s, rule) = c.size(&ctx, &[&TargetSpec::Anon]);
+        assert!(s >= 16 * MIB && s % MIB == 0, "{s}");
+        if let Some(llc) = ctx.topology.llc_bytes() {
+            assert!(
+                2 * s >= 4 * llc,
+                "source + destination {s} x 2 within 4 x LLC {llc}"
+            );
+        }
+        assert!(!rule.is_empty());
+        let full = Context {
+            quick: false,
+            ..ctx.clone()
+        };
+        assert!(c.size(&full, &[&TargetSpec::Anon]).0 >= 64 * MIB);
+        let forced = AgentsConfig {
+            size: Some(4096),
+            ..Default::default()
+        };
+        assert_eq!(
+            forced.size(&ctx, &[&TargetSpec::Anon]),
+            (4096, "--size".into())
+        );
+    }
+
+    fn topo_with_far(n: usize) -> Topology {
+        let mut t = Topology::system();
+        let base = t.nodes.iter().map(|x| x.id).max().map_or(0, |m| m + 1);
+        t.nodes.retain(|x| !x.likely_far_memory);
+        for i in 0..n {
+            t.nodes.push(bench_core::topology::NumaNode {
+                id: base + i,
+                cpus: vec![],
+                mem_total_bytes: 1 << 30,
+                distances: vec![],
+                likely_far_memory: true,
+            });
+        }
+        t
+    }
+
+    #[test]
+    fn spread_needs_two_targets() {
+        let one = SpreadTargets::from_topology(&topo_with_far(1));
+        let SpreadTargets::Unavailable(reason) = one else {
+            panic!("one far node gave a pair: {one:?}")
+        };
+        assert!(reason.starts_with(NEEDS_TWO), "{reason}");
+        assert!(reason.contains("1 far-memory node"), "{reason}");
+        let t = topo_with_far(3);
+        let base = t.nodes.iter().find(|n| n.likely_far_memory).unwrap().id;
+        assert_eq!(
+            SpreadTargets::from_topology(&t),
+            SpreadTargets::Pair(TargetSpec::Node(base), TargetSpec::Node(base + 1))
+        );
+    }
+
+    #[test]
+    fn the_spread_part_without_two_targets_is_a_skipped_part_not_a_failure() {
+        let ctx = Context::quick_local();
+        let b = SpreadBench {
+            config: AgentsConfig::default(),
+            targets: SpreadTargets::from_topology(&topo_with_far(0)),
+        };
+        assert_eq!(
+            b.subject(),
+            Subject::Device {
+                target: "two memory targets".into()
+            }
+        );
+        let rep = b.run(&ctx, Input::Device).expect("a report, not a skip");
+        assert!(rep.measurements.is_empty() && rep.params.is_empty());
+        assert_eq!(rep.skipped.len(), 1);
+        assert!(rep.skipped[0].reason.starts_with(NEEDS_TWO));
+    }
+
+    #[test]
+    fn bad_options_are_errors() {
+        let args = |spread: Option<Vec<TargetSpec>>, agents: Option<Vec<usize>>| AgentsArgs {
+            size: None,
+            agents,
+            dirs: vec![],
+            spread,
+        };
+        let opts = Options::default();
+        let topo = Topology::system();
+        let e = args(Some(vec![TargetSpec::Anon]), None)
+            .spread_targets(&opts, &topo)
+            .unwrap_err();
+        assert!(e.to_string().contains("two targets"), "{e}");
+        let e = args(Some(vec![TargetSpec::Anon, TargetSpec::Anon]), None)
+            .spread_targets(&opts, &topo)
+            .unwrap_err();
+        assert!(e.to_string().contains("two different targets"), "{e}");
+        let e = args(
+            Some(vec![
+                TargetSpec::Anon,
+                TargetSpec::Dax("/dev/dax-none-9.9".into()),
+            ]),
+            None,
+        )
+        .spread_targets(&opts, &topo);
+        assert!(e.is_err());
+        assert!(args(None, Some(vec![0, 1])).config().is_err());
+        assert_eq!(
+            args(None, None).config().unwrap().dirs,
+            AgentDir::ALL.to_vec()
+        );
+    }
+
+    #[test]
+    fn small_run_gives_both_keys_per_k_and_direction() {
+        let ctx = Context::quick_local();
+        let b = AgentsBench {
+            config: AgentsConfig {
+                size: Some(64 * 1024),
+                agents: Some(vec![1, 2]),
+                dirs: AgentDir::ALL.to_vec(),
+            },
+        };
+        let len = b.region_bytes(&ctx, &TargetSpec::Anon);
+        let ks = b.config.counts(ctx.cpus.len());
+        assert_eq!(len, ks.last().unwrap() * 64 * 1024);
+        let mut r = Region::allocate(&TargetSpec::Anon, len, &ctx.topology).unwrap();
+        let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
+        for k in &ks {
+            for d in ["write", "read"] {
+                for key in [
+                    format!("agents_{d}_k{k}_bw_gbs"),
+                    format!("agents_{d}_k{k}_agg_bw_gbs"),
+                ] {
+                    let p = rep
+                        .params
+                        .iter()
+                        .find(|p| p.key == key)
+                        .unwrap_or_else(|| panic!("{key} missing"));
+                    assert!(p.value > 0.0 && p.value.is_finite());
+                    assert_eq!(p.info.unit, "GB/s");
+                }
+            }
+        }
+        assert_eq!(rep.measurements.len(), 2 * 2 * ks.len());
+        for m in &rep.measurements {
+            assert_eq!(m.parameters["size_bytes_per_agent"], 64 * 1024);
+            assert!(m.placement.is_some());
+        }
+    }
+}

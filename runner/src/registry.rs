@@ -25,6 +25,7 @@ pub fn registry() -> Vec<Entry> {
         Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
         Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(10),
+        Entry::new::<bench_pcie::post_parts::PostPartsArgs>("pcie post-parts").all_sharing_args(12),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),
         Entry::new::<c2c::C2cArgs>("pool c2c").all(6),
         Entry::new::<flush::FlushArgs>("pool flush").all(7),
@@ -56,6 +57,8 @@ pub struct Entry {
     all_rank: Option<u8>,
     /// Its options are also options of `all` (`--bar`).
     args_in_all: bool,
+    /// Configured in `all` from `all`'s options, which another entry added.
+    args_from_all: bool,
     /// Adds the command's options to a `clap::Command`.
     augment: fn(clap::Command) -> clap::Command,
     /// Reads the command's options back.
@@ -71,6 +74,7 @@ impl Entry {
             path: path.split(' ').collect(),
             all_rank: None,
             args_in_all: false,
+            args_from_all: false,
             augment: A::augment_args,
             setup: |m| Ok(Box::new(A::from_arg_matches(m)?)),
             run: |run, m| {
@@ -89,6 +93,13 @@ impl Entry {
     /// Part of `cxlchar all` at rank `n`, with its options added to `all`'s.
     pub fn all_with_args(mut self, n: u8) -> Entry {
         self.args_in_all = true;
+        self.all(n)
+    }
+
+    /// Part of `cxlchar all` at rank `n`, configured by options another entry already
+    /// added to `all` (`pcie post-parts` reads `pcie mmio`'s `--bar`).
+    pub fn all_sharing_args(mut self, n: u8) -> Entry {
+        self.args_from_all = true;
         self.all(n)
     }
 
@@ -113,7 +124,7 @@ impl Entry {
     /// options of `all`, else the command's defaults.
     fn setup_for_all(&self, all: &ArgMatches) -> Result<Box<dyn Setup>> {
         let m;
-        let matches = if self.args_in_all {
+        let matches = if self.args_in_all || self.args_from_all {
             all
         } else {
             m = (self.augment)(clap::Command::new(self.name()).no_binary_name(true))
@@ -280,6 +291,23 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_sharing_all_s_options_finds_every_one_of_them_there() {
+        let cmd = command();
+        let all = cmd.find_subcommand("all").unwrap();
+        for e in registry().iter().filter(|e| e.args_from_all) {
+            let own = (e.augment)(clap::Command::new("x"));
+            for a in own.get_arguments() {
+                assert!(
+                    all.get_arguments().any(|b| b.get_id() == a.get_id()),
+                    "{:?} reads --{} from `all`, which lacks it",
+                    e.path,
+                    a.get_id()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn all_configurations_are_the_benchmarks_defaults() {
         let all = command().try_get_matches_from(["cxlchar", "all"]).unwrap();
         let all = all.subcommand_matches("all").unwrap();
@@ -304,6 +332,7 @@ mod tests {
         assert_eq!(names(find("mem bandwidth")), ["mem.bandwidth"]);
         assert_eq!(names(find("pool msg")), ["pool.msg"]);
         assert_eq!(names(find("pcie mmio")), ["skip pcie.mmio"]);
+        assert_eq!(names(find("pcie post-parts")), ["pcie.post-parts"]);
         // The defaults from clap are the benchmarks' own defaults.
         let m = bench_mem::latency::LatencyArgs::augment_args(clap::Command::new("x"))
             .get_matches_from(["x"]);

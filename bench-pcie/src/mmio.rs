@@ -30,7 +30,7 @@ pub const WINDOW: usize = 4096;
 /// Copy sizes of the write-combining measurement.
 pub const WC_SIZES: [usize; 6] = [8, 16, 32, 64, 128, 256];
 /// Operations per timed sample.
-pub(crate) const BATCH: usize = 32;
+const BATCH: usize = 32;
 const MAX_SAMPLES: usize = 100_000;
 
 /// The MMIO benchmark on one BAR.
@@ -91,13 +91,14 @@ impl MmioBench {
     }
 }
 
-/// Batches of [`BATCH`] calls of `op` for the budget (30 ms with `--quick`, else 200 ms):
+/// Batches of `batch` calls of `op` for the budget (30 ms with `--quick`, else 200 ms):
 /// the distribution of ns per operation (cycle timer, overhead subtracted, divided by
 /// the batch length), with the counters of the sampling loop (per operation; repeated
 /// while disturbed, up to [`counters::DEFAULT_MAX_ATTEMPTS`] times). Shared by
 /// `pcie.mmio` and `pcie.post-parts`.
 pub(crate) fn sample_batches(
     ctx: &Context,
+    batch: usize,
     mut op: impl FnMut(),
 ) -> Option<(Distribution, MeasurementCounters)> {
     let budget = if ctx.quick {
@@ -105,7 +106,7 @@ pub(crate) fn sample_batches(
     } else {
         Duration::from_millis(200)
     };
-    for _ in 0..BATCH {
+    for _ in 0..batch {
         op();
     }
     let mut group = CounterGroup::open_with_timer(&ctx.timer);
@@ -119,16 +120,16 @@ pub(crate) fn sample_batches(
             let end = Instant::now() + budget;
             while s.len() < 32 || (Instant::now() < end && s.len() < MAX_SAMPLES) {
                 let a = ctx.timer.start();
-                for _ in 0..BATCH {
+                for _ in 0..batch {
                     op();
                 }
                 let b = ctx.timer.stop();
-                s.push(ctx.timer.elapsed_ns(a, b) / BATCH as f64);
+                s.push(ctx.timer.elapsed_ns(a, b) / batch as f64);
             }
         },
         |s| s.clone(),
     );
-    let c = c.with_per_op("op", (s.len() * BATCH) as u64);
+    let c = c.with_per_op("op", (s.len() * batch) as u64);
     Some((Distribution::from_samples(&s)?, c))
 }
 
@@ -221,8 +222,10 @@ impl Benchmark for MmioBench {
         let zero = std::hint::black_box(0u64);
         let (mut off, mut v) = (0usize, 0u64);
         let base = uc.as_ptr();
-        let d = sample_batches(ctx, || chained_read(base, mask, &mut off, &mut v, zero))
-            .ok_or_else(|| Skip::new("no valid read samples"))?;
+        let d = sample_batches(ctx, BATCH, || {
+            chained_read(base, mask, &mut off, &mut v, zero)
+        })
+        .ok_or_else(|| Skip::new("no valid read samples"))?;
         std::hint::black_box(v);
         push(&mut rep, "read_uc_8b", "pcie_rtt_ns", "uncached 8-byte dependent reads",
             "dependent chain of uncached 8-byte reads through resourceN (each address depends on the previous value); batches of 32, timer overhead subtracted", d, json!({"op": "read", "mapping": "uc", "bytes": 8}));
@@ -236,7 +239,7 @@ impl Benchmark for MmioBench {
         }
         let ptr = uc.as_mut_ptr();
         let mut i = 0usize;
-        let d = sample_batches(ctx, || {
+        let d = sample_batches(ctx, BATCH, || {
             // SAFETY: (i*8) & mask < window, 8-aligned.
             unsafe { store_8b_volatile(ptr.add((i * 8) & mask & !7), i as u64) };
             i += 1;
@@ -261,7 +264,7 @@ impl Benchmark for MmioBench {
         for size in WC_SIZES.into_iter().filter(|&s| s <= window) {
             let slots = (window / 256).max(1);
             let mut k = 0usize;
-            let d = sample_batches(ctx, || {
+            let d = sample_batches(ctx, BATCH, || {
                 // SAFETY: slot * 256 + size <= window.
                 store_then_fence(unsafe { wptr.add((k % slots) * 256) }, size, k as u64);
                 k += 1;

@@ -14,7 +14,9 @@
 //!   which also covers the provider computing its fields and the inline memcpy.
 //! * `store_barrier_ns`: the `sfence` after the descriptor, as the difference of the
 //!   p50s of "descriptor + sfence" and "descriptor alone" (a timer read around a lone
-//!   fence would not see the stores it waits for). Stand-in for `md_barrier_ns`.
+//!   fence would not see the stores it waits for). Stand-in for `md_barrier_ns`; x86
+//!   orders cached stores by itself (TSO), so in a stream of posts this fence can cost
+//!   next to nothing, unlike the paper's aarch64 `dmb st`.
 //! * `dbc_store_barrier_ns`: the `sfence` after the 8-byte DBC store (a counter in its
 //!   own line after the ring, as mlx5's doorbell record), as the difference of the p50s
 //!   of "descriptor + sfence + DBC store + sfence" and the same without the last fence.
@@ -32,7 +34,7 @@
 //! the cycle timer (overhead subtracted) divided by the batch length, so every figure is
 //! the per-post cost in a stream of posts, the regime of seed 004's injection loop.
 
-use crate::mmio::{sample_batches, MmioArgs, MmioBench, BATCH};
+use crate::mmio::{sample_batches, MmioArgs, MmioBench};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
 };
@@ -52,6 +54,9 @@ pub const DESC_BYTES: usize = 64;
 pub const RING_BYTES: usize = SLOTS * DESC_BYTES + LINE;
 /// Offset of the DoorBell counter in the region.
 pub const DBC_OFFSET: usize = SLOTS * DESC_BYTES;
+/// Posts per timed sample: one lap of the ring (a batch of 256 posts of a few ns each
+/// keeps the timer's resolution and overhead small against the figure).
+pub const BATCH: usize = SLOTS;
 /// Distance between the two PIO buffers a post alternates between (as mlx5's BlueFlame
 /// registers, 256 B apart; the paper's trace shows the same alternation).
 pub const PIO_STRIDE: usize = 256;
@@ -255,7 +260,7 @@ impl Benchmark for PostPartsBench {
             state: Ring::new(SLOTS),
         };
         let p50 = |rep: &mut Report, path: &mut PostPath, upto: Upto, id: &str, what: &str| {
-            let (d, c) = sample_batches(ctx, || path.post(upto))
+            let (d, c) = sample_batches(ctx, BATCH, || path.post(upto))
                 .ok_or_else(|| Skip::new(format!("no valid samples of {what}")))?;
             let v = d.p50;
             push_measurement(rep, region, &base, &target, id, what, d, c);
@@ -371,7 +376,7 @@ impl Benchmark for PostPartsBench {
         };
         let bufs = (window / PIO_STRIDE).clamp(1, 2);
         path.pio = Some((wc.as_mut_ptr(), bufs));
-        let (d, c) = sample_batches(ctx, || path.post(Upto::Pio))
+        let (d, c) = sample_batches(ctx, BATCH, || path.post(Upto::Pio))
             .ok_or_else(|| Skip::new("no valid samples of the whole post"))?;
         let v = d.p50;
         let extra = json!({
@@ -438,7 +443,7 @@ fn push_measurement(
 /// (store_barrier_ns), the sfence after the 8 B DoorBell-counter store
 /// (dbc_store_barrier_ns), the host part as one sequence (post_host_microops_ns); with
 /// --bar and --allow-write also the whole post with the 64 B write-combining PIO copy
-/// (post_microops_ns). Batches of 32 back-to-back posts, p50 of 30 ms (--quick) or
+/// (post_microops_ns). Batches of 256 back-to-back posts (one lap of the ring), p50 of 30 ms (--quick) or
 /// 200 ms of batches. The doorbell write and the PIO copy alone are `pcie mmio`'s keys.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PostPartsArgs {

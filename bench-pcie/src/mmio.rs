@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 pub const WINDOW: usize = 4096;
 /// Copy sizes of the write-combining measurement.
 pub const WC_SIZES: [usize; 6] = [8, 16, 32, 64, 128, 256];
+/// Operations per timed sample.
 const BATCH: usize = 32;
 const MAX_SAMPLES: usize = 100_000;
 
@@ -60,7 +61,7 @@ impl MmioBench {
     /// Maps the measured window of the BAR through the write guard: uncached
     /// (`resourceN`) or write-combining (`resourceN_wc`), writable only with
     /// `--allow-write`.
-    fn map(&self, wc: bool, len: usize) -> Result<Region, BarError> {
+    pub(crate) fn map(&self, wc: bool, len: usize) -> Result<Region, BarError> {
         let w = Window {
             source: WindowSource::Bar {
                 bar: self.bar.clone(),
@@ -74,7 +75,7 @@ impl MmioBench {
         Region::map_window(&w, self.access, &self.root)
     }
 
-    fn window(&self, bar: Option<&Bar>) -> usize {
+    pub(crate) fn window(&self, bar: Option<&Bar>) -> usize {
         match bar {
             Some(b) => {
                 // The largest power of two that fits in the BAR after the offset, at most WINDOW.
@@ -88,46 +89,48 @@ impl MmioBench {
             None => 64,
         }
     }
+}
 
-    /// Batches of `op` for the budget: the distribution of ns per operation, with the
-    /// counters of the sampling loop (per operation; repeated while disturbed, up to
-    /// [`counters::DEFAULT_MAX_ATTEMPTS`] times).
-    fn sample(
-        &self,
-        ctx: &Context,
-        mut op: impl FnMut(),
-    ) -> Option<(Distribution, MeasurementCounters)> {
-        let budget = if ctx.quick {
-            Duration::from_millis(30)
-        } else {
-            Duration::from_millis(200)
-        };
-        for _ in 0..BATCH {
-            op();
-        }
-        let mut group = CounterGroup::open_with_timer(&ctx.timer);
-        let mut s = counters::sample_buffer(MAX_SAMPLES);
-        let (s, c) = counters::measure_undisturbed(
-            &mut group,
-            counters::DEFAULT_MAX_ATTEMPTS,
-            &mut s,
-            |s| {
-                s.clear();
-                let end = Instant::now() + budget;
-                while s.len() < 32 || (Instant::now() < end && s.len() < MAX_SAMPLES) {
-                    let a = ctx.timer.start();
-                    for _ in 0..BATCH {
-                        op();
-                    }
-                    let b = ctx.timer.stop();
-                    s.push(ctx.timer.elapsed_ns(a, b) / BATCH as f64);
-                }
-            },
-            |s| s.clone(),
-        );
-        let c = c.with_per_op("op", (s.len() * BATCH) as u64);
-        Some((Distribution::from_samples(&s)?, c))
+/// Batches of `batch` calls of `op` for the budget (30 ms with `--quick`, else 200 ms):
+/// the distribution of ns per operation (cycle timer, overhead subtracted, divided by
+/// the batch length), with the counters of the sampling loop (per operation; repeated
+/// while disturbed, up to [`counters::DEFAULT_MAX_ATTEMPTS`] times). Shared by
+/// `pcie.mmio` and `pcie.post-parts`.
+pub(crate) fn sample_batches(
+    ctx: &Context,
+    batch: usize,
+    mut op: impl FnMut(),
+) -> Option<(Distribution, MeasurementCounters)> {
+    let budget = if ctx.quick {
+        Duration::from_millis(30)
+    } else {
+        Duration::from_millis(200)
+    };
+    for _ in 0..batch {
+        op();
     }
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
+    let mut s = counters::sample_buffer(MAX_SAMPLES);
+    let (s, c) = counters::measure_undisturbed(
+        &mut group,
+        counters::DEFAULT_MAX_ATTEMPTS,
+        &mut s,
+        |s| {
+            s.clear();
+            let end = Instant::now() + budget;
+            while s.len() < 32 || (Instant::now() < end && s.len() < MAX_SAMPLES) {
+                let a = ctx.timer.start();
+                for _ in 0..batch {
+                    op();
+                }
+                let b = ctx.timer.stop();
+                s.push(ctx.timer.elapsed_ns(a, b) / batch as f64);
+            }
+        },
+        |s| s.clone(),
+    );
+    let c = c.with_per_op("op", (s.len() * batch) as u64);
+    Some((Distribution::from_samples(&s)?, c))
 }
 
 /// One dependent uncached 8-byte read: the next offset depends on the value read.
@@ -219,9 +222,10 @@ impl Benchmark for MmioBench {
         let zero = std::hint::black_box(0u64);
         let (mut off, mut v) = (0usize, 0u64);
         let base = uc.as_ptr();
-        let d = self
-            .sample(ctx, || chained_read(base, mask, &mut off, &mut v, zero))
-            .ok_or_else(|| Skip::new("no valid read samples"))?;
+        let d = sample_batches(ctx, BATCH, || {
+            chained_read(base, mask, &mut off, &mut v, zero)
+        })
+        .ok_or_else(|| Skip::new("no valid read samples"))?;
         std::hint::black_box(v);
         push(&mut rep, "read_uc_8b", "pcie_rtt_ns", "uncached 8-byte dependent reads",
             "dependent chain of uncached 8-byte reads through resourceN (each address depends on the previous value); batches of 32, timer overhead subtracted", d, json!({"op": "read", "mapping": "uc", "bytes": 8}));
@@ -235,13 +239,12 @@ impl Benchmark for MmioBench {
         }
         let ptr = uc.as_mut_ptr();
         let mut i = 0usize;
-        let d = self
-            .sample(ctx, || {
-                // SAFETY: (i*8) & mask < window, 8-aligned.
-                unsafe { store_8b_volatile(ptr.add((i * 8) & mask & !7), i as u64) };
-                i += 1;
-            })
-            .ok_or_else(|| Skip::new("no valid write samples"))?;
+        let d = sample_batches(ctx, BATCH, || {
+            // SAFETY: (i*8) & mask < window, 8-aligned.
+            unsafe { store_8b_volatile(ptr.add((i * 8) & mask & !7), i as u64) };
+            i += 1;
+        })
+        .ok_or_else(|| Skip::new("no valid write samples"))?;
         store_fence();
         push(&mut rep, "write_uc_8b", "mmio_write_8b_ns", "uncached 8-byte writes",
             "posted uncached 8-byte writes through resourceN, batches of 32 (fence after the batch); timer overhead subtracted", d, json!({"op": "write", "mapping": "uc", "bytes": 8}));
@@ -261,13 +264,12 @@ impl Benchmark for MmioBench {
         for size in WC_SIZES.into_iter().filter(|&s| s <= window) {
             let slots = (window / 256).max(1);
             let mut k = 0usize;
-            let d = self
-                .sample(ctx, || {
-                    // SAFETY: slot * 256 + size <= window.
-                    store_then_fence(unsafe { wptr.add((k % slots) * 256) }, size, k as u64);
-                    k += 1;
-                })
-                .ok_or_else(|| Skip::new("no valid write-combining samples"))?;
+            let d = sample_batches(ctx, BATCH, || {
+                // SAFETY: slot * 256 + size <= window.
+                store_then_fence(unsafe { wptr.add((k % slots) * 256) }, size, k as u64);
+                k += 1;
+            })
+            .ok_or_else(|| Skip::new("no valid write-combining samples"))?;
             push(&mut rep, &format!("wc_copy_{size}b"), &format!("pio_copy_{size}b_ns"),
                 &format!("{size}-byte write-combining copies + sfence"),
                 &format!("{size} bytes stored with 8-byte volatile stores through resourceN_wc, then sfence (the PIO/doorbell path); batches of 32, timer overhead subtracted"),

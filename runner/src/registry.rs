@@ -21,22 +21,23 @@ pub fn registry() -> Vec<Entry> {
     use bench_mem::{agents, alltoall_order, bandwidth, latency, loaded, threshold};
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
-        Entry::new::<loaded::LoadedArgs>("mem loaded").all(4),
+        Entry::new::<loaded::LoadedArgs>("mem loaded").all(5),
         Entry::new::<threshold::CopyThresholdArgs>("mem copy-threshold").all(3),
-        Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(12),
+        Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(4),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
-        Entry::new::<agents::AgentsArgs>("mem agents").all(13),
-        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(11),
-        Entry::new::<atomics::AtomicsArgs>("pool atomics").all(5),
-        Entry::new::<c2c::C2cArgs>("pool c2c").all(6),
-        Entry::new::<flush::FlushArgs>("pool flush").all(7),
-        Entry::new::<flush_bw::FlushBwArgs>("pool flush-bw").all(8),
+        Entry::new::<agents::AgentsArgs>("mem agents").all(6),
+        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(14),
+        Entry::new::<bench_pcie::post_parts::PostPartsArgs>("pcie post-parts").all_sharing_args(15),
+        Entry::new::<atomics::AtomicsArgs>("pool atomics").all(7),
+        Entry::new::<c2c::C2cArgs>("pool c2c").all(8),
+        Entry::new::<flush::FlushArgs>("pool flush").all(9),
+        Entry::new::<flush_bw::FlushBwArgs>("pool flush-bw").all(10),
         Entry::new::<msg::MsgArgs>("pool msg")
-            .all(9)
+            .all(11)
             .run_with(crate::pool::msg),
-        Entry::new::<msg_scale::MsgScaleArgs>("pool msg-scale").all(10),
-        Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(12),
-        Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(10),
+        Entry::new::<msg_scale::MsgScaleArgs>("pool msg-scale").all(12),
+        Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(16),
+        Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(13),
     ]
 }
 
@@ -60,6 +61,8 @@ pub struct Entry {
     all_rank: Option<u8>,
     /// Its options are also options of `all` (`--bar`).
     args_in_all: bool,
+    /// Configured in `all` from `all`'s options, which another entry added.
+    args_from_all: bool,
     /// Adds the command's options to a `clap::Command`.
     augment: fn(clap::Command) -> clap::Command,
     /// Reads the command's options back.
@@ -75,6 +78,7 @@ impl Entry {
             path: path.split(' ').collect(),
             all_rank: None,
             args_in_all: false,
+            args_from_all: false,
             augment: A::augment_args,
             setup: |m| Ok(Box::new(A::from_arg_matches(m)?)),
             run: |run, m| {
@@ -93,6 +97,13 @@ impl Entry {
     /// Part of `cxlchar all` at rank `n`, with its options added to `all`'s.
     pub fn all_with_args(mut self, n: u8) -> Entry {
         self.args_in_all = true;
+        self.all(n)
+    }
+
+    /// Part of `cxlchar all` at rank `n`, configured by options another entry already
+    /// added to `all` (`pcie post-parts` reads `pcie mmio`'s `--bar`).
+    pub fn all_sharing_args(mut self, n: u8) -> Entry {
+        self.args_from_all = true;
         self.all(n)
     }
 
@@ -117,7 +128,7 @@ impl Entry {
     /// options of `all`, else the command's defaults.
     fn setup_for_all(&self, all: &ArgMatches) -> Result<Box<dyn Setup>> {
         let m;
-        let matches = if self.args_in_all {
+        let matches = if self.args_in_all || self.args_from_all {
             all
         } else {
             m = (self.augment)(clap::Command::new(self.name()).no_binary_name(true))
@@ -284,6 +295,23 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_sharing_all_s_options_finds_every_one_of_them_there() {
+        let cmd = command();
+        let all = cmd.find_subcommand("all").unwrap();
+        for e in registry().iter().filter(|e| e.args_from_all) {
+            let own = (e.augment)(clap::Command::new("x"));
+            for a in own.get_arguments() {
+                assert!(
+                    all.get_arguments().any(|b| b.get_id() == a.get_id()),
+                    "{:?} reads --{} from `all`, which lacks it",
+                    e.path,
+                    a.get_id()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn all_configurations_are_the_benchmarks_defaults() {
         let all = command().try_get_matches_from(["cxlchar", "all"]).unwrap();
         let all = all.subcommand_matches("all").unwrap();
@@ -308,6 +336,7 @@ mod tests {
         assert_eq!(names(find("mem bandwidth")), ["mem.bandwidth"]);
         assert_eq!(names(find("pool msg")), ["pool.msg"]);
         assert_eq!(names(find("pcie mmio")), ["skip pcie.mmio"]);
+        assert_eq!(names(find("pcie post-parts")), ["pcie.post-parts"]);
         // The defaults from clap are the benchmarks' own defaults.
         let m = bench_mem::latency::LatencyArgs::augment_args(clap::Command::new("x"))
             .get_matches_from(["x"]);

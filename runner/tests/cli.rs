@@ -588,3 +588,42 @@ fn agents_bad_input_is_an_error() {
     assert_bad_input(&["mem", "agents", "--quick", "--agents", "0"], "--agents");
     assert_bad_input(&["mem", "agents", "--quick", "--size", "1K"], "--size");
 }
+
+#[test]
+fn pcie_post_parts_measures_the_host_micro_ops_and_skips_the_bar_parts_with_reasons() {
+    let doc = run_out(&["pcie", "post-parts", "--quick"]);
+    assert_schema_valid(&doc);
+    let p = &doc["params"];
+    for k in ["md_write_64b_ns", "post_host_microops_ns"] {
+        assert!(p[k].as_f64().is_some_and(|v| v > 0.0), "{k} missing: {p}");
+    }
+    // The barrier is a difference of p50s: published, or its absence explained.
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        p["store_barrier_ns"].as_f64().is_some_and(|v| v >= 0.0)
+            || warnings.contains("store_barrier_ns"),
+        "{p}"
+    );
+    assert!(doc["param_info"]["md_write_64b_ns"].is_object());
+    // The BAR parts: not invented, skipped with what to pass.
+    for k in ["post_microops_ns", "pio_copy_64b_ns", "mmio_write_8b_ns"] {
+        assert!(p[k].is_null(), "{k} without a BAR");
+    }
+    let reasons: Vec<&str> = doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["benchmark"] == "pcie.post-parts")
+        .map(|s| s["reason"].as_str().unwrap())
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r.contains("pio_copy_64b_ns")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("post_microops_ns") && r.contains("--bar")),
+        "{reasons:?}"
+    );
+}

@@ -27,6 +27,8 @@ const FLUSH_BW_FAR: &str =
 const MSG: &str = "cxlchar pool msg --target dax:/dev/daxX.Y (shared pool, two processes)";
 const MSG_SCALE: &str = "cxlchar pool msg-scale (add --pool dax:/dev/daxX.Y for a CXL pool, --noncoherent for the _noncoherent keys)";
 const MMIO: &str = "cxlchar pcie mmio --bar pci:DOMAIN:BUS:DEV.FN/N";
+const POST_PARTS: &str = "cxlchar pcie post-parts";
+const POST_PARTS_BAR: &str = "cxlchar pcie post-parts --bar pci:DOMAIN:BUS:DEV.FN/N --allow-write";
 const VERBS: &str = "cxlchar verbs (needs an RDMA device; build with --features verbs)";
 const GPU: &str = "cxlchar gpu (needs a CUDA GPU)";
 const AGENTS: &str = "cxlchar mem agents";
@@ -43,7 +45,6 @@ const POST_PROFILE: &str = "a cycle-timer profile of the provider's post path (s
 const WIRE: &str = "a PCIe analyzer trace of a ping-pong (seed 004 Sec. 4.3: Wire from the downstream ping to the upstream completion, Switch as the difference with and without a switch); not measured by cxlchar; supply with --what-if KEY=VALUE";
 const RC_TO_MEM: &str = "a PCIe analyzer trace of a ping-pong (seed 004 Sec. 4.3: the pong-to-ping gap minus 2 x PCIe, LLP_prog and LLP_post); not measured by cxlchar; supply with --what-if KEY=VALUE";
 const PCIE_ONE_WAY: &str = "a PCIe analyzer at the NIC's link (seed 004 Sec. 4.3: the NIC's 64 B MWr to the root complex's ACK DLLP, halved); not measured by cxlchar, whose pcie_rtt_ns / 2 (a CPU uncached-read round trip, cxlchar pcie mmio) the latency models use instead, with a note; supply with --what-if KEY=VALUE";
-const INJ_PROFILE: &str = "a profile of the injection benchmark's loop (seed 004 Table 1: busy post + measurement update); not measured by cxlchar; supply with --what-if KEY=VALUE";
 const ENV_L2: &str = "read from environment.topology.caches (an L2 entry) of the params file; supply with --what-if KEY=VALUE";
 
 const T0: &str = "000-transfer";
@@ -319,12 +320,19 @@ pub static REGISTRY: &[KeyDef] = &[
         values: Values::OneOf(&["8", "16", "32", "128", "256"]),
         meaning: "bytes copied",
     }]),
+    // ---------------------------------------------------------------- pcie.post-parts
+    key("md_write_64b_ns", Ns, "pcie.post-parts", POST_PARTS, "the stores of one 64-byte message descriptor into the next slot of a send-queue ring in host memory (micro-op stand-in for md_setup_ns, which also covers computing the fields and the inline memcpy in the provider)", "p50 of batches of 256 back-to-back posts, each 8 x 8-byte volatile stores of a descriptor computed from the post index into a 256-slot ring of 64-byte slots (cached)", "004 Table 1 MD setup (stand-in, not the paper's profile)").models(&[P4]),
+    key("store_barrier_ns", Ns, "pcie.post-parts", POST_PARTS, "the sfence after a 64-byte descriptor write (micro-op stand-in for md_barrier_ns: x86 sfence where the paper's aarch64 has dmb st; x86 orders cached stores by itself (TSO), so a provider may issue only a compiler barrier there, and this is the cost when a fence is issued)", "p50(descriptor stores + sfence) - p50(descriptor stores), batches of 256 back-to-back posts; absent, with a warning, when noise makes it negative", "004 Table 1 barrier for MD (stand-in)").models(&[P4]),
+    key("dbc_store_barrier_ns", Ns, "pcie.post-parts", POST_PARTS, "the sfence after the 8-byte DoorBell-counter store that follows a fenced descriptor write (micro-op stand-in for dbc_barrier_ns)", "p50(descriptor + sfence + DBC store + sfence) - p50(descriptor + sfence + DBC store); absent, with a warning, when negative", "004 Table 1 barrier for DBC (stand-in)").models(&[P4]),
+    key("post_host_microops_ns", Ns, "pcie.post-parts", POST_PARTS, "the host-memory part of a post as one sequence: descriptor stores, sfence, DBC store, sfence", "p50 of batches of 256 back-to-back sequences", "004 LLP_post without its PIO copy and misc (stand-in)"),
+    key("post_microops_ns", Ns, "pcie.post-parts", POST_PARTS_BAR, "a whole PIO post made of micro-ops: the host part, then the 64-byte descriptor copied to a BAR's write-combining mapping, then sfence", "p50 of batches of 256 back-to-back sequences; the PIO copy alternates between two buffers 256 B apart (as mlx5 BlueFlame)", "004 LLP_post without misc (stand-in, compare with llp_post_inline_ns)").models(&[P4]),
     // ---------------------------------------------------------------- verbs
     key("llp_post_inline_ns", Ns, "verbs", VERBS, "CPU cost of posting one small inline work request (descriptor setup, barriers, doorbell/PIO copy, misc)", "p50 of `ibv_post_send` of a signaled 8-byte inline RDMA write, bursts of 16", "004 LLP_post (Table 1: PIO + inline, 175.42 ns)").models(LLP_POST),
     key("llp_post_ns", Ns, "verbs", VERBS, "the same post with the payload read by DMA (not inline)", "p50 of `ibv_post_send`, signaled 8-byte RDMA write without IBV_SEND_INLINE", "004 (a post without inlining: not the paper's LLP_post, read by no model)"),
     key("llp_prog_ns", Ns, "verbs", VERBS, "CPU cost of dequeuing one completion", "p50 of `ibv_poll_cq(1)` returning one completion of an 8-byte write", "004 LLP_prog").models(&[I4, L4, E4]),
     key("busy_post_ns", Ns, "verbs", VERBS, "cost of a post refused because the send queue is full", "p50 of `ibv_post_send` returning ENOMEM on a full queue (absent, with a warning, when the provider never refuses)", "004 busy post (part of Misc)"),
     key("inj_overhead_ns", Ns, "verbs", VERBS, "CPU time per message injected in a continuous stream", "CPU time of a put_bw-style loop (post; poll a batch of 16 every 16 posts; busy posts when full) / messages, 8-byte inline writes", "004 Inj_overhead = LLP_post + LLP_prog + Misc"),
+    key("inj_misc_ns", Ns, "verbs", VERBS, "per-message overhead of the injection stream beyond post and progress (busy posts, loop and polling bookkeeping): seed 004's Misc", "inj_overhead_ns - llp_post_inline_ns - llp_prog_ns, p50s of the same run; absent, with a warning, when noise makes it negative; --what-if inj_misc_ns=VALUE overrides it", "004 Table 1 / eq. (1) Misc (the paper's is busy post + measurement update of UCX put_bw)").models(&[I4]),
     key("msg_rate_mps", Mps, "verbs", VERBS, "message rate of one core on one QP", "messages / wall time to the last completion of the same loop", "004 (1 / Inj_overhead)"),
     key("verbs_lat_ns", Ns, "verbs", VERBS, "one-way small-message latency", "p50 half round trip of an 8-byte send/recv ping-pong (ib_send_lat)", "004 Latency; 000 MPI_LAT (network baseline without MPI); 002 Table 1 RoCEv2 latency (PerfTest)").models(MSG_PATH),
     key("verbs_bw_gbs", Gbs, "verbs", VERBS, "streaming bandwidth", "p50 of RDMA-write streams of the largest size (1 MiB), 64 outstanding (ib_write_bw)", "000 MPI_BW (network baseline without MPI); 002 Table 1 RoCEv2 bandwidth (PerfTest)").models(MSG_PATH),
@@ -346,11 +354,10 @@ pub static REGISTRY: &[KeyDef] = &[
     // ---------------------------------------------------------------- not measured
     external("mpi_lat_ns", Ns, OSU, "MPI small-message latency (MPI_LAT)", "000 (Hockney term)", MSG_PATH),
     external("mpi_bw_gbs", Gbs, OSU, "MPI bandwidth (MPI_BW)", "000 (Hockney term)", MSG_PATH),
-    external("md_setup_ns", Ns, POST_PROFILE, "message descriptor setup", "004 Table 1", LLP_POST),
-    external("md_barrier_ns", Ns, POST_PROFILE, "barrier for the message descriptor", "004 Table 1", LLP_POST),
-    external("dbc_barrier_ns", Ns, POST_PROFILE, "barrier for the doorbell counter", "004 Table 1", LLP_POST),
-    external("post_misc_ns", Ns, POST_PROFILE, "miscellaneous in LLP_post", "004 Table 1", LLP_POST),
-    external("inj_misc_ns", Ns, INJ_PROFILE, "per-message harness overhead in the injection stream (busy posts, measurement update)", "004 Table 1 (Misc)", &[I4]),
+    external("md_setup_ns", Ns, POST_PROFILE, "message descriptor setup (micro-op stand-in measured by cxlchar: md_write_64b_ns, `cxlchar pcie post-parts`)", "004 Table 1", LLP_POST),
+    external("md_barrier_ns", Ns, POST_PROFILE, "barrier for the message descriptor (micro-op stand-in: store_barrier_ns, `cxlchar pcie post-parts`)", "004 Table 1", LLP_POST),
+    external("dbc_barrier_ns", Ns, POST_PROFILE, "barrier for the doorbell counter (micro-op stand-in: dbc_store_barrier_ns, `cxlchar pcie post-parts`)", "004 Table 1", LLP_POST),
+    external("post_misc_ns", Ns, POST_PROFILE, "miscellaneous in LLP_post (no micro-op stand-in: the 004-llp-post model shows llp_post_inline_ns minus the micro-ops as a gap that holds it)", "004 Table 1", LLP_POST),
     external("hlp_post_ns", Ns, PROFILE, "MPI/UCP part of a post (HLP_post)", "004 Sec. 5", &[IM4, E4]),
     external("hlp_tx_prog_ns", Ns, PROFILE, "MPI/UCP send-side progress", "004 Sec. 5", &[]),
     external("hlp_rx_prog_ns", Ns, PROFILE, "MPI/UCP receive-side progress (HLP_rx_prog)", "004 Sec. 5", &[E4]),

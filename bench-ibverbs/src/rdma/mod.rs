@@ -226,6 +226,11 @@ mod tests {
             assert!(keys.contains(&k), "{k} missing from {keys:?}");
         }
         assert!(
+            keys.contains(&"inj_misc_ns")
+                || rep.warnings.iter().any(|w| w.code == "verbs-inj-misc"),
+            "inj_misc_ns neither measured nor explained"
+        );
+        assert!(
             keys.contains(&"busy_post_ns")
                 || rep.warnings.iter().any(|w| w.code == "verbs-busy-post"),
             "busy post neither measured nor explained"

@@ -1,6 +1,6 @@
 //! `verbs.post`, `verbs.poll`, `verbs.inject`, `verbs.rate`: the post/poll breakdown of
 //! seed 004 (`llp_post_inline_ns`, `llp_post_ns`, `llp_prog_ns`, `busy_post_ns`,
-//! `inj_overhead_ns`, `msg_rate_mps`).
+//! `inj_overhead_ns`, `inj_misc_ns`, `msg_rate_mps`).
 
 use super::exchange::Remote;
 use super::qp::{completion_error, Side};
@@ -352,8 +352,22 @@ pub(super) fn post_breakdown(
     if let Some(v) = inj_p50 {
         out.param("inj_overhead_ns", v, "seed 004 Inj_overhead = LLP_post + LLP_prog + Misc: CPU time per message of a continuous 8-byte inline RDMA-write stream", vec![inj_id.clone()]);
         if let (Some(p), Some(g)) = (post_inline, prog) {
+            let misc = v - p - g;
             if let Some(m) = out.rep.measurements.iter_mut().find(|m| m.id == inj_id) {
-                m.parameters["misc_ns"] = json!(v - p - g);
+                m.parameters["misc_ns"] = json!(misc);
+            }
+            match crate::inj_misc(v, p, g) {
+                Some(misc) => out.param(
+                    "inj_misc_ns",
+                    misc,
+                    "inj_overhead_ns - llp_post_inline_ns - llp_prog_ns (p50s of this run): seed 004's Misc",
+                    vec![inj_id.clone(), post_inline_id.clone().unwrap_or_default(), prog_id.clone()],
+                ),
+                None => out.rep.warnings.push(Warning {
+                    code: "verbs-inj-misc".into(),
+                    message: format!("inj_misc_ns not published: inj_overhead_ns {v:.2} - llp_post_inline_ns {p:.2} - llp_prog_ns {g:.2} = {misc:.2} ns is negative (the p50s are noisier than the misc they would isolate)"),
+                    remediation: "run without --quick on an idle, pinned core, or supply --what-if inj_misc_ns=VALUE".into(),
+                }),
             }
         }
     }

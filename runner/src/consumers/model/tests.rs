@@ -235,6 +235,146 @@ fn what_if_on_component_is_a_delta_when_only_the_total_is_known() {
         .contains("nope_ns is not in the file"));
 }
 
+/// The micro-op stand-ins of `cxlchar pcie post-parts` (+ `pcie mmio`'s PIO copy), with
+/// illustrative values (not a paper's figures: the paper has no micro-op measurement).
+fn microops() -> Vec<(&'static str, f64)> {
+    vec![
+        ("md_write_64b_ns", 3.0),
+        ("store_barrier_ns", 10.0),
+        ("dbc_store_barrier_ns", 7.0),
+        ("pio_copy_64b_ns", 80.0),
+    ]
+}
+
+#[test]
+fn llp_post_composes_the_micro_ops_next_to_the_measured_post_when_the_profile_is_absent() {
+    let mut kv = microops();
+    kv.push(("llp_post_inline_ns", 175.0));
+    kv.push(("post_microops_ns", 95.0));
+    let r = eval(&inputs(&kv), "004-llp-post");
+    assert!(r.evaluated(), "{:?}", r.missing);
+    close(r.output("microops_sum_ns").unwrap(), 100.0, 1e-9, "sum");
+    close(
+        r.output("microops_sequence_ns").unwrap(),
+        95.0,
+        1e-9,
+        "sequence",
+    );
+    close(
+        r.output("llp_post_measured_ns").unwrap(),
+        175.0,
+        1e-9,
+        "measured",
+    );
+    close(r.output("microops_gap_ns").unwrap(), 75.0, 1e-9, "gap");
+    // Labeled as stand-ins, not as the paper's profile; no profile output.
+    assert!(r
+        .notes
+        .iter()
+        .any(|n| n.contains("NOT the paper's profile")));
+    assert!(r.output("llp_post_sum_ns").is_none());
+    assert!(r.output("llp_post_residual_ns").is_none());
+    let gap = r
+        .outputs
+        .iter()
+        .find(|o| o.name == "microops_gap_ns")
+        .unwrap();
+    assert!(
+        gap.note.contains("not the paper's post_misc_ns"),
+        "{}",
+        gap.note
+    );
+    assert!(micro_ops_sum_is_plain_addition());
+}
+
+fn micro_ops_sum_is_plain_addition() -> bool {
+    super::paper004::microops_sum(&[1.5, 2.0, 0.25]) == 3.75
+        && super::paper004::microops_sum(&[]) == 0.0
+}
+
+#[test]
+fn llp_post_micro_ops_without_the_measured_post_or_the_pio_copy() {
+    // No RDMA device: the composition without the gap, and a note saying why.
+    let r = eval(&inputs(&microops()), "004-llp-post");
+    assert!(r.evaluated());
+    assert!(r.output("microops_gap_ns").is_none());
+    assert!(r.output("microops_sequence_ns").is_none());
+    assert!(r.notes.iter().any(|n| n.contains("llp_post_inline_ns")));
+    // No BAR: the PIO copy is missing, named with where it comes from.
+    let kv: Vec<_> = microops()
+        .into_iter()
+        .filter(|(k, _)| *k != "pio_copy_64b_ns")
+        .collect();
+    let r = eval(&inputs(&kv), "004-llp-post");
+    assert!(!r.evaluated());
+    let m = r
+        .missing
+        .iter()
+        .find(|m| m.key == "pio_copy_64b_ns")
+        .unwrap();
+    assert!(m.note.contains("pcie mmio"), "{}", m.note);
+    assert_eq!(r.missing.len(), 1, "{:?}", r.missing);
+}
+
+#[test]
+fn the_paper_s_profile_wins_over_the_micro_ops() {
+    // Table 1's rows and the stand-ins in one file: the paper's composition, unchanged.
+    let mut kv = table1();
+    kv.extend(
+        microops()
+            .into_iter()
+            .filter(|(k, _)| *k != "pio_copy_64b_ns"),
+    );
+    let r = eval(&inputs(&kv), "004-llp-post");
+    close(
+        r.output("llp_post_sum_ns").unwrap(),
+        175.42,
+        0.01,
+        "LLP_post",
+    );
+    assert!(r.output("microops_sum_ns").is_none());
+    // A profile component given by --what-if also selects the profile path.
+    let mut inp = inputs(&microops());
+    inp.apply(&[WhatIf::Set("md_setup_ns".into(), 27.78)])
+        .unwrap();
+    let r = eval(&inp, "004-llp-post");
+    assert!(r.output("microops_sum_ns").is_none());
+    assert!(r.missing.iter().any(|m| m.key == "post_misc_ns"));
+    // Neither: the refusal names the profile keys and points at the stand-ins.
+    let r = eval(&inputs(&[("llp_post_inline_ns", 175.42)]), "004-llp-post");
+    assert!(!r.evaluated());
+    assert!(r.missing.iter().any(|m| m.key == "md_setup_ns"));
+    assert!(r.notes.iter().any(|n| n.contains("md_write_64b_ns")));
+}
+
+#[test]
+fn measured_inj_misc_is_read_and_its_what_if_still_overrides_it() {
+    let kv = [
+        ("llp_post_inline_ns", 175.42),
+        ("llp_prog_ns", 61.63),
+        ("inj_misc_ns", 58.68),
+    ];
+    let mut inp = inputs(&kv);
+    let r = eval(&inp, "004-injection");
+    close(
+        r.output("inj_overhead_ns").unwrap(),
+        295.73,
+        0.01,
+        "Inj_overhead",
+    );
+    inp.apply(&[WhatIf::Set("inj_misc_ns".into(), 0.0)])
+        .unwrap();
+    let r = eval(&inp, "004-injection");
+    let o = r
+        .outputs
+        .iter()
+        .find(|o| o.name == "inj_overhead_ns")
+        .unwrap();
+    close(o.value, 175.42 + 61.63, 0.01, "without misc");
+    close(o.baseline.unwrap(), 295.73, 0.01, "baseline");
+    assert!(r.inputs.iter().any(|i| i.key == "inj_misc_ns" && i.what_if));
+}
+
 /// Seed 003, Table 1 (MLC) in, Sec. 2.3's "3.1x higher latency" out.
 #[test]
 fn golden_003_latency_factor_table1() {

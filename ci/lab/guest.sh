@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs inside a lab guest as its init (see ci/lab/run). The guest's root is the host's /
 # (read-only 9p under a tmpfs overlay), so the host's cxlchar build and tools run here.
-# Role a: far-memory node 1, NVDIMM -> /dev/dax0.0, ivshmem pool, rxe server.
+# Role a: far-memory node 1, NVDIMM -> /dev/dax0.0, CXL Type-3 mem0 -> cxl region ->
+# devdax (the CXL dax device is named in $OUT/cxl-dax-a), ivshmem pool, rxe server.
 # Role b: ivshmem pool (the same host file), rxe client.
 # Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -69,12 +70,51 @@ else:
 PY
 }
 
+cxl_setup() { # guest a: the Type-3 device -> a pmem region -> a devdax namespace
+  modprobe -a cxl_acpi cxl_pci cxl_mem || return 1
+  modprobe -a cxl_pmem || return 1
+  for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/mem0 ] && break; sleep 0.2; done
+  [ -e /sys/bus/cxl/devices/mem0 ] || { echo "no mem0 under /sys/bus/cxl/devices"; return 1; }
+  cxl list -M -D -u
+  cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 || return 1
+  region=$(cxl list -R | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["region"])')
+  # The nd region whose address range is the CXL region's: the NVDIMM's region0 is not it.
+  start=$(cat "/sys/bus/cxl/devices/$region/resource")
+  nd=
+  for i in $(seq 1 50); do
+    for r in /sys/bus/nd/devices/region*; do
+      v=$(cat "$r/resource" 2>/dev/null) || continue
+      [ $((v)) = $((start)) ] && nd=$(basename "$r")
+    done
+    [ -n "$nd" ] && break; sleep 0.2
+  done
+  [ -n "$nd" ] || { echo "no nd region at $start for $region"; return 1; }
+  echo "CXL $region = nd $nd at $start"
+  ns=$(ndctl create-namespace -r "$nd" -m devdax -a 2M) || return 1
+  echo "$ns"
+  dax=$(echo "$ns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["daxregion"]["devices"][0]["chardev"])')
+  [ -c "/dev/$dax" ] || { echo "no devdax for $nd (found '$dax')"; ls -l /dev/dax*; return 1; }
+  echo "/dev/$dax" > "$OUT/cxl-dax-a"
+  cxl list -M -D -R -u; daxctl list -D
+}
+
 if [ "$ROLE" = a ]; then
   step "devdax on the NVDIMM"
   modprobe --ignore-install -a libnvdimm nfit nd_pmem dax_pmem device_dax || fail "nvdimm modules"
   ndctl disable-region all && ndctl init-labels -f all && ndctl enable-region all \
     && ndctl create-namespace -r region0 -m devdax -a 2M -s 192M || fail "create devdax namespace"
   ls -l /dev/dax* || fail "no /dev/dax*"
+  step "CXL Type-3: modules, region, devdax"
+  cxl_setup || fail "CXL region and devdax"
+  if [ -s "$OUT/cxl-dax-a" ]; then
+    CXLDAX=$(cat "$OUT/cxl-dax-a")
+    step "cxlchar mem latency on the CXL device's devdax ($CXLDAX; TCG emulates the window as MMIO: 1 MiB only)"
+    timeout 300 "$CX" mem latency --quick --target "dax:$CXLDAX" --allow-write --sizes 1M \
+      --out "$OUT/cxl-latency-a.json" > "$OUT/cxl-latency-a.txt" 2>&1 || fail "cxlchar mem latency on $CXLDAX"
+    cat "$OUT/cxl-latency-a.txt"
+  fi
+  step "sysfs snapshot of the CXL, nd and dax buses (discovery fixtures)"
+  python3 "$REPO/ci/lab/sysfs-snapshot.py" "$OUT/sysfs-a" || fail "sysfs snapshot"
   step "numactl -H"; numactl -H
   step "cxlchar targets"
   "$CX" targets | tee "$OUT/targets-a.txt" || fail "cxlchar targets"

@@ -114,20 +114,30 @@ fn far_targets_are_recognized_and_give_cxl_keys() {
         "{dax:?}"
     );
     for k in [
-        "mem_lat_ns",
         "cxl_lat_ns",
         "cxl_lat_ns@node:1",
         "cxl_lat_ns@dax:/dev/dax0.0",
-        "cxl_lat_factor",
     ] {
         assert!(
             params[k].as_f64().is_some_and(|v| v > 0.0),
             "{k} missing: {params}"
         );
     }
+    // Local DRAM latency needs a DRAM plateau, which TCG's emulated timing does not always
+    // show within the guest's memory: then mem_lat_ns is absent and a warning says why
+    // (never an invented figure), and the factor with it.
+    if params["mem_lat_ns"].as_f64().is_none() {
+        let w = doc["warnings"].to_string();
+        assert!(
+            w.contains("latency_no_plateau") && w.contains("anon: no DRAM plateau"),
+            "mem_lat_ns missing without the reason: {w}"
+        );
+        assert!(params["cxl_lat_factor"].is_null());
+        return;
+    }
     // QEMU TCG does not model NUMA distance, so far > local cannot be asserted here; the
     // factor must still be a sane ratio of two measured latencies.
-    let f = params["cxl_lat_factor"].as_f64().unwrap();
+    let f = params["cxl_lat_factor"].as_f64().expect("cxl_lat_factor");
     assert!((0.2..20.0).contains(&f), "cxl_lat_factor {f}");
 }
 
@@ -287,4 +297,51 @@ fn measurement_ids_are_unique_on_a_one_cpu_guest() {
         let id = m["id"].as_str().unwrap();
         assert!(seen.insert(id.to_string()), "measurement id {id} twice");
     }
+}
+
+/// Guest a has a CXL Type-3 device driven by the guest kernel's CXL drivers: a pmem region
+/// on `mem0` (serial 0x1234, QEMU's `sn=`), a devdax namespace on it that `cxlchar targets`
+/// lists, a latency measurement on it (TCG: plumbing, not speed), and a sysfs snapshot of
+/// the CXL, nd and dax buses for discovery fixtures.
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn cxl_type3_device_gives_a_region_a_devdax_and_a_measurement() {
+    let out = out_dir();
+    let dax = std::fs::read_to_string(out.join("cxl-dax-a"))
+        .expect("cxl-dax-a: guest a created no CXL devdax")
+        .trim()
+        .to_string();
+    assert!(dax.starts_with("/dev/dax"), "{dax}");
+    assert_ne!(
+        dax, "/dev/dax0.0",
+        "the NVDIMM's dax device is not the CXL one"
+    );
+    let targets = read_json(&out.join("targets-a.json"));
+    let spec = format!("dax:{dax}");
+    assert!(
+        targets["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["spec"] == spec.as_str()),
+        "{spec} not in cxlchar targets: {targets}"
+    );
+    let snap = out.join("sysfs-a/sys/bus/cxl/devices");
+    let serial = std::fs::read_to_string(snap.join("mem0/serial")).expect("mem0/serial");
+    assert_eq!(serial.trim(), "0x1234");
+    let regions: Vec<String> = std::fs::read_dir(&snap)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("region"))
+        .collect();
+    assert_eq!(regions.len(), 1, "{regions:?}");
+    let target0 = std::fs::read_to_string(snap.join(&regions[0]).join("target0")).unwrap();
+    assert!(target0.trim().starts_with("decoder"), "{target0}");
+    let lat = read_json(&out.join("cxl-latency-a.json"));
+    assert_schema_valid(&lat);
+    let m = lat["measurements"].as_array().unwrap();
+    assert!(
+        m.iter().any(|m| m["target"] == spec.as_str()),
+        "no measurement on {spec}"
+    );
 }

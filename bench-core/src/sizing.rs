@@ -203,6 +203,15 @@ pub fn available_for(target: &TargetSpec, topo: &Topology) -> Option<usize> {
             .iter()
             .find(|x| x.id == *n)
             .map(|x| x.mem_total_bytes as usize),
+        // Each node holds its share of the region: the tightest node bounds it.
+        TargetSpec::Interleave(il) => il
+            .expected_shares()
+            .into_iter()
+            .filter_map(|(n, share)| {
+                let mem = topo.node(n)?.mem_total_bytes as f64;
+                Some((mem / share.max(f64::MIN_POSITIVE)) as usize)
+            })
+            .min(),
         TargetSpec::Dax(p) => topo
             .dax
             .iter()

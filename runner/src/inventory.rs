@@ -88,7 +88,7 @@ pub fn interleave_offered(topo: &Topology) -> Vec<(String, String)> {
     let list = |f: &dyn Fn(usize) -> String| nodes.iter().map(|&n| f(n)).collect::<Vec<_>>();
     let mut v = vec![(
         format!("interleave:{}", list(&|n| n.to_string()).join(",")),
-        "MPOL_INTERLEAVE over any of these nodes (pages round robin); each node is measured next to it".to_string(),
+        "MPOL_INTERLEAVE over any of these nodes (pages round robin); `mem bandwidth` and `all` measure each node next to it".to_string(),
     )];
     match &topo.weighted_interleave {
         None => v.push((

@@ -579,10 +579,7 @@ impl Region {
                 p.verification = Verification::Verified;
             }
             TargetSpec::Interleave(il) => {
-                let (proof, failed) = match interleave::check_shares(il, &p.pages_per_node) {
-                    Ok(proof) => (proof, None),
-                    Err((proof, msg)) => (proof, Some(msg)),
-                };
+                let (proof, failed) = interleave::check_shares(il, &p.pages_per_node);
                 p.method = format!(
                     "mbind({}) over nodes {} + move_pages(2) query of every page ({} pages); measured share per node within {:.1} points of the expected {}",
                     il.policy_name(),

@@ -23,23 +23,23 @@ fn memory_node() -> u64 {
         .unwrap()
 }
 
-fn bandwidth(target: &str, code: i32) -> Value {
-    let doc = json_stdout_code(
-        &[
-            "mem",
-            "bandwidth",
-            "--quick",
-            "--kernel",
-            "read",
-            "--threads",
-            "1",
-            "--target",
-            target,
-            "--format",
-            "json",
-        ],
-        code,
-    );
+/// `mem bandwidth` on `target`, read kernel, one thread (a few seconds), plus `extra`.
+fn bandwidth(target: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "mem",
+        "bandwidth",
+        "--quick",
+        "--kernel",
+        "read",
+        "--threads",
+        "1",
+        "--target",
+        target,
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let doc = json_stdout(&args);
     assert_schema_valid(&doc);
     doc
 }
@@ -58,7 +58,7 @@ fn interleave_over_one_node_is_measured_next_to_its_part_with_qualified_keys() {
     let n = memory_node();
     let il = format!("interleave:{n}");
     let part = format!("node:{n}");
-    let doc = bandwidth(&il, 0);
+    let doc = bandwidth(&il, &[]);
     let ms = on(&doc, &il);
     assert!(!ms.is_empty(), "nothing measured on {il}");
     for m in ms {
@@ -141,20 +141,7 @@ fn weighted_interleave_uses_the_kernel_s_weights_or_says_why_not() {
         // No weighted interleave: the target is skipped with the kernel's reason (the
         // part node is still measured, so --best-effort exits 0).
         let il = format!("interleave:{n}=1");
-        let doc = json_stdout(&[
-            "mem",
-            "bandwidth",
-            "--quick",
-            "--kernel",
-            "read",
-            "--threads",
-            "1",
-            "--best-effort",
-            "--target",
-            &il,
-            "--format",
-            "json",
-        ]);
+        let doc = bandwidth(&il, &["--best-effort"]);
         let s = doc["skipped"]
             .as_array()
             .unwrap()
@@ -173,7 +160,7 @@ fn weighted_interleave_uses_the_kernel_s_weights_or_says_why_not() {
     let w: u32 = w.trim().parse().unwrap();
     // The current weight: measured, the weights recorded with the proof.
     let il = format!("interleave:{n}={w}");
-    let doc = bandwidth(&il, 0);
+    let doc = bandwidth(&il, &[]);
     let m = on(&doc, &il)[0];
     let proof = &m["placement"]["interleave"];
     assert_eq!(proof["policy"], "MPOL_WEIGHTED_INTERLEAVE", "{proof}");
@@ -181,26 +168,14 @@ fn weighted_interleave_uses_the_kernel_s_weights_or_says_why_not() {
     // Another weight: refused with the current one and the command that sets it; the
     // system-wide setting is left as it was.
     let other = w % 255 + 1;
-    assert_bad_input(
-        &[
-            "mem",
-            "bandwidth",
-            "--quick",
-            "--target",
-            &format!("interleave:{n}={other}"),
-        ],
-        &format!("node{n}={w}"),
-    );
-    assert_bad_input(
-        &[
-            "mem",
-            "bandwidth",
-            "--quick",
-            "--target",
-            &format!("interleave:{n}={other}"),
-        ],
-        &format!("echo {other} > {WEIGHTS}/node{n}"),
-    );
+    let spec = format!("interleave:{n}={other}");
+    let refused = ["mem", "bandwidth", "--quick", "--target", &spec];
+    for needle in [
+        format!("node{n}={w}"),
+        format!("echo {other} > {WEIGHTS}/node{n}"),
+    ] {
+        assert_bad_input(&refused, &needle);
+    }
     let after: u32 = std::fs::read_to_string(format!("{WEIGHTS}/node{n}"))
         .unwrap()
         .trim()

@@ -972,12 +972,7 @@ mod tests {
     #[test]
     fn interleave_over_one_node_is_verified_by_its_share() {
         let topo = Topology::system();
-        let node = topo
-            .nodes
-            .iter()
-            .find(|n| n.mem_total_bytes > 0)
-            .unwrap()
-            .id;
+        let node = first_memory_node(&topo);
         let spec = il(&node.to_string());
         match Region::allocate(&spec, 4 << 20, &topo) {
             Ok(r) => {
@@ -1008,15 +1003,18 @@ mod tests {
         assert_eq!(p.pages_checked, (1 << 20) / page_size() as u64);
     }
 
-    #[test]
-    fn node_zero_is_verified_page_by_page() {
-        let topo = Topology::system();
-        let node = topo
-            .nodes
+    fn first_memory_node(topo: &Topology) -> usize {
+        topo.nodes
             .iter()
             .find(|n| n.mem_total_bytes > 0)
             .unwrap()
-            .id;
+            .id
+    }
+
+    #[test]
+    fn node_zero_is_verified_page_by_page() {
+        let topo = Topology::system();
+        let node = first_memory_node(&topo);
         match Region::allocate(&TargetSpec::Node(node), 4 << 20, &topo) {
             Ok(r) => {
                 assert_eq!(r.placement().verification, Verification::Verified);

@@ -325,6 +325,21 @@ mod tests {
     }
 
     #[test]
+    fn an_interleave_is_bounded_by_its_tightest_node() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        let small = 446_464 * 1024; // node 1 of the fake tree
+        let t = |s: &str| s.parse::<TargetSpec>().unwrap();
+        // Half of the pages on node 1: twice its memory, at most.
+        let even = available_for(&t("interleave:0,1"), &topo).unwrap();
+        assert!(even <= 2 * small, "{even}");
+        // A quarter on node 1: four times its memory, at most.
+        let w = available_for(&t("interleave:0=3,1=1"), &topo).unwrap();
+        assert!(w <= 4 * small && w >= even, "{w}");
+    }
+
+    #[test]
     fn book_records_per_target() {
         let b = SizingBook::default();
         assert!(b.get("anon").is_none());

@@ -40,7 +40,8 @@ pub enum Command {
     /// PCIe: device discovery and MMIO costs on a BAR.
     #[command(subcommand)]
     Pcie(PcieCommand),
-    /// List the memory targets this machine offers (NUMA nodes, dax devices, hugepages).
+    /// List the memory targets this machine offers (NUMA nodes, interleave and the
+    /// weighted interleave weights, dax devices, hugepages).
     #[command(display_order = 100)]
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.

@@ -383,4 +383,10 @@ pub trait Setup {
     fn far_nodes_by_default(&self) -> bool {
         false
     }
+    /// Whether each node of an `interleave:` target is also measured as a `node:N`
+    /// target (unless named already), so the interleaved figure stands next to its parts
+    /// (`mem bandwidth`, `all`).
+    fn interleave_parts(&self) -> bool {
+        false
+    }
 }

@@ -203,6 +203,15 @@ pub fn available_for(target: &TargetSpec, topo: &Topology) -> Option<usize> {
             .iter()
             .find(|x| x.id == *n)
             .map(|x| x.mem_total_bytes as usize),
+        // Each node holds its share of the region: the tightest node bounds it.
+        TargetSpec::Interleave(il) => il
+            .expected_shares()
+            .into_iter()
+            .filter_map(|(n, share)| {
+                let mem = topo.node(n)?.mem_total_bytes as f64;
+                Some((mem / share.max(f64::MIN_POSITIVE)) as usize)
+            })
+            .min(),
         TargetSpec::Dax(p) => topo
             .dax
             .iter()
@@ -313,6 +322,21 @@ mod tests {
             let node = available_for(&TargetSpec::Node(n.id), &topo).unwrap();
             assert!(node <= (n.mem_total_bytes as usize).max(anon) && node <= anon);
         }
+    }
+
+    #[test]
+    fn an_interleave_is_bounded_by_its_tightest_node() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        let small = 446_464 * 1024; // node 1 of the fake tree
+        let t = |s: &str| s.parse::<TargetSpec>().unwrap();
+        // Half of the pages on node 1: twice its memory, at most.
+        let even = available_for(&t("interleave:0,1"), &topo).unwrap();
+        assert!(even <= 2 * small, "{even}");
+        // A quarter on node 1: four times its memory, at most.
+        let w = available_for(&t("interleave:0=3,1=1"), &topo).unwrap();
+        assert!(w <= 4 * small && w >= even, "{w}");
     }
 
     #[test]

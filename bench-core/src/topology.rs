@@ -78,6 +78,11 @@ pub struct Topology {
     pub dax: Vec<DaxDevice>,
     /// Hugepage pools.
     pub hugepages: Vec<HugePool>,
+    /// The kernel's weighted interleave weights per node
+    /// (`/sys/kernel/mm/mempolicy/weighted_interleave/nodeN`, system-wide, never written
+    /// by cxlchar); `None` when the kernel has no weighted interleave (before Linux 6.9).
+    #[serde(default)]
+    pub weighted_interleave: Option<std::collections::BTreeMap<usize, u8>>,
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -114,6 +119,7 @@ impl Topology {
             caches: read_caches(root),
             dax: read_dax(root),
             hugepages: read_hugepages(root),
+            weighted_interleave: crate::target::interleave::read_weights(root),
         }
     }
 

@@ -40,6 +40,7 @@ pub(crate) fn host_placement(span: &HostSpan<'_>, what: &str) -> Placement {
         pages_per_node: nodes,
         thp_fraction: None,
         warning: None,
+        interleave: None,
     }
 }
 

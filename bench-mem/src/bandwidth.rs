@@ -355,6 +355,10 @@ impl Benchmark for BandwidthBench {
 
 /// Read, write, non-temporal write, copy, non-temporal copy and memset bandwidth
 /// (GB = 10^9 B/s; copies count bytes read + written), one thread and all threads.
+///
+/// On an interleaved target (`--target interleave:0,1`) each of its nodes is measured
+/// too, as `node:N` (unless named already), so the interleaved bandwidth stands next to
+/// its parts; its keys are written only qualified (`mem_bw_gbs@interleave:0,1`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BandwidthArgs {
     /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset.
@@ -388,6 +392,11 @@ impl Setup for BandwidthArgs {
         };
         b.validate(IsaSet::detect(), opts.cpus.len())?;
         Ok(Planned::one(b))
+    }
+
+    /// Bandwidth expansion is why memory is interleaved: measure the parts as well.
+    fn interleave_parts(&self) -> bool {
+        true
     }
 }
 

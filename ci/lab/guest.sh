@@ -130,9 +130,9 @@ if [ "$ROLE" = a ]; then
   CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
     --iters "$VERBS_ITERS" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || fail "compare-verbs.sh --serve"
   cat "$OUT/verbs-serve-a.txt"
-  step "cxlchar all on anon, node:1, dax and the pool's BAR"
+  step "cxlchar all on anon, node:1, interleave:0,1 (and its part node:0), dax and the pool's BAR"
   step "cxlchar pcie list"; "$CX" pcie list | tee "$OUT/pcie-a.txt" || fail "cxlchar pcie list"
-  timeout 900 "$CX" all --quick --target anon --target node:1 --target dax:/dev/dax0.0 --allow-write --bar "pci:$PCIADDR/2" \
+  timeout 900 "$CX" all --quick --target anon --target node:1 --target interleave:0,1 --target dax:/dev/dax0.0 --allow-write --bar "pci:$PCIADDR/2" \
     --out "$OUT/params-a.json" > "$OUT/table-a.txt" || fail "cxlchar all"
   cat "$OUT/table-a.txt"
   ls "$TESTS"/* >/dev/null 2>&1 || fail "no hardware test binaries in $TESTS"

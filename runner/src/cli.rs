@@ -28,7 +28,9 @@ pub enum Command {
     ///
     /// Targets default to `anon` plus every NUMA node with memory and no CPUs (likely
     /// CXL/far memory). dax and file targets are only measured when named with
-    /// --target, and only with --allow-write (their contents are overwritten).
+    /// --target, and only with --allow-write (their contents are overwritten). An
+    /// interleaved target (`interleave:0,1`) brings its nodes as `node:N` targets too,
+    /// so its figures stand next to those of its parts.
     #[command(display_order = 0)]
     All {
         /// Common options.
@@ -38,7 +40,8 @@ pub enum Command {
     /// PCIe: device discovery and MMIO costs on a BAR.
     #[command(subcommand)]
     Pcie(PcieCommand),
-    /// List the memory targets this machine offers (NUMA nodes, dax devices, hugepages).
+    /// List the memory targets this machine offers (NUMA nodes, interleave and the
+    /// weighted interleave weights, dax devices, hugepages).
     #[command(display_order = 100)]
     Targets(InfoArgs),
     /// Print the captured environment and the warnings it raises.
@@ -173,6 +176,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub quick: bool,
     /// Memory target; repeat for several. anon | thp | hugetlb[:2M|:1G] | node:N |
+    /// interleave:A,B[,...] (MPOL_INTERLEAVE) | interleave:A=wA,B=wB (weighted, Linux
+    /// 6.9+; the weights must be the kernel's current ones, see `cxlchar targets`) |
     /// dax:/dev/daxX.Y | file:PATH.
     #[arg(long = "target", short = 't', value_name = "SPEC", value_parser = parse_target)]
     pub targets: Vec<TargetSpec>,

@@ -57,6 +57,7 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
         };
         v.push((TargetSpec::Node(n.id).to_string(), note));
     }
+    v.extend(interleave_offered(topo));
     for d in &topo.dax {
         v.push((
             TargetSpec::Dax(d.path.clone()).to_string(),
@@ -67,6 +68,43 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
                 d.target_node.map_or("?".into(), |n| n.to_string())
             ),
         ));
+    }
+    v
+}
+
+/// The `interleave:` targets: plain interleave over the nodes with memory, and weighted
+/// interleave at the kernel's current weights (or why it is unavailable).
+pub fn interleave_offered(topo: &Topology) -> Vec<(String, String)> {
+    use bench_core::target::interleave::{NO_WEIGHTED_INTERLEAVE, WEIGHTS_DIR};
+    let nodes: Vec<usize> = topo
+        .nodes
+        .iter()
+        .filter(|n| n.mem_total_bytes > 0)
+        .map(|n| n.id)
+        .collect();
+    if nodes.is_empty() {
+        return vec![];
+    }
+    let list = |f: &dyn Fn(usize) -> String| nodes.iter().map(|&n| f(n)).collect::<Vec<_>>();
+    let mut v = vec![(
+        format!("interleave:{}", list(&|n| n.to_string()).join(",")),
+        "MPOL_INTERLEAVE over any of these nodes (pages round robin); `mem bandwidth` and `all` measure each node next to it".to_string(),
+    )];
+    match &topo.weighted_interleave {
+        None => v.push((
+            "interleave:A=wA,B=wB".into(),
+            format!("unavailable: {NO_WEIGHTED_INTERLEAVE}"),
+        )),
+        Some(w) => {
+            let cur = |n: usize| w.get(&n).map_or("?".into(), |w| w.to_string());
+            v.push((
+                format!("interleave:{}", list(&|n| format!("{n}={}", cur(n))).join(",")),
+                format!(
+                    "MPOL_WEIGHTED_INTERLEAVE at the kernel's current weights {}; these are system-wide and cxlchar never writes them (as root: echo W > /{WEIGHTS_DIR}/nodeN)",
+                    list(&|n| format!("node{n}={}", cur(n))).join(" ")
+                ),
+            ))
+        }
     }
     v
 }
@@ -151,6 +189,25 @@ pub fn targets(format: Format) -> Result<()> {
                     p.total,
                     p.free
                 )?;
+            }
+            match &topo.weighted_interleave {
+                None => writeln!(
+                    s,
+                    "interleave: MPOL_INTERLEAVE; weighted interleave unavailable: {}",
+                    bench_core::target::interleave::NO_WEIGHTED_INTERLEAVE
+                )?,
+                Some(w) => writeln!(
+                    s,
+                    "interleave: MPOL_INTERLEAVE and MPOL_WEIGHTED_INTERLEAVE, current weights {}",
+                    if w.is_empty() {
+                        "none listed".into()
+                    } else {
+                        w.iter()
+                            .map(|(n, w)| format!("node{n}={w}"))
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    }
+                )?,
             }
             writeln!(s, "caches (CPU 0):")?;
             for c in &topo.caches {

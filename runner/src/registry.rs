@@ -213,6 +213,7 @@ pub fn measure_setup(run: &RunArgs, setup: &dyn Setup) -> Result<()> {
             benches: p.benchmarks,
             skipped: p.skipped,
             far_nodes_by_default: setup.far_nodes_by_default(),
+            interleave_parts: setup.interleave_parts(),
         },
         run.best_effort,
     )
@@ -240,7 +241,7 @@ pub fn dispatch(m: &ArgMatches) -> Option<Result<()>> {
 
 /// `cxlchar all`: every registry entry marked for it, in rank order, each with its
 /// defaults (or `all`'s options where it adds them); far-memory nodes are default
-/// targets.
+/// targets, and the nodes of an `interleave:` target are measured as well.
 pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<()> {
     let opts = options(run)?;
     let mut entries: Vec<Entry> = registry()
@@ -252,6 +253,7 @@ pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<()> {
         benches: vec![],
         skipped: vec![],
         far_nodes_by_default: true,
+        interleave_parts: true,
     };
     for e in &entries {
         let p = e

@@ -24,13 +24,54 @@ pub struct Plan {
     pub skipped: Vec<Skipped>,
     /// Add far-memory NUMA nodes to the default targets.
     pub far_nodes_by_default: bool,
+    /// Measure each node of an `interleave:` target as `node:N` too
+    /// ([`bench_core::bench::Setup::interleave_parts`]).
+    pub interleave_parts: bool,
+}
+
+/// How a target's keys are named in the flat params map ([`assemble_params`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyNaming {
+    /// Local memory (and device subjects): plain names, qualified and unqualified.
+    Local,
+    /// Far memory (a memory-only node, a dax device): far names (`cxl_lat_ns`),
+    /// qualified and unqualified.
+    Far,
+    /// An interleaved target: qualified only (`mem_bw_gbs@interleave:0,1`), with far
+    /// names when every node is far. It is neither plain local nor plain far memory, so
+    /// it never gives an unqualified key (nor a `cxl_*_factor`).
+    Interleaved {
+        /// Every node of the interleave is far memory.
+        far: bool,
+    },
+}
+
+impl KeyNaming {
+    /// The naming of a memory target on this machine.
+    pub fn of(target: &TargetSpec, topo: &Topology) -> KeyNaming {
+        let far = target.is_far_memory(topo);
+        if target.is_interleaved() {
+            KeyNaming::Interleaved { far }
+        } else if far {
+            KeyNaming::Far
+        } else {
+            KeyNaming::Local
+        }
+    }
+
+    fn far(self) -> bool {
+        matches!(self, KeyNaming::Far | KeyNaming::Interleaved { far: true })
+    }
 }
 
 /// The targets of a run: those named, or `anon` plus (for `all`) every memory-only node.
+/// With `interleave_parts`, each node of an `interleave:` target follows it as `node:N`
+/// unless named already.
 pub fn resolve_targets(
     args: &RunArgs,
     topo: &Topology,
     far_by_default: bool,
+    interleave_parts: bool,
 ) -> Result<Vec<TargetSpec>> {
     let targets = if args.targets.is_empty() {
         let mut t = vec![TargetSpec::Anon];
@@ -48,6 +89,14 @@ pub fn resolve_targets(
         for s in &args.targets {
             if !t.contains(s) {
                 t.push(s.clone());
+            }
+            if let (true, TargetSpec::Interleave(il)) = (interleave_parts, s) {
+                for n in il.nodes() {
+                    let part = TargetSpec::Node(*n);
+                    if !t.contains(&part) && !args.targets.contains(&part) {
+                        t.push(part);
+                    }
+                }
             }
         }
         t
@@ -102,7 +151,12 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     let started_at = now_rfc3339();
     let topo = Topology::system();
     let cpus = resolve_cpus(args)?;
-    let targets = resolve_targets(args, &topo, plan.far_nodes_by_default)?;
+    let targets = resolve_targets(
+        args,
+        &topo,
+        plan.far_nodes_by_default,
+        plan.interleave_parts,
+    )?;
     if let Some(out) = &args.out {
         export::json::check_writable(out)?;
     }
@@ -128,8 +182,8 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         progress,
         sizing: bench_core::sizing::SizingBook::default(),
     };
-    // (target name, far memory?, report)
-    let mut results: Vec<(String, bool, Report)> = Vec::new();
+    // (target name, how its keys are named, report)
+    let mut results: Vec<(String, KeyNaming, Report)> = Vec::new();
     let mut skipped: Vec<Skipped> = plan.skipped;
     // A failure ends the run with the error: nothing is written.
     let failed = |name: &str, target: &str, e| {
@@ -161,7 +215,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
                 Err(e) => return Err(e.into()),
             };
             match bench.run(&ctx, Input::Region(&mut region)) {
-                Ok(rep) => results.push((target.to_string(), target.is_far_memory(&topo), rep)),
+                Ok(rep) => results.push((target.to_string(), KeyNaming::of(target, &topo), rep)),
                 Err(NotRun::Skipped { reason }) => skipped.push(skip(reason)),
                 Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target.to_string(), e)),
             }
@@ -173,7 +227,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         };
         ctx.progress(&format!("{} on {target}...", bench.name()));
         match bench.run(&ctx, Input::Device) {
-            Ok(rep) => results.push((target, false, rep)),
+            Ok(rep) => results.push((target, KeyNaming::Local, rep)),
             Err(NotRun::Skipped { reason }) => skipped.push(Skipped {
                 benchmark: bench.name().into(),
                 target,
@@ -247,7 +301,10 @@ fn far_name(key: &str) -> Option<String> {
 ///
 /// * Every key of every target is recorded qualified: `mem_lat_ns@node:1`.
 /// * The first target to produce a key gives the unqualified key (`mem_lat_ns`), local
-///   targets before far ones.
+///   targets before far ones. An interleaved target never does: its keys are only
+///   qualified (`mem_bw_gbs@interleave:0,1`), since its figures are neither those of
+///   local nor of far memory; with every node far they take the far names
+///   (`cxl_bw_gbs@interleave:2,3`).
 /// * On far memory (a memory-only node, a dax device), memory keys take their far
 ///   names: `mem_lat_ns` -> `cxl_lat_ns`, `mem_lat_random_ns` -> `cxl_lat_random_ns`,
 ///   and GPU DMA keys of a registered target become pool keys: `gpu_reg_h2d_bw_gbs` ->
@@ -255,22 +312,22 @@ fn far_name(key: &str) -> Option<String> {
 /// * `cxl_lat_factor` = `cxl_lat_ns / mem_lat_ns` and `cxl_bw_factor` = `cxl_bw_gbs /
 ///   mem_bw_gbs` when both exist.
 pub fn assemble_params(
-    results: &[(String, bool, Report)],
+    results: &[(String, KeyNaming, Report)],
 ) -> (BTreeMap<String, f64>, BTreeMap<String, ParamInfo>) {
     let mut params = BTreeMap::new();
     let mut info = BTreeMap::new();
-    let mut ordered: Vec<&(String, bool, Report)> = results.iter().collect();
-    ordered.sort_by_key(|(_, far, _)| *far);
-    for (target, far, rep) in ordered {
-        let far = *far;
+    let mut ordered: Vec<&(String, KeyNaming, Report)> = results.iter().collect();
+    ordered.sort_by_key(|(_, naming, _)| *naming);
+    for (target, naming, rep) in ordered {
+        let unqualified = !matches!(naming, KeyNaming::Interleaved { .. });
         for p in &rep.params {
-            let name = match far.then(|| far_name(&p.key)).flatten() {
+            let name = match naming.far().then(|| far_name(&p.key)).flatten() {
                 Some(n) => n,
                 None => p.key.clone(),
             };
             params.insert(format!("{name}@{target}"), p.value);
             info.insert(format!("{name}@{target}"), p.info.clone());
-            if !params.contains_key(&name) {
+            if unqualified && !params.contains_key(&name) {
                 params.insert(name.clone(), p.value);
                 info.insert(name, p.info.clone());
             }
@@ -326,8 +383,16 @@ mod tests {
     #[test]
     fn far_targets_give_cxl_keys_and_factor() {
         let results = vec![
-            ("node:1".to_string(), true, rep("mem_lat_ns", 250.0)),
-            ("anon".to_string(), false, rep("mem_lat_ns", 100.0)),
+            (
+                "node:1".to_string(),
+                KeyNaming::Far,
+                rep("mem_lat_ns", 250.0),
+            ),
+            (
+                "anon".to_string(),
+                KeyNaming::Local,
+                rep("mem_lat_ns", 100.0),
+            ),
         ];
         let (p, info) = assemble_params(&results);
         assert_eq!(p["mem_lat_ns"], 100.0);
@@ -342,18 +407,26 @@ mod tests {
     #[test]
     fn far_targets_give_gpu_pool_keys() {
         let results = vec![
-            ("anon".to_string(), false, rep("gpu_reg_h2d_bw_gbs", 25.0)),
+            (
+                "anon".to_string(),
+                KeyNaming::Local,
+                rep("gpu_reg_h2d_bw_gbs", 25.0),
+            ),
             (
                 "dax:/dev/dax0.0".to_string(),
-                true,
+                KeyNaming::Far,
                 rep("gpu_reg_h2d_bw_gbs", 20.0),
             ),
             (
                 "node:1".to_string(),
-                true,
+                KeyNaming::Far,
                 rep("gpu_reg_h2d_k2_bw_gbs", 10.0),
             ),
-            ("gpu:0".to_string(), false, rep("gpu_h2d_bw_gbs", 26.0)),
+            (
+                "gpu:0".to_string(),
+                KeyNaming::Local,
+                rep("gpu_h2d_bw_gbs", 26.0),
+            ),
         ];
         let (p, _) = assemble_params(&results);
         assert_eq!(p["gpu_reg_h2d_bw_gbs"], 25.0);
@@ -369,17 +442,17 @@ mod tests {
         let results = vec![
             (
                 "anon".to_string(),
-                false,
+                KeyNaming::Local,
                 rep("agents_write_k2_bw_gbs", 9.0),
             ),
             (
                 "node:2".to_string(),
-                true,
+                KeyNaming::Far,
                 rep("agents_write_k2_bw_gbs", 5.0),
             ),
             (
                 "node:2+node:3".to_string(),
-                false,
+                KeyNaming::Local,
                 rep("agents_spread_write_k2_bw_gbs", 10.0),
             ),
         ];
@@ -394,12 +467,69 @@ mod tests {
     #[test]
     fn far_targets_give_cxl_atomic_latency() {
         let results = vec![
-            ("anon".to_string(), false, rep("atomic_lat_ns", 110.0)),
-            ("node:1".to_string(), true, rep("atomic_lat_ns", 400.0)),
+            (
+                "anon".to_string(),
+                KeyNaming::Local,
+                rep("atomic_lat_ns", 110.0),
+            ),
+            (
+                "node:1".to_string(),
+                KeyNaming::Far,
+                rep("atomic_lat_ns", 400.0),
+            ),
         ];
         let (p, _) = assemble_params(&results);
         assert_eq!(p["atomic_lat_ns"], 110.0);
         assert_eq!(p["cxl_atomic_lat_ns"], 400.0);
         assert_eq!(p["cxl_atomic_lat_ns@node:1"], 400.0);
+    }
+    #[test]
+    fn interleaved_targets_are_only_qualified_and_far_only_when_all_nodes_are() {
+        let il = |n: &str, naming, v| (format!("interleave:{n}"), naming, rep("mem_bw_gbs", v));
+        let results = vec![
+            il("0,1", KeyNaming::Interleaved { far: false }, 30.0),
+            il("1,2", KeyNaming::Interleaved { far: true }, 12.0),
+            ("node:1".to_string(), KeyNaming::Far, rep("mem_bw_gbs", 6.0)),
+            (
+                "node:0".to_string(),
+                KeyNaming::Local,
+                rep("mem_bw_gbs", 20.0),
+            ),
+        ];
+        let (p, info) = assemble_params(&results);
+        // The interleave neither overwrites the local key nor takes the far one...
+        assert_eq!(p["mem_bw_gbs"], 20.0);
+        assert_eq!(p["cxl_bw_gbs"], 6.0);
+        assert_eq!(p["cxl_bw_factor"], 6.0 / 20.0);
+        // ...it is there, qualified, next to its parts.
+        assert_eq!(p["mem_bw_gbs@interleave:0,1"], 30.0);
+        assert_eq!(p["mem_bw_gbs@node:0"], 20.0);
+        assert_eq!(p["cxl_bw_gbs@node:1"], 6.0);
+        // All nodes far: far name, still qualified only.
+        assert_eq!(p["cxl_bw_gbs@interleave:1,2"], 12.0);
+        assert!(!p.contains_key("mem_bw_gbs@interleave:1,2"));
+        assert!(!p.contains_key("cxl_bw_gbs@interleave:0,1"));
+        assert_eq!(info.len(), p.len());
+        // Alone, an interleave gives no unqualified key at all.
+        let (p, _) = assemble_params(&[il("0,1", KeyNaming::Interleaved { far: false }, 30.0)]);
+        assert_eq!(p.keys().collect::<Vec<_>>(), ["mem_bw_gbs@interleave:0,1"]);
+    }
+
+    #[test]
+    fn key_naming_of_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        let t = |s: &str| s.parse::<TargetSpec>().unwrap();
+        assert_eq!(KeyNaming::of(&t("anon"), &topo), KeyNaming::Local);
+        assert_eq!(KeyNaming::of(&t("node:1"), &topo), KeyNaming::Far);
+        assert_eq!(
+            KeyNaming::of(&t("interleave:0,1"), &topo),
+            KeyNaming::Interleaved { far: false }
+        );
+        assert_eq!(
+            KeyNaming::of(&t("interleave:1"), &topo),
+            KeyNaming::Interleaved { far: true }
+        );
     }
 }

@@ -97,6 +97,68 @@ fn node1_placement_was_verified_page_by_page() {
 
 #[test]
 #[ignore = "needs the emulated lab (ci/lab/run)"]
+fn interleave_was_measured_next_to_its_parts_with_the_page_shares_verified() {
+    // guest.sh names interleave:0,1 (node 0 with the CPU, node 1 memory only); `all` adds
+    // its part node:0 (node:1 is named).
+    let doc = params_a();
+    let ms = doc["measurements"].as_array().unwrap();
+    let on: Vec<&Value> = ms
+        .iter()
+        .filter(|m| m["target"] == "interleave:0,1")
+        .collect();
+    assert!(
+        on.iter().any(|m| m["benchmark"] == "mem.bandwidth"),
+        "no bandwidth on interleave:0,1; skipped: {}",
+        doc["skipped"]
+    );
+    for m in &on {
+        let p = &m["placement"];
+        assert_eq!(p["verification"], "verified", "{}: {p}", m["id"]);
+        let proof = &p["interleave"];
+        assert_eq!(proof["policy"], "MPOL_INTERLEAVE", "{p}");
+        for n in ["0", "1"] {
+            assert_eq!(proof["expected_share_per_node"][n], 0.5, "{p}");
+            assert!(
+                p["pages_per_node"][n].as_u64().is_some_and(|c| c > 0),
+                "no page on node {n}: {p}"
+            );
+        }
+        assert!(
+            proof["max_deviation"].as_f64().unwrap() <= proof["tolerance"].as_f64().unwrap(),
+            "{p}"
+        );
+    }
+    for part in ["node:0", "node:1"] {
+        assert!(
+            ms.iter()
+                .any(|m| m["target"] == part && m["benchmark"] == "mem.bandwidth"),
+            "{part} not measured next to interleave:0,1"
+        );
+    }
+    // Qualified only, and not far (node 0 has the CPU).
+    let params = doc["params"].as_object().unwrap();
+    assert!(
+        params["mem_bw_gbs@interleave:0,1"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0),
+        "{params:?}"
+    );
+    assert!(!params.contains_key("cxl_bw_gbs@interleave:0,1"));
+    assert_eq!(params["mem_bw_gbs"], params["mem_bw_gbs@anon"]);
+    let targets = read_json(&out_dir().join("targets-a.json"));
+    assert!(
+        targets["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["spec"] == "interleave:0,1"),
+        "{}",
+        targets["targets"]
+    );
+}
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
 fn far_targets_are_recognized_and_give_cxl_keys() {
     let doc = params_a();
     let params = &doc["params"];

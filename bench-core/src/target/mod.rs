@@ -8,6 +8,8 @@
 //! | `thp` | anonymous mmap aligned to 2 MiB with `MADV_HUGEPAGE` | share of huge pages from /proc/self/smaps |
 //! | `hugetlb[:2M\|:1G]` | `MAP_HUGETLB` from the reserved pool | the mapping only succeeds with huge pages |
 //! | `node:N` | anonymous mmap bound with `mbind(MPOL_BIND)` | **every page** checked with move_pages(2) |
+//! | `interleave:A,B[,...]` | anonymous mmap with `mbind(MPOL_INTERLEAVE)` over the nodes | page share per node (move_pages(2) of every page) against equal shares |
+//! | `interleave:A=wA,B=wB` | `mbind(MPOL_WEIGHTED_INTERLEAVE)` (Linux 6.9+); the weights must be the kernel's current sysfs weights, which cxlchar never writes | page share per node against weight / sum |
 //! | `dax:/dev/daxX.Y` | shared mmap of a device-dax, length a multiple of its alignment | the device's sysfs `target_node` |
 //! | `file:PATH` | shared mmap of a file (e.g. on fs-dax/pmem) | none: measured with a warning |
 //!
@@ -23,9 +25,11 @@
 //! the one write [`guard`] (`--allow-write`, what a path really is, driver-bound devices).
 
 pub mod guard;
+pub mod interleave;
 mod window;
 
 pub use guard::{Access, MapError};
+pub use interleave::{Interleave, ShareProof};
 pub use window::{Window, WindowSource};
 
 use crate::pci::BarSpec;
@@ -76,6 +80,8 @@ pub enum TargetSpec {
     Hugetlb(HugeSize),
     /// Memory bound to one NUMA node.
     Node(usize),
+    /// Memory interleaved over NUMA nodes (plain or weighted).
+    Interleave(Interleave),
     /// A device-dax character device.
     Dax(PathBuf),
     /// A file mapped shared.
@@ -86,13 +92,14 @@ pub enum TargetSpec {
 }
 
 impl TargetSpec {
-    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `dax`, `file`, `pci`.
+    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `interleave`, `dax`, `file`, `pci`.
     pub fn kind(&self) -> &'static str {
         match self {
             TargetSpec::Anon => "anon",
             TargetSpec::Thp => "thp",
             TargetSpec::Hugetlb(_) => "hugetlb",
             TargetSpec::Node(_) => "node",
+            TargetSpec::Interleave(_) => "interleave",
             TargetSpec::Dax(_) => "dax",
             TargetSpec::File(_) => "file",
             TargetSpec::Bar(_) => "pci",
@@ -120,10 +127,15 @@ impl TargetSpec {
     }
 
     /// Whether this target is far memory: a NUMA node with memory and no CPUs (how a CXL
-    /// Type-3 expander appears), or a dax device whose node has no CPUs (or is unknown).
+    /// Type-3 expander appears), a dax device whose node has no CPUs (or is unknown), or
+    /// an interleave whose nodes are all far.
     pub fn is_far_memory(&self, topo: &Topology) -> bool {
         match self {
             TargetSpec::Node(n) => topo.node(*n).is_some_and(|n| n.likely_far_memory),
+            TargetSpec::Interleave(il) => il
+                .nodes()
+                .iter()
+                .all(|n| topo.node(*n).is_some_and(|n| n.likely_far_memory)),
             TargetSpec::Dax(p) => match topo.dax_device(p).and_then(|d| d.target_node) {
                 Some(n) if n >= 0 => topo
                     .node(n as usize)
@@ -134,26 +146,44 @@ impl TargetSpec {
         }
     }
 
+    /// Whether this target spreads its pages over several nodes (`interleave:`): its
+    /// figures are neither plain local nor plain far memory.
+    pub fn is_interleaved(&self) -> bool {
+        matches!(self, TargetSpec::Interleave(_))
+    }
+
     /// Checks that the spec names something this machine has. Errors are the user's
-    /// mistakes (node out of range, node without memory, missing device or file).
+    /// mistakes (node out of range, node without memory, missing device or file,
+    /// weighted interleave weights that are not the kernel's). A kernel without weighted
+    /// interleave is no mistake: [`Region::allocate`] reports it unavailable (skipped).
     pub fn validate(&self, topo: &Topology) -> Result<(), CoreError> {
         let err = |reason: String| CoreError::TargetSpec {
             spec: self.to_string(),
             reason,
         };
+        let node_with_memory = |n: usize| {
+            let ids: Vec<String> = topo.nodes.iter().map(|n| n.id.to_string()).collect();
+            let node = topo.node(n).ok_or_else(|| {
+                err(format!(
+                    "node {n} does not exist (nodes: {})",
+                    ids.join(",")
+                ))
+            })?;
+            if node.mem_total_bytes == 0 {
+                return Err(err(format!("node {n} has no memory")));
+            }
+            Ok(())
+        };
         match self {
-            TargetSpec::Node(n) => {
-                let ids: Vec<String> = topo.nodes.iter().map(|n| n.id.to_string()).collect();
-                let node = topo.node(*n).ok_or_else(|| {
-                    err(format!(
-                        "node {n} does not exist (nodes: {})",
-                        ids.join(",")
-                    ))
-                })?;
-                if node.mem_total_bytes == 0 {
-                    return Err(err(format!("node {n} has no memory")));
+            TargetSpec::Node(n) => node_with_memory(*n),
+            TargetSpec::Interleave(il) => {
+                for n in il.nodes() {
+                    node_with_memory(*n)?;
                 }
-                Ok(())
+                match il.check_weights(topo.weighted_interleave.as_ref()) {
+                    Err(interleave::WeightError::Mismatch(m)) => Err(err(m)),
+                    _ => Ok(()),
+                }
             }
             TargetSpec::Dax(p) => {
                 if !p.exists() {
@@ -197,6 +227,7 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Hugetlb(HugeSize::M2) => write!(f, "hugetlb:2M"),
             TargetSpec::Hugetlb(HugeSize::G1) => write!(f, "hugetlb:1G"),
             TargetSpec::Node(n) => write!(f, "node:{n}"),
+            TargetSpec::Interleave(il) => write!(f, "interleave:{il}"),
             TargetSpec::Dax(p) => write!(f, "dax:{}", p.display()),
             TargetSpec::File(p) => write!(f, "file:{}", p.display()),
             TargetSpec::Bar(b) => write!(f, "{b}"),
@@ -229,12 +260,18 @@ impl FromStr for TargetSpec {
                 .parse()
                 .map(TargetSpec::Node)
                 .map_err(|_| err("node:N needs a node number")),
+            ("interleave", Some(a)) => Interleave::parse(a)
+                .map(TargetSpec::Interleave)
+                .map_err(|e| err(&e)),
+            ("interleave", None) => Err(err(
+                "interleave needs its nodes: interleave:A,B or interleave:A=wA,B=wB",
+            )),
             ("dax", Some(a)) if !a.is_empty() => Ok(TargetSpec::Dax(PathBuf::from(a))),
             ("file", Some(a)) if !a.is_empty() => Ok(TargetSpec::File(PathBuf::from(a))),
             ("node" | "dax" | "file", _) => Err(err("missing argument after ':'")),
             ("anon" | "thp", Some(_)) => Err(err("this target takes no argument")),
             _ => Err(err(
-                "unknown target; expected anon, thp, hugetlb[:2M|:1G], node:N, dax:/dev/daxX.Y or file:PATH",
+                "unknown target; expected anon, thp, hugetlb[:2M|:1G], node:N, interleave:A,B[,...], interleave:A=wA,B=wB, dax:/dev/daxX.Y or file:PATH",
             )),
         }
     }
@@ -269,6 +306,9 @@ pub struct Placement {
     pub thp_fraction: Option<f64>,
     /// A warning to surface, if the placement is in doubt.
     pub warning: Option<String>,
+    /// For an `interleave:` target: the expected and the measured page share per node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave: Option<ShareProof>,
 }
 
 /// A mapping, writable or not.
@@ -363,9 +403,29 @@ impl Region {
                 spec.validate(topo)?;
                 let map = map_anon(spec, len, None)?;
                 let _ = map.advise(Advice::NoHugePage);
-                mbind_node(map.as_ptr() as *mut u8, map.len(), *n).map_err(|e| {
+                mbind_nodes(map.as_ptr() as *mut u8, map.len(), MPOL_BIND, &[*n]).map_err(|e| {
                     unavailable(spec, format!("mbind(MPOL_BIND, node {n}) failed: {e}"))
                 })?;
+                Region::new(spec, map, 0, len, page)
+            }
+            TargetSpec::Interleave(il) => {
+                spec.validate(topo)?;
+                // A kernel without weighted interleave: skipped with that reason (a
+                // weight mismatch was refused by validate). Weights changed since the
+                // topology was read show in the share check.
+                il.check_weights(topo.weighted_interleave.as_ref())
+                    .map_err(|e| unavailable(spec, e.to_string()))?;
+                let map = map_anon(spec, len, None)?;
+                // Interleaving is per page: huge pages would place 2 MiB at a time.
+                let _ = map.advise(Advice::NoHugePage);
+                mbind_nodes(map.as_ptr() as *mut u8, map.len(), il.mode(), il.nodes()).map_err(
+                    |e| {
+                        unavailable(
+                            spec,
+                            format!("mbind({}, nodes {il}) failed: {e}", il.policy_name()),
+                        )
+                    },
+                )?;
                 Region::new(spec, map, 0, len, page)
             }
             TargetSpec::Dax(path) => {
@@ -451,6 +511,7 @@ impl Region {
                 pages_per_node: BTreeMap::new(),
                 thp_fraction: None,
                 warning: None,
+                interleave: None,
             },
         }
     }
@@ -514,6 +575,26 @@ impl Region {
                             p.pages_checked, p.pages_per_node
                         ),
                     ));
+                }
+                p.verification = Verification::Verified;
+            }
+            TargetSpec::Interleave(il) => {
+                let (proof, failed) = interleave::check_shares(il, &p.pages_per_node);
+                p.method = format!(
+                    "mbind({}) over nodes {} + move_pages(2) query of every page ({} pages); measured share per node within {:.1} points of the expected {}",
+                    il.policy_name(),
+                    il,
+                    p.pages_checked,
+                    100.0 * proof.tolerance,
+                    if il.is_weighted() {
+                        "weight / sum of weights (weights read from /sys/kernel/mm/mempolicy/weighted_interleave)"
+                    } else {
+                        "equal shares"
+                    }
+                );
+                p.interleave = Some(proof);
+                if let Some(msg) = failed {
+                    return Err(unavailable(&self.spec, msg));
                 }
                 p.verification = Verification::Verified;
             }
@@ -648,13 +729,21 @@ const MPOL_BIND: libc::c_long = 2;
 const MPOL_MF_STRICT: libc::c_ulong = 1;
 const MPOL_MF_MOVE: libc::c_ulong = 2;
 
-fn mbind_node(addr: *mut u8, len: usize, node: usize) -> std::io::Result<()> {
+/// mbind(2) of `[addr, addr+len)` with policy `mode` over `nodes`.
+fn mbind_nodes(
+    addr: *mut u8,
+    len: usize,
+    mode: libc::c_long,
+    nodes: &[usize],
+) -> std::io::Result<()> {
     const WORDS: usize = 16; // 1024 nodes
-    if node >= WORDS * 64 {
-        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-    }
     let mut mask = [0u64; WORDS];
-    mask[node / 64] |= 1 << (node % 64);
+    for &node in nodes {
+        if node >= WORDS * 64 {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        mask[node / 64] |= 1 << (node % 64);
+    }
     // SAFETY: addr/len describe a mapping this process owns; mask is a valid bitmap of
     // WORDS*64 bits and maxnode tells the kernel so (+1, as numactl passes it).
     let r = unsafe {
@@ -662,7 +751,7 @@ fn mbind_node(addr: *mut u8, len: usize, node: usize) -> std::io::Result<()> {
             libc::SYS_mbind,
             addr as usize,
             len,
-            MPOL_BIND,
+            mode,
             mask.as_ptr(),
             (WORDS * 64 + 1) as libc::c_ulong,
             MPOL_MF_STRICT | MPOL_MF_MOVE,
@@ -759,6 +848,18 @@ mod tests {
             ("hugetlb:1G", TargetSpec::Hugetlb(HugeSize::G1)),
             ("hugetlb:2m", TargetSpec::Hugetlb(HugeSize::M2)),
             ("node:3", TargetSpec::Node(3)),
+            (
+                "interleave:1,0",
+                TargetSpec::Interleave(Interleave::plain(&[0, 1]).unwrap()),
+            ),
+            (
+                "interleave:0=3,1=1",
+                TargetSpec::Interleave(Interleave::weighted(&[(0, 3), (1, 1)]).unwrap()),
+            ),
+            (
+                "interleave:0",
+                TargetSpec::Interleave(Interleave::plain(&[0]).unwrap()),
+            ),
             ("dax:/dev/dax0.0", TargetSpec::Dax("/dev/dax0.0".into())),
             ("file:/mnt/pmem/f", TargetSpec::File("/mnt/pmem/f".into())),
         ];
@@ -782,6 +883,12 @@ mod tests {
             "dax:",
             "anon:1",
             "file:",
+            "interleave",
+            "interleave:",
+            "interleave:0,0",
+            "interleave:0=1,1",
+            "interleave:0=0",
+            "interleave:x",
         ] {
             let e = bad.parse::<TargetSpec>().unwrap_err().to_string();
             assert!(e.contains(&format!("'{bad}'")), "{e}");
@@ -815,6 +922,75 @@ mod tests {
             .is_err());
     }
 
+    fn il(s: &str) -> TargetSpec {
+        format!("interleave:{s}").parse().unwrap()
+    }
+
+    #[test]
+    fn interleave_validation_against_a_fake_topology() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::topology::write_fake_sysfs(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        assert_eq!(topo.weighted_interleave, None);
+        assert_eq!(il("0,1").to_string(), "interleave:0,1");
+        assert!(il("0,1").validate(&topo).is_ok());
+        assert!(il("0,1").is_interleaved() && !TargetSpec::Node(0).is_interleaved());
+        // Far only when every node is far.
+        assert!(!il("0,1").is_far_memory(&topo));
+        assert!(il("1").is_far_memory(&topo));
+        let e = il("0,7").validate(&topo).unwrap_err().to_string();
+        assert!(
+            e.contains("interleave:0,7") && e.contains("node 7 does not exist"),
+            "{e}"
+        );
+        // No weighted interleave in this kernel: not a user mistake, but unavailable.
+        assert!(il("0=3,1=1").validate(&topo).is_ok());
+        match Region::allocate(&il("0=3,1=1"), 1 << 20, &topo).unwrap_err() {
+            CoreError::TargetUnavailable { reason, .. } => {
+                assert_eq!(reason, interleave::NO_WEIGHTED_INTERLEAVE)
+            }
+            e => panic!("{e}"),
+        }
+        // With weights in sysfs: the current ones pass, others are refused with remedy.
+        let w = dir.path().join(interleave::WEIGHTS_DIR);
+        std::fs::create_dir_all(&w).unwrap();
+        std::fs::write(w.join("node0"), "1\n").unwrap();
+        std::fs::write(w.join("node1"), "1\n").unwrap();
+        let topo = Topology::read(dir.path());
+        assert!(il("0=1,1=1").validate(&topo).is_ok());
+        let e = il("0=3,1=1").validate(&topo).unwrap_err();
+        assert!(matches!(e, CoreError::TargetSpec { .. }), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("node0=1 node1=1") && e.contains("echo 3 >"),
+            "{e}"
+        );
+        // Nothing was written.
+        assert_eq!(std::fs::read_to_string(w.join("node0")).unwrap(), "1\n");
+    }
+
+    #[test]
+    fn interleave_over_one_node_is_verified_by_its_share() {
+        let topo = Topology::system();
+        let node = first_memory_node(&topo);
+        let spec = il(&node.to_string());
+        match Region::allocate(&spec, 4 << 20, &topo) {
+            Ok(r) => {
+                let p = r.placement();
+                assert_eq!(p.verification, Verification::Verified);
+                let proof = p.interleave.as_ref().expect("share proof");
+                assert_eq!(proof.policy, "MPOL_INTERLEAVE");
+                assert_eq!(proof.expected_share_per_node[&(node as i64)], 1.0);
+                assert_eq!(proof.share_per_node[&(node as i64)], 1.0);
+                assert!(p.method.contains("move_pages"), "{}", p.method);
+            }
+            Err(CoreError::TargetUnavailable { reason, .. }) => {
+                assert!(reason.contains("mbind"), "{reason}")
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
     #[test]
     fn anon_region_is_mapped_and_reported() {
         let topo = Topology::system();
@@ -827,15 +1003,18 @@ mod tests {
         assert_eq!(p.pages_checked, (1 << 20) / page_size() as u64);
     }
 
-    #[test]
-    fn node_zero_is_verified_page_by_page() {
-        let topo = Topology::system();
-        let node = topo
-            .nodes
+    fn first_memory_node(topo: &Topology) -> usize {
+        topo.nodes
             .iter()
             .find(|n| n.mem_total_bytes > 0)
             .unwrap()
-            .id;
+            .id
+    }
+
+    #[test]
+    fn node_zero_is_verified_page_by_page() {
+        let topo = Topology::system();
+        let node = first_memory_node(&topo);
         match Region::allocate(&TargetSpec::Node(node), 4 << 20, &topo) {
             Ok(r) => {
                 assert_eq!(r.placement().verification, Verification::Verified);

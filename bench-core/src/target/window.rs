@@ -272,6 +272,7 @@ fn unverified() -> Placement {
         pages_per_node: BTreeMap::new(),
         thp_fraction: None,
         warning: None,
+        interleave: None,
     }
 }
 

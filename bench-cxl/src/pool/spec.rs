@@ -235,6 +235,7 @@ impl PoolMap {
             pages_per_node: per_node,
             thp_fraction: None,
             warning: None,
+            interleave: None,
         }
     }
     /// Bytes of each ring region (header excluded), and their offsets.

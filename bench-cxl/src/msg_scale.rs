@@ -187,6 +187,16 @@ enum Phase {
     },
 }
 
+impl Phase {
+    /// Bytes of each message of the phase.
+    fn message_bytes(self) -> usize {
+        match self {
+            Phase::Lat { .. } => LAT_BYTES,
+            Phase::Bw { size, .. } => size,
+        }
+    }
+}
+
 /// A pair's queues, by address (shared by the two threads of the pair).
 #[derive(Debug, Clone, Copy)]
 struct PairQueues {
@@ -240,10 +250,7 @@ fn sender(
             CellReceiver::attach(q.back as *mut u8, q.back_bytes, mode).map_err(qe)?,
         )
     };
-    let max = match phase {
-        Phase::Lat { .. } => LAT_BYTES,
-        Phase::Bw { size, .. } => size,
-    };
+    let max = phase.message_bytes();
     let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
     let mut ack = [1u8; LAT_BYTES];
     let mut group = CounterGroup::open_with_timer(&ctx.timer);
@@ -312,10 +319,7 @@ fn receiver(
             CellSender::attach(q.back as *mut u8, q.back_bytes, mode).map_err(qe)?,
         )
     };
-    let size = match phase {
-        Phase::Lat { .. } => LAT_BYTES,
-        Phase::Bw { size, .. } => size,
-    };
+    let size = phase.message_bytes();
     // Written now: receiving into it cannot fault later.
     let mut dst = vec![1u8; size];
     let mut group = CounterGroup::open_with_timer(&ctx.timer);

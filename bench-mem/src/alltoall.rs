@@ -330,6 +330,41 @@ pub fn budget_rule(available: Option<usize>, quick: bool) -> String {
     }
 }
 
+/// The block sizes a benchmark's region holds, per thread count, with the `size_bound`
+/// warning for the sizes it cannot: the one sizing step both all-to-all benchmarks take.
+pub struct RegionSizes {
+    target: String,
+    budget: usize,
+    rule: String,
+}
+
+impl RegionSizes {
+    /// For a region of `region_len` bytes on `target`, sized by [`region_bytes`].
+    pub fn new(ctx: &Context, target: &TargetSpec, region_len: usize) -> RegionSizes {
+        let words = budget_rule(available_for(target, &ctx.topology), ctx.quick);
+        RegionSizes {
+            target: target.to_string(),
+            budget: region_len,
+            rule: format!("this run's region, sized to {words}"),
+        }
+    }
+
+    /// The sizes of `wanted` whose buffers for `p` threads fit; the warning for the rest
+    /// goes to `warnings`.
+    pub fn sizes(&self, wanted: &[usize], p: usize, warnings: &mut Vec<Warning>) -> Vec<usize> {
+        let (sizes, cut) = sizes_within(wanted, p, self.budget);
+        warnings.extend(size_bound_warning(
+            &self.target,
+            p,
+            &sizes,
+            cut,
+            self.budget,
+            &self.rule,
+        ));
+        sizes
+    }
+}
+
 /// The `size_bound` warning for `p` threads when the buffers of `cut` and larger sizes
 /// do not fit in `budget` bytes (`budget_rule` says where the budget came from); `None`
 /// when nothing was cut.

@@ -191,10 +191,7 @@ impl Benchmark for AlltoallOrderBench {
         let target = region.spec().to_string();
         let l2 = ctx.topology.cache_bytes(2);
         let base = region.as_mut_ptr() as usize;
-        let rule_words = alltoall::budget_rule(
-            bench_core::sizing::available_for(region.spec(), &ctx.topology),
-            ctx.quick,
-        );
+        let bound = alltoall::RegionSizes::new(ctx, region.spec(), region.len());
         let budget = Budget {
             time: Duration::from_millis(if ctx.quick { 15 } else { 100 }),
             min_samples: 5,
@@ -222,15 +219,7 @@ impl Benchmark for AlltoallOrderBench {
             if orders.is_empty() {
                 continue;
             }
-            let (sizes, cut) = alltoall::sizes_within(&wanted, p, region.len());
-            rep.warnings.extend(alltoall::size_bound_warning(
-                &target,
-                p,
-                &sizes,
-                cut,
-                region.len(),
-                &format!("this run's region, sized to {rule_words}"),
-            ));
+            let sizes = bound.sizes(&wanted, p, &mut rep.warnings);
             let schedules: Vec<Vec<Vec<alltoall::Copy>>> = orders
                 .iter()
                 .map(|&o| {

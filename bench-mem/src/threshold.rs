@@ -131,21 +131,10 @@ impl Benchmark for CopyThresholdBench {
         let counts = self.counts(ctx);
         let all = *counts.iter().max().unwrap_or(&1);
         let wanted = self.sizes(ctx.quick);
-        let rule_words = alltoall::budget_rule(
-            bench_core::sizing::available_for(region.spec(), &ctx.topology),
-            ctx.quick,
-        );
+        let bound = alltoall::RegionSizes::new(ctx, region.spec(), region.len());
         for &p in &counts {
             let rule = l2.map(|l| l / p);
-            let (sizes, cut) = alltoall::sizes_within(&wanted, p, region.len());
-            rep.warnings.extend(alltoall::size_bound_warning(
-                &target,
-                p,
-                &sizes,
-                cut,
-                region.len(),
-                &format!("this run's region, sized to {rule_words}"),
-            ));
+            let sizes = bound.sizes(&wanted, p, &mut rep.warnings);
             if sizes.is_empty() {
                 continue;
             }

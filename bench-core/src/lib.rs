@@ -36,6 +36,7 @@ pub mod cacheline;
 pub mod chase;
 pub mod cleanup;
 pub mod counters;
+pub mod cxl;
 pub mod env;
 pub mod error;
 pub mod keys;

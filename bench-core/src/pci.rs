@@ -137,7 +137,7 @@ fn read(p: &Path) -> Option<String> {
 }
 
 /// `DOMAIN:BUS:DEV.FN` with hex fields of 4:2:2.1 digits (function 0..7).
-fn is_pci_address(addr: &str) -> bool {
+pub(crate) fn is_pci_address(addr: &str) -> bool {
     let p: Vec<&str> = addr.split(':').collect();
     p.len() == 3
         && p[0].len() == 4

@@ -5,6 +5,7 @@
 //! tree. Missing files mean "not offered", never an error: a machine without NUMA sysfs
 //! has one node, one without dax has none.
 
+use crate::cxl::{Backing, BackingShare, CxlBus, Range};
 use crate::pin::parse_cpu_list;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -22,8 +23,35 @@ pub struct NumaNode {
     /// SLIT distances to every node, in node order, if the kernel reports them.
     pub distances: Vec<u32>,
     /// A node with memory and no CPUs: how CXL Type-3 expanders and other far memory
-    /// appear to Linux.
+    /// appear to Linux. Whether it is CXL is in [`backing`](Self::backing).
     pub likely_far_memory: bool,
+    /// For a memory-only node: what backs its online memory (CXL region, CXL window,
+    /// NVDIMM, or not CXL), with bytes each, found by address ([`crate::cxl`]). Empty
+    /// for nodes with CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backing: Vec<BackingShare>,
+}
+
+impl NumaNode {
+    /// Whether every online byte of the node is CXL memory.
+    pub fn is_cxl(&self) -> bool {
+        !self.backing.is_empty() && self.backing.iter().all(|s| s.backing.is_cxl())
+    }
+
+    /// What the node is, for people: `CXL pmem region1 (1-way: mem0 serial 0x1234 ...)`,
+    /// `not CXL (...)`, or `DRAM with CPUs 0-3`.
+    pub fn describe(&self) -> String {
+        if !self.cpus.is_empty() {
+            format!("CPUs {}", crate::pin::format_cpu_list(&self.cpus))
+        } else if self.mem_total_bytes == 0 {
+            "no memory, no CPUs".into()
+        } else {
+            format!(
+                "memory-only: {}",
+                crate::cxl::describe_shares(&self.backing)
+            )
+        }
+    }
 }
 
 /// One cache as seen by CPU 0.
@@ -54,6 +82,21 @@ pub struct DaxDevice {
     pub align_bytes: u64,
     /// NUMA node the memory belongs to, if reported.
     pub target_node: Option<i64>,
+    /// `devdax` (bound to `device_dax`: a character device to map) or `system-ram`
+    /// (bound to `kmem`: onlined into `target_node`, no character device), when the
+    /// driver is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// What backs it: a CXL region and its devices, an NVDIMM, or not CXL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Backing>,
+}
+
+impl DaxDevice {
+    /// Whether it can be mapped as a character device (not onlined as system RAM).
+    pub fn is_devdax(&self) -> bool {
+        self.mode.as_deref() != Some("system-ram")
+    }
 }
 
 /// One hugepage pool.
@@ -83,6 +126,9 @@ pub struct Topology {
     /// by cxlchar); `None` when the kernel has no weighted interleave (before Linux 6.9).
     #[serde(default)]
     pub weighted_interleave: Option<std::collections::BTreeMap<usize, u8>>,
+    /// The kernel's CXL bus: memory devices, decoders, regions (empty without CXL).
+    #[serde(default, skip_serializing_if = "CxlBus::is_empty")]
+    pub cxl: CxlBus,
 }
 
 fn read_trim(p: &Path) -> Option<String> {
@@ -114,12 +160,35 @@ fn parse_list(s: &str) -> Vec<usize> {
 impl Topology {
     /// Reads the topology below `root` (`/` on a real machine).
     pub fn read(root: &Path) -> Topology {
+        let cxl = CxlBus::read(root);
+        let dax = read_dax(root, &cxl);
+        let mut nodes = read_nodes(root);
+        // NVDIMM memory onlined by kmem is told apart from "not CXL" through its dax
+        // device's range.
+        let nvdimm: Vec<(Range, String)> = dax
+            .iter()
+            .filter_map(|d| match &d.backing {
+                Some(Backing::Nvdimm { nd_region }) => Some((d, nd_region)),
+                _ => None,
+            })
+            .flat_map(|(d, nd)| {
+                let dir = root.join("sys/bus/dax/devices").join(&d.name);
+                crate::cxl::dax_ranges(&dir)
+                    .into_iter()
+                    .map(move |r| (r, nd.clone()))
+            })
+            .collect();
+        for n in nodes.iter_mut().filter(|n| n.likely_far_memory) {
+            let ranges = crate::cxl::node_ranges(root, n.id);
+            n.backing = crate::cxl::node_backing(&cxl, &ranges, &nvdimm);
+        }
         Topology {
-            nodes: read_nodes(root),
+            nodes,
             caches: read_caches(root),
-            dax: read_dax(root),
+            dax,
             hugepages: read_hugepages(root),
             weighted_interleave: crate::target::interleave::read_weights(root),
+            cxl,
         }
     }
 
@@ -158,9 +227,20 @@ impl Topology {
 
 fn read_nodes(root: &Path) -> Vec<NumaNode> {
     let base = root.join("sys/devices/system/node");
+    // `online` lists the nodes; without it (a copied tree), the nodeN directories do.
     let ids = read_trim(&base.join("online"))
         .map(|s| parse_list(&s))
-        .unwrap_or_default();
+        .unwrap_or_else(|| {
+            let mut v: Vec<usize> = fs::read_dir(&base)
+                .map(|rd| {
+                    rd.filter_map(|e| e.ok())
+                        .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            v.sort_unstable();
+            v
+        });
     let mut nodes: Vec<NumaNode> = ids
         .into_iter()
         .map(|id| {
@@ -192,6 +272,7 @@ fn read_nodes(root: &Path) -> Vec<NumaNode> {
             NumaNode {
                 id,
                 likely_far_memory: cpus.is_empty() && mem_total_bytes > 0,
+                backing: Vec::new(),
                 cpus,
                 mem_total_bytes,
                 distances,
@@ -217,6 +298,7 @@ fn read_nodes(root: &Path) -> Vec<NumaNode> {
             mem_total_bytes: mem,
             distances: vec![10],
             likely_far_memory: false,
+            backing: Vec::new(),
         });
     }
     nodes
@@ -250,7 +332,7 @@ fn read_caches(root: &Path) -> Vec<CacheLevel> {
     out
 }
 
-fn read_dax(root: &Path) -> Vec<DaxDevice> {
+fn read_dax(root: &Path, cxl: &CxlBus) -> Vec<DaxDevice> {
     let base = root.join("sys/bus/dax/devices");
     let Ok(rd) = fs::read_dir(&base) else {
         return Vec::new();
@@ -269,12 +351,25 @@ fn read_dax(root: &Path) -> Vec<DaxDevice> {
                 .or_else(|| read_u64(&dir.join("dax_region/align")))
                 .unwrap_or(2 << 20);
             let target_node = read_trim(&dir.join("target_node")).and_then(|s| s.parse().ok());
+            let mode = fs::read_link(dir.join("driver"))
+                .ok()
+                .and_then(|l| l.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .map(|d| match d.as_str() {
+                    "kmem" => "system-ram".to_string(),
+                    "device_dax" => "devdax".to_string(),
+                    other => other.to_string(),
+                });
+            let backing = fs::canonicalize(&dir)
+                .ok()
+                .map(|real| crate::cxl::dax_backing(cxl, &real));
             Some(DaxDevice {
                 path: PathBuf::from("/dev").join(&name),
                 name,
                 size_bytes,
                 align_bytes,
                 target_node,
+                mode,
+                backing,
             })
         })
         .collect();

@@ -679,7 +679,8 @@ impl Benchmark for MsgBench {
 #[allow(rustdoc::invalid_html_tags)]
 #[derive(Debug, Clone, clap::Args)]
 pub struct PoolArgs {
-    /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y or a PCI
+    /// The pool: file:PATH (default: a fresh file in /dev/shm), dax:/dev/daxX.Y,
+    /// cxl:regionN or cxl:memN (the CXL region's devdax device) or a PCI
     /// BAR pci:DOMAIN:BUS:DEV.FN/BAR as `cxlchar pcie list` shows it (or its resource file,
     /// pci:/sys/bus/pci/devices/<bdf>/resourceN). Any --pool needs --allow-write (a bare
     /// PATH means file:PATH); a window holding data that is not zero and not a pool header

@@ -41,6 +41,7 @@ pub(crate) fn host_placement(span: &HostSpan<'_>, what: &str) -> Placement {
         thp_fraction: None,
         warning: None,
         interleave: None,
+        backing: Vec::new(),
     }
 }
 

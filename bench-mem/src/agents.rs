@@ -833,6 +833,7 @@ mod tests {
                 mem_total_bytes: 1 << 30,
                 distances: vec![],
                 likely_far_memory: true,
+                backing: vec![],
             });
         }
         t

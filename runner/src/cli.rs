@@ -178,7 +178,10 @@ pub struct RunArgs {
     /// Memory target; repeat for several. anon | thp | hugetlb[:2M|:1G] | node:N |
     /// interleave:A,B[,...] (MPOL_INTERLEAVE) | interleave:A=wA,B=wB (weighted, Linux
     /// 6.9+; the weights must be the kernel's current ones, see `cxlchar targets`) |
-    /// dax:/dev/daxX.Y | file:PATH.
+    /// dax:/dev/daxX.Y | file:PATH | cxl:regionN | cxl:memN (a CXL region, or a memory
+    /// device in one region, by its kernel name: measured as the region's devdax device,
+    /// else as the NUMA node it was onlined into; each measurement's placement names the
+    /// region, its memory devices and their serials).
     #[arg(long = "target", short = 't', value_name = "SPEC", value_parser = parse_target)]
     pub targets: Vec<TargetSpec>,
     /// CPUs to measure on (list/ranges, e.g. 0 or 2-3); the first runs single-thread tests.

@@ -45,8 +45,9 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
         }
         let note = if n.likely_far_memory {
             format!(
-                "{} memory, no CPUs: likely CXL/far memory",
-                human_bytes(n.mem_total_bytes)
+                "{} memory, no CPUs: {}",
+                human_bytes(n.mem_total_bytes),
+                bench_core::cxl::describe_shares(&n.backing)
             )
         } else {
             format!(
@@ -58,18 +59,200 @@ pub fn offered(topo: &Topology) -> Vec<(String, String)> {
         v.push((TargetSpec::Node(n.id).to_string(), note));
     }
     v.extend(interleave_offered(topo));
-    for d in &topo.dax {
+    // A dax device onlined as system RAM has no character device: its node is the target.
+    for d in topo.dax.iter().filter(|d| d.is_devdax()) {
         v.push((
             TargetSpec::Dax(d.path.clone()).to_string(),
             format!(
-                "device-dax {}, align {}, node {} (needs --allow-write)",
+                "device-dax {}, align {}, node {}{} (needs --allow-write)",
                 human_bytes(d.size_bytes),
                 format_size(d.align_bytes as usize),
-                d.target_node.map_or("?".into(), |n| n.to_string())
+                d.target_node.map_or("?".into(), |n| n.to_string()),
+                d.backing
+                    .as_ref()
+                    .map_or(String::new(), |b| format!(", {}", b.describe()))
             ),
         ));
     }
+    v.extend(cxl_offered(topo));
     v
+}
+
+/// The `cxl:` names: every region, and every memory device in exactly one region, with
+/// what each resolves to (or why it does not).
+pub fn cxl_offered(topo: &Topology) -> Vec<(String, String)> {
+    let names = topo.cxl.regions.iter().map(|r| r.name.clone()).chain(
+        topo.cxl
+            .memdevs
+            .iter()
+            .filter(|m| topo.cxl.regions_of(&m.name).len() == 1)
+            .map(|m| m.name.clone()),
+    );
+    names
+        .map(|n| {
+            let spec = TargetSpec::Cxl(n);
+            let note = match spec.resolve(topo) {
+                Ok(t) => format!(
+                    "= {t}: {}{}",
+                    bench_core::cxl::describe_shares(&bench_core::target::backing_of(&t, topo)),
+                    if t.is_destructive() {
+                        " (needs --allow-write)"
+                    } else {
+                        ""
+                    }
+                ),
+                Err(bench_core::CoreError::TargetSpec { reason, .. }) => {
+                    format!("unavailable: {reason}")
+                }
+                Err(e) => format!("unavailable: {e}"),
+            };
+            (spec.to_string(), note)
+        })
+        .collect()
+}
+
+/// The CXL part of `cxlchar targets`: memory devices with their serial, capacity, PCI
+/// function and link, port path and host bridge; decoders; regions with their devices;
+/// and what backs each dax device and memory-only node.
+pub fn cxl_table(topo: &Topology) -> String {
+    let mut s = String::new();
+    let cxl = &topo.cxl;
+    if cxl.is_empty() {
+        let _ = writeln!(s, "CXL: none (no /sys/bus/cxl devices)");
+        backing_lines(&mut s, topo);
+        return s;
+    }
+    let hex = |a: Option<u64>| a.map_or("-".into(), |a| format!("{a:#x}"));
+    let _ = writeln!(
+        s,
+        "CXL memory devices:{}",
+        if cxl.memdevs.is_empty() { " none" } else { "" }
+    );
+    for m in &cxl.memdevs {
+        let _ = writeln!(
+            s,
+            "  {}  serial {}  volatile {}  persistent {}  firmware {}",
+            m.name,
+            m.serial.as_deref().unwrap_or("?"),
+            human_bytes(m.ram_bytes),
+            human_bytes(m.pmem_bytes),
+            m.firmware_version.as_deref().unwrap_or("?")
+        );
+        let _ = writeln!(
+            s,
+            "      PCI {} {}",
+            m.pci.as_deref().unwrap_or("-"),
+            m.link
+                .as_ref()
+                .and_then(|l| l.describe())
+                .map_or("no PCIe link info".into(), |l| format!("link {l}"))
+        );
+        let _ = writeln!(
+            s,
+            "      ports {}  (host bridge {}; PCI path {})",
+            if m.ports.is_empty() {
+                "?".into()
+            } else {
+                m.ports.join(" -> ")
+            },
+            m.host_bridge.as_deref().unwrap_or("?"),
+            if m.pci_path.is_empty() {
+                "?".into()
+            } else {
+                m.pci_path.join(" -> ")
+            }
+        );
+        let regions: Vec<&str> = cxl
+            .regions_of(&m.name)
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        let _ = writeln!(
+            s,
+            "      regions {}",
+            if regions.is_empty() {
+                "none".into()
+            } else {
+                regions.join(", ")
+            }
+        );
+    }
+    let _ = writeln!(s, "CXL decoders:");
+    for d in &cxl.decoders {
+        let _ = writeln!(
+            s,
+            "  {:<11} {:<8} port {:<10} start {:<13} size {:<9} ways {} granularity {}{}{}",
+            d.name,
+            format!("{:?}", d.kind).to_lowercase(),
+            d.port,
+            hex(d.start),
+            human_bytes(d.size_bytes),
+            d.interleave_ways.map_or("?".into(), |w| w.to_string()),
+            d.interleave_granularity_bytes
+                .map_or("?".into(), |g| format!("{g} B")),
+            d.mode
+                .as_ref()
+                .map_or(String::new(), |m| format!(" mode {m}")),
+            d.region
+                .as_ref()
+                .map_or(String::new(), |r| format!(" region {r}"))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "CXL regions:{}",
+        if cxl.regions.is_empty() { " none" } else { "" }
+    );
+    for r in &cxl.regions {
+        let _ = writeln!(
+            s,
+            "  {:<9} {} start {} size {}  {}-way, granularity {}  {}  window {}",
+            r.name,
+            r.mode.as_deref().unwrap_or("?"),
+            hex(r.start),
+            human_bytes(r.size_bytes),
+            r.interleave_ways.map_or("?".into(), |w| w.to_string()),
+            r.interleave_granularity_bytes
+                .map_or("?".into(), |g| format!("{g} B")),
+            if r.committed {
+                "committed"
+            } else {
+                "NOT committed"
+            },
+            r.root_decoder.as_deref().unwrap_or("?")
+        );
+        for t in &r.targets {
+            let _ = writeln!(
+                s,
+                "      position {}: {} on {}",
+                t.position,
+                t.decoder,
+                t.memdev.as_deref().unwrap_or("?")
+            );
+        }
+    }
+    backing_lines(&mut s, topo);
+    s
+}
+
+/// What backs each dax device and memory-only node.
+fn backing_lines(s: &mut String, topo: &Topology) {
+    if topo.dax.is_empty() && !topo.nodes.iter().any(|n| n.likely_far_memory) {
+        return;
+    }
+    let _ = writeln!(s, "what backs the dax devices and memory-only nodes:");
+    for d in &topo.dax {
+        let _ = writeln!(
+            s,
+            "  {:<12} ({}) {}",
+            d.name,
+            d.mode.as_deref().unwrap_or("mode ?"),
+            d.backing.as_ref().map_or("?".into(), |b| b.describe())
+        );
+    }
+    for n in topo.nodes.iter().filter(|n| n.likely_far_memory) {
+        let _ = writeln!(s, "  node {:<7} {}", n.id, n.describe());
+    }
 }
 
 /// The `interleave:` targets: plain interleave over the nodes with memory, and weighted
@@ -150,10 +333,12 @@ pub fn targets(format: Format) -> Result<()> {
                         .map(|d| d.to_string())
                         .collect::<Vec<_>>()
                         .join(" "),
-                    if n.likely_far_memory {
-                        "yes (memory, no CPUs)"
+                    if !n.likely_far_memory {
+                        "no".to_string()
+                    } else if n.is_cxl() {
+                        "yes: CXL".to_string()
                     } else {
-                        "no"
+                        "yes: not CXL".to_string()
                     }
                 )?;
             }
@@ -165,13 +350,18 @@ pub fn targets(format: Format) -> Result<()> {
             for d in &topo.dax {
                 writeln!(
                     s,
-                    "  {}  size {}  align {}  node {}",
+                    "  {}  size {}  align {}  node {}{}",
                     d.path.display(),
                     d.size_bytes,
                     format_size(d.align_bytes as usize),
-                    d.target_node.map_or("?".into(), |n| n.to_string())
+                    d.target_node.map_or("?".into(), |n| n.to_string()),
+                    match d.mode.as_deref() {
+                        Some("system-ram") => "  (onlined as system RAM: no character device)",
+                        _ => "",
+                    }
                 )?;
             }
+            s.push_str(&cxl_table(&topo));
             writeln!(
                 s,
                 "hugepage pools:{}",
@@ -359,4 +549,62 @@ pub fn pci(format: Format) -> Result<()> {
         Format::Table => print!("{}", pci_table(&devs)),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn lab(name: &str) -> Topology {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../bench-core/tests/fixtures")
+            .join(name);
+        assert!(
+            p.join("sys/bus/cxl").is_dir(),
+            "fixture {} missing",
+            p.display()
+        );
+        Topology::read(&p)
+    }
+
+    #[test]
+    fn targets_lists_the_lab_cxl_device_with_its_chain() {
+        let t = lab("sysfs-cxl-devdax");
+        let table = cxl_table(&t);
+        for want in [
+            "mem0  serial 0x1234",
+            "persistent 512 MiB",
+            "PCI 0000:0d:00.0 link 2.5 GT/s PCIe x1",
+            "ports root0 -> port1 -> endpoint2",
+            "host bridge ACPI0016:00",
+            "regions region1",
+            "region1   pmem start 0x1d0000000 size 512 MiB  1-way, granularity 256 B  committed  window decoder0.0",
+            "position 0: decoder2.0 on mem0",
+            "dax1.0",
+            "CXL pmem region1 (1-way: mem0 serial 0x1234 at 0000:0d:00.0)",
+            "NVDIMM persistent memory (nd region0), not CXL",
+        ] {
+            assert!(table.contains(want), "missing {want:?} in\n{table}");
+        }
+        let offered = offered(&t);
+        let get = |spec: &str| {
+            offered
+                .iter()
+                .find(|(s, _)| s == spec)
+                .map(|(_, n)| n.clone())
+                .unwrap_or_else(|| panic!("{spec} not offered: {offered:?}"))
+        };
+        assert!(get("cxl:region1").starts_with("= dax:/dev/dax1.0: CXL pmem region1"));
+        assert!(get("cxl:mem0").starts_with("= dax:/dev/dax1.0"));
+        assert!(get("dax:/dev/dax1.0").contains("mem0 serial 0x1234"));
+    }
+
+    #[test]
+    fn a_machine_without_cxl_says_so() {
+        let d = tempfile::tempdir().unwrap();
+        let t = Topology::read(d.path());
+        assert!(cxl_table(&t).starts_with("CXL: none"));
+        assert!(cxl_offered(&t).is_empty());
+    }
 }

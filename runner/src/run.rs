@@ -86,7 +86,15 @@ pub fn resolve_targets(
         t
     } else {
         let mut t: Vec<TargetSpec> = Vec::new();
-        for s in &args.targets {
+        for named in &args.targets {
+            // `cxl:regionN` / `cxl:memN` become the dax device or node behind them.
+            let s = &named.resolve(topo)?;
+            if s != named {
+                eprintln!(
+                    "{named} is {s}: {}",
+                    bench_core::cxl::describe_shares(&bench_core::target::backing_of(s, topo))
+                );
+            }
             if !t.contains(s) {
                 t.push(s.clone());
             }
@@ -237,6 +245,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         }
     }
     let mut warnings = env.warnings(timer.info().invariant);
+    warnings.extend(far_not_cxl_warnings(&targets, &topo));
     // Counter warnings of every family (disturbed samples, paranoid, no PMU, core clock).
     for (target, _, rep) in &mut results {
         let w = bench_core::counters::warnings_for(target, &rep.measurements, timer.info().freq_hz);
@@ -287,6 +296,30 @@ fn dedup_warnings(w: Vec<Warning>) -> Vec<Warning> {
         }
     }
     out
+}
+
+/// A far-memory target that is not CXL (a memory-only node of another socket, HBM, an
+/// NVDIMM, an emulated node) still gives the papers' far-memory keys (`cxl_lat_ns`):
+/// say so, so that nobody reads them as a CXL device's figures.
+pub fn far_not_cxl_warnings(targets: &[TargetSpec], topo: &Topology) -> Vec<Warning> {
+    targets
+        .iter()
+        .filter(|t| t.is_far_memory(topo) && !t.is_interleaved())
+        .filter_map(|t| {
+            let shares = bench_core::target::backing_of(t, topo);
+            if !shares.is_empty() && shares.iter().all(|s| s.backing.is_cxl()) {
+                return None;
+            }
+            Some(Warning {
+                code: "far_not_cxl".into(),
+                message: format!(
+                    "{t} is far memory but not (known to be) CXL: {}; its keys take the papers' far-memory names (cxl_lat_ns, cxl_bw_gbs, ...) as the far tier, not as a CXL device's figures",
+                    bench_core::cxl::describe_shares(&shares)
+                ),
+                remediation: "to characterize a CXL device, measure the dax device or node backed by its region (`cxlchar targets` lists them; --target cxl:regionN)".into(),
+            })
+        })
+        .collect()
 }
 
 /// Far-memory name of a key, from the key registry ([`bench_core::keys::far_name`]):

@@ -164,6 +164,7 @@ impl Region {
                 }
                 let p = Placement {
                     method: format!("window of device-dax {}", path.display()),
+                    backing: dax_window_backing(root, path),
                     ..unverified()
                 };
                 (f, path.clone(), p)
@@ -263,6 +264,27 @@ fn size_of(f: &File, path: &Path) -> Result<u64, MapError> {
         .map_err(|e| map_err(path, format!("reading its size: {e}")))
 }
 
+/// What backs the device-dax `path` (its CXL region and memory devices, an NVDIMM, or
+/// not CXL), from sysfs below `root`; nothing when sysfs does not list it.
+fn dax_window_backing(root: &Path, path: &Path) -> Vec<crate::cxl::BackingShare> {
+    let Some(name) = path.file_name() else {
+        return Vec::new();
+    };
+    let dir = root.join("sys/bus/dax/devices").join(name);
+    let Ok(real) = std::fs::canonicalize(&dir) else {
+        return Vec::new();
+    };
+    let bus = crate::cxl::CxlBus::read(root);
+    let bytes = crate::cxl::dax_ranges(&real)
+        .iter()
+        .map(|r| r.end - r.start)
+        .sum();
+    vec![crate::cxl::BackingShare {
+        backing: crate::cxl::dax_backing(&bus, &real),
+        bytes,
+    }]
+}
+
 fn unverified() -> Placement {
     Placement {
         verification: Verification::Unverified,
@@ -273,6 +295,7 @@ fn unverified() -> Placement {
         thp_fraction: None,
         warning: None,
         interleave: None,
+        backing: Vec::new(),
     }
 }
 

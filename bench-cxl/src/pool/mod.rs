@@ -47,8 +47,16 @@ pub use spec::{PoolMap, PoolSource, PoolSpec, Role, DEFAULT_POOL_BYTES, MIN_POOL
 #[derive(Debug, thiserror::Error)]
 pub enum PoolError {
     /// Bad pool spec.
-    #[error("bad pool spec '{0}': use file:PATH, dax:/dev/daxX.Y or pci:DOMAIN:BUS:DEV.FN/BAR (as `cxlchar pcie list` shows it; a resource file path pci:/sys/bus/pci/devices/<bdf>/resourceN also works)")]
+    #[error("bad pool spec '{0}': use file:PATH, dax:/dev/daxX.Y, cxl:regionN (its devdax device) or pci:DOMAIN:BUS:DEV.FN/BAR (as `cxlchar pcie list` shows it; a resource file path pci:/sys/bus/pci/devices/<bdf>/resourceN also works)")]
     Spec(String),
+    /// A `cxl:` pool that does not name a CXL region with a devdax device.
+    #[error("pool {spec}: {reason}")]
+    Cxl {
+        /// The spec as given.
+        spec: String,
+        /// Why it does not resolve to a devdax device.
+        reason: String,
+    },
     /// Bad role.
     #[error("bad role '{0}': use leader or follower")]
     Role(String),

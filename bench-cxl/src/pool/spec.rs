@@ -38,6 +38,7 @@ impl FromStr for PoolSource {
         match kind {
             "file" => Ok(PoolSource::File(path.into())),
             "dax" => Ok(PoolSource::Dax(path.into())),
+            "cxl" => PoolSource::from_cxl(s, &bench_core::topology::Topology::system()),
             "pci" if path.starts_with('/') => Ok(PoolSource::Pci(path.into())),
             "pci" => {
                 // The same spelling as `cxlchar pcie` (`pci:DOMAIN:BUS:DEV.FN/BAR`).
@@ -45,6 +46,28 @@ impl FromStr for PoolSource {
                 Ok(PoolSource::Pci(bar.resource_path()))
             }
             _ => Err(PoolError::Spec(s.into())),
+        }
+    }
+}
+
+impl PoolSource {
+    /// `cxl:regionN` / `cxl:memN`: the region's devdax device on this machine (a pool is
+    /// mapped shared, by other processes or hosts too, so a NUMA node cannot be one).
+    pub fn from_cxl(s: &str, topo: &bench_core::topology::Topology) -> Result<Self, PoolError> {
+        let cxl = |reason: String| PoolError::Cxl {
+            spec: s.into(),
+            reason,
+        };
+        let spec: bench_core::target::TargetSpec = s
+            .parse()
+            .map_err(|e: bench_core::CoreError| cxl(e.to_string()))?;
+        match spec.resolve(topo) {
+            Ok(bench_core::target::TargetSpec::Dax(p)) => Ok(PoolSource::Dax(p)),
+            Ok(other) => Err(cxl(format!(
+                "it is {other}, not a devdax device: a pool must be mapped shared (create a devdax namespace on the region: ndctl create-namespace -m devdax --map=mem)"
+            ))),
+            Err(bench_core::CoreError::TargetSpec { reason, .. }) => Err(cxl(reason)),
+            Err(e) => Err(cxl(e.to_string())),
         }
     }
 }
@@ -236,6 +259,8 @@ impl PoolMap {
             thp_fraction: None,
             warning: None,
             interleave: None,
+            // What the window's device is (a CXL region and its memory devices, ...).
+            backing: self.region.placement().backing.clone(),
         }
     }
     /// Bytes of each ring region (header excluded), and their offsets.
@@ -248,6 +273,28 @@ impl PoolMap {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_cxl_pool_is_the_regions_devdax_device() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../bench-core/tests/fixtures/sysfs-cxl-devdax");
+        let topo = bench_core::topology::Topology::read(&fixture);
+        assert_eq!(
+            PoolSource::from_cxl("cxl:region1", &topo).unwrap(),
+            PoolSource::Dax("/dev/dax1.0".into())
+        );
+        let e = PoolSource::from_cxl("cxl:region7", &topo)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("pool cxl:region7: no CXL region region7"),
+            "{e}"
+        );
+        let e = PoolSource::from_cxl("cxl:bogus", &topo)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cxl:regionN or cxl:memN"), "{e}");
+    }
 
     pub(crate) fn spec(path: &Path) -> PoolSpec {
         PoolSpec {

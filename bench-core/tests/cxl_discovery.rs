@@ -1,0 +1,200 @@
+//! CXL discovery against sysfs trees copied from the lab's QEMU guest a
+//! (`ci/lab/sysfs-snapshot.py`): QEMU 7.2 `cxl-type3` (512 MiB pmem, serial 0x1234)
+//! behind a `pxb-cxl` host bridge with two root ports, kernel 6.1, an NVDIMM beside it.
+//! `sysfs-cxl-devdax`: the CXL region with a devdax namespace on it.
+
+use bench_core::cxl::{Backing, DecoderKind};
+use bench_core::topology::Topology;
+use std::path::PathBuf;
+
+fn fixture(name: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    assert!(
+        p.join("sys/bus/cxl/devices").is_dir(),
+        "fixture {} missing",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn memdev_region_and_decoders_of_the_lab_device() {
+    let t = Topology::read(&fixture("sysfs-cxl-devdax"));
+    let cxl = &t.cxl;
+    assert_eq!(cxl.memdevs.len(), 1, "{cxl:#?}");
+    let m = &cxl.memdevs[0];
+    assert_eq!(m.name, "mem0");
+    assert_eq!(m.serial.as_deref(), Some("0x1234"));
+    assert_eq!(m.pmem_bytes, 512 << 20);
+    assert_eq!(m.ram_bytes, 0);
+    assert_eq!(m.pci.as_deref(), Some("0000:0d:00.0"));
+    let link = m.link.as_ref().expect("PCI link");
+    assert_eq!(link.current_speed.as_deref(), Some("2.5 GT/s PCIe"));
+    assert_eq!(link.current_width, Some(1));
+    assert_eq!(m.pci_path, ["pci0000:0c", "0000:0c:00.0", "0000:0d:00.0"]);
+    assert_eq!(m.ports, ["root0", "port1", "endpoint2"]);
+    assert_eq!(m.host_bridge.as_deref(), Some("ACPI0016:00"));
+
+    let kinds: Vec<(String, DecoderKind)> = cxl
+        .decoders
+        .iter()
+        .map(|d| (d.name.clone(), d.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("decoder0.0".to_string(), DecoderKind::Root),
+            ("decoder1.0".to_string(), DecoderKind::Switch),
+            ("decoder2.0".to_string(), DecoderKind::Endpoint),
+        ]
+    );
+    let root = &cxl.decoders[0];
+    assert_eq!(
+        (root.start, root.size_bytes),
+        (Some(0x1_d000_0000), 4 << 30)
+    );
+    let ep = &cxl.decoders[2];
+    assert_eq!(ep.port, "endpoint2");
+    assert_eq!(ep.mode.as_deref(), Some("pmem"));
+    assert_eq!(ep.region.as_deref(), Some("region1"));
+    assert_eq!(cxl.decoders[1].interleave_granularity_bytes, Some(256));
+
+    assert_eq!(cxl.regions.len(), 1);
+    let r = &cxl.regions[0];
+    assert_eq!(r.name, "region1");
+    assert_eq!(r.mode.as_deref(), Some("pmem"));
+    assert_eq!((r.start, r.size_bytes), (Some(0x1_d000_0000), 512 << 20));
+    assert_eq!(
+        (r.interleave_ways, r.interleave_granularity_bytes),
+        (Some(1), Some(256))
+    );
+    assert!(r.committed);
+    assert_eq!(r.root_decoder.as_deref(), Some("decoder0.0"));
+    assert_eq!(r.targets.len(), 1);
+    assert_eq!(r.targets[0].decoder, "decoder2.0");
+    assert_eq!(r.targets[0].memdev.as_deref(), Some("mem0"));
+    assert_eq!(cxl.regions_of("mem0").len(), 1);
+}
+
+#[test]
+fn dax_devices_map_to_the_cxl_region_or_the_nvdimm() {
+    let t = Topology::read(&fixture("sysfs-cxl-devdax"));
+    let cxl_dax = t.dax.iter().find(|d| d.name == "dax1.0").expect("dax1.0");
+    assert_eq!(cxl_dax.target_node, Some(2));
+    match cxl_dax.backing.as_ref().expect("backing") {
+        Backing::CxlRegion {
+            region,
+            mode,
+            memdevs,
+            window,
+            ..
+        } => {
+            assert_eq!(region, "region1");
+            assert_eq!(mode.as_deref(), Some("pmem"));
+            assert_eq!(window.as_deref(), Some("decoder0.0"));
+            assert_eq!(memdevs.len(), 1);
+            assert_eq!(memdevs[0].memdev, "mem0");
+            assert_eq!(memdevs[0].serial.as_deref(), Some("0x1234"));
+            assert_eq!(memdevs[0].pci.as_deref(), Some("0000:0d:00.0"));
+        }
+        other => panic!("dax1.0 backed by {other:?}"),
+    }
+    assert!(cxl_dax
+        .backing
+        .as_ref()
+        .unwrap()
+        .describe()
+        .contains("mem0 serial 0x1234"));
+    // The NVDIMM's devdax is persistent memory, not CXL.
+    let nv = t.dax.iter().find(|d| d.name == "dax0.0").expect("dax0.0");
+    assert_eq!(
+        nv.backing,
+        Some(Backing::Nvdimm {
+            nd_region: "region0".into()
+        })
+    );
+}
+
+#[test]
+fn the_memory_only_dram_node_is_not_called_cxl() {
+    let t = Topology::read(&fixture("sysfs-cxl-devdax"));
+    let n1 = t.node(1).expect("node 1");
+    assert!(n1.likely_far_memory);
+    assert!(!n1.is_cxl(), "{:?}", n1.backing);
+    assert!(
+        n1.backing.iter().all(|s| s.backing == Backing::NotCxl),
+        "{:?}",
+        n1.backing
+    );
+    assert!(n1.describe().contains("not CXL"), "{}", n1.describe());
+}
+
+#[test]
+fn cxl_specs_parse_and_print() {
+    use bench_core::target::TargetSpec;
+    for s in ["cxl:region0", "cxl:region12", "cxl:mem3"] {
+        let t: TargetSpec = s.parse().unwrap();
+        assert_eq!(t, TargetSpec::Cxl(s[4..].into()));
+        assert_eq!(t.to_string(), s);
+        assert_eq!(t.kind(), "cxl");
+    }
+    for bad in [
+        "cxl:",
+        "cxl",
+        "cxl:region",
+        "cxl:dax0.0",
+        "cxl:mem0x",
+        "cxl:decoder0.0",
+    ] {
+        let e = bad.parse::<TargetSpec>().unwrap_err().to_string();
+        assert!(e.contains("cxl:regionN or cxl:memN"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn cxl_names_resolve_to_the_dax_device_with_its_chain() {
+    use bench_core::target::{backing_of, TargetSpec};
+    let t = Topology::read(&fixture("sysfs-cxl-devdax"));
+    let dax = TargetSpec::Dax("/dev/dax1.0".into());
+    for name in ["region1", "mem0"] {
+        let spec = TargetSpec::Cxl(name.into());
+        assert_eq!(spec.resolve(&t).unwrap(), dax, "cxl:{name}");
+        assert!(spec.is_far_memory(&t), "node 2 has no CPUs");
+    }
+    // Anything else resolves to itself.
+    assert_eq!(dax.resolve(&t).unwrap(), dax);
+    let chain = backing_of(&TargetSpec::Cxl("region1".into()), &t);
+    assert_eq!(chain.len(), 1);
+    assert!(chain[0].backing.is_cxl());
+    assert_eq!(chain[0].bytes, 526385152);
+    let e = TargetSpec::Cxl("region9".into())
+        .resolve(&t)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no CXL region region9 (regions: region1"), "{e}");
+    let e = TargetSpec::Cxl("mem4".into())
+        .resolve(&t)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no CXL memory device mem4 (memory devices: mem0)"),
+        "{e}"
+    );
+    // The NVDIMM's dax device carries its own, non-CXL backing.
+    let nv = backing_of(&TargetSpec::Dax("/dev/dax0.0".into()), &t);
+    assert!(!nv[0].backing.is_cxl());
+}
+
+#[test]
+fn a_machine_without_cxl_refuses_cxl_names_with_the_lists() {
+    use bench_core::target::TargetSpec;
+    let d = tempfile::tempdir().unwrap();
+    let t = Topology::read(d.path());
+    let e = TargetSpec::Cxl("region0".into())
+        .resolve(&t)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("regions: none"), "{e}");
+}

@@ -26,8 +26,9 @@ pub struct Cli {
 pub enum Command {
     /// Run every benchmark family on every target and write params.json.
     ///
-    /// Targets default to `anon` plus every NUMA node with memory and no CPUs (likely
-    /// CXL/far memory). dax and file targets are only measured when named with
+    /// Targets default to `anon` plus every NUMA node with memory and no CPUs (far
+    /// memory: CXL or not, as `cxlchar targets` shows; a far node that is not CXL gives a
+    /// `far_not_cxl` warning). dax, file and cxl: targets are only measured when named with
     /// --target, and only with --allow-write (their contents are overwritten). An
     /// interleaved target (`interleave:0,1`) brings its nodes as `node:N` targets too,
     /// so its figures stand next to those of its parts.

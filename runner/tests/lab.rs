@@ -424,6 +424,25 @@ fn cxl_dax(g: &str) -> String {
     dax
 }
 
+/// The measurement's memory is backed by guest a's CXL region (`cxl-region-a`) on `mem0`,
+/// serial 0x1234 (QEMU's `sn=`): `placement.backing` names the device under test.
+fn assert_backed_by_the_cxl_device(m: &Value) {
+    let region = out_file("cxl-region-a", "guest a's CXL region");
+    let backing = m["placement"]["backing"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}: no placement.backing", m["id"]));
+    let b = backing
+        .iter()
+        .map(|b| &b["backing"])
+        .find(|b| b["kind"] == "cxl_region")
+        .unwrap_or_else(|| panic!("{}: not backed by a CXL region: {backing:?}", m["id"]));
+    assert_eq!(b["region"], region.as_str(), "{}: {b}", m["id"]);
+    let memdevs = b["memdevs"].as_array().unwrap();
+    assert_eq!(memdevs.len(), 1, "{}: {b}", m["id"]);
+    assert_eq!(memdevs[0]["memdev"], "mem0", "{}: {b}", m["id"]);
+    assert_eq!(memdevs[0]["serial"], "0x1234", "{}: {b}", m["id"]);
+}
+
 /// Issue #18 item 5: guest b's Type-3 device maps guest a's backing file and label area
 /// with the same serial; b found a's devdax namespace by itself and `cxlchar pool msg` ran
 /// between the guests over it (a leads and measures, b follows), next to the ivshmem run.
@@ -445,6 +464,7 @@ fn cross_host_pool_messaging_over_the_shared_cxl_device() {
             "{}: target {t} is not the CXL devdax {dax_a}",
             m["id"]
         );
+        assert_backed_by_the_cxl_device(m);
     }
     for test in ["flag", "ring_lat", "ring_bw"] {
         assert!(
@@ -530,6 +550,7 @@ fn cxl_backed_numa_node_was_measured_with_placement_verified() {
             Some(checked),
             "every page on node {node}: {p}"
         );
+        assert_backed_by_the_cxl_device(m);
     }
 }
 

@@ -2,8 +2,13 @@
 # Runs inside a lab guest as its init (see ci/lab/run). The guest's root is the host's /
 # (read-only 9p under a tmpfs overlay), so the host's cxlchar build and tools run here.
 # Role a: far-memory node 1, NVDIMM -> /dev/dax0.0, CXL Type-3 mem0 -> cxl region ->
-# devdax (the CXL dax device is named in $OUT/cxl-dax-a), ivshmem pool, rxe server.
-# Role b: ivshmem pool (the same host file), rxe client.
+# devdax (the CXL dax device is named in $OUT/cxl-dax-a), ivshmem pool, rxe server; at the
+# end the CXL dax device is onlined as system RAM (kmem): a CPU-less NUMA node backed by
+# the CXL device (its number in $OUT/cxl-node-a).
+# Role b: ivshmem pool (the same host file), rxe client, and a CXL Type-3 device on guest
+# a's backing file and label area (same serial): b finds a's devdax namespace by itself
+# (named in $OUT/cxl-dax-b) and answers `cxlchar pool msg` over it.
+# Guests a and b synchronise only through the pools and marker files on the out share.
 # Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 ROLE=; REPO=; TESTS=
@@ -70,15 +75,24 @@ else:
 PY
 }
 
-cxl_setup() { # guest a: the Type-3 device -> a pmem region -> a devdax namespace
-  modprobe -a cxl_acpi cxl_pci cxl_mem || return 1
-  modprobe -a cxl_pmem || return 1
+# The CXL pool window of `pool msg` (the same on both guests): inside the 2 MiB-aligned
+# devdax device (about 510 MiB with --map=mem) and clear of the bytes `mem latency` wrote at
+# its start. TCG emulates the CXL window as MMIO (every access goes through QEMU's device
+# model), so `pool msg` runs with --quick, its smallest run.
+CXL_POOL_WINDOW="--offset 256M --len 8M"
+
+cxl_region() { # both guests: the Type-3 device mem0 -> a pmem region; prints "CXLREGION NDREGION"
+  modprobe -a cxl_acpi cxl_pci cxl_mem >&2 || return 1
+  # ndctl's modprobe.d install hook for libnvdimm runs `ndctl load-keys`: skip it.
+  modprobe --ignore-install -a libnvdimm >&2 || return 1
+  modprobe -a cxl_pmem nd_pmem dax_pmem device_dax >&2 || return 1
   for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/mem0 ] && break; sleep 0.2; done
-  [ -e /sys/bus/cxl/devices/mem0 ] || { echo "no mem0 under /sys/bus/cxl/devices"; return 1; }
-  cxl list -M -D -u
-  cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 || return 1
+  [ -e /sys/bus/cxl/devices/mem0 ] || { echo "no mem0 under /sys/bus/cxl/devices" >&2; return 1; }
+  cxl list -M -D -u >&2
+  cxl create-region -m -t pmem -d decoder0.0 -w 1 mem0 >&2 || return 1
   region=$(cxl list -R | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["region"])')
-  # The nd region whose address range is the CXL region's: the NVDIMM's region0 is not it.
+  # The nd region whose address range is the CXL region's (in guest a the NVDIMM's region0
+  # is not it: CXL region ids share the kernel's memregion ids with the NVDIMM's).
   start=$(cat "/sys/bus/cxl/devices/$region/resource")
   nd=
   for i in $(seq 1 50); do
@@ -88,14 +102,69 @@ cxl_setup() { # guest a: the Type-3 device -> a pmem region -> a devdax namespac
     done
     [ -n "$nd" ] && break; sleep 0.2
   done
-  [ -n "$nd" ] || { echo "no nd region at $start for $region"; return 1; }
-  echo "CXL $region = nd $nd at $start"
-  ns=$(ndctl create-namespace -r "$nd" -m devdax -a 2M) || return 1
+  [ -n "$nd" ] || { echo "no nd region at $start for $region" >&2; return 1; }
+  echo "CXL $region = nd $nd at $start" >&2
+  echo "$region $nd"
+}
+
+cxl_dax_in() { # cxl_dax_in REGION: the dax device whose first byte lies in the CXL region
+  rs=$(cat "/sys/bus/cxl/devices/$1/resource"); rz=$(cat "/sys/bus/cxl/devices/$1/size")
+  for d in /sys/bus/dax/devices/dax*; do
+    a=$(cat "$d/mapping0/start" 2>/dev/null || cat "$d/resource" 2>/dev/null) || continue
+    if [ $((a)) -ge $((rs)) ] && [ $((a)) -lt $((rs + rz)) ]; then basename "$d"; return 0; fi
+  done
+  return 1
+}
+
+cxl_setup() { # guest a: the Type-3 device -> a pmem region -> a devdax namespace
+  r=$(cxl_region) || return 1
+  set -- $r
+  [ -n "$2" ] || return 1
+  region=$1; nd=$2
+  # --map=mem: the struct pages live in guest RAM. Guest b maps the same device; with the
+  # default map=dev each kernel would write its own memmap into the device's reserved area.
+  ns=$(ndctl create-namespace -r "$nd" -m devdax -a 2M --map=mem) || return 1
   echo "$ns"
   dax=$(echo "$ns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["daxregion"]["devices"][0]["chardev"])')
   [ -c "/dev/$dax" ] || { echo "no devdax for $nd (found '$dax')"; ls -l /dev/dax*; return 1; }
+  [ "$(cxl_dax_in "$region")" = "$dax" ] || { echo "$dax is not inside $region"; return 1; }
   echo "/dev/$dax" > "$OUT/cxl-dax-a"
+  echo "$region" > "$OUT/cxl-region-a"
+  # The namespace label is in the shared label area now: guest b may load its CXL drivers.
+  echo "/dev/$dax" > "$OUT/cxl-ready-a"
   cxl list -M -D -R -u; daxctl list -D
+}
+
+cxl_join() { # guest b: wait for a's namespace, then the same region; find a's devdax by address
+  for i in $(seq 1 1200); do [ -f "$OUT/cxl-ready-a" ] && break; sleep 0.25; done
+  [ -f "$OUT/cxl-ready-a" ] || { echo "guest a never wrote cxl-ready-a"; return 1; }
+  grep -q '^/dev/dax' "$OUT/cxl-ready-a" || { echo "guest a has no CXL namespace"; return 1; }
+  # Only now load any CXL module: libnvdimm reads and caches the label area when it probes.
+  r=$(cxl_region) || return 1
+  set -- $r
+  [ -n "$2" ] || return 1
+  region=$1
+  dax=
+  for i in $(seq 1 50); do dax=$(cxl_dax_in "$region") && break; sleep 0.2; done
+  [ -n "$dax" ] && [ -c "/dev/$dax" ] || { echo "no dax device appeared in $region"; ndctl list -R -N -D -i; return 1; }
+  echo "CXL $region: guest a's namespace, found without creating one:"
+  ndctl list -N -r "$2"; daxctl list -D
+  echo "/dev/$dax" > "$OUT/cxl-dax-b"
+}
+
+cxl_node() { # guest a, last: the CXL dax device -> system RAM on a CPU-less node
+  dax=${CXLDAX#/dev/}
+  modprobe kmem || return 1
+  # kmem onlines whole memory blocks (128 MiB here): 384 MiB of the ~510 MiB device.
+  daxctl reconfigure-device --mode=system-ram "$dax" || return 1
+  node=$(cat "/sys/bus/dax/devices/$dax/target_node")
+  echo "$node" > "$OUT/cxl-node-a"
+  numactl -H
+  cpus=$(cat "/sys/devices/system/node/node$node/cpulist")
+  mem=$(awk '/MemTotal/ {print $4}' "/sys/devices/system/node/node$node/meminfo")
+  echo "node $node (from $dax): cpus '$cpus', MemTotal $mem kB; blocks:" \
+    $(ls "/sys/devices/system/node/node$node" | grep '^memory[0-9]')
+  [ -z "$cpus" ] && [ "${mem:-0}" -gt 0 ] || { echo "node $node: expected memory and no CPUs"; return 1; }
 }
 
 if [ "$ROLE" = a ]; then
@@ -106,6 +175,9 @@ if [ "$ROLE" = a ]; then
   ls -l /dev/dax* || fail "no /dev/dax*"
   step "CXL Type-3: modules, region, devdax"
   cxl_setup || fail "CXL region and devdax"
+  # Tell guest b not to wait for a namespace that will not come.
+  [ -f "$OUT/cxl-ready-a" ] || echo none > "$OUT/cxl-ready-a"
+  CXLDAX=
   if [ -s "$OUT/cxl-dax-a" ]; then
     CXLDAX=$(cat "$OUT/cxl-dax-a")
     step "cxlchar mem latency on the CXL device's devdax ($CXLDAX; TCG emulates the window as MMIO: 1 MiB only)"
@@ -113,8 +185,8 @@ if [ "$ROLE" = a ]; then
       --out "$OUT/cxl-latency-a.json" > "$OUT/cxl-latency-a.txt" 2>&1 || fail "cxlchar mem latency on $CXLDAX"
     cat "$OUT/cxl-latency-a.txt"
   fi
-  step "sysfs snapshot of the CXL, nd and dax buses (discovery fixtures)"
-  python3 "$REPO/ci/lab/sysfs-snapshot.py" "$OUT/sysfs-a" || fail "sysfs snapshot"
+  step "sysfs snapshot of the CXL, nd and dax buses, CXL device as devdax (discovery fixtures)"
+  python3 "$REPO/ci/lab/sysfs-snapshot.py" "$OUT/sysfs-a-devdax" || fail "sysfs snapshot"
   step "numactl -H"; numactl -H
   step "cxlchar targets"
   "$CX" targets | tee "$OUT/targets-a.txt" || fail "cxlchar targets"
@@ -126,6 +198,13 @@ if [ "$ROLE" = a ]; then
   timeout 400 "$CX" pool msg --quick --pool "pci:$PCIADDR/2" --offset 1M --len 16M --role leader --allow-write \
     --timeout 180s --peer-timeout 60s --out "$OUT/pool-msg-a.json" > "$OUT/pool-msg-a.txt" 2>&1 || fail "pool msg leader"
   cat "$OUT/pool-msg-a.txt"
+  if [ -n "$CXLDAX" ]; then
+    step "cross-host pool messaging over the CXL device ($CXLDAX; guest b maps the same backing file) (leader)"
+    timeout 400 "$CX" pool msg --quick --pool "dax:$CXLDAX" $CXL_POOL_WINDOW --role leader --allow-write \
+      --timeout 240s --peer-timeout 60s --out "$OUT/pool-msg-cxl-a.json" > "$OUT/pool-msg-cxl-a.txt" 2>&1 \
+      || fail "pool msg leader on $CXLDAX"
+    cat "$OUT/pool-msg-cxl-a.txt"
+  fi
   step "verbs between the guests: cxlchar verbs --server and perftest servers (for guest b's compare-verbs.sh)"
   CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
     --iters "$VERBS_ITERS" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || fail "compare-verbs.sh --serve"
@@ -144,6 +223,27 @@ if [ "$ROLE" = a ]; then
     CXLCHAR_LAB=1 CXLCHAR_LAB_DAX=/dev/dax0.0 CXLCHAR_LAB_BAR="$BAR" CXLCHAR_LAB_FAR_NODE=1 \
       timeout 600 "$t" --ignored --test-threads 1 lab_ || fail "ignored tests in $(basename "$t")"
   done
+  # Last, when nothing needs the CXL devdax any more (guest b is done with it too: its pool
+  # follower ended with the leader's run). Never run anything under `numactl --membind` of
+  # this node: device I/O (virtio, 9p) into CXL-backed pages hangs the guest, because QEMU
+  # 7.2 emulates the window as MMIO; cxlchar binds only its data buffer there.
+  if [ -n "$CXLDAX" ]; then
+    step "the CXL device as system RAM: $CXLDAX -> kmem -> a CPU-less NUMA node"
+    if cxl_node; then
+      NODE=$(cat "$OUT/cxl-node-a")
+      step "cxlchar mem latency on node:$NODE (backed by the CXL device; TCG: 1 MiB only)"
+      timeout 300 "$CX" mem latency --quick --target "node:$NODE" --sizes 1M \
+        --out "$OUT/cxl-node-latency-a.json" > "$OUT/cxl-node-latency-a.txt" 2>&1 || fail "cxlchar mem latency on node:$NODE"
+      cat "$OUT/cxl-node-latency-a.txt"
+      step "cxlchar targets with the CXL-backed node"
+      "$CX" targets | tee "$OUT/targets-a-ram.txt" || fail "cxlchar targets (system-ram)"
+      "$CX" targets --format json > "$OUT/targets-a-ram.json" || fail "cxlchar targets --format json (system-ram)"
+    else
+      fail "CXL devdax as system RAM"
+    fi
+    step "sysfs snapshot, CXL device as system RAM (discovery fixtures)"
+    python3 "$REPO/ci/lab/sysfs-snapshot.py" "$OUT/sysfs-a-ram" || fail "sysfs snapshot (system-ram)"
+  fi
 else
   step "pool handshake"; pool b || fail "pool handshake"
   step "rxe: ib_send_lat client"
@@ -153,12 +253,23 @@ else
   timeout 400 "$CX" pool msg --quick --pool "pci:$BAR" --offset 1M --len 16M --role follower --allow-write \
     --timeout 180s --peer-timeout 60s > "$OUT/pool-msg-b.txt" 2>&1 || fail "pool msg follower"
   cat "$OUT/pool-msg-b.txt"
+  step "CXL Type-3 on guest a's backing file: wait for a's namespace, region, find a's devdax"
+  if cxl_join; then
+    CXLDAX=$(cat "$OUT/cxl-dax-b")
+    step "cross-host pool messaging over the CXL device ($CXLDAX) (follower)"
+    timeout 400 "$CX" pool msg --quick --pool "dax:$CXLDAX" $CXL_POOL_WINDOW --role follower --allow-write \
+      --timeout 240s --peer-timeout 60s > "$OUT/pool-msg-cxl-b.txt" 2>&1 || fail "pool msg follower on $CXLDAX"
+    cat "$OUT/pool-msg-cxl-b.txt"
+  else
+    fail "CXL region and guest a's devdax in guest b"
+  fi
   step "verbs between the guests: cxlchar verbs --connect 192.0.2.1 against perftest (ci/compare-verbs.sh --remote)"
   CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --remote 192.0.2.1 --device rxe0 --quick \
     --iters "$VERBS_ITERS" --sizes "$VERBS_SIZES" --out "$OUT/verbs-compare-b.json" > "$OUT/verbs-compare-b.txt" 2>&1 \
     || fail "compare-verbs.sh --remote"
   cat "$OUT/verbs-compare-b.txt"
   "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
+  "$CX" targets --format json > "$OUT/targets-b.json" || fail "cxlchar targets --format json"
 fi
 echo "LAB: done $ROLE rc=$RC"
 sync

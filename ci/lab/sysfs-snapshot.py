@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """Copy the sysfs attributes that CXL discovery reads into a directory tree, for checked-in
-test fixtures (issue #18): /sys/bus/{cxl,nd,dax}/devices and the devices they resolve to, the
-NUMA nodes' cpulist and memory blocks, the PCI functions of class 0x0502 (CXL memory) with
-their link attributes, and /proc/iomem. Links are recorded as links (relative to the copy),
-attribute files as their first 4 KiB. Runs inside lab guest a; usage: sysfs-snapshot.py DEST."""
+test fixtures (issue #18): /sys/bus/{cxl,nd,dax}/devices and the devices they resolve to (a
+dax device's mapping*/, resource, target_node and its `driver` link: device_dax, or kmem
+once it is system RAM), the NUMA nodes (cpulist, meminfo, distance, their memoryNN links)
+and those memory blocks (phys_index, state, valid_zones, ...), the PCI functions of class
+0x0502 (CXL memory) with their link attributes, and /proc/iomem. Links are recorded as links
+(relative to the copy; a `driver` link points at a driver directory that is not copied: its
+name is the driver's), attribute files as their first 4 KiB. Runs inside lab guest a;
+usage: sysfs-snapshot.py DEST."""
 import os
 import sys
 
 SKIP = {"uevent", "modalias", "config", "rescan", "remove", "reset", "CDAT", "label_storage",
         "resource0", "resource1", "resource2", "resource3", "resource4", "resource5",
         "resource0_wc", "resource2_wc", "resource4_wc", "rom", "firmware", "driver_override"}
-SKIP_DIRS = {"power", "subsystem", "driver", "firmware_node", "msi_irqs", "iommu",
+SKIP_DIRS = {"power", "subsystem", "firmware_node", "msi_irqs", "iommu",
              "iommu_group", "consumer", "supplier", "wakeup"}
 
 
@@ -81,12 +85,32 @@ def main():
             device(p, root, seen)
             device(os.path.dirname(os.path.realpath(p)), root, seen)
     nodes = "/sys/devices/system/node"
+    memory = "/sys/devices/system/memory"
+    for attr in ("possible", "online", "has_cpu", "has_memory", "has_normal_memory"):
+        copy_attr(f"{nodes}/{attr}", os.path.join(root, nodes[1:], attr))
     for name in sorted(os.listdir(nodes)):
-        if name.startswith("node") and name[4:].isdigit():
-            for attr in ("cpulist", "meminfo"):
-                copy_attr(f"{nodes}/{name}/{attr}", os.path.join(root, nodes[1:], name, attr))
-    copy_attr("/sys/devices/system/memory/block_size_bytes",
-              os.path.join(root, "sys/devices/system/memory/block_size_bytes"))
+        if not (name.startswith("node") and name[4:].isdigit()):
+            continue
+        for attr in ("cpulist", "meminfo", "distance"):
+            copy_attr(f"{nodes}/{name}/{attr}", os.path.join(root, nodes[1:], name, attr))
+        # The node's memory blocks: nodeN/memoryNN -> ../../memory/memoryNN (a link), and
+        # each block's attributes, with its own nodeN link back.
+        for block in sorted(os.listdir(f"{nodes}/{name}")):
+            if not (block.startswith("memory") and block[6:].isdigit()):
+                continue
+            link = os.path.join(root, nodes[1:], name, block)
+            if not os.path.lexists(link):
+                os.symlink(os.path.relpath(os.path.join(root, memory[1:], block),
+                                           os.path.dirname(link)), link)
+            for attr in ("phys_index", "phys_device", "state", "online", "valid_zones",
+                         "removable"):
+                copy_attr(f"{memory}/{block}/{attr}", os.path.join(root, memory[1:], block, attr))
+            back = os.path.join(root, memory[1:], block, name)
+            if not os.path.lexists(back):
+                os.symlink(os.path.relpath(os.path.join(root, nodes[1:], name),
+                                           os.path.dirname(back)), back)
+    for attr in ("block_size_bytes", "auto_online_blocks"):
+        copy_attr(f"{memory}/{attr}", os.path.join(root, memory[1:], attr))
     copy_attr("/proc/iomem", os.path.join(root, "proc/iomem"))
     n = sum(len(f) for _, _, f in os.walk(root))
     print(f"sysfs snapshot: {n} files under {root}")

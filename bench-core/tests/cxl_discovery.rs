@@ -1,7 +1,8 @@
 //! CXL discovery against sysfs trees copied from the lab's QEMU guest a
 //! (`ci/lab/sysfs-snapshot.py`): QEMU 7.2 `cxl-type3` (512 MiB pmem, serial 0x1234)
 //! behind a `pxb-cxl` host bridge with two root ports, kernel 6.1, an NVDIMM beside it.
-//! `sysfs-cxl-devdax`: the CXL region with a devdax namespace on it.
+//! `sysfs-cxl-devdax`: the CXL region with a devdax namespace on it (`--map=mem`);
+//! `sysfs-cxl-ram`: the same, onlined as system RAM (node 2).
 
 use bench_core::cxl::{Backing, DecoderKind};
 use bench_core::topology::Topology;
@@ -168,7 +169,10 @@ fn cxl_names_resolve_to_the_dax_device_with_its_chain() {
     let chain = backing_of(&TargetSpec::Cxl("region1".into()), &t);
     assert_eq!(chain.len(), 1);
     assert!(chain[0].backing.is_cxl());
-    assert_eq!(chain[0].bytes, 526385152);
+    assert_eq!(
+        chain[0].bytes, 534773760,
+        "the whole devdax device (map=mem)"
+    );
     let e = TargetSpec::Cxl("region9".into())
         .resolve(&t)
         .unwrap_err()
@@ -197,4 +201,55 @@ fn a_machine_without_cxl_refuses_cxl_names_with_the_lists() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("regions: none"), "{e}");
+}
+
+/// `sysfs-cxl-ram`: the same device's devdax onlined as system RAM
+/// (`daxctl reconfigure-device --mode=system-ram`): node 2, no CPUs, three 128 MiB blocks.
+#[test]
+fn the_kmem_node_is_backed_by_the_cxl_region_and_cxl_names_resolve_to_it() {
+    use bench_core::target::TargetSpec;
+    let t = Topology::read(&fixture("sysfs-cxl-ram"));
+    let n2 = t.node(2).expect("node 2");
+    assert!(n2.cpus.is_empty() && n2.mem_total_bytes > 0);
+    assert!(n2.is_cxl(), "{:?}", n2.backing);
+    assert_eq!(n2.backing.len(), 1);
+    assert_eq!(
+        n2.backing[0].bytes,
+        384 << 20,
+        "kmem onlines whole 128 MiB blocks"
+    );
+    match &n2.backing[0].backing {
+        Backing::CxlRegion {
+            region, memdevs, ..
+        } => {
+            assert_eq!(region, "region1");
+            assert_eq!(memdevs[0].serial.as_deref(), Some("0x1234"));
+        }
+        other => panic!("node 2 backed by {other:?}"),
+    }
+    assert!(
+        n2.describe().starts_with("memory-only: CXL pmem region1"),
+        "{}",
+        n2.describe()
+    );
+    // The dax device is kmem's now: no character device to map.
+    let d = t.dax.iter().find(|d| d.name == "dax1.0").expect("dax1.0");
+    assert_eq!(d.mode.as_deref(), Some("system-ram"));
+    assert!(!d.is_devdax());
+    for name in ["region1", "mem0"] {
+        assert_eq!(
+            TargetSpec::Cxl(name.into()).resolve(&t).unwrap(),
+            TargetSpec::Node(2),
+            "cxl:{name}"
+        );
+    }
+    // Node 1 (QEMU RAM without CPUs) is still far memory that is not CXL.
+    assert!(!t.node(1).unwrap().is_cxl());
+}
+
+#[test]
+fn devdax_fixture_knows_the_driver() {
+    let t = Topology::read(&fixture("sysfs-cxl-devdax"));
+    let d = t.dax.iter().find(|d| d.name == "dax1.0").expect("dax1.0");
+    assert_eq!(d.mode.as_deref(), Some("devdax"));
 }

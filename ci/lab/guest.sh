@@ -200,7 +200,8 @@ if [ "$ROLE" = a ]; then
   cat "$OUT/pool-msg-a.txt"
   if [ -n "$CXLDAX" ]; then
     step "cross-host pool messaging over the CXL device ($CXLDAX; guest b maps the same backing file) (leader)"
-    timeout 400 "$CX" pool msg --quick --pool "dax:$CXLDAX" $CXL_POOL_WINDOW --role leader --allow-write \
+    # Guest a names the pool by its CXL region (cxl:regionN -> its devdax device).
+    timeout 400 "$CX" pool msg --quick --pool "cxl:$(cat "$OUT/cxl-region-a")" $CXL_POOL_WINDOW --role leader --allow-write \
       --timeout 240s --peer-timeout 60s --out "$OUT/pool-msg-cxl-a.json" > "$OUT/pool-msg-cxl-a.txt" 2>&1 \
       || fail "pool msg leader on $CXLDAX"
     cat "$OUT/pool-msg-cxl-a.txt"
@@ -223,6 +224,13 @@ if [ "$ROLE" = a ]; then
     CXLCHAR_LAB=1 CXLCHAR_LAB_DAX=/dev/dax0.0 CXLCHAR_LAB_BAR="$BAR" CXLCHAR_LAB_FAR_NODE=1 \
       timeout 600 "$t" --ignored --test-threads 1 lab_ || fail "ignored tests in $(basename "$t")"
   done
+  if [ -n "$CXLDAX" ]; then
+    REGION=$(cat "$OUT/cxl-region-a")
+    step "cxlchar all --quick --target cxl:$REGION (the CXL device under test, by its region name)"
+    timeout 900 "$CX" all --quick --target "cxl:$REGION" --allow-write --out "$OUT/params-cxl-a.json" \
+      > "$OUT/table-cxl-a.txt" 2> "$OUT/table-cxl-a.err" || fail "cxlchar all --target cxl:$REGION"
+    cat "$OUT/table-cxl-a.err" "$OUT/table-cxl-a.txt"
+  fi
   # Last, when nothing needs the CXL devdax any more (guest b is done with it too: its pool
   # follower ended with the leader's run). Never run anything under `numactl --membind` of
   # this node: device I/O (virtio, 9p) into CXL-backed pages hangs the guest, because QEMU

@@ -248,7 +248,14 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     warnings.extend(far_not_cxl_warnings(&targets, &topo));
     // Counter warnings of every family (disturbed samples, paranoid, no PMU, core clock).
     for (target, _, rep) in &mut results {
-        let w = bench_core::counters::warnings_for(target, &rep.measurements, timer.info().freq_hz);
+        // A benchmark that measured elsewhere (a pool window) is named by what it measured.
+        let own: std::collections::BTreeSet<&str> =
+            rep.measurements.iter().map(|m| m.target.as_str()).collect();
+        let label = match own.iter().next() {
+            Some(t) if own.len() == 1 => t.to_string(),
+            _ => target.clone(),
+        };
+        let w = bench_core::counters::warnings_for(&label, &rep.measurements, timer.info().freq_hz);
         rep.warnings.extend(w);
     }
     let skipped_whole = skipped.len();

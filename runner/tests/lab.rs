@@ -614,3 +614,118 @@ fn sysfs_snapshots_cover_the_devdax_and_the_cxl_backed_node() {
         );
     }
 }
+
+/// Issue #18 item 2: `cxlchar targets` in guest a lists the CXL memory device with its
+/// chain (serial, capacity, PCI function and link, port path, decoders, region) and says
+/// what backs each dax device and memory-only node: the CXL devdax and, after kmem, node N
+/// are the region on mem0; the NVDIMM and node 1 (QEMU RAM without CPUs) are not CXL.
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn targets_lists_the_cxl_device_with_its_chain() {
+    let region = out_file("cxl-region-a", "guest a's CXL region");
+    let dax = cxl_dax("a");
+    let chain = format!("CXL pmem {region} (1-way: mem0 serial 0x1234 at ");
+    let devdax = out_file("targets-a.txt", "cxlchar targets, CXL devdax");
+    for want in [
+        "CXL memory devices:",
+        "mem0  serial 0x1234  volatile 0 B  persistent 512 MiB",
+        "link 2.5 GT/s PCIe x1",
+        "ports root0 -> port1 -> endpoint2",
+        &format!("regions {region}"),
+        &format!("{region}   pmem start 0x"),
+        "1-way, granularity 256 B  committed  window decoder0.0",
+        &chain,
+        "NVDIMM persistent memory (nd region0), not CXL",
+        "node 1       memory-only: not CXL",
+        &format!("cxl:{region}"),
+        &format!("= dax:{dax}: {chain}"),
+    ] {
+        assert!(
+            devdax.contains(want),
+            "targets-a.txt lacks {want:?}:\n{devdax}"
+        );
+    }
+    let node = out_file("cxl-node-a", "the CXL-backed node");
+    let ram = out_file("targets-a-ram.txt", "cxlchar targets, CXL node");
+    for want in [
+        format!("node {node:<7} memory-only: {chain}"),
+        format!("= node:{node}: {chain}"),
+        "(onlined as system RAM: no character device)".to_string(),
+    ] {
+        assert!(
+            ram.contains(&want),
+            "targets-a-ram.txt lacks {want:?}:\n{ram}"
+        );
+    }
+    assert!(
+        !ram.contains(&format!("dax:{dax} ")),
+        "a dax device onlined as system RAM is offered as a target:\n{ram}"
+    );
+}
+
+/// The issue's done-when: `cxlchar all --quick --target cxl:regionN` measured the CXL
+/// device (resolved to its devdax device), every measurement naming the device under test.
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn all_on_the_cxl_region_measured_the_device() {
+    let dax = cxl_dax("a");
+    let target = format!("dax:{dax}");
+    let p = read_json(&out_dir().join("params-cxl-a.json"));
+    assert_schema_valid(&p);
+    let on: Vec<&Value> = p["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["target"] == target.as_str())
+        .collect();
+    for family in ["mem.latency", "mem.bandwidth"] {
+        assert!(
+            on.iter().any(|m| m["benchmark"] == family),
+            "no {family} measurement on {target}"
+        );
+    }
+    for m in &on {
+        assert_backed_by_the_cxl_device(m);
+    }
+    let keys: Vec<&String> = p["params"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| k.ends_with(&format!("@{target}")))
+        .collect();
+    assert!(
+        keys.iter().any(|k| k.starts_with("cxl_bw_gbs")),
+        "no far bandwidth key on {target}: {keys:?}"
+    );
+    let err = out_file("table-cxl-a.err", "stderr of all --target cxl:");
+    assert!(err.contains(&format!("is {target}: CXL pmem")), "{err}");
+}
+
+/// A far target that is not CXL (node 1, the NVDIMM's devdax) gives far keys with a
+/// `far_not_cxl` warning; the CXL run has none.
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn far_memory_that_is_not_cxl_is_said_to_be_so() {
+    let w: Vec<String> = params_a()["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "far_not_cxl")
+        .map(|w| w["message"].as_str().unwrap().to_string())
+        .collect();
+    for t in ["node:1 ", "dax:/dev/dax0.0 "] {
+        assert!(
+            w.iter().any(|m| m.starts_with(t)),
+            "no far_not_cxl for {t}: {w:?}"
+        );
+    }
+    let cxl = read_json(&out_dir().join("params-cxl-a.json"));
+    assert!(
+        !cxl["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "far_not_cxl"),
+        "the CXL device was called not CXL"
+    );
+}

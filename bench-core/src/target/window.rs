@@ -164,7 +164,7 @@ impl Region {
                 }
                 let p = Placement {
                     method: format!("window of device-dax {}", path.display()),
-                    backing: dax_window_backing(root, path),
+                    backing: dax_window_backing(root, path, w.len as u64),
                     ..unverified()
                 };
                 (f, path.clone(), p)
@@ -264,9 +264,10 @@ fn size_of(f: &File, path: &Path) -> Result<u64, MapError> {
         .map_err(|e| map_err(path, format!("reading its size: {e}")))
 }
 
-/// What backs the device-dax `path` (its CXL region and memory devices, an NVDIMM, or
-/// not CXL), from sysfs below `root`; nothing when sysfs does not list it.
-fn dax_window_backing(root: &Path, path: &Path) -> Vec<crate::cxl::BackingShare> {
+/// What backs the `len`-byte window of the device-dax `path` (its CXL region and memory
+/// devices, an NVDIMM, or not CXL), from sysfs below `root`; nothing when sysfs does not
+/// list it.
+fn dax_window_backing(root: &Path, path: &Path, len: u64) -> Vec<crate::cxl::BackingShare> {
     let Some(name) = path.file_name() else {
         return Vec::new();
     };
@@ -275,13 +276,9 @@ fn dax_window_backing(root: &Path, path: &Path) -> Vec<crate::cxl::BackingShare>
         return Vec::new();
     };
     let bus = crate::cxl::CxlBus::read(root);
-    let bytes = crate::cxl::dax_ranges(&real)
-        .iter()
-        .map(|r| r.end - r.start)
-        .sum();
     vec![crate::cxl::BackingShare {
         backing: crate::cxl::dax_backing(&bus, &real),
-        bytes,
+        bytes: len,
     }]
 }
 

@@ -75,11 +75,17 @@ else:
 PY
 }
 
+# Guest a's CXL devdax namespace is small on purpose: TCG emulates the CXL window as MMIO
+# (every access goes through QEMU's device model, tens of MB/s), and cxlchar sizes every
+# working set within what a target offers, so a 48 MiB device keeps `cxlchar all --quick`
+# on it to minutes (on the whole 510 MiB device it did not finish in 10 minutes, and `mem
+# bandwidth --quick` alone took more
+# than two). The sizes it could not reach are in its size_bound/cap warnings.
+CXL_NS_SIZE=48M
 # The CXL pool window of `pool msg` (the same on both guests): inside the 2 MiB-aligned
-# devdax device (about 510 MiB with --map=mem) and clear of the bytes `mem latency` wrote at
-# its start. TCG emulates the CXL window as MMIO (every access goes through QEMU's device
-# model), so `pool msg` runs with --quick, its smallest run.
-CXL_POOL_WINDOW="--offset 256M --len 8M"
+# devdax device and clear of the bytes `mem latency` wrote at its start; --quick, the
+# smallest `pool msg` run.
+CXL_POOL_WINDOW="--offset 32M --len 8M"
 
 cxl_region() { # both guests: the Type-3 device mem0 -> a pmem region; prints "CXLREGION NDREGION"
   modprobe -a cxl_acpi cxl_pci cxl_mem >&2 || return 1
@@ -123,8 +129,10 @@ cxl_setup() { # guest a: the Type-3 device -> a pmem region -> a devdax namespac
   region=$1; nd=$2
   # --map=mem: the struct pages live in guest RAM. Guest b maps the same device; with the
   # default map=dev each kernel would write its own memmap into the device's reserved area.
-  ns=$(ndctl create-namespace -r "$nd" -m devdax -a 2M --map=mem) || return 1
+  ns=$(ndctl create-namespace -r "$nd" -m devdax -a 2M --map=mem -s "$CXL_NS_SIZE") || return 1
   echo "$ns"
+  echo "$ns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["dev"])' > "$OUT/cxl-ns-a"
+  echo "$nd" > "$OUT/cxl-nd-a"
   dax=$(echo "$ns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["daxregion"]["devices"][0]["chardev"])')
   [ -c "/dev/$dax" ] || { echo "no devdax for $nd (found '$dax')"; ls -l /dev/dax*; return 1; }
   [ "$(cxl_dax_in "$region")" = "$dax" ] || { echo "$dax is not inside $region"; return 1; }
@@ -152,10 +160,15 @@ cxl_join() { # guest b: wait for a's namespace, then the same region; find a's d
   echo "/dev/$dax" > "$OUT/cxl-dax-b"
 }
 
-cxl_node() { # guest a, last: the CXL dax device -> system RAM on a CPU-less node
-  dax=${CXLDAX#/dev/}
+cxl_node() { # guest a, last: the CXL region -> system RAM on a CPU-less node
+  # The small measured namespace gives way to one over the whole region (kmem onlines only
+  # whole 128 MiB memory blocks: 384 MiB of it). Guest b is done with the device.
+  ndctl destroy-namespace -f "$(cat "$OUT/cxl-ns-a")" || return 1
+  ns=$(ndctl create-namespace -r "$(cat "$OUT/cxl-nd-a")" -m devdax -a 2M) || return 1
+  echo "$ns"
+  dax=$(echo "$ns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["daxregion"]["devices"][0]["chardev"])')
+  echo "/dev/$dax" > "$OUT/cxl-node-dax-a"
   modprobe kmem || return 1
-  # kmem onlines whole memory blocks (128 MiB here): 384 MiB of the ~510 MiB device.
   daxctl reconfigure-device --mode=system-ram "$dax" || return 1
   node=$(cat "/sys/bus/dax/devices/$dax/target_node")
   echo "$node" > "$OUT/cxl-node-a"

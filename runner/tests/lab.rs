@@ -595,14 +595,18 @@ fn sysfs_snapshots_cover_the_devdax_and_the_cxl_backed_node() {
         assert_eq!(state.trim(), "online", "{b}");
         assert!(dir.join("phys_index").is_file() && dir.join("valid_zones").is_file());
     }
-    // The dax device is bound to kmem now, and device_dax before.
+    // The measured dax device is bound to device_dax; the one over the whole region
+    // (guest.sh's cxl_node) to kmem.
     let dax = cxl_dax("a");
-    let name = dax.trim_start_matches("/dev/");
-    for (snap, driver) in [("sysfs-a-devdax", "device_dax"), ("sysfs-a-ram", "kmem")] {
+    let node_dax = out_file("cxl-node-dax-a", "the dax device onlined as system RAM");
+    for (snap, dax, driver) in [
+        ("sysfs-a-devdax", &dax, "device_dax"),
+        ("sysfs-a-ram", &node_dax, "kmem"),
+    ] {
         let link = out
             .join(snap)
             .join("sys/bus/dax/devices")
-            .join(name)
+            .join(dax.trim_start_matches("/dev/"))
             .join("driver");
         let target =
             std::fs::read_link(&link).unwrap_or_else(|e| panic!("{}: {e}", link.display()));

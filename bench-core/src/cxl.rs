@@ -15,6 +15,7 @@
 //! files mean "not offered": a machine without CXL has an empty [`CxlBus`].
 
 use crate::pci::Link;
+use crate::topology::{read_trim, read_u64};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -248,22 +249,6 @@ pub struct Range {
     pub end: u64,
 }
 
-fn read_trim(p: &Path) -> Option<String> {
-    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
-}
-
-/// A sysfs number, hex with `0x` or decimal.
-fn read_num(p: &Path) -> Option<u64> {
-    parse_num(&read_trim(p)?)
-}
-
-fn parse_num(s: &str) -> Option<u64> {
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
-}
-
 /// The name of what a sysfs link points to.
 fn link_name(p: &Path) -> Option<String> {
     fs::read_link(p)
@@ -423,10 +408,10 @@ fn read_decoder(name: String, dir: &Path) -> Decoder {
             .parent()
             .and_then(|p| p.file_name())
             .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
-        start: read_num(&dir.join("start")),
-        size_bytes: read_num(&dir.join("size")).unwrap_or(0),
-        interleave_ways: read_num(&dir.join("interleave_ways")).map(|v| v as u32),
-        interleave_granularity_bytes: read_num(&dir.join("interleave_granularity")),
+        start: read_u64(&dir.join("start")),
+        size_bytes: read_u64(&dir.join("size")).unwrap_or(0),
+        interleave_ways: read_u64(&dir.join("interleave_ways")).map(|v| v as u32),
+        interleave_granularity_bytes: read_u64(&dir.join("interleave_granularity")),
         target_list: nonempty(read_trim(&dir.join("target_list"))),
         region: nonempty(read_trim(&dir.join("region"))),
         mode: nonempty(read_trim(&dir.join("mode"))).filter(|m| m != "none"),
@@ -474,8 +459,8 @@ fn read_memdev(name: String, dir: &Path, endpoints: &[(String, String, PathBuf)]
         });
     Memdev {
         serial: read_trim(&dir.join("serial")),
-        ram_bytes: read_num(&dir.join("ram/size")).unwrap_or(0),
-        pmem_bytes: read_num(&dir.join("pmem/size")).unwrap_or(0),
+        ram_bytes: read_u64(&dir.join("ram/size")).unwrap_or(0),
+        pmem_bytes: read_u64(&dir.join("pmem/size")).unwrap_or(0),
         firmware_version: read_trim(&dir.join("firmware_version")),
         link: match (&pci, parent) {
             (Some(_), Some(p)) => Some(Link::read(p)),
@@ -495,7 +480,7 @@ fn read_region(
     decoders: &[Decoder],
     endpoints: &[(String, String, PathBuf)],
 ) -> CxlRegion {
-    let ways = read_num(&dir.join("interleave_ways")).map(|v| v as u32);
+    let ways = read_u64(&dir.join("interleave_ways")).map(|v| v as u32);
     let mut targets = Vec::new();
     for k in 0..ways.unwrap_or(0).max(16) {
         let Some(dec) = read_trim(&dir.join(format!("target{k}"))).filter(|s| !s.is_empty()) else {
@@ -544,10 +529,10 @@ fn read_region(
         });
     CxlRegion {
         mode,
-        start: read_num(&dir.join("resource")),
-        size_bytes: read_num(&dir.join("size")).unwrap_or(0),
+        start: read_u64(&dir.join("resource")),
+        size_bytes: read_u64(&dir.join("size")).unwrap_or(0),
         interleave_ways: ways,
-        interleave_granularity_bytes: read_num(&dir.join("interleave_granularity")),
+        interleave_granularity_bytes: read_u64(&dir.join("interleave_granularity")),
         committed: read_trim(&dir.join("commit")).as_deref() == Some("1"),
         root_decoder: dir
             .parent()
@@ -565,7 +550,7 @@ pub fn dax_ranges(dir: &Path) -> Vec<Range> {
     let mut v = Vec::new();
     for k in 0..64 {
         let m = dir.join(format!("mapping{k}"));
-        let (Some(s), Some(e)) = (read_num(&m.join("start")), read_num(&m.join("end"))) else {
+        let (Some(s), Some(e)) = (read_u64(&m.join("start")), read_u64(&m.join("end"))) else {
             break;
         };
         v.push(Range {
@@ -574,7 +559,7 @@ pub fn dax_ranges(dir: &Path) -> Vec<Range> {
         });
     }
     if v.is_empty() {
-        if let (Some(s), Some(n)) = (read_num(&dir.join("resource")), read_num(&dir.join("size"))) {
+        if let (Some(s), Some(n)) = (read_u64(&dir.join("resource")), read_u64(&dir.join("size"))) {
             if n > 0 {
                 v.push(Range {
                     start: s,
@@ -711,9 +696,6 @@ mod tests {
 
     #[test]
     fn numbers_and_names() {
-        assert_eq!(parse_num("0x1d0000000"), Some(0x1_d000_0000));
-        assert_eq!(parse_num("256"), Some(256));
-        assert_eq!(parse_num("x"), None);
         let mut v = vec!["region10", "region2", "region1"];
         v.sort_by_key(|s| natural_key(s));
         assert_eq!(v, ["region1", "region2", "region10"]);

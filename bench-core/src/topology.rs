@@ -131,11 +131,11 @@ pub struct Topology {
     pub cxl: CxlBus,
 }
 
-fn read_trim(p: &Path) -> Option<String> {
+pub(crate) fn read_trim(p: &Path) -> Option<String> {
     fs::read_to_string(p).ok().map(|s| s.trim().to_string())
 }
 
-fn read_u64(p: &Path) -> Option<u64> {
+pub(crate) fn read_u64(p: &Path) -> Option<u64> {
     let s = read_trim(p)?;
     match s.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).ok(),

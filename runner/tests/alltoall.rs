@@ -41,7 +41,11 @@ fn alltoall_order_names_a_winner_per_size_and_keys_each_order() {
             .any(|o| o == w));
         let rel = p["of_winner"].as_f64().unwrap();
         assert!(rel > 0.0 && rel <= 1.0, "{rel}");
-        assert_eq!(p["order"] == w, rel == 1.0, "{}", m["id"]);
+        // The winner is 1.0 of itself; another order may tie it (at P = 1 the three
+        // orders are the same copy, and equal p50s of a coarse timer tie).
+        if p["order"] == w {
+            assert_eq!(rel, 1.0, "{}", m["id"]);
+        }
     }
     assert!(doc["warnings"]
         .as_array()

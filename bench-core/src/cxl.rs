@@ -419,6 +419,14 @@ fn read_decoder(name: String, dir: &Path) -> Decoder {
     }
 }
 
+/// The components of `p` from the first one starting with `prefix` on.
+fn components_from(p: &Path, prefix: &str) -> Vec<String> {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .skip_while(|c| !c.starts_with(prefix))
+        .collect()
+}
+
 fn read_memdev(name: String, dir: &Path, endpoints: &[(String, String, PathBuf)]) -> Memdev {
     let parent = dir.parent();
     let pci = parent
@@ -426,37 +434,22 @@ fn read_memdev(name: String, dir: &Path, endpoints: &[(String, String, PathBuf)]
         .map(|n| n.to_string_lossy().into_owned())
         .filter(|n| is_pci_address(n));
     let pci_path = match (&pci, parent) {
-        (Some(_), Some(p)) => p
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .skip_while(|c| !c.starts_with("pci"))
-            .collect(),
+        (Some(_), Some(p)) => components_from(p, "pci"),
         _ => Vec::new(),
     };
-    // The endpoint port whose uport is this memdev; its path below the root.
-    let ports: Vec<String> = endpoints
-        .iter()
-        .find(|(_, m, _)| *m == name)
-        .map(|(_, _, ep)| {
-            ep.components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .skip_while(|c| !c.starts_with("root"))
-                .collect()
-        })
-        .unwrap_or_default();
-    // The port right under the root is the host bridge's; its uport names the bridge.
-    let host_bridge = endpoints
-        .iter()
-        .find(|(_, m, _)| *m == name)
-        .and_then(|(_, _, ep)| {
-            ep.ancestors()
-                .find(|a| {
-                    a.parent()
-                        .and_then(|p| p.file_name())
-                        .is_some_and(|n| n.to_string_lossy().starts_with("root"))
-                })
-                .and_then(|hb| link_name(&hb.join("uport")))
-        });
+    // The endpoint port whose uport is this memdev: its path below the root, and the port
+    // right under the root, the host bridge's, whose uport names the bridge.
+    let endpoint = endpoints.iter().find(|(_, m, _)| *m == name).map(|e| &e.2);
+    let ports = endpoint.map_or_else(Vec::new, |ep| components_from(ep, "root"));
+    let host_bridge = endpoint.and_then(|ep| {
+        ep.ancestors()
+            .find(|a| {
+                a.parent()
+                    .and_then(|p| p.file_name())
+                    .is_some_and(|n| n.to_string_lossy().starts_with("root"))
+            })
+            .and_then(|hb| link_name(&hb.join("uport")))
+    });
     Memdev {
         serial: read_trim(&dir.join("serial")),
         ram_bytes: read_u64(&dir.join("ram/size")).unwrap_or(0),
@@ -482,7 +475,8 @@ fn read_region(
 ) -> CxlRegion {
     let ways = read_u64(&dir.join("interleave_ways")).map(|v| v as u32);
     let mut targets = Vec::new();
-    for k in 0..ways.unwrap_or(0).max(16) {
+    // Positions 0..ways (up to 16 when the kernel does not say).
+    for k in 0..ways.unwrap_or(16) {
         let Some(dec) = read_trim(&dir.join(format!("target{k}"))).filter(|s| !s.is_empty()) else {
             continue;
         };

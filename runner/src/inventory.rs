@@ -123,6 +123,8 @@ pub fn cxl_table(topo: &Topology) -> String {
         return s;
     }
     let hex = |a: Option<u64>| a.map_or("-".into(), |a| format!("{a:#x}"));
+    let ways = |w: Option<u32>| w.map_or("?".into(), |w| w.to_string());
+    let granularity = |g: Option<u64>| g.map_or("?".into(), |g| format!("{g} B"));
     let _ = writeln!(
         s,
         "CXL memory devices:{}",
@@ -187,9 +189,8 @@ pub fn cxl_table(topo: &Topology) -> String {
             d.port,
             hex(d.start),
             human_bytes(d.size_bytes),
-            d.interleave_ways.map_or("?".into(), |w| w.to_string()),
-            d.interleave_granularity_bytes
-                .map_or("?".into(), |g| format!("{g} B")),
+            ways(d.interleave_ways),
+            granularity(d.interleave_granularity_bytes),
             d.mode
                 .as_ref()
                 .map_or(String::new(), |m| format!(" mode {m}")),
@@ -211,9 +212,8 @@ pub fn cxl_table(topo: &Topology) -> String {
             r.mode.as_deref().unwrap_or("?"),
             hex(r.start),
             human_bytes(r.size_bytes),
-            r.interleave_ways.map_or("?".into(), |w| w.to_string()),
-            r.interleave_granularity_bytes
-                .map_or("?".into(), |g| format!("{g} B")),
+            ways(r.interleave_ways),
+            granularity(r.interleave_granularity_bytes),
             if r.committed {
                 "committed"
             } else {

@@ -171,18 +171,19 @@ impl TargetSpec {
             reason,
         };
         let cxl = &topo.cxl;
-        let list = |v: Vec<&str>| {
+        fn list<T: fmt::Display>(v: impl IntoIterator<Item = T>) -> String {
+            let v: Vec<String> = v.into_iter().map(|x| x.to_string()).collect();
             if v.is_empty() {
                 "none".to_string()
             } else {
                 v.join(", ")
             }
-        };
+        }
         let region = if name.starts_with("mem") {
             if cxl.memdev(name).is_none() {
                 return Err(err(format!(
                     "no CXL memory device {name} (memory devices: {})",
-                    list(cxl.memdevs.iter().map(|m| m.name.as_str()).collect())
+                    list(cxl.memdevs.iter().map(|m| &m.name))
                 )));
             }
             match cxl.regions_of(name).as_slice() {
@@ -196,7 +197,7 @@ impl TargetSpec {
                     return Err(err(format!(
                         "{name} is in {} regions ({}): name one as cxl:regionN",
                         many.len(),
-                        list(many.iter().map(|r| r.name.as_str()).collect())
+                        list(many.iter().map(|r| &r.name))
                     )))
                 }
             }
@@ -206,7 +207,7 @@ impl TargetSpec {
         if cxl.region(&region).is_none() {
             return Err(err(format!(
                 "no CXL region {region} (regions: {}; `cxl list -R` shows them)",
-                list(cxl.regions.iter().map(|r| r.name.as_str()).collect())
+                list(cxl.regions.iter().map(|r| &r.name))
             )));
         }
         let in_region = |b: &crate::cxl::Backing| matches!(b, crate::cxl::Backing::CxlRegion { region: r, .. } if *r == region);
@@ -222,7 +223,7 @@ impl TargetSpec {
                 return Err(err(format!(
                     "{region} has {} devdax devices ({}): name one as dax:/dev/daxX.Y",
                     many.len(),
-                    list(many.iter().map(|d| d.name.as_str()).collect())
+                    list(many.iter().map(|d| &d.name))
                 )))
             }
         }
@@ -244,7 +245,7 @@ impl TargetSpec {
             ))),
             many => Err(err(format!(
                 "{region} is spread over nodes {}: name one as node:N",
-                list(many.iter().map(|n| n.id.to_string()).collect::<Vec<_>>().iter().map(|s| s.as_str()).collect())
+                list(many.iter().map(|n| n.id))
             ))),
         }
     }

@@ -65,6 +65,53 @@ pub enum Command {
     /// flush costs and core-to-core heatmaps when the file has them).
     #[command(display_order = 105)]
     Plot(PlotArgs),
+    /// Export a params.json for other tools: loaded-latency curves in the Mess
+    /// benchmark's format, every key and measurement as OpenMetrics text, measurements as
+    /// CSV. Exit 0 written, 2 bad input, 3 --mess and the file has no mem.loaded curve.
+    #[command(display_order = 106)]
+    Export(ExportArgs),
+}
+
+/// Options of `export` (at least one of --mess, --openmetrics, --csv).
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("formats").required(true).multiple(true)
+    .args(["mess", "openmetrics", "csv"])))]
+pub struct ExportArgs {
+    /// The params.json to read.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub params: PathBuf,
+    /// Write the `mem.loaded` curves as Mess bandwidth-latency curves into DIR (created if
+    /// absent): DIR/<target>/bwlat_<P>.txt per target and traffic mix, P the mix's read
+    /// percentage rounded to an even integer as Mess's readers round (3:1 -> 80, 2:1 ->
+    /// 75 -> bwlat_76, 1:1 -> 67 -> bwlat_68; old files: read 100, read-write 67), lines
+    /// `MB/s<TAB>latency`, no header, highest bandwidth first, plus DIR/README.txt saying
+    /// where every number comes from. Bandwidth is the traffic threads' injected bandwidth
+    /// x 1000 (bytes loaded + stored, no RFO, no chase, no uncore counters); latency the
+    /// chase's p50, in cycles (see --cpu-ghz) or ns (--mess-latency ns). Nothing is
+    /// interpolated.
+    #[arg(long, value_name = "DIR")]
+    pub mess: Option<PathBuf>,
+    /// Write every params key (gauges `cxlchar_<key>`, labels key and target) and every
+    /// measurement (summaries `cxlchar_measurement_<unit>`, quantiles 0 = min, 0.5, 0.9,
+    /// 0.99, 0.999, 1 = max) as OpenMetrics text to FILE (`-`: stdout). Values keep the
+    /// key names' units (ns, GB/s, bytes): `# UNIT` only for bytes, OpenMetrics' base unit.
+    #[arg(long, value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
+    /// Write the measurements as CSV to FILE (`-`: stdout): one row per measurement, the
+    /// columns of `--format csv`.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// CPU frequency in GHz for the Mess latency column in cycles (cycles = ns x GHz).
+    /// Default: the TSC frequency the run calibrated (params.json timer.freq_hz; the
+    /// nominal frequency on an invariant TSC), else the `@ N GHz` of the CPU model name;
+    /// README.txt says which was used. Give the same frequency to the Mess simulator as
+    /// the curves' frequency.
+    #[arg(long, value_name = "GHZ")]
+    pub cpu_ghz: Option<f64>,
+    /// Unit of the Mess latency column: `cycles` (Mess's documented format and its
+    /// standalone simulator) or `ns` (its ZSim-integrated reader, which converts itself).
+    #[arg(long, value_enum, value_name = "UNIT", default_value_t = crate::export::mess::LatencyUnit::Cycles)]
+    pub mess_latency: crate::export::mess::LatencyUnit,
 }
 
 /// Options of `model`.

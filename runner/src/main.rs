@@ -91,6 +91,7 @@ fn main_inner() -> Result<()> {
         Command::Model(a) => std::process::exit(consumers::run(|| consumers::model_cmd(&a))),
         Command::Check(a) => std::process::exit(consumers::run(|| consumers::check_cmd(&a))),
         Command::Diff(a) => std::process::exit(consumers::run(|| consumers::diff_cmd(&a))),
+        Command::Export(a) => std::process::exit(export::command::run(&a)),
         Command::Plot(a) => {
             let file = plot::load(&a.file)?;
             let outcome = plot::plot(&file, &a.out)?;

@@ -1,8 +1,11 @@
 //! Exporters: one module per output format, all behind [`Exporter`].
 
+pub mod command;
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod mess;
+pub mod openmetrics;
 pub mod table;
 
 #[cfg(test)]

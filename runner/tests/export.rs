@@ -1,0 +1,396 @@
+//! `cxlchar export`: the Mess curves read back by a reader written from Mess's documented
+//! readers, OpenMetrics parsed by a real parser (prometheus_client, `#[ignore]`d: run with
+//! `cargo test -p cxlchar --test export -- --ignored` where Debian's
+//! python3-prometheus-client is installed, as .ci/run does), CSV read back with the csv
+//! crate, and the exit statuses.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A real quick run with `mem.loaded` curves (old mixes: read, read-write).
+fn fixture() -> PathBuf {
+    repo("results/plots/params-all-quick.json")
+}
+
+/// The `mem.loaded` measurements of a params document: id -> (mix, read_pct, GB/s, p50 ns).
+fn loaded(doc: &Value) -> Vec<(String, String, String, f64, f64)> {
+    doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["benchmark"] == "mem.loaded")
+        .map(|m| {
+            (
+                m["id"].as_str().unwrap().to_string(),
+                m["target"].as_str().unwrap().to_string(),
+                m["parameters"]["mix"].as_str().unwrap().to_string(),
+                m["parameters"]["injected_bw_gbs"].as_f64().unwrap(),
+                m["distribution"]["p50"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The Mess readers (bsc-mem/Mess-simulator `Standalone/bw_lat_mem_ctrl.cpp`,
+/// `Integrated/ZSim+Standalone/src/mess_mem_ctrl.cpp`), as they behave: open
+/// `bwlat_<i>.txt` for i = 0, 2, ..., 100; read whitespace-separated number pairs until
+/// the first token that is not a number (C++ `>>`), so a header or comment ends the curve.
+/// Returns percentage -> points, and fails on a token left unread.
+fn mess_reader(dir: &Path) -> BTreeMap<u32, Vec<(f64, f64)>> {
+    let mut curves = BTreeMap::new();
+    for i in (0..=100).step_by(2) {
+        let Ok(text) = std::fs::read_to_string(dir.join(format!("bwlat_{i}.txt"))) else {
+            continue;
+        };
+        let toks: Vec<&str> = text.split_whitespace().collect();
+        assert_eq!(toks.len() % 2, 0, "bwlat_{i}: odd number of fields");
+        let nums: Vec<f64> = toks
+            .iter()
+            .map(|t| {
+                t.parse::<f64>().unwrap_or_else(|_| {
+                    panic!("bwlat_{i}: {t} is not a number: the reader stops there")
+                })
+            })
+            .collect();
+        let pts: Vec<(f64, f64)> = nums.chunks(2).map(|c| (c[0], c[1])).collect();
+        assert!(
+            !pts.is_empty(),
+            "bwlat_{i}: an empty curve breaks the readers"
+        );
+        for l in text.lines() {
+            assert_eq!(
+                l.split('\t').count(),
+                2,
+                "bwlat_{i}: tab-separated pair: {l:?}"
+            );
+        }
+        curves.insert(i, pts);
+    }
+    for e in std::fs::read_dir(dir).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().to_string();
+        let p: u32 = n
+            .strip_prefix("bwlat_")
+            .and_then(|r| r.strip_suffix(".txt"))
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("{n}: not a curve file name"));
+        assert!(
+            p.is_multiple_of(2) && p <= 100,
+            "{n}: the readers never open it"
+        );
+    }
+    curves
+}
+
+fn run_export(args: &[&str]) -> std::process::Output {
+    cxlchar().arg("export").args(args).output().unwrap()
+}
+
+fn check_curves(doc: &Value, dir: &Path, ghz: f64, pct_of: &dyn Fn(&str) -> u32) {
+    let pts = loaded(doc);
+    assert!(!pts.is_empty());
+    let mut by_target: BTreeMap<String, Vec<_>> = BTreeMap::new();
+    for p in &pts {
+        by_target.entry(p.1.clone()).or_default().push(p.clone());
+    }
+    for (target, pts) in by_target {
+        let curves = mess_reader(&dir.join(target.replace(':', "_")));
+        let mut by_mix: BTreeMap<String, Vec<_>> = BTreeMap::new();
+        for p in pts {
+            by_mix.entry(p.2.clone()).or_default().push(p);
+        }
+        assert_eq!(curves.len(), by_mix.len(), "one file per mix");
+        for (mix, mut want) in by_mix {
+            let got = &curves[&pct_of(&mix)];
+            assert_eq!(got.len(), want.len(), "{mix}: every point, none invented");
+            want.sort_by(|a, b| b.3.total_cmp(&a.3));
+            for w in got.windows(2) {
+                assert!(w[0].0 >= w[1].0, "{mix}: highest bandwidth first");
+            }
+            for (g, w) in got.iter().zip(&want) {
+                let mbs = w.3 * 1000.0;
+                assert!(
+                    (g.0 - mbs).abs() <= 1e-9 * mbs.max(1.0),
+                    "{}: {} MB/s vs {mbs}",
+                    w.0,
+                    g.0
+                );
+                let cyc = w.4 * ghz;
+                assert!(
+                    (g.1 - cyc).abs() <= 1e-9 * cyc,
+                    "{}: {} cycles vs {cyc}",
+                    w.0,
+                    g.1
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mess_curves_read_back_in_mb_s_and_cycles_at_the_tsc_frequency() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("mess");
+    let o = run_export(&[fixture().to_str().unwrap(), "--mess", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = read_json(&fixture());
+    let ghz = doc["timer"]["freq_hz"].as_f64().unwrap() / 1e9;
+    check_curves(&doc, &out, ghz, &|m| match m {
+        "read" => 100,
+        "read-write" => 68,
+        _ => panic!("{m}"),
+    });
+    let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
+    assert!(readme.contains("TSC frequency"), "{readme}");
+    assert!(readme.contains(&format!("{ghz} GHz")), "{readme}");
+    assert!(readme.contains("mix read-write, 67% reads"), "{readme}");
+    assert!(readme.contains("no uncore counters"), "{readme}");
+}
+
+#[test]
+fn mess_curves_of_the_new_mixes_use_the_recorded_read_share() {
+    let mut doc = read_json(&fixture());
+    // The mixes of part A's loaded latency, with their read_pct.
+    let new = [("read", "read", 100), ("read-write", "2r1w", 75)];
+    for m in doc["measurements"].as_array_mut().unwrap() {
+        if m["benchmark"] != "mem.loaded" {
+            continue;
+        }
+        let old = m["parameters"]["mix"].as_str().unwrap().to_string();
+        let (_, mix, pct) = new.iter().find(|n| n.0 == old).unwrap();
+        m["parameters"]["mix"] = json!(mix);
+        m["parameters"]["read_pct"] = json!(pct);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = d.path().join("mess");
+    let o = run_export(&[
+        p.to_str().unwrap(),
+        "--mess",
+        out.to_str().unwrap(),
+        "--cpu-ghz",
+        "2.1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    check_curves(&doc, &out, 2.1, &|m| match m {
+        "read" => 100,
+        "2r1w" => 76,
+        _ => panic!("{m}"),
+    });
+    let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
+    assert!(readme.contains("given with --cpu-ghz"), "{readme}");
+    assert!(
+        readme.contains("mix 2r1w, 75% reads (recorded read_pct)"),
+        "{readme}"
+    );
+}
+
+#[test]
+fn mess_latency_in_ns_for_the_zsim_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("mess");
+    let o = run_export(&[
+        fixture().to_str().unwrap(),
+        "--mess",
+        out.to_str().unwrap(),
+        "--mess-latency",
+        "ns",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    check_curves(&read_json(&fixture()), &out, 1.0, &|m| {
+        if m == "read" {
+            100
+        } else {
+            68
+        }
+    });
+}
+
+#[test]
+fn no_loaded_curve_is_exit_3_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("mess");
+    let om = d.path().join("m.om");
+    let o = run_export(&[
+        data("params-a.json").to_str().unwrap(),
+        "--mess",
+        out.to_str().unwrap(),
+        "--openmetrics",
+        om.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no mem.loaded measurements") && err.contains("mem loaded"),
+        "{err}"
+    );
+    assert!(!out.exists() && !om.exists());
+}
+
+#[test]
+fn bad_input_and_refused_outputs_are_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema_version\": 1, \"tool\"").unwrap();
+    let o = run_export(&[bad.to_str().unwrap(), "--csv", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("truncated"));
+    // The input as output.
+    let p = d.path().join("p.json");
+    std::fs::copy(fixture(), &p).unwrap();
+    let o = run_export(&[p.to_str().unwrap(), "--csv", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read(&p).unwrap(),
+        std::fs::read(fixture()).unwrap()
+    );
+    // A file where the directory should be.
+    let o = run_export(&[p.to_str().unwrap(), "--mess", p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    // Both to stdout; no format at all (clap).
+    let o = run_export(&[p.to_str().unwrap(), "--csv", "-", "--openmetrics", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run_export(&[p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run_export(&[p.to_str().unwrap(), "--mess", "x", "--cpu-ghz", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn csv_reads_back_one_row_per_measurement() {
+    let o = run_export(&[fixture().to_str().unwrap(), "--csv", "-"]);
+    assert!(o.status.success());
+    let doc = read_json(&fixture());
+    let ms = doc["measurements"].as_array().unwrap();
+    let mut r = csv::Reader::from_reader(&o.stdout[..]);
+    let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(&h[..5], ["id", "benchmark", "target", "unit", "n"]);
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), ms.len());
+    for (row, m) in rows.iter().zip(ms) {
+        assert_eq!(&row[0], m["id"].as_str().unwrap());
+        assert_eq!(
+            row[4].parse::<u64>().unwrap(),
+            m["distribution"]["n"].as_u64().unwrap()
+        );
+        let p50: f64 = row[6].parse().unwrap();
+        assert_eq!(p50, m["distribution"]["p50"].as_f64().unwrap());
+    }
+}
+
+#[test]
+fn openmetrics_to_stdout_ends_with_eof() {
+    let o = run_export(&[fixture().to_str().unwrap(), "--openmetrics", "-"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.ends_with("# EOF\n"));
+    assert_eq!(text.matches("# EOF").count(), 1);
+    assert!(text.contains("# TYPE cxlchar_mem_lat_ns gauge\n"));
+    assert!(text.contains("cxlchar_mem_lat_ns{key=\"mem_lat_ns@anon\",target=\"anon\"} "));
+}
+
+/// The Debian package's interpreter (a pyenv or venv python3 first on PATH does not see
+/// Debian's dist-packages); CXLCHAR_PYTHON overrides.
+fn python() -> String {
+    std::env::var("CXLCHAR_PYTHON").unwrap_or_else(|_| {
+        if Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3".into()
+        } else {
+            "python3".into()
+        }
+    })
+}
+
+const PARSE: &str = r#"
+import json, sys
+try:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+except ImportError as e:
+    print("MISSING prometheus_client: install Debian's python3-prometheus-client: %s" % e)
+    sys.exit(99)
+fams = {}
+for f in text_string_to_metric_families(sys.stdin.read()):
+    fams[f.name] = {"type": f.type, "unit": f.unit, "help": f.documentation,
+                    "samples": [[s.name, s.labels, s.value] for s in f.samples]}
+print(json.dumps(fams))
+"#;
+
+#[test]
+#[ignore = "needs Debian's python3-prometheus-client; .ci/run installs it and runs this"]
+fn openmetrics_parses_with_prometheus_client() {
+    use std::io::Write;
+    let o = run_export(&[fixture().to_str().unwrap(), "--openmetrics", "-"]);
+    assert!(o.status.success());
+    let mut child = std::process::Command::new(python())
+        .args(["-c", PARSE])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}: python3 is needed for this test", python()));
+    child.stdin.take().unwrap().write_all(&o.stdout).unwrap();
+    let r = child.wait_with_output().unwrap();
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert_ne!(r.status.code(), Some(99), "{out}");
+    assert!(
+        r.status.success(),
+        "the parser rejected the text: {}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let fams: Value = serde_json::from_str(&out).unwrap();
+    let doc = read_json(&fixture());
+    // Every params key is one sample of its family, with its value.
+    let params = doc["params"].as_object().unwrap();
+    let mut n = 0;
+    for (k, v) in params {
+        let base = k.split('@').next().unwrap();
+        let f = &fams[format!("cxlchar_{base}")];
+        assert_eq!(f["type"], "gauge", "{k}");
+        let s: Vec<&Value> = f["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s[1]["key"] == k.as_str())
+            .collect();
+        assert_eq!(s.len(), 1, "{k}");
+        assert_eq!(s[0][2].as_f64().unwrap(), v.as_f64().unwrap(), "{k}");
+        n += 1;
+    }
+    assert!(n > 10);
+    assert_eq!(fams["cxlchar_nt_copy_threshold_bytes"]["unit"], "bytes");
+    assert_eq!(fams["cxlchar_mem_lat_ns"]["unit"], "");
+    assert!(fams["cxlchar_mem_lat_ns"]["help"]
+        .as_str()
+        .unwrap()
+        .contains("[ns]"));
+    // Every measurement: 6 quantiles and a count in the summary of its unit.
+    let ms = doc["measurements"].as_array().unwrap();
+    let mut seen = 0;
+    for (name, f) in fams.as_object().unwrap() {
+        if !name.starts_with("cxlchar_measurement_") {
+            continue;
+        }
+        assert_eq!(f["type"], "summary");
+        for s in f["samples"].as_array().unwrap() {
+            if s[0] == name.as_str() {
+                seen += 1;
+            }
+        }
+    }
+    assert_eq!(seen, 6 * ms.len());
+    let lat = &fams["cxlchar_measurement_ns"]["samples"];
+    let m = ms.iter().find(|m| m["unit"] == "ns").unwrap();
+    let p50 = lat
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s[1]["id"] == m["id"] && s[1]["quantile"] == "0.5")
+        .unwrap();
+    assert_eq!(
+        p50[2].as_f64().unwrap(),
+        m["distribution"]["p50"].as_f64().unwrap()
+    );
+}

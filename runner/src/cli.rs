@@ -81,7 +81,7 @@ pub struct ExportArgs {
     #[arg(value_name = "PARAMS_JSON")]
     pub params: PathBuf,
     /// Write the `mem.loaded` curves as Mess bandwidth-latency curves into DIR (created if
-    /// absent): DIR/<target>/bwlat_<P>.txt per target and traffic mix, P the mix's read
+    /// absent): `DIR/<target>/bwlat_<P>.txt` per target and traffic mix, P the mix's read
     /// percentage rounded to an even integer as Mess's readers round (3:1 -> 80, 2:1 ->
     /// 75 -> bwlat_76, 1:1 -> 67 -> bwlat_68; old files: read 100, read-write 67), lines
     /// `MB/s<TAB>latency`, no header, highest bandwidth first, plus DIR/README.txt saying

@@ -65,6 +65,26 @@ pub enum Command {
     /// flush costs and core-to-core heatmaps when the file has them).
     #[command(display_order = 105)]
     Plot(PlotArgs),
+    /// Write one self-contained HTML page of a params.json: environment, warnings with
+    /// their fixes, the key table, every chart inline, skipped entries and, with --spec,
+    /// the acceptance results. No network: nothing outside the file is referenced. Exit 0
+    /// written, 2 bad input.
+    #[command(display_order = 106)]
+    Report(ReportArgs),
+}
+
+/// Options of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The params.json to report.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub params: PathBuf,
+    /// The HTML file to write (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Also show the acceptance results of this spec (TOML, as `cxlchar check --spec`).
+    #[arg(long, value_name = "SPEC_TOML")]
+    pub spec: Option<PathBuf>,
 }
 
 /// Options of `model`.

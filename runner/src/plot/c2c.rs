@@ -4,7 +4,6 @@ use anyhow::Result;
 use bench_core::keys::parameters::{CPU_A, CPU_B};
 use bench_core::params::Measurement;
 use plotters::prelude::*;
-use std::path::Path;
 
 use super::data::num;
 
@@ -15,8 +14,8 @@ fn heat(t: f64) -> RGBColor {
     RGBColor(lerp(255.0, 160.0), lerp(245.0, 20.0), lerp(235.0, 20.0))
 }
 
-/// Draws the heatmap of one kind; `false` (and no file) when no pair is measured.
-pub(super) fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Result<bool> {
+/// Renders the heatmap of one kind as an SVG document; `None` when no pair is measured.
+pub(super) fn render_heatmap(kind: &str, ms: &[&Measurement]) -> Result<Option<String>> {
     let mut cells: Vec<(usize, usize, f64)> = ms
         .iter()
         .filter_map(|m| {
@@ -28,7 +27,7 @@ pub(super) fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Resu
         })
         .collect();
     if cells.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     // A pair is measured once (a < b): show it in both halves of the matrix.
     let mirrored: Vec<(usize, usize, f64)> = cells
@@ -45,7 +44,10 @@ pub(super) fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Resu
     let hi = cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
     let n = cpus.len();
     let last = n.saturating_sub(1).max(1);
-    let root = SVGBackend::new(path, (760, 700)).into_drawing_area();
+    let mut svg = String::new();
+    // The backend borrows `svg` until it is dropped at the end of this block.
+    {
+    let root = SVGBackend::with_string(&mut svg, (760, 700)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(
@@ -104,5 +106,6 @@ pub(super) fn draw_heatmap(path: &Path, kind: &str, ms: &[&Measurement]) -> Resu
         }))?;
     }
     root.present()?;
-    Ok(true)
+    }
+    Ok(Some(svg))
 }

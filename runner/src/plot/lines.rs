@@ -3,7 +3,6 @@
 use anyhow::Result;
 use bench_core::units::format_size;
 use plotters::prelude::*;
-use std::path::Path;
 
 use super::data::Series;
 
@@ -68,14 +67,16 @@ fn plottable(v: f64, log: bool) -> bool {
     v.is_finite() && v.abs() <= PLOTTABLE_ABS && (!log || v >= 1.0 / PLOTTABLE_ABS)
 }
 
-/// Draws the series into `path`; `false` (and no file) when there is nothing to draw.
-/// Points that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are
-/// left out.
-pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<bool> {
+/// Renders the series as an SVG document; `None` when there is nothing to draw. Points
+/// that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are left
+/// out. A [`Series::dashed`] series is drawn dashed, without markers.
+pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<String>> {
     let series: Vec<Series> = series
         .iter()
         .map(|s| Series {
             name: s.name.clone(),
+            dashed: s.dashed,
+            color: s.color,
             points: s
                 .points
                 .iter()
@@ -87,11 +88,14 @@ pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Resul
         .collect();
     let series = series.as_slice();
     if series.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     let (x0, x1) = bounds(series, c.log_x, |p| p.0);
     let (y0, y1) = bounds(series, c.log_y, |p| p.1);
-    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
+    let mut svg = String::new();
+    // The backend borrows `svg` until it is dropped at the end of this block.
+    {
+    let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
     root.fill(&WHITE)?;
     macro_rules! body {
         ($chart:expr) => {{
@@ -125,7 +129,22 @@ pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Resul
                 )))?;
             }
             for (i, s) in series.iter().enumerate() {
-                let color = COLORS[i % COLORS.len()];
+                let color = COLORS[s.color.unwrap_or(i) % COLORS.len()];
+                if s.dashed {
+                    // Dashes of width 1 (each dash its own 2-point path), no markers.
+                    chart
+                        .draw_series(DashedLineSeries::new(
+                            s.points.clone(),
+                            6,
+                            4,
+                            color.stroke_width(1),
+                        ))?
+                        .label(s.name.clone())
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(1))
+                        });
+                    continue;
+                }
                 chart
                     .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?
                     .label(s.name.clone())
@@ -159,5 +178,6 @@ pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Resul
         (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1)?),
     }
     root.present()?;
-    Ok(true)
+    }
+    Ok(Some(svg))
 }

@@ -47,65 +47,65 @@ pub(super) fn render_heatmap(kind: &str, ms: &[&Measurement]) -> Result<Option<S
     let mut svg = String::new();
     // The backend borrows `svg` until it is dropped at the end of this block.
     {
-    let root = SVGBackend::with_string(&mut svg, (760, 700)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("Core-to-core {kind} (p50 {}, {lo:.1}..{hi:.1})", ms[0].unit),
-            ("sans-serif", 20),
-        )
-        .margin(16)
-        .x_label_area_size(40)
-        .y_label_area_size(48)
-        // A discrete range is inclusive: 0..last gives n segments.
-        .build_cartesian_2d((0..last).into_segmented(), (0..last).into_segmented())?;
-    // Labels at cell centres name the CPU.
-    let label = |v: &SegmentValue<usize>| match v {
-        SegmentValue::CenterOf(i) => cpus.get(*i).map_or(String::new(), |c| c.to_string()),
-        _ => String::new(),
-    };
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc("cpu b")
-        .y_desc("cpu a")
-        .x_labels(n.min(32))
-        .y_labels(n.min(32))
-        .x_label_formatter(&label)
-        .y_label_formatter(&label)
-        .draw()?;
-    let span = hi - lo;
-    // One value (or all equal): a mid colour, not the colour of "lowest".
-    let shade = |v: f64| {
-        if span > 1e-12 {
-            heat((v - lo) / span)
-        } else {
-            heat(0.5)
-        }
-    };
-    chart.draw_series(cells.iter().map(|&(a, b, v)| {
-        let (i, j) = (idx(b), idx(a));
-        Rectangle::new(
-            [
-                (SegmentValue::Exact(i), SegmentValue::Exact(j)),
-                (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
-            ],
-            shade(v).filled(),
-        )
-    }))?;
-    if n <= 16 {
+        let root = SVGBackend::with_string(&mut svg, (760, 700)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("Core-to-core {kind} (p50 {}, {lo:.1}..{hi:.1})", ms[0].unit),
+                ("sans-serif", 20),
+            )
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(48)
+            // A discrete range is inclusive: 0..last gives n segments.
+            .build_cartesian_2d((0..last).into_segmented(), (0..last).into_segmented())?;
+        // Labels at cell centres name the CPU.
+        let label = |v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) => cpus.get(*i).map_or(String::new(), |c| c.to_string()),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("cpu b")
+            .y_desc("cpu a")
+            .x_labels(n.min(32))
+            .y_labels(n.min(32))
+            .x_label_formatter(&label)
+            .y_label_formatter(&label)
+            .draw()?;
+        let span = hi - lo;
+        // One value (or all equal): a mid colour, not the colour of "lowest".
+        let shade = |v: f64| {
+            if span > 1e-12 {
+                heat((v - lo) / span)
+            } else {
+                heat(0.5)
+            }
+        };
         chart.draw_series(cells.iter().map(|&(a, b, v)| {
-            Text::new(
-                format!("{v:.0}"),
-                (
-                    SegmentValue::CenterOf(idx(b)),
-                    SegmentValue::CenterOf(idx(a)),
-                ),
-                ("sans-serif", 12).into_font(),
+            let (i, j) = (idx(b), idx(a));
+            Rectangle::new(
+                [
+                    (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+                    (SegmentValue::Exact(i + 1), SegmentValue::Exact(j + 1)),
+                ],
+                shade(v).filled(),
             )
         }))?;
-    }
-    root.present()?;
+        if n <= 16 {
+            chart.draw_series(cells.iter().map(|&(a, b, v)| {
+                Text::new(
+                    format!("{v:.0}"),
+                    (
+                        SegmentValue::CenterOf(idx(b)),
+                        SegmentValue::CenterOf(idx(a)),
+                    ),
+                    ("sans-serif", 12).into_font(),
+                )
+            }))?;
+        }
+        root.present()?;
     }
     Ok(Some(svg))
 }

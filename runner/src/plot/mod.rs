@@ -194,13 +194,9 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
             loaded::p99_source(&ld)
         )
     };
-    emit(
-        "loaded-latency.svg",
-        "mem.loaded",
-        &ld_what,
-        &ld,
-        &|| loaded::render(&ld),
-    )?;
+    emit("loaded-latency.svg", "mem.loaded", &ld_what, &ld, &|| {
+        loaded::render(&ld)
+    })?;
 
     let fl = data::family(f, "pool.flush");
     emit(

@@ -127,7 +127,11 @@ fn environment(f: &ParamsFile) -> String {
             "CPU",
             format!(
                 "{} ({}), {} logical CPUs, {} socket(s), {} thread(s) per core",
-                e.cpu.model, e.cpu.vendor, e.cpu.logical_cpus, e.cpu.sockets, e.cpu.threads_per_core
+                e.cpu.model,
+                e.cpu.vendor,
+                e.cpu.logical_cpus,
+                e.cpu.sockets,
+                e.cpu.threads_per_core
             ),
         ),
         ("CPU flags", e.cpu.flags.join(" ")),
@@ -192,7 +196,7 @@ fn environment(f: &ParamsFile) -> String {
             format!(
                 "{} at {:.0} Hz ({}; spread {:.1} ppm), invariant: {}, overhead {:.1} ns, \
                  resolution {:.1} ns{}",
-                serde_json::to_value(&t.source)
+                serde_json::to_value(t.source)
                     .ok()
                     .and_then(|v| v.as_str().map(String::from))
                     .unwrap_or_else(|| format!("{:?}", t.source)),
@@ -266,7 +270,13 @@ fn warnings(f: &ParamsFile) -> String {
     let rows: Vec<Vec<String>> = f
         .warnings
         .iter()
-        .map(|w| vec![format!("<code>{}</code>", esc(&w.code)), esc(&w.message), esc(&w.remediation)])
+        .map(|w| {
+            vec![
+                format!("<code>{}</code>", esc(&w.code)),
+                esc(&w.message),
+                esc(&w.remediation),
+            ]
+        })
         .collect();
     table("warnings", &["code", "warning", "remediation"], &rows)
 }
@@ -312,7 +322,15 @@ fn keys(f: &ParamsFile) -> String {
         .collect();
     table(
         "keys",
-        &["key", "value", "unit", "target", "meaning", "method", "measured from"],
+        &[
+            "key",
+            "value",
+            "unit",
+            "target",
+            "meaning",
+            "method",
+            "measured from",
+        ],
         &rows,
     )
 }
@@ -404,12 +422,7 @@ fn acceptance(a: &Acceptance) -> String {
 }
 
 /// The whole page.
-pub fn render(
-    f: &ParamsFile,
-    source: &str,
-    charts: &[Chart],
-    acc: Option<&Acceptance>,
-) -> String {
+pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Acceptance>) -> String {
     let title = title(f);
     let mut s = String::new();
     let _ = write!(
@@ -442,7 +455,7 @@ pub fn render(
         "<h2 id=\"run\">Run</h2>\n{}",
         table(
             "run",
-            &["", ""],
+            &["item", "value"],
             &[
                 vec!["file".into(), format!("<code>{}</code>", esc(source))],
                 vec![
@@ -480,7 +493,11 @@ pub fn render(
         warnings(f)
     );
     if let Some(a) = acc {
-        let _ = write!(s, "<h2 id=\"acceptance\">Acceptance</h2>\n{}", acceptance(a));
+        let _ = write!(
+            s,
+            "<h2 id=\"acceptance\">Acceptance</h2>\n{}",
+            acceptance(a)
+        );
     }
     let _ = write!(
         s,

@@ -42,12 +42,20 @@ fn sections_and_one_svg_per_chart_with_data() {
     for id in ["run", "environment", "warnings", "keys", "plots", "skipped"] {
         assert!(html.contains(&format!("<h2 id=\"{id}\">")), "section {id}");
     }
-    assert!(!html.contains("id=\"acceptance\""), "no spec, no acceptance");
+    assert!(
+        !html.contains("id=\"acceptance\""),
+        "no spec, no acceptance"
+    );
     assert!(html.contains(&format!("<title>{}</title>", esc(&title(&f)))));
     assert!(html.contains(&esc(&f.environment.cpu.model)));
     let drawn: Vec<&Chart> = charts.iter().filter(|c| c.svg.is_some()).collect();
     // latency, bandwidth, copy-threshold, loaded, flush, c2c cas and flag.
-    assert_eq!(drawn.len(), 7, "{:?}", charts.iter().map(|c| &c.file).collect::<Vec<_>>());
+    assert_eq!(
+        drawn.len(),
+        7,
+        "{:?}",
+        charts.iter().map(|c| &c.file).collect::<Vec<_>>()
+    );
     assert_eq!(html.matches("<svg").count(), drawn.len());
     for c in &drawn {
         let at = html.find(&format!("<figure class=\"plot\" id=\"plot-{}\"", c.file));
@@ -183,7 +191,13 @@ fn missing_data_is_a_note_never_an_empty_box() {
     assert!(charts.iter().all(|c| c.svg.is_none()));
     assert_eq!(html.matches("<svg").count(), 0);
     assert!(!html.contains("<figure"));
-    for fam in ["mem.latency", "mem.bandwidth", "mem.loaded", "pool.flush", "pool.c2c"] {
+    for fam in [
+        "mem.latency",
+        "mem.bandwidth",
+        "mem.loaded",
+        "pool.flush",
+        "pool.c2c",
+    ] {
         assert!(
             html.contains(&format!("no {fam} measurements in this file")),
             "{fam}"
@@ -217,7 +231,10 @@ fn loaded_curves_per_target_and_mix_with_p99() {
         }
     }
     let charts = crate::plot::charts(&f).unwrap();
-    let c = charts.iter().find(|c| c.file == "loaded-latency.svg").unwrap();
+    let c = charts
+        .iter()
+        .find(|c| c.file == "loaded-latency.svg")
+        .unwrap();
     let svg = c.svg.as_ref().unwrap();
     for mix in mixes {
         for q in ["p50", "p99"] {
@@ -225,13 +242,28 @@ fn loaded_curves_per_target_and_mix_with_p99() {
             assert!(svg.lines().any(|l| l.trim() == label), "{label}");
         }
     }
-    assert!(c.caption.contains("p99 of each point's distribution"), "{}", c.caption);
+    assert!(
+        c.caption.contains("p99 of each point's distribution"),
+        "{}",
+        c.caption
+    );
     // With the per-load parameter on every point, the caption says so.
-    for m in f.measurements.iter_mut().filter(|m| m.benchmark == "mem.loaded") {
+    for m in f
+        .measurements
+        .iter_mut()
+        .filter(|m| m.benchmark == "mem.loaded")
+    {
         m.parameters["per_load_p99_ns"] = 500.0.into();
     }
     let charts = crate::plot::charts(&f).unwrap();
-    let c = charts.iter().find(|c| c.file == "loaded-latency.svg").unwrap();
-    assert!(c.caption.contains("per_load_p99_ns parameter"), "{}", c.caption);
+    let c = charts
+        .iter()
+        .find(|c| c.file == "loaded-latency.svg")
+        .unwrap();
+    assert!(
+        c.caption.contains("per_load_p99_ns parameter"),
+        "{}",
+        c.caption
+    );
     assert!(c.caption.contains("injected_bw_gbs"));
 }

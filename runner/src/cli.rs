@@ -65,11 +65,31 @@ pub enum Command {
     /// flush costs and core-to-core heatmaps when the file has them).
     #[command(display_order = 105)]
     Plot(PlotArgs),
+    /// Write one self-contained HTML page of a params.json: environment, warnings with
+    /// their fixes, the key table, every chart inline, skipped entries and, with --spec,
+    /// the acceptance results. No network: nothing outside the file is referenced. Exit 0
+    /// written, 2 bad input.
+    #[command(display_order = 106)]
+    Report(ReportArgs),
     /// Export a params.json for other tools: loaded-latency curves in the Mess
     /// benchmark's format, every key and measurement as OpenMetrics text, measurements as
     /// CSV. Exit 0 written, 2 bad input, 3 --mess and the file has no mem.loaded curve.
-    #[command(display_order = 106)]
+    #[command(display_order = 107)]
     Export(ExportArgs),
+}
+
+/// Options of `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The params.json to report.
+    #[arg(value_name = "PARAMS_JSON")]
+    pub params: PathBuf,
+    /// The HTML file to write (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Also show the acceptance results of this spec (TOML, as `cxlchar check --spec`).
+    #[arg(long, value_name = "SPEC_TOML")]
+    pub spec: Option<PathBuf>,
 }
 
 /// Options of `export` (at least one of --mess, --openmetrics, --csv).

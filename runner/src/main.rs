@@ -12,6 +12,7 @@ mod output;
 mod plot;
 mod pool;
 mod registry;
+mod report;
 mod run;
 
 use anyhow::{Context, Result};
@@ -103,6 +104,7 @@ fn main_inner() -> Result<()> {
             }
             Ok(())
         }
+        Command::Report(a) => std::process::exit(consumers::run(|| report::report_cmd(&a))),
     }
 }
 

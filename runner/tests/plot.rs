@@ -309,7 +309,7 @@ fn every_chart_of_a_real_all_run_has_each_expected_series() {
     let loaded = expected_series(
         &doc,
         "mem.loaded",
-        |v| format!("{} {}", t(v), p(v, "mix")),
+        |v| format!("{} {} p50", t(v), p(v, "mix")),
         "injected_bw_gbs",
     );
     assert!(loaded.len() >= 2, "read and read-write curves: {loaded:?}");

@@ -4,15 +4,13 @@
 use anyhow::Result;
 use bench_core::keys::parameters::{METHOD, ORDER, THREADS};
 use bench_core::params::Measurement;
-use std::path::Path;
 
-use super::copy_threshold::draw_blocks;
+use super::copy_threshold::render_blocks;
 use super::data::{num, text};
 
-/// Draws the chart; `false` when nothing can be drawn.
-pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -> Result<bool> {
-    draw_blocks(
-        path,
+/// Renders the chart as an SVG document; `None` when nothing can be drawn.
+pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Option<String>> {
+    render_blocks(
         ms,
         caches,
         "All-to-all bandwidth by block size (p50): row-wise vs column-wise vs Hilbert order",

@@ -4,13 +4,12 @@
 use anyhow::Result;
 use bench_core::keys::parameters::{KERNEL, SIZE_BYTES, THREADS};
 use bench_core::params::Measurement;
-use std::path::Path;
 
 use super::data::{num, series_by, text, unit_of};
-use super::lines::{draw_lines, LineChart};
+use super::lines::{render_lines, LineChart};
 
-/// Draws the chart; `false` when nothing can be drawn.
-pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -> Result<bool> {
+/// Renders the chart as an SVG document; `None` when nothing can be drawn.
+pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Option<String>> {
     let by_size = ms.iter().any(|m| num(m, SIZE_BYTES).is_some());
     let s = series_by(
         ms,
@@ -30,8 +29,7 @@ pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -
             }
         },
     );
-    draw_lines(
-        path,
+    render_lines(
         &LineChart {
             title: "Bandwidth per kernel (p50)".into(),
             x_desc: if by_size { "size (bytes)" } else { "threads" },

@@ -4,15 +4,13 @@
 use anyhow::Result;
 use bench_core::keys::parameters::{BLOCK_BYTES, METHOD, THREADS};
 use bench_core::params::Measurement;
-use std::path::Path;
 
 use super::data::{num, series_by, text, unit_of};
-use super::lines::{draw_lines, LineChart};
+use super::lines::{render_lines, LineChart};
 
-/// Draws the chart; `false` when nothing can be drawn.
-pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -> Result<bool> {
-    draw_blocks(
-        path,
+/// Renders the chart as an SVG document; `None` when nothing can be drawn.
+pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Option<String>> {
+    render_blocks(
         ms,
         caches,
         "All-to-all copy bandwidth by block size (p50): temporal vs NT vs hybrid",
@@ -28,16 +26,14 @@ pub(super) fn draw(path: &Path, ms: &[&Measurement], caches: &[(f64, String)]) -
 
 /// An all-to-all chart (this one, `alltoall-order.svg`): p50 vs `block_bytes` (log x,
 /// cache sizes marked), one line per `label`.
-pub(super) fn draw_blocks(
-    path: &Path,
+pub(super) fn render_blocks(
     ms: &[&Measurement],
     caches: &[(f64, String)],
     title: &str,
     label: &dyn Fn(&Measurement) -> String,
-) -> Result<bool> {
+) -> Result<Option<String>> {
     let s = series_by(ms, label, |m| num(m, BLOCK_BYTES));
-    draw_lines(
-        path,
+    render_lines(
         &LineChart {
             title: title.into(),
             x_desc: "block size (bytes)",

@@ -10,8 +10,12 @@ use std::collections::BTreeMap;
 pub(super) struct Series {
     /// Legend label.
     pub name: String,
-    /// (x, p50) points, sorted by x.
+    /// (x, y) points, sorted by x (y is the p50 unless the chart says otherwise).
     pub points: Vec<(f64, f64)>,
+    /// Drawn dashed, without markers (a companion curve such as a p99).
+    pub dashed: bool,
+    /// Colour index, when it must match another series' (else the series' position).
+    pub color: Option<usize>,
 }
 
 /// A numeric parameter of a measurement.
@@ -34,18 +38,32 @@ pub(super) fn series_by(
     name: impl Fn(&Measurement) -> String,
     x: impl Fn(&Measurement) -> Option<f64>,
 ) -> Vec<Series> {
+    series_xy(ms, name, x, |m| Some(m.distribution.p50))
+}
+
+/// Groups measurements into series named by `name(m)`, points `(x(m), y(m))` (a
+/// measurement without either is left out), sorted by x and named in order.
+pub(super) fn series_xy(
+    ms: &[&Measurement],
+    name: impl Fn(&Measurement) -> String,
+    x: impl Fn(&Measurement) -> Option<f64>,
+    y: impl Fn(&Measurement) -> Option<f64>,
+) -> Vec<Series> {
     let mut map: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for m in ms {
-        if let Some(xv) = x(m) {
-            map.entry(name(m))
-                .or_default()
-                .push((xv, m.distribution.p50));
+        if let (Some(xv), Some(yv)) = (x(m), y(m)) {
+            map.entry(name(m)).or_default().push((xv, yv));
         }
     }
     map.into_iter()
         .map(|(name, mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            Series { name, points }
+            Series {
+                name,
+                points,
+                dashed: false,
+                color: None,
+            }
         })
         .collect()
 }

@@ -3,13 +3,12 @@
 use anyhow::Result;
 use bench_core::keys::parameters::{METHOD, SIZE_BYTES};
 use bench_core::params::Measurement;
-use std::path::Path;
 
 use super::data::{num, series_by, text, unit_of};
-use super::lines::{draw_lines, LineChart};
+use super::lines::{render_lines, LineChart};
 
-/// Draws the chart; `false` when nothing can be drawn.
-pub(super) fn draw(path: &Path, ms: &[&Measurement]) -> Result<bool> {
+/// Renders the chart as an SVG document; `None` when nothing can be drawn.
+pub(super) fn render(ms: &[&Measurement]) -> Result<Option<String>> {
     let s = series_by(
         ms,
         |m| {
@@ -18,8 +17,7 @@ pub(super) fn draw(path: &Path, ms: &[&Measurement]) -> Result<bool> {
         },
         |m| num(m, SIZE_BYTES),
     );
-    draw_lines(
-        path,
+    render_lines(
         &LineChart {
             title: "Flush cost vs size (p50)".into(),
             x_desc: "size (bytes)",

@@ -3,7 +3,6 @@
 use anyhow::Result;
 use bench_core::units::format_size;
 use plotters::prelude::*;
-use std::path::Path;
 
 use super::data::Series;
 
@@ -68,14 +67,16 @@ fn plottable(v: f64, log: bool) -> bool {
     v.is_finite() && v.abs() <= PLOTTABLE_ABS && (!log || v >= 1.0 / PLOTTABLE_ABS)
 }
 
-/// Draws the series into `path`; `false` (and no file) when there is nothing to draw.
-/// Points that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are
-/// left out.
-pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Result<bool> {
+/// Renders the series as an SVG document; `None` when there is nothing to draw. Points
+/// that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are left
+/// out. A [`Series::dashed`] series is drawn dashed, without markers.
+pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<String>> {
     let series: Vec<Series> = series
         .iter()
         .map(|s| Series {
             name: s.name.clone(),
+            dashed: s.dashed,
+            color: s.color,
             points: s
                 .points
                 .iter()
@@ -87,77 +88,97 @@ pub(super) fn draw_lines(path: &Path, c: &LineChart, series: &[Series]) -> Resul
         .collect();
     let series = series.as_slice();
     if series.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
     let (x0, x1) = bounds(series, c.log_x, |p| p.0);
     let (y0, y1) = bounds(series, c.log_y, |p| p.1);
-    let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
-    root.fill(&WHITE)?;
-    macro_rules! body {
-        ($chart:expr) => {{
-            let mut chart = $chart;
-            let fmt_x = |x: &f64| {
-                if c.size_x {
-                    format_size(*x as usize)
-                } else {
-                    format!("{x}")
-                }
-            };
-            chart
-                .configure_mesh()
-                .x_desc(c.x_desc)
-                .y_desc(c.y_desc.as_str())
-                .x_label_formatter(&fmt_x)
-                .draw()?;
-            for (x, label) in &c.marks {
-                if *x < x0 || *x > x1 {
-                    continue;
-                }
-                let grey = RGBColor(150, 150, 150);
-                chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(*x, y0), (*x, y1)],
-                    grey.stroke_width(1),
-                )))?;
-                chart.draw_series(std::iter::once(Text::new(
-                    label.clone(),
-                    (*x, y1 * 0.97),
-                    ("sans-serif", 14).into_font().color(&grey),
-                )))?;
-            }
-            for (i, s) in series.iter().enumerate() {
-                let color = COLORS[i % COLORS.len()];
+    let mut svg = String::new();
+    // The backend borrows `svg` until it is dropped at the end of this block.
+    {
+        let root = SVGBackend::with_string(&mut svg, (960, 600)).into_drawing_area();
+        root.fill(&WHITE)?;
+        macro_rules! body {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                let fmt_x = |x: &f64| {
+                    if c.size_x {
+                        format_size(*x as usize)
+                    } else {
+                        format!("{x}")
+                    }
+                };
                 chart
-                    .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?
-                    .label(s.name.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                    });
-                // Markers too, so that a one-point series shows.
-                chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()?;
-        }};
-    }
-    // Sizes on powers of two, so that the ticks read 4K, 8K, ... exactly.
-    let xbase = if c.size_x { 2.0 } else { 10.0 };
-    let mut b = ChartBuilder::on(&root);
-    b.caption(&c.title, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(72);
-    match (c.log_x, c.log_y) {
-        (true, true) => {
-            body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), (y0..y1).log_scale())?)
+                    .configure_mesh()
+                    .x_desc(c.x_desc)
+                    .y_desc(c.y_desc.as_str())
+                    .x_label_formatter(&fmt_x)
+                    .draw()?;
+                for (x, label) in &c.marks {
+                    if *x < x0 || *x > x1 {
+                        continue;
+                    }
+                    let grey = RGBColor(150, 150, 150);
+                    chart.draw_series(std::iter::once(PathElement::new(
+                        vec![(*x, y0), (*x, y1)],
+                        grey.stroke_width(1),
+                    )))?;
+                    chart.draw_series(std::iter::once(Text::new(
+                        label.clone(),
+                        (*x, y1 * 0.97),
+                        ("sans-serif", 14).into_font().color(&grey),
+                    )))?;
+                }
+                for (i, s) in series.iter().enumerate() {
+                    let color = COLORS[s.color.unwrap_or(i) % COLORS.len()];
+                    if s.dashed {
+                        // Dashes of width 1 (each dash its own 2-point path), no markers.
+                        chart
+                            .draw_series(DashedLineSeries::new(
+                                s.points.clone(),
+                                6,
+                                4,
+                                color.stroke_width(1),
+                            ))?
+                            .label(s.name.clone())
+                            .legend(move |(x, y)| {
+                                PathElement::new(vec![(x, y), (x + 8, y)], color.stroke_width(1))
+                            });
+                        continue;
+                    }
+                    chart
+                        .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?
+                        .label(s.name.clone())
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                        });
+                    // Markers too, so that a one-point series shows.
+                    chart
+                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+                }
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .draw()?;
+            }};
         }
-        (true, false) => body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), y0..y1)?),
-        (false, true) => body!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?),
-        (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1)?),
+        // Sizes on powers of two, so that the ticks read 4K, 8K, ... exactly.
+        let xbase = if c.size_x { 2.0 } else { 10.0 };
+        let mut b = ChartBuilder::on(&root);
+        b.caption(&c.title, ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(72);
+        match (c.log_x, c.log_y) {
+            (true, true) => {
+                body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), (y0..y1).log_scale())?)
+            }
+            (true, false) => body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), y0..y1)?),
+            (false, true) => body!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?),
+            (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1)?),
+        }
+        root.present()?;
     }
-    root.present()?;
-    Ok(true)
+    Ok(Some(svg))
 }

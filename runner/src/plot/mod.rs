@@ -2,6 +2,11 @@
 //! backend; text is laid out with plotters' built-in estimate and drawn by the viewer's
 //! fonts, so no font or image library is needed).
 //!
+//! Every chart renders to an SVG document in memory ([`charts`]): `plot` writes each to
+//! its file (atomically), `cxlchar report` ([`crate::report`]) inlines them in its page.
+//! plotters escapes the text it draws (`<`, `&`, quotes), so a label taken from the file
+//! cannot inject markup.
+//!
 //! The file is read by the consumers' loader ([`crate::consumers::load`]); each chart
 //! reads its measurements' parameters by their registered names
 //! ([`bench_core::keys::parameters`]). Charts, each drawn only when its measurements are
@@ -15,7 +20,7 @@
 //! * `alltoall-order.svg` ([`alltoall_order`]): `mem.alltoall-order*` all-to-all
 //!   bandwidth vs block size per copy order, method and thread count;
 //! * `loaded-latency.svg` ([`loaded`]): `mem.loaded*` latency vs injected bandwidth (or
-//!   injection delay), one curve per traffic mix;
+//!   injection delay), one curve per (target, traffic mix), p50 solid and p99 dashed;
 //! * `flush.svg` ([`flush`]): `pool.flush*` cost vs size per method (the flush-cost matrix
 //!   as lines);
 //! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap.
@@ -37,6 +42,21 @@ use std::path::{Path, PathBuf};
 
 pub use crate::consumers::load::load;
 
+/// One chart of a params.json, rendered in memory.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// File name under `plot --out` (`latency.svg`).
+    pub file: String,
+    /// The benchmark family it draws (`mem.latency`).
+    pub family: String,
+    /// What was measured and how it is drawn, with the methods the measurements record.
+    pub caption: String,
+    /// The SVG document; `None` when nothing was drawn.
+    pub svg: Option<String>,
+    /// Why nothing was drawn (empty when drawn).
+    pub note: String,
+}
+
 /// What `plot` did.
 #[derive(Debug, Default)]
 pub struct PlotOutcome {
@@ -46,63 +66,147 @@ pub struct PlotOutcome {
     pub skipped: Vec<String>,
 }
 
-/// Draws every chart whose data is in `f` into `dir`.
-pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let mut out = PlotOutcome::default();
-    let mut emit = |name: &str,
+/// How many distinct methods a caption lists before it counts the rest.
+const METHODS_LISTED: usize = 3;
+
+/// "N measurements; method: A | B (+k more)".
+fn measured(ms: &[&Measurement]) -> String {
+    let mut methods: Vec<&str> = ms.iter().map(|m| m.method.as_str()).collect();
+    methods.sort_unstable();
+    methods.dedup();
+    let more = methods.len().saturating_sub(METHODS_LISTED);
+    let mut s = format!(
+        "{} measurement(s); method as recorded: {}",
+        ms.len(),
+        methods[..methods.len().min(METHODS_LISTED)].join(" | ")
+    );
+    if more > 0 {
+        s.push_str(&format!(" (+{more} more)"));
+    }
+    s
+}
+
+/// Renders every chart of `f`; a chart whose measurements are absent (or lack the
+/// parameters to plot) has `svg: None` and a note saying so.
+pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
+    let mut out = vec![];
+    let mut emit = |file: &str,
+                    family: &str,
                     what: &str,
                     ms: &[&Measurement],
-                    draw: &dyn Fn(&Path) -> Result<bool>|
+                    render: &dyn Fn() -> Result<Option<String>>|
      -> Result<()> {
-        if ms.is_empty() {
-            out.skipped
-                .push(format!("{name}: no {what} measurements in the file"));
-            return Ok(());
-        }
-        let p = dir.join(name);
-        crate::export::json::check_output(&p)?;
-        if draw(&p).with_context(|| format!("drawing {}", p.display()))? {
-            out.written.push(p);
+        let (svg, note) = if ms.is_empty() {
+            (None, format!("no {family} measurements in this file"))
         } else {
-            out.skipped.push(format!(
-                "{name}: {what} measurements lack the parameters to plot"
-            ));
-        }
+            match render().with_context(|| format!("drawing {file}"))? {
+                Some(svg) => (Some(svg), String::new()),
+                None => (
+                    None,
+                    format!("the {family} measurements lack the parameters to plot"),
+                ),
+            }
+        };
+        let caption = if ms.is_empty() {
+            what.to_string()
+        } else {
+            format!("{what} {}.", measured(ms))
+        };
+        out.push(Chart {
+            file: file.into(),
+            family: family.into(),
+            caption,
+            svg,
+            note,
+        });
         Ok(())
     };
     let caches = data::cache_marks(f);
+    let marked = "Grey verticals: the data and unified cache sizes of the environment.";
 
     let lat = data::family(f, "mem.latency");
-    emit("latency.svg", "mem.latency", &lat, &|p| {
-        latency::draw(p, &lat, &caches)
-    })?;
+    emit(
+        "latency.svg",
+        "mem.latency",
+        &format!(
+            "mem.latency: p50 load-to-use latency (ns per load of a dependent pointer \
+             chase) vs working-set size, one curve per target and chase order; log-log. \
+             {marked}"
+        ),
+        &lat,
+        &|| latency::render(&lat, &caches),
+    )?;
 
     let bw = data::family(f, "mem.bandwidth");
-    emit("bandwidth.svg", "mem.bandwidth", &bw, &|p| {
-        bandwidth::draw(p, &bw, &caches)
-    })?;
+    emit(
+        "bandwidth.svg",
+        "mem.bandwidth",
+        &format!(
+            "mem.bandwidth: p50 bandwidth (GB/s, GB = 1e9 B) per kernel, thread count and \
+             target vs size (or vs threads when the points carry no size). {marked}"
+        ),
+        &bw,
+        &|| bandwidth::render(&bw, &caches),
+    )?;
 
     let ct = data::family(f, "mem.copy-threshold");
-    emit("copy-threshold.svg", "mem.copy-threshold", &ct, &|p| {
-        copy_threshold::draw(p, &ct, &caches)
-    })?;
+    emit(
+        "copy-threshold.svg",
+        "mem.copy-threshold",
+        &format!(
+            "mem.copy-threshold: p50 all-to-all copy bandwidth (bytes read + written) vs \
+             block size, per copy method (temporal, non-temporal, hybrid) and thread count \
+             P. {marked}"
+        ),
+        &ct,
+        &|| copy_threshold::render(&ct, &caches),
+    )?;
 
     let ao = data::family(f, "mem.alltoall-order");
-    emit("alltoall-order.svg", "mem.alltoall-order", &ao, &|p| {
-        alltoall_order::draw(p, &ao, &caches)
-    })?;
+    emit(
+        "alltoall-order.svg",
+        "mem.alltoall-order",
+        &format!(
+            "mem.alltoall-order: p50 all-to-all bandwidth vs block size per copy order \
+             (row-wise, column-wise, Hilbert), method and thread count P. {marked}"
+        ),
+        &ao,
+        &|| alltoall_order::render(&ao, &caches),
+    )?;
 
     let ld: Vec<&Measurement> = data::family(f, "mem.loaded")
         .into_iter()
         .filter(|m| m.unit == "ns")
         .collect();
-    emit("loaded-latency.svg", "mem.loaded", &ld, &|p| {
-        loaded::draw(p, &ld)
+    let ld_what = if ld.is_empty() {
+        "mem.loaded: chase latency under injected memory traffic.".to_string()
+    } else {
+        format!(
+            "mem.loaded: latency per load of a dependent chase on one CPU while the other \
+             CPUs inject memory traffic of the named mix, vs {}; one curve per (target, \
+             mix). Solid: p50; dashed: p99, from {}.",
+            if loaded::by_bandwidth(&ld) {
+                "the bandwidth the traffic threads moved (injected_bw_gbs: bytes loaded + \
+                 stored / time, GB = 1e9 B, the chase and RFO reads not counted)"
+            } else {
+                "the injection delay (no point records its bandwidth)"
+            },
+            loaded::p99_source(&ld)
+        )
+    };
+    emit("loaded-latency.svg", "mem.loaded", &ld_what, &ld, &|| {
+        loaded::render(&ld)
     })?;
 
     let fl = data::family(f, "pool.flush");
-    emit("flush.svg", "pool.flush", &fl, &|p| flush::draw(p, &fl))?;
+    emit(
+        "flush.svg",
+        "pool.flush",
+        "pool.flush: p50 cost of writing and flushing a buffer vs its size, per flush \
+         method and target (the flush-cost matrix as lines); log-log.",
+        &fl,
+        &|| flush::render(&fl),
+    )?;
 
     // Core-to-core heatmaps, one per kind.
     let cc = data::family(f, "pool.c2c");
@@ -111,17 +215,50 @@ pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
     kinds.sort();
     kinds.dedup();
     if kinds.is_empty() {
-        emit("c2c.svg", "pool.c2c", &[], &|_| Ok(false))?;
+        emit(
+            "c2c.svg",
+            "pool.c2c",
+            "pool.c2c: core-to-core one-way latency per CPU pair.",
+            &[],
+            &|| Ok(None),
+        )?;
     }
     for kind in kinds {
         let ms: Vec<&Measurement> = cc.iter().copied().filter(|m| kind_of(m) == kind).collect();
-        let name = format!(
+        let file = format!(
             "c2c-{}.svg",
             kind.replace(|c: char| !c.is_alphanumeric(), "_")
         );
-        emit(&name, "pool.c2c", &ms, &|p| {
-            c2c::draw_heatmap(p, &kind, &ms)
-        })?;
+        emit(
+            &file,
+            "pool.c2c",
+            &format!(
+                "pool.c2c ({kind}): p50 core-to-core latency per CPU pair (cpu a row, cpu b \
+                 column; a pair measured once is shown in both halves), white low to dark red \
+                 high."
+            ),
+            &ms,
+            &|| c2c::render_heatmap(&kind, &ms),
+        )?;
+    }
+    Ok(out)
+}
+
+/// Draws every chart whose data is in `f` into `dir`, one SVG file each (written
+/// atomically).
+pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
+    let charts = charts(f)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut out = PlotOutcome::default();
+    for c in charts {
+        match &c.svg {
+            Some(svg) => {
+                let p = dir.join(&c.file);
+                crate::export::json::write_atomic(&p, svg)?;
+                out.written.push(p);
+            }
+            None => out.skipped.push(format!("{}: {}", c.file, c.note)),
+        }
     }
     Ok(out)
 }

@@ -1,0 +1,269 @@
+//! The page: sections, one inline SVG per chart with data, notes for the others, no
+//! external reference, and no markup from the file.
+
+use super::*;
+use crate::consumers::spec;
+use bench_core::params::{Measurement, Skipped, Warning};
+
+fn all_quick() -> ParamsFile {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/plots/params-all-quick.json");
+    load::load(&p).unwrap()
+}
+
+fn page(f: &ParamsFile, acc: Option<&Acceptance>) -> (String, Vec<Chart>) {
+    let charts = crate::plot::charts(f).unwrap();
+    (render(f, "p.json", &charts, acc), charts)
+}
+
+/// The values of every `src=` and `href=` attribute (quoted or not) in `html`.
+fn references(html: &str) -> Vec<String> {
+    let mut out = vec![];
+    for attr in ["src=", "href="] {
+        for (i, _) in html.match_indices(attr) {
+            let rest = &html[i + attr.len()..];
+            let v: String = match rest.chars().next() {
+                Some(q @ ('"' | '\'')) => rest[1..].chars().take_while(|&c| c != q).collect(),
+                _ => rest
+                    .chars()
+                    .take_while(|c| !c.is_whitespace() && *c != '>')
+                    .collect(),
+            };
+            out.push(v);
+        }
+    }
+    out
+}
+
+#[test]
+fn sections_and_one_svg_per_chart_with_data() {
+    let f = all_quick();
+    let (html, charts) = page(&f, None);
+    for id in ["run", "environment", "warnings", "keys", "plots", "skipped"] {
+        assert!(html.contains(&format!("<h2 id=\"{id}\">")), "section {id}");
+    }
+    assert!(
+        !html.contains("id=\"acceptance\""),
+        "no spec, no acceptance"
+    );
+    assert!(html.contains(&format!("<title>{}</title>", esc(&title(&f)))));
+    assert!(html.contains(&esc(&f.environment.cpu.model)));
+    let drawn: Vec<&Chart> = charts.iter().filter(|c| c.svg.is_some()).collect();
+    // latency, bandwidth, copy-threshold, loaded, flush, c2c cas and flag.
+    assert_eq!(
+        drawn.len(),
+        7,
+        "{:?}",
+        charts.iter().map(|c| &c.file).collect::<Vec<_>>()
+    );
+    assert_eq!(html.matches("<svg").count(), drawn.len());
+    for c in &drawn {
+        let at = html.find(&format!("<figure class=\"plot\" id=\"plot-{}\"", c.file));
+        let at = at.unwrap_or_else(|| panic!("{} figure", c.file));
+        let fig = &html[at..at + html[at..].find("</figure>").unwrap()];
+        assert_eq!(fig.matches("<svg").count(), 1, "{}: one svg", c.file);
+        assert!(fig.contains("<figcaption>") && fig.contains("method as recorded"));
+    }
+    // No alltoall-order run in this file: a note, not an empty box.
+    assert!(html.contains("no mem.alltoall-order measurements in this file"));
+    assert!(!html.contains("id=\"plot-alltoall-order.svg\"><svg"));
+    // Every warning with its remediation, every skipped entry with its reason.
+    for w in &f.warnings {
+        assert!(html.contains(&esc(&w.remediation)), "{}", w.code);
+    }
+    for k in &f.skipped {
+        assert!(html.contains(&esc(&k.reason)), "{}", k.benchmark);
+    }
+    // Every key with the registry's meaning and the ids it comes from.
+    let def = bench_core::keys::lookup("mem_lat_ns").unwrap();
+    assert!(html.contains(&esc(def.meaning.trim())));
+    for id in &f.param_info["mem_lat_ns"].from {
+        assert!(html.contains(&format!("<code>{}</code>", esc(id))));
+    }
+}
+
+#[test]
+fn self_contained_no_external_reference() {
+    let (html, _) = page(&all_quick(), None);
+    let refs = references(&html);
+    assert!(!refs.is_empty(), "the page's own anchors are found");
+    for r in &refs {
+        assert!(r.starts_with('#'), "reference {r} leaves the page");
+    }
+    for bad in ["http://", "https://"] {
+        for attr in ["src=", "href="] {
+            assert!(!html.contains(&format!("{attr}\"{bad}")), "{attr}{bad}");
+        }
+    }
+    for tag in ["<link", "<img", "<iframe", "<object", "@import", "url("] {
+        assert!(!html.contains(tag), "{tag}");
+    }
+    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+}
+
+#[test]
+fn text_from_the_file_cannot_inject_markup() {
+    let evil = "<script>alert(1)</script><img src=x onerror=alert(2)>\"'&";
+    let mut f = all_quick();
+    f.environment.cpu.model = evil.into();
+    f.command_line = vec![evil.into()];
+    f.started_at = evil.into();
+    f.warnings.push(Warning {
+        code: evil.into(),
+        message: evil.into(),
+        remediation: evil.into(),
+    });
+    f.skipped.push(Skipped {
+        benchmark: evil.into(),
+        target: evil.into(),
+        reason: evil.into(),
+    });
+    f.params.insert(evil.into(), 1.0);
+    let m: &mut Measurement = f
+        .measurements
+        .iter_mut()
+        .find(|m| m.benchmark == "mem.latency")
+        .unwrap();
+    m.target = evil.into();
+    m.method = evil.into();
+    let ld = f
+        .measurements
+        .iter_mut()
+        .find(|m| m.benchmark == "mem.loaded")
+        .unwrap();
+    ld.parameters["mix"] = evil.into();
+    let info = f.param_info.get_mut("mem_lat_ns").unwrap();
+    info.from.push(evil.into());
+    info.method = evil.into();
+    let s = spec::parse(
+        "[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1\nwhy = \"<b>x</b>\"\n",
+        "s.toml",
+    )
+    .unwrap();
+    let results = check::check(&s, &f);
+    let acc = Acceptance {
+        spec: evil,
+        results: &results,
+    };
+    let (html, _) = page(&f, Some(&acc));
+    // Only the page's own two scripts; no tag from the file.
+    assert_eq!(html.matches("<script").count(), 2);
+    for bad in ["<img", "<script>alert", "<b>x</b>", "onerror=alert(2)>"] {
+        assert!(!html.contains(bad), "{bad} got through");
+    }
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x"));
+    assert!(html.contains("&lt;b&gt;x&lt;/b&gt;"));
+    // The SVG labels (target, mix) are escaped by plotters.
+    let plots = &html[html.find("id=\"plots\"").unwrap()..];
+    assert!(plots.contains("&lt;script&gt;"), "label drawn escaped");
+}
+
+#[test]
+fn acceptance_results_show_each_outcome() {
+    let f = all_quick();
+    let s = spec::parse(
+        "required = [\"mem_lat_ns\"]\n\
+         [[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1e9\n\
+         [[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1\nwhy = \"too strict\"\n\
+         [[bound]]\nkey = \"cxl_lat_ns\"\nop = \"<=\"\nvalue = 500\n",
+        "s.toml",
+    )
+    .unwrap();
+    let results = check::check(&s, &f);
+    let acc = Acceptance {
+        spec: "s.toml",
+        results: &results,
+    };
+    let (html, _) = page(&f, Some(&acc));
+    assert!(html.contains("<h2 id=\"acceptance\">"));
+    assert!(html.contains("2 passed, 1 failed, 1 not measured"));
+    assert!(html.contains("<span class=\"fail\">FAIL</span>"));
+    assert!(html.contains("<span class=\"nm\">NOT MEASURED</span>"));
+    assert!(html.contains("rationale: too strict"));
+    assert!(html.contains("cxl_lat_ns is absent from the file"));
+}
+
+#[test]
+fn missing_data_is_a_note_never_an_empty_box() {
+    let mut f = all_quick();
+    f.measurements.clear();
+    let (html, charts) = page(&f, None);
+    assert!(charts.iter().all(|c| c.svg.is_none()));
+    assert_eq!(html.matches("<svg").count(), 0);
+    assert!(!html.contains("<figure"));
+    for fam in [
+        "mem.latency",
+        "mem.bandwidth",
+        "mem.loaded",
+        "pool.flush",
+        "pool.c2c",
+    ] {
+        assert!(
+            html.contains(&format!("no {fam} measurements in this file")),
+            "{fam}"
+        );
+    }
+}
+
+fn loaded(target: &str, mix: &str, bw: f64, p50: f64, extra: Option<f64>) -> Measurement {
+    let mut params = serde_json::json!({"mix": mix, "injected_bw_gbs": bw, "delay_pause": 0});
+    if let Some(p) = extra {
+        params["per_load_p99_ns"] = p.into();
+    }
+    serde_json::from_value(serde_json::json!({
+        "id": format!("mem.loaded/{target}/{mix}/d{bw}"), "benchmark": "mem.loaded",
+        "target": target, "parameters": params, "unit": "ns", "method": "m",
+        "distribution": {"n": 1, "min": p50, "p50": p50, "p90": p50, "p99": p50 * 2.0,
+        "p999": p50, "max": p50, "mean": p50, "stdev": 0.0}
+    }))
+    .unwrap()
+}
+
+#[test]
+fn loaded_curves_per_target_and_mix_with_p99() {
+    let mut f = all_quick();
+    f.measurements.retain(|m| m.benchmark != "mem.loaded");
+    let mixes = ["read", "3r1w", "2r1w", "1r1w", "nt-write", "read-write"];
+    for mix in mixes {
+        for (i, bw) in [0.0, 5.0, 10.0].into_iter().enumerate() {
+            f.measurements
+                .push(loaded("anon", mix, bw, 90.0 + i as f64, None));
+        }
+    }
+    let charts = crate::plot::charts(&f).unwrap();
+    let c = charts
+        .iter()
+        .find(|c| c.file == "loaded-latency.svg")
+        .unwrap();
+    let svg = c.svg.as_ref().unwrap();
+    for mix in mixes {
+        for q in ["p50", "p99"] {
+            let label = format!("anon {mix} {q}");
+            assert!(svg.lines().any(|l| l.trim() == label), "{label}");
+        }
+    }
+    assert!(
+        c.caption.contains("p99 of each point's distribution"),
+        "{}",
+        c.caption
+    );
+    // With the per-load parameter on every point, the caption says so.
+    for m in f
+        .measurements
+        .iter_mut()
+        .filter(|m| m.benchmark == "mem.loaded")
+    {
+        m.parameters["per_load_p99_ns"] = 500.0.into();
+    }
+    let charts = crate::plot::charts(&f).unwrap();
+    let c = charts
+        .iter()
+        .find(|c| c.file == "loaded-latency.svg")
+        .unwrap();
+    assert!(
+        c.caption.contains("per_load_p99_ns parameter"),
+        "{}",
+        c.caption
+    );
+    assert!(c.caption.contains("injected_bw_gbs"));
+}

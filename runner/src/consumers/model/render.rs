@@ -1,6 +1,7 @@
 //! The results of `cxlchar model` as a readable report.
 
 use super::eval::ModelResult;
+use crate::output::table::{Align::*, TextTable};
 use std::collections::BTreeMap;
 
 fn fmt_num(v: f64) -> String {
@@ -47,7 +48,13 @@ pub fn render_table(results: &[ModelResult], what_ifs: &BTreeMap<String, f64>) -
             for n in &r.notes {
                 s.push_str(&format!("  note:     {n}\n"));
             }
-            let w = r.outputs.iter().map(|o| o.name.len()).max().unwrap_or(0);
+            let mut t = TextTable::new(&[
+                ("output", Left),
+                ("value", Right),
+                ("unit", Left),
+                ("meaning", Left),
+            ])
+            .indent(2);
             for o in &r.outputs {
                 let base = match o.baseline {
                     Some(b) if b != o.value && b.is_finite() && o.value != 0.0 => {
@@ -56,15 +63,14 @@ pub fn render_table(results: &[ModelResult], what_ifs: &BTreeMap<String, f64>) -
                     Some(_) => "  (unchanged)".into(),
                     None => String::new(),
                 };
-                s.push_str(&format!(
-                    "  {:<w$}  {:>12} {:<6} {}{}\n",
-                    o.name,
+                t.row([
+                    o.name.clone(),
                     fmt_num(o.value),
-                    o.unit,
-                    o.note,
-                    base
-                ));
+                    o.unit.to_string(),
+                    format!("{}{base}", o.note),
+                ]);
             }
+            s.push_str(&t.render());
         } else {
             for m in &r.missing {
                 s.push_str(&format!(

@@ -1,6 +1,7 @@
 //! The GPU part of `cxlchar targets` (bench-gpu). The `gpu` command and the GPU part of
 //! `cxlchar all` are planned by `bench_gpu::config::GpuArgs` (see the registry).
 
+use crate::output::table::{Align::*, TextTable};
 use bench_core::units::human_bytes;
 use bench_gpu::discovery::GpuInventory;
 use std::fmt::Write;
@@ -14,20 +15,30 @@ pub fn inventory_table(probe: &Result<GpuInventory, bench_gpu::cuda::Unavailable
         }
         Ok(inv) => {
             let _ = writeln!(s, "GPUs (CUDA driver {}):", inv.driver_version);
+            let mut t = TextTable::new(&[
+                ("gpu", Left),
+                ("name", Left),
+                ("memory", Right),
+                ("cc", Left),
+                ("copy engines", Right),
+                ("pci", Left),
+                ("link", Left),
+                ("node", Right),
+            ])
+            .indent(2);
             for g in &inv.devices {
-                let _ = writeln!(
-                    s,
-                    "  gpu:{}  {}  {}  cc {}  copy engines {}  pci {}  link {}  node {}",
-                    g.ordinal,
-                    g.name,
+                t.row([
+                    format!("gpu:{}", g.ordinal),
+                    g.name.clone(),
                     human_bytes(g.total_mem_bytes),
-                    g.compute_capability,
-                    g.copy_engines,
-                    g.pci_bus_id,
+                    g.compute_capability.to_string(),
+                    g.copy_engines.to_string(),
+                    g.pci_bus_id.clone(),
                     bench_gpu::discovery::link_text(&g.link),
-                    g.numa_node.map_or("-".into(), |n| n.to_string())
-                );
+                    g.numa_node.map_or("-".into(), |n| n.to_string()),
+                ]);
             }
+            s.push_str(&t.render());
         }
     }
     s

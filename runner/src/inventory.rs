@@ -1,6 +1,7 @@
 //! `cxlchar targets` and `cxlchar env`: what the machine offers and how it is set up.
 
 use crate::cli::Format;
+use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
 use bench_core::env::Environment;
@@ -180,56 +181,80 @@ pub fn cxl_table(topo: &Topology) -> String {
         );
     }
     let _ = writeln!(s, "CXL decoders:");
+    let mut t = TextTable::new(&[
+        ("decoder", Left),
+        ("kind", Left),
+        ("port", Left),
+        ("start", Left),
+        ("size", Right),
+        ("ways", Right),
+        ("granularity", Right),
+        ("mode", Left),
+        ("region", Left),
+    ])
+    .indent(2);
     for d in &cxl.decoders {
-        let _ = writeln!(
-            s,
-            "  {:<11} {:<8} port {:<10} start {:<13} size {:<9} ways {} granularity {}{}{}",
-            d.name,
+        t.row([
+            d.name.clone(),
             format!("{:?}", d.kind).to_lowercase(),
-            d.port,
+            d.port.clone(),
             hex(d.start),
             human_bytes(d.size_bytes),
             ways(d.interleave_ways),
             granularity(d.interleave_granularity_bytes),
-            d.mode
-                .as_ref()
-                .map_or(String::new(), |m| format!(" mode {m}")),
-            d.region
-                .as_ref()
-                .map_or(String::new(), |r| format!(" region {r}"))
-        );
+            d.mode.clone().unwrap_or_else(|| "-".into()),
+            d.region.clone().unwrap_or_else(|| "-".into()),
+        ]);
     }
+    s.push_str(&t.render());
     let _ = writeln!(
         s,
         "CXL regions:{}",
         if cxl.regions.is_empty() { " none" } else { "" }
     );
-    for r in &cxl.regions {
-        let _ = writeln!(
-            s,
-            "  {:<9} {} start {} size {}  {}-way, granularity {}  {}  window {}",
-            r.name,
-            r.mode.as_deref().unwrap_or("?"),
-            hex(r.start),
-            human_bytes(r.size_bytes),
-            ways(r.interleave_ways),
-            granularity(r.interleave_granularity_bytes),
-            if r.committed {
-                "committed"
-            } else {
-                "NOT committed"
-            },
-            r.root_decoder.as_deref().unwrap_or("?")
-        );
-        for t in &r.targets {
-            let _ = writeln!(
-                s,
-                "      position {}: {} on {}",
-                t.position,
-                t.decoder,
-                t.memdev.as_deref().unwrap_or("?")
-            );
+    if !cxl.regions.is_empty() {
+        let mut t = TextTable::new(&[
+            ("region", Left),
+            ("mode", Left),
+            ("start", Left),
+            ("size", Right),
+            ("ways", Right),
+            ("granularity", Right),
+            ("state", Left),
+            ("window", Left),
+        ])
+        .indent(2);
+        for r in &cxl.regions {
+            t.row([
+                r.name.clone(),
+                r.mode.clone().unwrap_or_else(|| "?".into()),
+                hex(r.start),
+                human_bytes(r.size_bytes),
+                ways(r.interleave_ways),
+                granularity(r.interleave_granularity_bytes),
+                if r.committed {
+                    "committed"
+                } else {
+                    "NOT committed"
+                }
+                .to_string(),
+                r.root_decoder.clone().unwrap_or_else(|| "?".into()),
+            ]);
         }
+        s.push_str(&t.render_with(|i| {
+            cxl.regions[i]
+                .targets
+                .iter()
+                .map(|t| {
+                    format!(
+                        "      position {}: {} on {}",
+                        t.position,
+                        t.decoder,
+                        t.memdev.as_deref().unwrap_or("?")
+                    )
+                })
+                .collect()
+        }));
     }
     backing_lines(&mut s, topo);
     s
@@ -241,18 +266,18 @@ fn backing_lines(s: &mut String, topo: &Topology) {
         return;
     }
     let _ = writeln!(s, "what backs the dax devices and memory-only nodes:");
+    let mut t = TextTable::new(&[("device", Left), ("mode", Left), ("backed by", Left)]).indent(2);
     for d in &topo.dax {
-        let _ = writeln!(
-            s,
-            "  {:<12} ({}) {}",
-            d.name,
-            d.mode.as_deref().unwrap_or("mode ?"),
-            d.backing.as_ref().map_or("?".into(), |b| b.describe())
-        );
+        t.row([
+            d.name.clone(),
+            d.mode.clone().unwrap_or_else(|| "?".into()),
+            d.backing.as_ref().map_or("?".into(), |b| b.describe()),
+        ]);
     }
     for n in topo.nodes.iter().filter(|n| n.likely_far_memory) {
-        let _ = writeln!(s, "  node {:<7} {}", n.id, n.describe());
+        t.row([format!("node {}", n.id), "-".into(), n.describe()]);
     }
+    s.push_str(&t.render());
 }
 
 /// The `interleave:` targets: plain interleave over the nodes with memory, and weighted
@@ -312,16 +337,17 @@ pub fn targets(format: Format) -> Result<()> {
         Format::Table => {
             let mut s = String::new();
             writeln!(s, "NUMA nodes:")?;
-            writeln!(
-                s,
-                "  {:<5} {:<12} {:>10}  {:<14} far memory",
-                "node", "cpus", "memory", "distances"
-            )?;
+            let mut t = TextTable::new(&[
+                ("node", Right),
+                ("cpus", Left),
+                ("memory", Right),
+                ("distances", Left),
+                ("far memory", Left),
+            ])
+            .indent(2);
             for n in &topo.nodes {
-                writeln!(
-                    s,
-                    "  {:<5} {:<12} {:>10}  {:<14} {}",
-                    n.id,
+                t.row([
+                    n.id.to_string(),
                     if n.cpus.is_empty() {
                         "-".into()
                     } else {
@@ -334,32 +360,44 @@ pub fn targets(format: Format) -> Result<()> {
                         .collect::<Vec<_>>()
                         .join(" "),
                     if !n.likely_far_memory {
-                        "no".to_string()
+                        "no"
                     } else if n.is_cxl() {
-                        "yes: CXL".to_string()
+                        "yes: CXL"
                     } else {
-                        "yes: not CXL".to_string()
+                        "yes: not CXL"
                     }
-                )?;
+                    .to_string(),
+                ]);
             }
+            s.push_str(&t.render());
             writeln!(
                 s,
                 "dax devices:{}",
                 if topo.dax.is_empty() { " none" } else { "" }
             )?;
-            for d in &topo.dax {
-                writeln!(
-                    s,
-                    "  {}  size {}  align {}  node {}{}",
-                    d.path.display(),
-                    d.size_bytes,
-                    format_size(d.align_bytes as usize),
-                    d.target_node.map_or("?".into(), |n| n.to_string()),
-                    match d.mode.as_deref() {
-                        Some("system-ram") => "  (onlined as system RAM: no character device)",
-                        _ => "",
-                    }
-                )?;
+            if !topo.dax.is_empty() {
+                let mut t = TextTable::new(&[
+                    ("device", Left),
+                    ("size", Right),
+                    ("align", Right),
+                    ("node", Right),
+                    ("note", Left),
+                ])
+                .indent(2);
+                for d in &topo.dax {
+                    t.row([
+                        d.path.display().to_string(),
+                        human_bytes(d.size_bytes),
+                        human_bytes(d.align_bytes),
+                        d.target_node.map_or("?".into(), |n| n.to_string()),
+                        match d.mode.as_deref() {
+                            Some("system-ram") => "onlined as system RAM: no character device",
+                            _ => "",
+                        }
+                        .to_string(),
+                    ]);
+                }
+                s.push_str(&t.render());
             }
             s.push_str(&cxl_table(&topo));
             writeln!(
@@ -371,14 +409,17 @@ pub fn targets(format: Format) -> Result<()> {
                     ""
                 }
             )?;
-            for p in &topo.hugepages {
-                writeln!(
-                    s,
-                    "  {:<6} total {:<6} free {}",
-                    format_size(p.page_size_bytes),
-                    p.total,
-                    p.free
-                )?;
+            if !topo.hugepages.is_empty() {
+                let mut t =
+                    TextTable::new(&[("page", Right), ("total", Right), ("free", Right)]).indent(2);
+                for p in &topo.hugepages {
+                    t.row([
+                        human_bytes(p.page_size_bytes as u64),
+                        p.total.to_string(),
+                        p.free.to_string(),
+                    ]);
+                }
+                s.push_str(&t.render());
             }
             match &topo.weighted_interleave {
                 None => writeln!(
@@ -400,25 +441,34 @@ pub fn targets(format: Format) -> Result<()> {
                 )?,
             }
             writeln!(s, "caches (CPU 0):")?;
+            let mut t = TextTable::new(&[
+                ("level", Left),
+                ("type", Left),
+                ("size", Right),
+                ("line", Right),
+                ("shared by CPUs", Left),
+            ])
+            .indent(2);
             for c in &topo.caches {
-                writeln!(
-                    s,
-                    "  L{} {:<12} {:>6}  line {} B  shared by CPUs {}",
-                    c.level,
-                    c.kind,
-                    format_size(c.size_bytes),
-                    c.line_bytes,
-                    c.shared_cpus
-                )?;
+                t.row([
+                    format!("L{}", c.level),
+                    c.kind.clone(),
+                    human_bytes(c.size_bytes as u64),
+                    format!("{} B", c.line_bytes),
+                    c.shared_cpus.clone(),
+                ]);
             }
+            s.push_str(&t.render());
             s.push_str(&pci_table(&bench_pcie::discovery::devices(
                 std::path::Path::new("/"),
             )));
             s.push_str(&crate::gpu::inventory_table(&bench_gpu::discovery::probe()));
             writeln!(s, "\ntargets (--target):")?;
+            let mut t = TextTable::new(&[("spec", Left), ("what", Left)]).indent(2);
             for (spec, note) in &offered {
-                writeln!(s, "  {spec:<22} {note}")?;
+                t.row([spec.as_str(), note.as_str()]);
             }
+            s.push_str(&t.render());
             print!("{s}");
         }
     }
@@ -502,39 +552,52 @@ pub fn pci_table(devs: &[bench_pcie::discovery::PciDevice]) -> String {
         "PCI devices:{}",
         if devs.is_empty() { " none" } else { "" }
     );
-    for d in devs {
-        let link = d
-            .link
-            .describe()
-            .map_or("no PCIe link info".into(), |l| format!("link {l}"));
-        let _ = writeln!(
-            s,
-            "  {} {}:{} class {} driver {} node {} {}",
-            d.address,
-            d.vendor,
-            d.device,
-            d.class,
-            d.driver.as_deref().unwrap_or("-"),
-            d.numa_node.map_or("-".into(), |n| n.to_string()),
-            link
-        );
-        for b in d.bars.iter().filter(|b| b.memory) {
-            let _ = writeln!(
-                s,
-                "      pci:{}/{}  {}{}{}{}",
-                d.address,
-                b.index,
-                human_bytes(b.size_bytes),
-                if b.prefetchable { ", prefetchable" } else { "" },
-                if b.is_64bit { ", 64-bit" } else { "" },
-                if b.wc_available {
-                    ", WC mapping (resource_wc)"
-                } else {
-                    ""
-                }
-            );
-        }
+    if devs.is_empty() {
+        return s;
     }
+    let mut t = TextTable::new(&[
+        ("address", Left),
+        ("id", Left),
+        ("class", Left),
+        ("driver", Left),
+        ("node", Right),
+        ("link", Left),
+    ])
+    .indent(2);
+    for d in devs {
+        t.row([
+            d.address.clone(),
+            format!("{}:{}", d.vendor, d.device),
+            d.class.clone(),
+            d.driver.clone().unwrap_or_else(|| "-".into()),
+            d.numa_node.map_or("-".into(), |n| n.to_string()),
+            d.link
+                .describe()
+                .unwrap_or_else(|| "no PCIe link info".into()),
+        ]);
+    }
+    s.push_str(&t.render_with(|i| {
+        let d = &devs[i];
+        d.bars
+            .iter()
+            .filter(|b| b.memory)
+            .map(|b| {
+                format!(
+                    "      pci:{}/{}  {}{}{}{}",
+                    d.address,
+                    b.index,
+                    human_bytes(b.size_bytes),
+                    if b.prefetchable { ", prefetchable" } else { "" },
+                    if b.is_64bit { ", 64-bit" } else { "" },
+                    if b.wc_available {
+                        ", WC mapping (resource_wc)"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect()
+    }));
     s
 }
 
@@ -579,13 +642,20 @@ mod tests {
             "ports root0 -> port1 -> endpoint2",
             "host bridge ACPI0016:00",
             "regions region1",
-            "region1   pmem start 0x1d0000000 size 512 MiB  1-way, granularity 256 B  committed  window decoder0.0",
+            // region, mode, start, size, ways, granularity, state, window
+            "region1 pmem 0x1d0000000 512 MiB 1 256 B committed decoder0.0",
+            "decoder2.0 endpoint endpoint2 0x1d0000000 512 MiB 1 256 B pmem region1",
             "position 0: decoder2.0 on mem0",
             "dax1.0",
             "CXL pmem region1 (1-way: mem0 serial 0x1234 at 0000:0d:00.0)",
             "NVDIMM persistent memory (nd region0), not CXL",
         ] {
-            assert!(table.contains(want), "missing {want:?} in\n{table}");
+            // Column widths aside: words in order.
+            let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                table.lines().any(|l| words(l).contains(&words(want))),
+                "missing {want:?} in\n{table}"
+            );
         }
         let offered = offered(&t);
         let get = |spec: &str| {

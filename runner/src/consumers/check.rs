@@ -6,6 +6,7 @@
 
 use super::keys;
 use super::spec::{Limit, Spec};
+use crate::output::table::{Align::*, TextTable};
 use bench_core::params::ParamsFile;
 use serde::Serialize;
 
@@ -198,9 +199,6 @@ pub fn exit_code(results: &[CheckResult]) -> i32 {
     }
 }
 
-/// Widest check-name column in the table (longer names push their row wider).
-const MAX_NAME_WIDTH: usize = 80;
-
 fn fmt(v: Option<f64>) -> String {
     match v {
         Some(v) if v.abs() >= 1000.0 => format!("{v:.0}"),
@@ -212,38 +210,49 @@ fn fmt(v: Option<f64>) -> String {
 /// A readable report.
 pub fn render_table(spec: &Spec, params: &str, results: &[CheckResult]) -> String {
     let mut s = format!("check {} against spec {}\n\n", params, spec.name);
-    let w = results
-        .iter()
-        .map(|r| r.name.len())
-        .max()
-        .unwrap_or(4)
-        .clamp(5, MAX_NAME_WIDTH);
-    s.push_str(&format!(
-        "{:<12} {:<w$} {:>10} {:>10} {:>10} {:>8}\n",
-        "result", "check", "measured", "limit", "margin", "margin%"
-    ));
+    let mut t = TextTable::new(&[
+        ("result", Left),
+        ("check", Left),
+        ("measured", Right),
+        ("limit", Right),
+        ("margin", Right),
+        ("margin%", Right),
+        ("unit", Left),
+    ]);
     for r in results {
         let label = if r.outcome == Outcome::NotMeasured && r.optional {
             "not measured"
         } else {
             r.outcome.as_str()
         };
-        s.push_str(&format!(
-            "{:<12} {:<w$} {:>10} {:>10} {:>10} {:>8}\n",
-            label,
-            r.name,
+        t.row([
+            label.to_string(),
+            r.name.clone(),
             fmt(r.measured),
             fmt(r.limit),
             fmt(r.margin),
             r.margin_pct
                 .map(|p| format!("{p:.1}%"))
-                .unwrap_or_else(|| "-".into())
-        ));
+                .unwrap_or_else(|| "-".into()),
+            // measured, limit and margin are in the key's unit (its name's suffix).
+            bench_core::keys::Unit::of_name(&r.key)
+                .map_or(String::new(), |u| u.symbol().to_string()),
+        ]);
+    }
+    // Under each row its reason and, for a failure, the spec's rationale (indented past
+    // the result column).
+    let lines = t.lines();
+    let under = " ".repeat(lines[0].find("check").unwrap_or(0) + 2);
+    s.push_str(&lines[0]);
+    s.push('\n');
+    for (r, line) in results.iter().zip(&lines[1..]) {
+        s.push_str(line);
+        s.push('\n');
         if !r.reason.is_empty() {
-            s.push_str(&format!("{:<12}   {}\n", "", r.reason));
+            s.push_str(&format!("{under}{}\n", r.reason));
         }
         if r.outcome == Outcome::Fail && !r.why.is_empty() {
-            s.push_str(&format!("{:<12}   rationale: {}\n", "", r.why));
+            s.push_str(&format!("{under}rationale: {}\n", r.why));
         }
     }
     let count = |o: Outcome| results.iter().filter(|r| r.outcome == o).count();

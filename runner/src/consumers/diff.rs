@@ -10,6 +10,7 @@
 //! (`param_info.from`; the median of their `h`); a key without measurements has unknown
 //! noise and is never called significant or insignificant.
 
+use crate::output::table::{Align::*, TextTable};
 use bench_core::params::{Measurement, ParamsFile};
 use bench_core::stats::Distribution;
 use serde::Serialize;
@@ -309,25 +310,34 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
             ", insignificant rows hidden (--all shows them)".into()
         }
     ));
-    let w = shown.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
-    s.push_str(&format!(
-        "  {:<w$} {:>10} {:>10} {:>10} {:>8} {:>10} {:<6} {:<7} {}\n",
-        "name", "A", "B", "delta", "pct", "noise", "dir", "signif", "verdict"
-    ));
+    let mut t = TextTable::new(&[
+        ("name", Left),
+        ("A", Right),
+        ("B", Right),
+        ("delta", Right),
+        ("pct", Right),
+        ("noise", Right),
+        ("unit", Left),
+        ("dir", Left),
+        ("signif", Left),
+        ("verdict", Left),
+    ])
+    .indent(2);
     for c in shown {
-        s.push_str(&format!(
-            "  {:<w$} {:>10} {:>10} {:>10} {:>8} {:>10} {:<6} {:<7} {}\n",
-            c.name,
+        t.row([
+            c.name.clone(),
             f(c.a),
             f(c.b),
             f(c.delta),
             c.pct.map(|p| format!("{p:+.1}%")).unwrap_or("-".into()),
             f(c.threshold),
-            c.direction,
-            c.significant,
-            c.verdict
-        ));
+            c.unit.clone(),
+            c.direction.to_string(),
+            c.significant.to_string(),
+            c.verdict.to_string(),
+        ]);
     }
+    s.push_str(&t.render());
     s.push('\n');
 }
 

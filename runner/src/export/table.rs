@@ -1,6 +1,7 @@
 //! A readable report: model keys, measurements, skipped items and warnings.
 
 use super::Exporter;
+use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
@@ -19,6 +20,13 @@ fn fmt_value(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
+}
+
+/// The unit a key's value is in: its name's suffix (`_ns` ns, `_gbs` GB/s with GB =
+/// 10^9 B, `_bytes` bytes), as the key registry defines it; `param_info` records the
+/// same unit for every key cxlchar writes.
+fn key_unit(key: &str) -> Option<&'static str> {
+    bench_core::keys::Unit::of_name(key).map(|u| u.symbol())
 }
 
 impl Exporter for TableExporter {
@@ -85,26 +93,24 @@ impl Exporter for TableExporter {
         }
         writeln!(s)?;
         if !f.params.is_empty() {
-            writeln!(
-                s,
-                "{:<34} {:>12}  {:<6} {:<14} method",
-                "param", "value", "unit", "target"
-            )?;
-            for (k, v) in &f.params {
-                if k.contains('@') {
-                    continue;
-                }
+            let mut t = TextTable::new(&[
+                ("param", Left),
+                ("value", Right),
+                ("unit", Left),
+                ("target", Left),
+                ("method", Left),
+            ]);
+            for (k, v) in f.params.iter().filter(|(k, _)| !k.contains('@')) {
                 let info = f.param_info.get(k);
-                writeln!(
-                    s,
-                    "{:<34} {:>12}  {:<6} {:<14} {}",
-                    k,
-                    fmt_value(*v),
-                    info.map_or("", |i| &i.unit),
+                t.row([
+                    k.as_str(),
+                    fmt_value(*v).as_str(),
+                    key_unit(k).unwrap_or_else(|| info.map_or("", |i| &i.unit)),
                     info.map_or("", |i| &i.target),
-                    info.map_or("", |i| &i.method)
-                )?;
+                    info.map_or("", |i| &i.method),
+                ]);
             }
+            s.push_str(&t.render());
             let per_target = f.params.keys().filter(|k| k.contains('@')).count();
             if per_target > 0 {
                 writeln!(
@@ -115,27 +121,32 @@ impl Exporter for TableExporter {
             writeln!(s)?;
         }
         if !f.measurements.is_empty() {
-            writeln!(
-                s,
-                "{:<44} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  unit",
-                "measurement", "n", "min", "p50", "p90", "p99", "p99.9", "max"
-            )?;
+            let mut t = TextTable::new(&[
+                ("measurement", Left),
+                ("n", Right),
+                ("min", Right),
+                ("p50", Right),
+                ("p90", Right),
+                ("p99", Right),
+                ("p99.9", Right),
+                ("max", Right),
+                ("unit", Left),
+            ]);
             for m in &f.measurements {
                 let d = &m.distribution;
-                writeln!(
-                    s,
-                    "{:<44} {:>7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}  {}",
-                    m.id,
-                    d.n,
+                t.row([
+                    m.id.clone(),
+                    d.n.to_string(),
                     fmt_value(d.min),
                     fmt_value(d.p50),
                     fmt_value(d.p90),
                     fmt_value(d.p99),
                     fmt_value(d.p999),
                     fmt_value(d.max),
-                    m.unit
-                )?;
+                    m.unit.clone(),
+                ]);
             }
+            s.push_str(&t.render());
             writeln!(s)?;
         }
         // Hardware counts per operation next to the figures, where the PMU gave them.
@@ -147,14 +158,16 @@ impl Exporter for TableExporter {
             .collect();
         if !per_op.is_empty() {
             writeln!(s, "counters per operation:")?;
+            let mut t = TextTable::new(&[("measurement", Left), ("counts", Left)]).indent(2);
             for (m, c) in per_op {
                 let v: Vec<String> = c
                     .per_op
                     .iter()
                     .map(|(k, v)| format!("{k} {}", fmt_value(*v)))
                     .collect();
-                writeln!(s, "  {:<44} {}", m.id, v.join(", "))?;
+                t.row([m.id.clone(), v.join(", ")]);
             }
+            s.push_str(&t.render());
             writeln!(s)?;
         }
         if !f.skipped.is_empty() {
@@ -171,5 +184,101 @@ impl Exporter for TableExporter {
         }
         s.push_str(&render_warnings(&f.warnings));
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::keys::Unit;
+
+    /// A full run on the development VM: ns, GB/s and bytes keys and measurements.
+    fn sample() -> ParamsFile {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../results/host/amd-epyc-zen4-kvm-2vcpu.json");
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    /// The cells of a table section: (header line, rows), the section starting at the
+    /// line that begins with `first_header`, ending at the first empty line.
+    fn section<'a>(text: &'a str, first_header: &str) -> (&'a str, Vec<&'a str>) {
+        let mut lines = text.lines().skip_while(|l| !l.starts_with(first_header));
+        let header = lines
+            .next()
+            .unwrap_or_else(|| panic!("no {first_header} in\n{text}"));
+        let rows = lines
+            .take_while(|l| !l.is_empty() && !l.starts_with('('))
+            .collect();
+        (header, rows)
+    }
+
+    /// The text of a left-aligned column: from its header's start to the next header's.
+    fn cell<'a>(header: &str, row: &'a str, col: &str, next: Option<&str>) -> &'a str {
+        let a = header.find(col).unwrap();
+        let b = next
+            .map_or(row.len(), |n| header.find(n).unwrap())
+            .min(row.len());
+        row.get(a..b).unwrap_or("").trim()
+    }
+
+    #[test]
+    fn every_printed_param_unit_is_the_unit_of_its_key_name() {
+        let f = sample();
+        let text = TableExporter.render(&f).unwrap();
+        let (header, rows) = section(&text, "param ");
+        let shown: Vec<&String> = f.params.keys().filter(|k| !k.contains('@')).collect();
+        assert_eq!(rows.len(), shown.len(), "one row per key, in order");
+        let mut units = std::collections::BTreeSet::new();
+        for (row, key) in rows.iter().zip(shown) {
+            // Keys have no spaces: the first word is the key.
+            assert_eq!(row.split_whitespace().next(), Some(key.as_str()));
+            let printed = cell(header, row, "unit", Some("target"));
+            let of_name = Unit::of_name(key)
+                .unwrap_or_else(|| panic!("{key} has no unit suffix"))
+                .symbol();
+            assert_eq!(printed, of_name, "{key}: {row}");
+            assert_eq!(f.param_info[key].unit, of_name, "{key}'s param_info");
+            units.insert(printed);
+        }
+        // The sample covers the three units of measured keys.
+        assert_eq!(
+            units.into_iter().collect::<Vec<_>>(),
+            ["GB/s", "bytes", "ns"]
+        );
+    }
+
+    #[test]
+    fn every_measurement_row_prints_its_unit_field() {
+        let f = sample();
+        let text = TableExporter.render(&f).unwrap();
+        let (header, rows) = section(&text, "measurement ");
+        assert_eq!(rows.len(), f.measurements.len());
+        for (row, m) in rows.iter().zip(&f.measurements) {
+            assert_eq!(row.split_whitespace().next(), Some(m.id.as_str()));
+            assert_eq!(cell(header, row, "unit", None), m.unit, "{row}");
+            // A measurement's unit is one a key can have.
+            assert!(
+                Unit::ALL.iter().any(|u| u.symbol() == m.unit),
+                "{}: unit {}",
+                m.id,
+                m.unit
+            );
+        }
+    }
+
+    #[test]
+    fn numbers_are_right_aligned_under_their_header() {
+        let f = sample();
+        let text = TableExporter.render(&f).unwrap();
+        let (header, rows) = section(&text, "measurement ");
+        let end = header.find("p50").unwrap() + "p50".len();
+        for row in rows {
+            let before = &row[..end];
+            assert!(
+                before.ends_with(|c: char| c.is_ascii_digit()),
+                "p50 ends at its header's end: {row}"
+            );
+            assert_eq!(row.as_bytes()[end], b' ');
+        }
     }
 }

@@ -1,3 +1,4 @@
 //! Terminal output helpers.
 
+pub mod table;
 pub mod warnings;

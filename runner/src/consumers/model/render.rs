@@ -1,6 +1,7 @@
 //! The results of `cxlchar model` as a readable report.
 
 use super::eval::ModelResult;
+use crate::output::table::{Align::*, TextTable};
 use std::collections::BTreeMap;
 
 fn fmt_num(v: f64) -> String {
@@ -47,7 +48,13 @@ pub fn render_table(results: &[ModelResult], what_ifs: &BTreeMap<String, f64>) -
             for n in &r.notes {
                 s.push_str(&format!("  note:     {n}\n"));
             }
-            let w = r.outputs.iter().map(|o| o.name.len()).max().unwrap_or(0);
+            let mut t = TextTable::new(&[
+                ("output", Left),
+                ("value", Right),
+                ("unit", Left),
+                ("meaning", Left),
+            ])
+            .indent(2);
             for o in &r.outputs {
                 let base = match o.baseline {
                     Some(b) if b != o.value && b.is_finite() && o.value != 0.0 => {
@@ -56,15 +63,14 @@ pub fn render_table(results: &[ModelResult], what_ifs: &BTreeMap<String, f64>) -
                     Some(_) => "  (unchanged)".into(),
                     None => String::new(),
                 };
-                s.push_str(&format!(
-                    "  {:<w$}  {:>12} {:<6} {}{}\n",
-                    o.name,
+                t.row([
+                    o.name.clone(),
                     fmt_num(o.value),
-                    o.unit,
-                    o.note,
-                    base
-                ));
+                    o.unit.to_string(),
+                    format!("{}{base}", o.note),
+                ]);
             }
+            s.push_str(&t.render());
         } else {
             for m in &r.missing {
                 s.push_str(&format!(
@@ -88,4 +94,48 @@ pub fn render_table(results: &[ModelResult], what_ifs: &BTreeMap<String, f64>) -
         results.len()
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{evaluate, Inputs};
+    use super::*;
+    use bench_core::keys::Unit;
+    use bench_core::params::ParamsFile;
+
+    /// Every model evaluated on a full run of the development VM, with the keys it could
+    /// not find there (far memory, MPI) supplied: each output whose name carries a unit
+    /// suffix is printed with that unit.
+    #[test]
+    fn every_printed_output_unit_is_the_unit_of_its_name() {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../results/host/amd-epyc-zen4-kvm-2vcpu.json");
+        let f: ParamsFile = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let mut inputs = Inputs::from_file(&f);
+        for r in evaluate(&inputs, &[]).unwrap() {
+            for m in r.missing.iter().filter(|m| Unit::of_name(&m.key).is_some()) {
+                inputs.base.insert(m.key.clone(), 100.0);
+            }
+        }
+        let results = evaluate(&inputs, &[]).unwrap();
+        let text = render_table(&results, &BTreeMap::new());
+        let mut checked = 0;
+        for o in results.iter().flat_map(|r| &r.outputs) {
+            let Some(u) = Unit::of_name(&o.name) else {
+                continue;
+            };
+            assert_eq!(o.unit, u.symbol(), "{}", o.name);
+            let row = text
+                .lines()
+                .find(|l| l.split_whitespace().next() == Some(o.name.as_str()))
+                .unwrap_or_else(|| panic!("no row for {} in\n{text}", o.name));
+            assert_eq!(
+                row.split_whitespace().nth(2),
+                Some(u.symbol()),
+                "unit column of {row}"
+            );
+            checked += 1;
+        }
+        assert!(checked >= 10, "only {checked} outputs with a unit suffix");
+    }
 }

@@ -65,6 +65,27 @@ pub enum Command {
     /// flush costs and core-to-core heatmaps when the file has them).
     #[command(display_order = 105)]
     Plot(PlotArgs),
+    /// Print a shell completion script for cxlchar (every command, benchmark commands
+    /// included), e.g. `cxlchar completions bash > /etc/bash_completion.d/cxlchar`.
+    #[command(display_order = 120)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of cxlchar, or with --out write cxlchar.1 and one page
+    /// per subcommand (cxlchar-mem-latency.1, ...) into a directory.
+    #[command(display_order = 121)]
+    Man(ManArgs),
+}
+
+/// Options of `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write every page into this directory (created if absent) instead of printing the
+    /// top page; the files written are listed on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `model`.

@@ -11,6 +11,11 @@ use std::path::PathBuf;
 /// Every figure is measured in this run with pinned threads and a calibrated cycle
 /// timer, and written with its distribution, method and environment. What this machine
 /// lacks is reported as skipped, with the reason.
+///
+/// While a measuring command runs with stderr on a terminal, a progress bar on stderr
+/// shows the benchmark and target being measured, its last message and an ETA, which is
+/// an estimate (the time per unit of work so far times the work left); it is cleared
+/// before the results go to stdout, and not drawn when stderr is not a terminal.
 #[derive(Debug, Parser)]
 #[command(name = "cxlchar", version, propagate_version = true)]
 pub struct Cli {

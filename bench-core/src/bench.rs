@@ -301,6 +301,15 @@ pub trait Benchmark {
     /// Runs on one placed region ([`Input::Region`]) or on its device ([`Input::Device`]).
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun>;
 
+    /// Its expected running time relative to the other benchmarks of a run (default 1:
+    /// all equal), used only to weight the progress bar's ETA, which is an estimate: the
+    /// elapsed time per unit of expected cost so far, times the cost still to run. A
+    /// benchmark that takes much longer than most may say so (e.g. 4.0); it never
+    /// changes what is measured.
+    fn expected_cost(&self, _ctx: &Context) -> f64 {
+        1.0
+    }
+
     /// Checks the requirements against the context and target; a mismatch is a skip.
     fn check(&self, ctx: &Context, target: &TargetSpec) -> Result<(), Skip> {
         let r = self.requires();

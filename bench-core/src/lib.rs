@@ -61,6 +61,8 @@ pub mod units {
     pub const MIB: usize = 1 << 20;
     /// One GiB.
     pub const GIB: usize = 1 << 30;
+    /// One TiB.
+    pub const TIB: usize = 1 << 40;
 
     /// Largest size a `--size`-style argument may give: 128 TiB, the user address space of
     /// an x86-64 process with 4-level paging, so no buffer of more can ever be mapped.
@@ -86,25 +88,46 @@ pub mod units {
         parse_size(s).map(|v| v as u64)
     }
 
-    /// Parses a size such as `4096`, `64K`, `2M`, `1G` (binary units, optional `iB`/`B`).
+    /// How every size on the command line is written, for `--help` texts (the one grammar
+    /// of [`parse_size`]).
+    pub const SIZE_HELP: &str = "SIZE: bytes, or with K/M/G/T (KiB, MiB, GiB, TiB)";
+
+    /// Parses a size: the one grammar of every size on the command line.
+    ///
+    /// A whole number of bytes (`4096`), or a whole number with a binary unit: `K`, `M`,
+    /// `G` or `T`, alone or followed by `iB` (`64K` = `64KiB` = 65536). Units are binary
+    /// (powers of 1024), as sizes of memory are. Letters may be of either case (`64k`,
+    /// `64kib`). A lone `B` after the number means bytes (`512B`). Refused: `KB`, `MB`,
+    /// `GB`, `TB` (1000 or 1024? this tool's GB is 10^9 bytes in bandwidths, so a size
+    /// says `K`/`KiB`), fractions, signs, spaces inside, and anything else.
     pub fn parse_size(s: &str) -> Result<usize, String> {
         let t = s.trim();
         let lower = t.to_ascii_lowercase();
-        let body = lower
-            .strip_suffix("ib")
-            .or_else(|| lower.strip_suffix('b'))
-            .unwrap_or(&lower);
-        let (num, mult) = match body.chars().last() {
-            Some('k') => (&body[..body.len() - 1], KIB),
-            Some('m') => (&body[..body.len() - 1], MIB),
-            Some('g') => (&body[..body.len() - 1], GIB),
-            _ => (body, 1),
+        let digits = lower.bytes().take_while(u8::is_ascii_digit).count();
+        let (num, unit) = lower.split_at(digits);
+        let mult = match unit {
+            "" | "b" => 1,
+            "k" | "kib" => KIB,
+            "m" | "mib" => MIB,
+            "g" | "gib" => GIB,
+            "t" | "tib" => TIB,
+            "kb" | "mb" | "gb" | "tb" if !num.is_empty() => {
+                let u = t[digits..].to_ascii_uppercase();
+                let bin = &u[..1];
+                return Err(format!(
+                    "size '{s}': '{}' is ambiguous (1000 or 1024?); write {num}{bin} or {num}{bin}iB (binary: 1024)",
+                    &t[digits..]
+                ));
+            }
+            _ => return Err(invalid(s)),
         };
-        let n: usize = num.trim().parse().map_err(|_| {
-            format!("invalid size '{s}': expected a number with an optional K/M/G suffix")
-        })?;
+        let n: usize = num.parse().map_err(|_| invalid(s))?;
         n.checked_mul(mult)
             .ok_or_else(|| format!("size '{s}' is too large"))
+    }
+
+    fn invalid(s: &str) -> String {
+        format!("invalid size '{s}': expected a whole number of bytes with an optional K/M/G/T (KiB, MiB, GiB, TiB) suffix")
     }
 
     /// Formats a byte count with the largest binary unit that divides it (`64K`, `1G`).
@@ -157,6 +180,37 @@ pub mod units {
             assert_eq!(human_bytes(512), "512 B");
             assert_eq!(human_bytes(32 << 20), "32 MiB");
             assert_eq!(human_bytes(4548824 * 1024), "4.3 GiB");
+        }
+
+        #[test]
+        fn one_grammar_for_every_size() {
+            for (s, v) in [
+                ("65536", 65536),
+                ("64K", 65536),
+                ("64k", 65536),
+                ("64KiB", 65536),
+                ("64kib", 65536),
+                ("512B", 512),
+                (" 2M ", 2 * MIB),
+                ("2MiB", 2 * MIB),
+                ("1G", GIB),
+                ("1GiB", GIB),
+                ("2T", 2 * TIB),
+                ("2TiB", 2 * TIB),
+                ("0", 0),
+            ] {
+                assert_eq!(parse_size(s), Ok(v), "{s}");
+            }
+            for s in [
+                "", "abc", "K", "KiB", "64KB", "64kb", "64MB", "1GB", "1TB", "1.5G", "-1", "+1",
+                "64 K", "64Ki", "64KiBB", "64X", "0x40", "64iB",
+            ] {
+                assert!(parse_size(s).is_err(), "{s} was accepted");
+            }
+            let e = parse_size("64KB").unwrap_err();
+            assert!(e.contains("ambiguous") && e.contains("64K or 64KiB"), "{e}");
+            assert!(parse_size("abc").unwrap_err().contains("K/M/G/T"));
+            assert_eq!(parse_offset("4K"), Ok(4096));
         }
     }
 }

@@ -298,7 +298,7 @@ impl Benchmark for AtomicsBench {
 #[derive(Debug, Clone, clap::Args)]
 pub struct AtomicsArgs {
     /// Working set (default: 2x LLC, 64 MiB .. 1 GiB; quick: 64 MiB); at least one line.
-    #[arg(long, value_parser = parse_line_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_line_size)]
     pub size: Option<usize>,
 }
 

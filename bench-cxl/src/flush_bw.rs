@@ -488,14 +488,14 @@ fn parse_chunk(s: &str) -> Result<usize, String> {
 pub struct FlushBwArgs {
     /// Bytes each thread writes and flushes at a time: a multiple of 64, at most 1M
     /// (cMPI used 512).
-    #[arg(long, default_value = "512", value_parser = parse_chunk)]
+    #[arg(long, value_name = "SIZE", default_value = "512", value_parser = parse_chunk)]
     pub chunk: usize,
     /// Threads of the headline figures (default: one per --cpu).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Working set over all threads (default: that of mem bandwidth's DRAM point: the
     /// target's DRAM working set, at least 1G, 128M with --quick).
-    #[arg(long, value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub size: Option<usize>,
 }
 

@@ -688,10 +688,10 @@ pub struct PoolArgs {
     #[arg(long, value_name = "SPEC")]
     pub pool: Option<String>,
     /// Byte offset of the window in the pool (a multiple of the page size).
-    #[arg(long, default_value = "0", value_parser = bench_core::units::parse_offset)]
+    #[arg(long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
     pub offset: u64,
     /// Window length (default 64 MiB; quick 8 MiB).
-    #[arg(long, value_parser = bench_core::units::parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = bench_core::units::parse_positive_size)]
     pub len: Option<usize>,
     /// Overwrite a window holding foreign data, or take over one in use.
     #[arg(long)]

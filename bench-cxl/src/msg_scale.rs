@@ -864,10 +864,10 @@ pub struct MsgScaleArgs {
     pub window: PoolArgs,
     /// Cell sizes of the cell-size sweep (multiples of 1 KiB; the paper's 16K, 32K, 64K,
     /// 128K by default).
-    #[arg(long, value_delimiter = ',', default_value = "16K,32K,64K,128K", value_parser = bench_core::units::parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', default_value = "16K,32K,64K,128K", value_parser = bench_core::units::parse_positive_size)]
     pub cells: Vec<usize>,
     /// Cell size of the pairs sweep (the paper's Figs. 7-8 use 64 KiB).
-    #[arg(long, default_value = "64K", value_parser = bench_core::units::parse_positive_size)]
+    #[arg(long, value_name = "SIZE", default_value = "64K", value_parser = bench_core::units::parse_positive_size)]
     pub pairs_cell: usize,
     /// Use the non-coherent protocol (the writer flushes and fences what it wrote, the
     /// reader invalidates before it reads) instead of plain coherent loads and stores;

@@ -653,7 +653,7 @@ pub struct AgentsArgs {
     /// Bytes each agent transfers per sample, S, the same for every k (default: half the
     /// larger of the target's DRAM working set and 4 x the LLC, at least 64M, or 16M
     /// with --quick).
-    #[arg(long, value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub size: Option<usize>,
     /// Agent counts, comma-separated (default: 1 .. 8, then powers of two, and the number
     /// of CPUs; each at most the CPUs of the run).

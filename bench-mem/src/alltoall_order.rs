@@ -73,11 +73,11 @@ pub struct AlltoallOrderArgs {
     pub threads: Option<Vec<usize>>,
     /// Largest block size (the paper's Fig. 6 goes to 1M). Sizes whose buffers would pass
     /// a quarter of the memory the target offers are left out, with a warning.
-    #[arg(long, default_value = "1M", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_positive_size)]
     pub max_size: usize,
     /// Block size of the keys alltoall_{order}_p{P}_gbs (the first size of the paper's
     /// large-message range); measured even when not on the sweep.
-    #[arg(long, default_value = "64K", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", default_value = "64K", value_parser = parse_positive_size)]
     pub ref_size: usize,
     /// Force an instruction set (default: the widest the CPU has).
     #[arg(long, value_enum)]

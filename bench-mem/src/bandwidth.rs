@@ -372,7 +372,7 @@ pub struct BandwidthArgs {
     pub threads: Option<usize>,
     /// Footprints to measure instead of the default points (comma-separated; a copy's
     /// footprint is its source plus its destination).
-    #[arg(long, value_delimiter = ',', value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = parse_positive_size)]
     pub sizes: Option<Vec<usize>>,
 }
 

@@ -984,7 +984,7 @@ pub struct LatencyArgs {
     /// CPUs that fetch beyond the 128-byte pair (about 8% on Zen 4: both lines of each
     /// 256-byte group are then chain elements); 512 and up pay more page walks per load
     /// on 4 KiB pages.
-    #[arg(long, visible_alias = "stride", default_value = "256", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", visible_alias = "stride", default_value = "256", value_parser = parse_positive_size)]
     pub slot: usize,
     /// Where each element sits in its slot: randomized (a random line and 8-byte word per
     /// slot: no prefetcher can learn it) or aligned (offset 0 of every slot: the classic
@@ -999,19 +999,19 @@ pub struct LatencyArgs {
     #[arg(long, value_enum, default_value_t = OrderArg::TlbLocal)]
     pub order: OrderArg,
     /// Block size of the tlb-local order (multichase -T; default 64 pages).
-    #[arg(long, default_value = "256K", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_positive_size)]
     pub tlb_locality: usize,
     /// Smallest working set (touched bytes: distinct 64-byte lines x 64; default 4 KiB,
     /// or --max-size when that is smaller).
-    #[arg(long, value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub min_size: Option<usize>,
     /// Largest working set, touched bytes (default: the sweep stops at the DRAM plateau,
     /// at most 4 x the sysfs LLC and a quarter of the available memory).
-    #[arg(long, value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub max_size: Option<usize>,
     /// Explicit working-set sizes (touched bytes, comma-separated) instead of the sweep;
     /// memory spanned = size x slot / 64.
-    #[arg(long, value_delimiter = ',', value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_delimiter = ',', value_parser = parse_positive_size)]
     pub sizes: Option<Vec<usize>>,
 }
 

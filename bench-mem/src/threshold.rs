@@ -245,7 +245,7 @@ pub struct CopyThresholdArgs {
     /// Largest block size of the sweep (sizes 1K, 4K, ... in powers of four, of two in a
     /// full run). The buffers take 2 x P^2 x size bytes; sizes whose buffers would pass a
     /// quarter of the memory the target offers are left out, with a warning.
-    #[arg(long, default_value = "16M", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", default_value = "16M", value_parser = parse_positive_size)]
     pub max_size: usize,
 }
 

@@ -288,7 +288,7 @@ pub struct MmioArgs {
     #[arg(long, value_name = "pci:D:B:D.F/N", value_parser = parse_bar)]
     pub bar: Option<BarSpec>,
     /// Offset of the measured window in the BAR (bytes).
-    #[arg(long, default_value = "0", value_parser = bench_core::units::parse_offset)]
+    #[arg(long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
     pub bar_offset: u64,
     /// Measure a BAR even when a kernel driver is bound to its device.
     #[arg(long)]

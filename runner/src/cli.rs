@@ -11,6 +11,11 @@ use std::path::PathBuf;
 /// Every figure is measured in this run with pinned threads and a calibrated cycle
 /// timer, and written with its distribution, method and environment. What this machine
 /// lacks is reported as skipped, with the reason.
+///
+/// While a measuring command runs with stderr on a terminal, a progress bar on stderr
+/// shows the benchmark and target being measured, its last message and an ETA, which is
+/// an estimate (the time per unit of work so far times the work left); it is cleared
+/// before the results go to stdout, and not drawn when stderr is not a terminal.
 #[derive(Debug, Parser)]
 #[command(name = "cxlchar", version, propagate_version = true)]
 pub struct Cli {
@@ -76,6 +81,18 @@ pub enum Command {
     /// CSV. Exit 0 written, 2 bad input, 3 --mess and the file has no mem.loaded curve.
     #[command(display_order = 107)]
     Export(ExportArgs),
+    /// Print a shell completion script for cxlchar (every command, benchmark commands
+    /// included), e.g. `cxlchar completions bash > /etc/bash_completion.d/cxlchar`.
+    #[command(display_order = 120)]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of cxlchar, or with --out write cxlchar.1 and one page
+    /// per subcommand (cxlchar-mem-latency.1, ...) into a directory.
+    #[command(display_order = 121)]
+    Man(ManArgs),
 }
 
 /// Options of `report`.
@@ -132,6 +149,15 @@ pub struct ExportArgs {
     /// standalone simulator) or `ns` (its ZSim-integrated reader, which converts itself).
     #[arg(long, value_enum, value_name = "UNIT", default_value_t = crate::export::mess::LatencyUnit::Cycles)]
     pub mess_latency: crate::export::mess::LatencyUnit,
+}
+
+/// Options of `man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write every page into this directory (created if absent) instead of printing the
+    /// top page; the files written are listed on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `model`.

@@ -8,9 +8,11 @@ mod exit;
 mod export;
 mod gpu;
 mod inventory;
+mod manual;
 mod output;
 mod plot;
 mod pool;
+mod progress;
 mod registry;
 mod report;
 mod run;
@@ -105,6 +107,29 @@ fn main_inner() -> Result<()> {
             Ok(())
         }
         Command::Report(a) => std::process::exit(consumers::run(|| report::report_cmd(&a))),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            manual::completions(shell, &mut script);
+            std::io::stdout()
+                .lock()
+                .write_all(&script)
+                .context("writing to stdout")
+        }
+        Command::Man(a) => {
+            let mut text = Vec::new();
+            match &a.out {
+                Some(dir) => {
+                    for p in manual::man_pages(dir)? {
+                        writeln!(text, "{}", p.display())?;
+                    }
+                }
+                None => manual::man_page(&mut text)?,
+            }
+            std::io::stdout()
+                .lock()
+                .write_all(&text)
+                .context("writing to stdout")
+        }
     }
 }
 

@@ -191,7 +191,47 @@ pub fn command() -> clap::Command {
             });
         }
     }
+    explain_sizes(cmd)
+}
+
+/// Appends the one size grammar ([`bench_core::units::SIZE_HELP`]) to the help of every
+/// option whose value is a size or offset (value name `SIZE` or `OFFSET`), in `cmd` and
+/// every command below it.
+fn explain_sizes(mut cmd: clap::Command) -> clap::Command {
+    let sized: Vec<clap::Id> = cmd
+        .get_arguments()
+        .filter(|a| is_size_arg(a))
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in sized {
+        cmd = cmd.mut_arg(id, |a| {
+            let add = |h: Option<&clap::builder::StyledStr>| {
+                let h = h.map(|h| h.to_string()).unwrap_or_default();
+                format!("{} [{}]", h.trim_end(), bench_core::units::SIZE_HELP)
+            };
+            let long = a.get_long_help().is_some().then(|| add(a.get_long_help()));
+            let short = add(a.get_help());
+            let a = a.help(short);
+            match long {
+                Some(l) => a.long_help(l),
+                None => a,
+            }
+        });
+    }
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, explain_sizes);
+    }
     cmd
+}
+
+/// An option whose value is a size or an offset in the one size grammar.
+pub fn is_size_arg(a: &clap::Arg) -> bool {
+    a.get_value_names()
+        .is_some_and(|v| v.iter().any(|n| n == "SIZE" || n == "OFFSET"))
 }
 
 /// The shared options as a configuration sees them.
@@ -310,6 +350,107 @@ mod tests {
                     a.get_id()
                 );
             }
+        }
+    }
+
+    /// Every size-like option of every command, with the words that lead to it.
+    fn size_options() -> Vec<(Vec<String>, clap::Arg)> {
+        fn walk(
+            c: &clap::Command,
+            path: &mut Vec<String>,
+            out: &mut Vec<(Vec<String>, clap::Arg)>,
+        ) {
+            for a in c.get_arguments() {
+                let long = a.get_long().unwrap_or_default();
+                let looks_sized = ["size", "chunk", "cell", "offset", "len", "slot", "locality"]
+                    .iter()
+                    .any(|w| long.contains(w));
+                assert_eq!(
+                    is_size_arg(a),
+                    looks_sized,
+                    "{path:?} --{long}: a size option takes value_name = \"SIZE\" (or \"OFFSET\") and a bench_core::units parser"
+                );
+                if is_size_arg(a) {
+                    out.push((path.clone(), a.clone()));
+                }
+            }
+            for s in c.get_subcommands() {
+                path.push(s.get_name().to_string());
+                walk(s, path, out);
+                path.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(&command(), &mut vec![], &mut out);
+        out
+    }
+
+    #[test]
+    fn every_size_option_speaks_the_one_size_grammar() {
+        let opts = size_options();
+        let longs: Vec<String> = opts
+            .iter()
+            .map(|(p, a)| format!("{} --{}", p.join(" "), a.get_long().unwrap()))
+            .collect();
+        for known in [
+            "mem latency --max-size",
+            "mem latency --sizes",
+            "mem latency --slot",
+            "mem bandwidth --sizes",
+            "mem agents --size",
+            "mem alltoall-order --ref-size",
+            "mem copy-threshold --max-size",
+            "pool atomics --size",
+            "pool flush-bw --chunk",
+            "pool msg --offset",
+            "pool msg-scale --cells",
+            "pcie mmio --bar-offset",
+            "all --bar-offset",
+            "gpu --max-size",
+        ] {
+            assert!(longs.iter().any(|l| l == known), "{known} not in {longs:?}");
+        }
+        let value = |m: &ArgMatches, id: &str| -> u64 {
+            if let Ok(Some(v)) = m.try_get_one::<usize>(id) {
+                *v as u64
+            } else if let Ok(Some(v)) = m.try_get_one::<u64>(id) {
+                *v
+            } else {
+                panic!("--{id} has no usize/u64 value")
+            }
+        };
+        for (path, arg) in &opts {
+            let long = arg.get_long().unwrap();
+            let parse = |v: &str| {
+                let mut argv = vec!["cxlchar".to_string()];
+                argv.extend(path.iter().cloned());
+                argv.push(format!("--{long}={v}"));
+                command().try_get_matches_from(argv)
+            };
+            for v in ["64K", "64KiB", "65536", "64k", "64kib"] {
+                let mut m = &parse(v).unwrap_or_else(|e| panic!("{path:?} --{long} {v}: {e}"));
+                for w in path {
+                    m = m.subcommand_matches(w).unwrap();
+                }
+                assert_eq!(
+                    value(m, arg.get_id().as_str()),
+                    65536,
+                    "{path:?} --{long} {v}"
+                );
+            }
+            for v in ["64KB", "64kb", "abc", "1.5K", "64 K", "-64K", ""] {
+                let e = parse(v).expect_err(&format!("{path:?} --{long} accepted {v:?}"));
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{path:?} --{long} {v:?}: {e}"
+                );
+            }
+            let help = arg.get_help().unwrap().to_string();
+            assert!(
+                help.contains(bench_core::units::SIZE_HELP),
+                "{path:?} --{long}: {help}"
+            );
         }
     }
 

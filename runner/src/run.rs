@@ -12,8 +12,6 @@ use bench_core::timer::{Calibration, Timer};
 use bench_core::topology::Topology;
 use bench_core::CoreError;
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
-use std::sync::Arc;
 
 /// What to run.
 pub struct Plan {
@@ -168,11 +166,10 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     if let Some(out) = &args.out {
         export::json::check_writable(out)?;
     }
-    let progress: Arc<dyn Fn(&str) + Send + Sync> = if std::io::stderr().is_terminal() {
-        Arc::new(|m: &str| eprintln!("{m}"))
-    } else {
-        Arc::new(|_: &str| {})
-    };
+    // A bar with an ETA when stderr is a terminal, nothing otherwise (crate::progress);
+    // cleared when `bar` is dropped, before the caller prints to stdout.
+    let bar = crate::progress::Progress::for_stderr();
+    let progress = bar.callback();
     progress("calibrating the timer...");
     bench_core::pin::pin_current(cpus[0]).with_context(|| format!("pinning to CPU {}", cpus[0]))?;
     let timer = Timer::calibrate(if args.quick {
@@ -201,6 +198,11 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         .benches
         .iter()
         .partition(|b| b.subject() == Subject::Memory);
+    let weight = |b: &dyn Benchmark| crate::progress::weight(b, &ctx);
+    bar.set_total(
+        targets.len() as u64 * memory.iter().map(|b| weight(b.as_ref())).sum::<u64>()
+            + devices.iter().map(|b| weight(b.as_ref())).sum::<u64>(),
+    );
     for target in &targets {
         for bench in &memory {
             let skip = |reason: String| Skipped {
@@ -208,16 +210,20 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
                 target: target.to_string(),
                 reason,
             };
+            let w = weight(bench.as_ref());
             if let Err(s) = bench.check(&ctx, target) {
                 skipped.push(skip(s.reason));
+                bar.dropped(w);
                 continue;
             }
+            bar.start(bench.name(), &target.to_string());
             ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
             let mut region = match Region::allocate(target, bench.region_bytes(&ctx, target), &topo)
             {
                 Ok(r) => r,
                 Err(CoreError::TargetUnavailable { reason, .. }) => {
                     skipped.push(skip(reason));
+                    bar.dropped(w);
                     continue;
                 }
                 Err(e) => return Err(e.into()),
@@ -227,14 +233,19 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
                 Err(NotRun::Skipped { reason }) => skipped.push(skip(reason)),
                 Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target.to_string(), e)),
             }
+            bar.done(w);
         }
     }
     for bench in &devices {
         let Subject::Device { target } = bench.subject() else {
             unreachable!("partitioned by subject")
         };
+        let w = weight(bench.as_ref());
+        bar.start(bench.name(), &target);
         ctx.progress(&format!("{} on {target}...", bench.name()));
-        match bench.run(&ctx, Input::Device) {
+        let run = bench.run(&ctx, Input::Device);
+        bar.done(w);
+        match run {
             Ok(rep) => results.push((target, KeyNaming::Local, rep)),
             Err(NotRun::Skipped { reason }) => skipped.push(Skipped {
                 benchmark: bench.name().into(),
@@ -258,6 +269,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         let w = bench_core::counters::warnings_for(&label, &rep.measurements, timer.info().freq_hz);
         rep.warnings.extend(w);
     }
+    drop(bar);
     let skipped_whole = skipped.len();
     let served = results.iter().any(|(_, _, rep)| rep.served);
     let (params, param_info) = assemble_params(&results);

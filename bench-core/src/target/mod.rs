@@ -359,10 +359,12 @@ impl FromStr for TargetSpec {
             ("anon", None) => Ok(TargetSpec::Anon),
             ("thp", None) => Ok(TargetSpec::Thp),
             ("hugetlb", None) => Ok(TargetSpec::Hugetlb(HugeSize::M2)),
-            ("hugetlb", Some(a)) => match a.to_ascii_uppercase().as_str() {
-                "2M" | "2MB" => Ok(TargetSpec::Hugetlb(HugeSize::M2)),
-                "1G" | "1GB" => Ok(TargetSpec::Hugetlb(HugeSize::G1)),
-                _ => Err(err("hugetlb page size must be 2M or 1G")),
+            // The page size in the one size grammar (`2M`, `2MiB`, `2048K`, `1G`).
+            ("hugetlb", Some(a)) => match crate::units::parse_size(a) {
+                Ok(v) if v == 2 * crate::units::MIB => Ok(TargetSpec::Hugetlb(HugeSize::M2)),
+                Ok(v) if v == crate::units::GIB => Ok(TargetSpec::Hugetlb(HugeSize::G1)),
+                Ok(_) => Err(err("hugetlb page size must be 2M or 1G")),
+                Err(e) => Err(err(&format!("hugetlb page size must be 2M or 1G ({e})"))),
             },
             ("node", Some(a)) => a
                 .parse()

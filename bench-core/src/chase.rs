@@ -462,6 +462,15 @@ impl<'a> Chain<'a> {
         Cursor(unsafe { chase(from.0, steps) })
     }
 
+    /// One dependent load: the element after `from` (for timing single loads, where
+    /// [`Chain::walk`] takes whole unrolled groups of steps).
+    #[inline(always)]
+    pub fn step(&self, from: Cursor) -> Cursor {
+        // SAFETY: as in `walk`: `from` came from this chain, whose elements each hold the
+        // 8-byte-aligned address of an element of the same borrowed, unmodified memory.
+        Cursor(unsafe { core::ptr::read_volatile(from.0 as *const *const u8) })
+    }
+
     /// One full lap (every element once, rounded up to the unroll).
     pub fn lap(&self, from: Cursor) -> Cursor {
         self.walk(from, self.n.next_multiple_of(UNROLL))
@@ -726,5 +735,19 @@ mod tests {
                 assert!(!x86, "x86_64 always has clflush: {why}");
             }
         }
+    }
+
+    #[test]
+    fn single_steps_follow_the_same_chain_as_walk() {
+        let layout = ChainLayout::DEFAULT;
+        let mut mem = vec![0u8; layout.span_bytes(64 * 1024)];
+        let chain = Chain::build(&mut mem, layout, ChaseOrder::DEFAULT, 64 * 1024, 7).unwrap();
+        let mut p = chain.cursor();
+        for _ in 0..UNROLL {
+            let q = chain.step(p);
+            assert_ne!(q, p, "a step moves to another element");
+            p = q;
+        }
+        assert_eq!(p, chain.walk(chain.cursor(), UNROLL));
     }
 }

@@ -4,13 +4,36 @@
 //! The first `--cpu` runs the pointer chase of [`crate::chase`] (the default
 //! prefetcher-proof chain: randomized offsets in 256-byte slots, TLB-local order) over the
 //! target's DRAM working set ([`bench_core::sizing`]: 4 x the DRAM plateau's start found by
-//! the latency sweep, else 4 x the sysfs LLC) while every other `--cpu` streams through its own buffer, in chunks of
-//! 4 KiB separated by an injection delay (a spin loop of `delay` pause instructions), from
-//! no delay (full load) to no load at all (idle). Two traffic mixes: reads, and reads +
-//! writes (a copy). Each point gives the chase's latency distribution and the bandwidth the
-//! traffic threads achieved (GB = 10^9 B, a copy counting bytes read + written), so the
-//! points form a latency-vs-bandwidth curve. With two CPUs there is one traffic thread: the
-//! curve then spans what one core can inject, which the output says.
+//! the latency sweep, else 4 x the sysfs LLC) while every other `--cpu` streams through its
+//! own buffer in chunks separated by an injection delay (a spin loop of `delay` pause
+//! instructions), from no delay (full load) through [`DELAYS`] (denser near full load, where
+//! the curve bends) to no load at all (idle).
+//!
+//! **Traffic mixes** ([`Mix`], MLC's `-W` family in spirit: all reads, 3:1, 2:1, 1:1,
+//! all non-temporal writes). A chunk is `R + W` consecutive cache lines of the thread's
+//! buffer ([`Mix::lines`]): the vector read kernel of [`crate::kernels`] loads the first
+//! `R`, then the vector store kernel writes the next `W` (every store a full-line write to
+//! a line not read in that chunk; temporal `storeu`, or streaming stores + `sfence` for
+//! `nt-write`, the NT kernels' own fence). Loads and stores have the same vector width and
+//! every part is a multiple of four lines (one unrolled AVX-512 step), so `R:W` is the
+//! ratio of load to store instructions as well as of bytes. Chunks follow each other
+//! through the buffer, wrapping before a chunk would pass its end. The bandwidth of a point
+//! is the bytes the traffic threads loaded + stored / their time (GB = 10^9 B); the read
+//! for ownership a temporal store causes is not counted there, but it is in the point's
+//! `read_pct` (the read share of the memory traffic: 3r1w = 4 reads per write = 80 %).
+//!
+//! **Latency.** Each point's `distribution` is that of 256-load batch means (ns per load),
+//! the quantity MLC reports (an average over many dependent loads), and the one the keys
+//! `loaded_lat_at_max_bw*_ns` take the p50 of. A batch mean hides the per-load tail, so
+//! between batches the chase thread also times single loads ([`Chain::step`], the cycle
+//! timer's start/stop overhead subtracted as everywhere else), [`PER_LOAD_EVERY_BATCH`] of
+//! them after each batch; their p50 / p99 are the point's `per_load_p50_ns` /
+//! `per_load_p99_ns` parameters and the `loaded_lat_p99_at_max_bw*_ns` keys. A single-load
+//! sample carries the timer's jitter (its resolution and overhead are recorded), which
+//! mostly widens the body; the p99 tail (queueing behind the traffic) is far larger.
+//!
+//! With two CPUs there is one traffic thread: the curve then spans what one core can
+//! inject, which the output says.
 
 use crate::chase::{Chain, ChainLayout, ChaseOrder};
 use crate::kernels::{self, IsaSet};
@@ -19,6 +42,7 @@ use bench_core::bench::{
     Setup, Skip,
 };
 use bench_core::counters::{self, CounterGroup, ThreadCounts};
+use bench_core::keys::parameters as pk;
 use bench_core::params::{Measurement, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
@@ -28,84 +52,246 @@ use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Injection delays (pause instructions between 4 KiB chunks), full load first; `None` is
-/// the idle point (no traffic threads).
-pub const DELAYS: [Option<u32>; 11] = [
+/// Injection delays (pause instructions between chunks), full load first, denser near full
+/// load where the latency rises; `None` is the idle point (no traffic threads).
+pub const DELAYS: [Option<u32>; 19] = [
     Some(0),
-    Some(25),
+    Some(5),
+    Some(10),
+    Some(20),
+    Some(35),
     Some(50),
+    Some(75),
     Some(100),
+    Some(150),
     Some(200),
+    Some(300),
     Some(400),
+    Some(600),
     Some(800),
+    Some(1200),
     Some(1600),
     Some(3200),
     Some(6400),
     None,
 ];
 
+/// The points of `--quick` (a subset of [`DELAYS`]).
+pub const QUICK_DELAYS: [Option<u32>; 9] = [
+    Some(0),
+    Some(10),
+    Some(35),
+    Some(100),
+    Some(200),
+    Some(400),
+    Some(1600),
+    Some(6400),
+    None,
+];
+
+/// Duration of one point (traffic running, chase sampling).
+const POINT: Duration = Duration::from_millis(120);
+/// Duration of one point with `--quick`.
+const QUICK_POINT: Duration = Duration::from_millis(50);
+
 /// The traffic of the load threads (also the `--mix` values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Mix {
-    /// Loads only.
+    /// All loads (100 % reads).
     Read,
-    /// Loads and stores (a copy within each thread's buffer).
-    ReadWrite,
+    /// 3 loads : 1 temporal store (80 % reads with the store's RFO; like MLC -W3).
+    #[value(name = "3r1w")]
+    R3W1,
+    /// 2 loads : 1 temporal store (75 % reads; like MLC -W2).
+    #[value(name = "2r1w")]
+    R2W1,
+    /// 1 load : 1 temporal store (67 % reads; like MLC -W5). `read-write`, the name of the
+    /// copy traffic it replaces, is accepted for it.
+    #[value(name = "1r1w", alias = "read-write")]
+    R1W1,
+    /// All non-temporal stores + sfence (0 % reads; like MLC -W6).
+    #[value(name = "nt-write")]
+    NtWrite,
 }
 
 impl Mix {
-    fn name(self) -> &'static str {
+    /// Every mix, in the order measured by default.
+    pub const ALL: [Mix; 5] = [Mix::Read, Mix::R3W1, Mix::R2W1, Mix::R1W1, Mix::NtWrite];
+
+    /// Name in ids, in the `mix` parameter and as given to `--mix`.
+    pub fn name(self) -> &'static str {
         match self {
             Mix::Read => "read",
-            Mix::ReadWrite => "read-write",
+            Mix::R3W1 => "3r1w",
+            Mix::R2W1 => "2r1w",
+            Mix::R1W1 => "1r1w",
+            Mix::NtWrite => "nt-write",
+        }
+    }
+
+    /// The part of the params keys naming the mix (`None` for reads, whose keys carry no
+    /// mix: `loaded_lat_max_bw_gbs`).
+    pub fn key_part(self) -> Option<&'static str> {
+        match self {
+            Mix::Read => None,
+            Mix::R3W1 => Some("3r1w"),
+            Mix::R2W1 => Some("2r1w"),
+            Mix::R1W1 => Some("1r1w"),
+            Mix::NtWrite => Some("nt_write"),
+        }
+    }
+
+    /// Cache lines (loaded, stored) of one chunk: the first are loaded, the next stored.
+    /// Each part is a multiple of 4 lines (256 B, one unrolled AVX-512 step) and the
+    /// chunk at most 4 KiB.
+    pub fn lines(self) -> (usize, usize) {
+        match self {
+            Mix::Read => (64, 0),
+            Mix::R3W1 => (48, 16),
+            Mix::R2W1 => (40, 20),
+            Mix::R1W1 => (32, 32),
+            Mix::NtWrite => (0, 64),
+        }
+    }
+
+    /// Bytes of one chunk.
+    pub fn chunk_bytes(self) -> usize {
+        let (r, w) = self.lines();
+        (r + w) * LINE
+    }
+
+    /// Whether the stores are non-temporal (streaming, no RFO).
+    pub fn nt(self) -> bool {
+        self == Mix::NtWrite
+    }
+
+    /// Loads : stores, reduced (`"3:1"`).
+    pub fn ratio(self) -> String {
+        let (r, w) = self.lines();
+        let g = gcd(r, w);
+        format!("{}:{}", r / g, w / g)
+    }
+
+    /// Read share of the memory traffic in percent, rounded: loaded lines plus one RFO
+    /// read per temporally stored line, over that plus the stored lines.
+    pub fn read_pct(self) -> u32 {
+        let (r, w) = self.lines();
+        let reads = r + if self.nt() { 0 } else { w };
+        ((100 * reads) as f64 / (reads + w) as f64).round() as u32
+    }
+
+    /// What one chunk does, for the method string.
+    fn chunk_text(self) -> String {
+        let (r, w) = self.lines();
+        match self {
+            Mix::Read => format!("{r} lines loaded (vector loads)"),
+            Mix::NtWrite => format!("{w} lines stored with non-temporal vector stores, then sfence"),
+            _ => format!("{r} lines loaded (vector loads), then the next {w} lines stored whole (temporal vector stores)"),
+        }
+    }
+
+    /// What a store is, for the output.
+    fn store_kind(self) -> &'static str {
+        match self {
+            Mix::Read => "none",
+            Mix::NtWrite => "non-temporal (streaming) stores + sfence per chunk",
+            _ => "temporal vector stores (storeu)",
         }
     }
 }
 
-const CHUNK: usize = 4096;
-/// Most chase samples of one point (their buffer is touched before the counted loop).
-const MAX_SAMPLES: usize = 200_000;
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
 
-/// One traffic thread's stream: chunks of `buf` in turn, `delay` pauses between chunks,
-/// until `stop`; returns the bytes moved (a copy's read + written) and a checksum.
-fn traffic(
+/// The mixes of a `--mix` list: in the order given, each once; all of them when empty.
+pub fn mixes_of(given: &[Mix]) -> Vec<Mix> {
+    if given.is_empty() {
+        return Mix::ALL.to_vec();
+    }
+    let mut out: Vec<Mix> = Vec::new();
+    for &m in given {
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+const LINE: usize = 64;
+/// Most chase batch samples of one point (their buffer is touched before the counted loop).
+const MAX_SAMPLES: usize = 200_000;
+/// Loads per batch sample (the headline distribution's unit).
+const BATCH: usize = 256;
+/// Single timed loads after each batch.
+pub const PER_LOAD_EVERY_BATCH: usize = 16;
+/// Most single-load samples of one point.
+const MAX_PER_LOAD: usize = 1_000_000;
+/// The byte the traffic stores.
+const STORE_BYTE: u8 = 0x5a;
+
+/// Bytes a traffic thread issued.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Issued {
+    /// Bytes loaded.
+    pub loaded: u64,
+    /// Bytes stored.
+    pub stored: u64,
+    /// Checksum of what was loaded (for `black_box`).
+    pub acc: u64,
+}
+
+/// One traffic thread's stream: chunks of `mix` through `buf` in turn (wrapping before a
+/// chunk would pass its end), `delay` pauses after each chunk, while `go()` says so (asked
+/// before each chunk). `buf` must hold at least one chunk; `isa` must be usable.
+pub fn traffic(
     buf: &mut [u8],
     mix: Mix,
     isa: kernels::Isa,
     delay: u32,
-    stop: &AtomicBool,
-) -> (u64, u64) {
-    let (mut off, mut moved, mut acc) = (0usize, 0u64, 0u64);
-    let len = buf.len();
-    while !stop.load(Ordering::Relaxed) {
-        let c = &mut buf[off..off + CHUNK];
-        match mix {
-            Mix::Read => acc ^= kernels::read(isa, c),
-            Mix::ReadWrite => {
-                let (a, b) = c.split_at_mut(CHUNK / 2);
-                kernels::copy(isa, false, b, a);
-            }
+    mut go: impl FnMut() -> bool,
+) -> Issued {
+    let (r, w) = mix.lines();
+    let (rb, chunk) = (r * LINE, mix.chunk_bytes());
+    assert!(buf.len() >= chunk, "traffic buffer smaller than one chunk");
+    let mut off = 0usize;
+    let mut out = Issued::default();
+    while go() {
+        let (ld, st) = buf[off..off + chunk].split_at_mut(rb);
+        if r > 0 {
+            out.acc ^= kernels::read(isa, ld);
         }
-        moved += CHUNK as u64;
-        off = (off + CHUNK) % len;
+        if w > 0 {
+            kernels::write(isa, mix.nt(), st, STORE_BYTE);
+        }
+        out.loaded += rb as u64;
+        out.stored += (w * LINE) as u64;
+        off += chunk;
+        if off + chunk > buf.len() {
+            off = 0;
+        }
         for _ in 0..delay {
             std::hint::spin_loop();
         }
     }
-    (moved, acc)
+    out
 }
 
 /// The loaded-latency benchmark.
 #[derive(Debug, Clone)]
 pub struct LoadedLatencyBench {
-    /// Traffic mixes (default both).
+    /// Traffic mixes (default all five).
     pub mixes: Vec<Mix>,
 }
 
 impl Default for LoadedLatencyBench {
     fn default() -> Self {
         LoadedLatencyBench {
-            mixes: vec![Mix::Read, Mix::ReadWrite],
+            mixes: Mix::ALL.to_vec(),
         }
     }
 }
@@ -121,17 +307,26 @@ impl LoadedLatencyBench {
     fn load_bytes(ctx: &Context, target: &TargetSpec) -> usize {
         let threads = ctx.cpus.len().saturating_sub(1).max(1);
         let (touched, _) = Self::chase_touched(ctx, target);
-        (touched / threads).max(64 * MIB) / CHUNK * CHUNK
+        (touched / threads).max(64 * MIB) / 4096 * 4096
     }
 }
 
-/// The largest injected bandwidth of a curve and the latency there.
-pub fn max_bandwidth_point(points: &[(f64, f64)]) -> Option<(f64, f64)> {
-    points
-        .iter()
+/// Index of the largest injected bandwidth of a curve (idle points, 0 GB/s, never).
+pub fn max_bandwidth_index(bws: &[f64]) -> Option<usize> {
+    bws.iter()
         .copied()
-        .filter(|(bw, _)| *bw > 0.0)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .enumerate()
+        .filter(|(_, bw)| *bw > 0.0)
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
+
+/// One measured point of a curve.
+struct Point {
+    bw: f64,
+    p50: f64,
+    per_load_p99: f64,
+    id: String,
 }
 
 impl Benchmark for LoadedLatencyBench {
@@ -197,12 +392,14 @@ impl Benchmark for LoadedLatencyBench {
             });
         }
         bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
-        let dur = if ctx.quick {
-            Duration::from_millis(80)
+        let (dur, delays): (Duration, &[Option<u32>]) = if ctx.quick {
+            (QUICK_POINT, &QUICK_DELAYS)
         } else {
-            Duration::from_millis(400)
+            (POINT, &DELAYS)
         };
         let timer = &ctx.timer;
+        let timer_overhead_ns = timer.info().overhead_ns;
+        let timer_resolution_ns = timer.info().resolution_ns;
         // The chain is built and one lap run; the traffic threads never touch its memory.
         let mut p = chain.cursor();
         // Counters: the chase thread measures (its counts are recorded, per load); the
@@ -210,22 +407,25 @@ impl Benchmark for LoadedLatencyBench {
         // disturbance on any of them flags and repeats the point.
         let mut group = CounterGroup::open_with_timer(timer);
         let mut samples = counters::sample_buffer(MAX_SAMPLES);
-        let batch = 256;
+        let mut singles = counters::sample_buffer(MAX_PER_LOAD);
         for &mix in &self.mixes {
-            let mut curve: Vec<(f64, f64, String)> = Vec::new();
-            for delay in DELAYS {
+            let mut curve: Vec<Point> = Vec::new();
+            let (r_lines, w_lines) = mix.lines();
+            for &delay in delays {
                 let n_threads = if delay.is_some() { loaders } else { 0 };
-                let ((bw, kept), counters) =
+                let ((bw, loaded, stored, kept, single), counters) =
                     counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
                         let stop = AtomicBool::new(false);
-                        let bytes = AtomicU64::new(0);
+                        let loaded = AtomicU64::new(0);
+                        let stored = AtomicU64::new(0);
                         let mut traffic_ns = 0u64;
                         let mut threads = Vec::with_capacity(1 + n_threads);
                         samples.clear();
+                        singles.clear();
                         std::thread::scope(|s| {
                             let handles: Vec<_> = (0..n_threads)
                                 .map(|t| {
-                                    let (stop, bytes) = (&stop, &bytes);
+                                    let (stop, loaded, stored) = (&stop, &loaded, &stored);
                                     let cpu = ctx.cpus[1 + t];
                                     let d = delay.unwrap_or(0);
                                     s.spawn(move || {
@@ -241,10 +441,14 @@ impl Benchmark for LoadedLatencyBench {
                                             )
                                         };
                                         let t0 = Instant::now();
-                                        let ((moved, acc), c) =
-                                            g.count(|| traffic(buf, mix, isa, d, stop));
-                                        std::hint::black_box(acc);
-                                        bytes.fetch_add(moved, Ordering::Relaxed);
+                                        let (done, c) = g.count(|| {
+                                            traffic(buf, mix, isa, d, || {
+                                                !stop.load(Ordering::Relaxed)
+                                            })
+                                        });
+                                        std::hint::black_box(done.acc);
+                                        loaded.fetch_add(done.loaded, Ordering::Relaxed);
+                                        stored.fetch_add(done.stored, Ordering::Relaxed);
                                         (t0.elapsed().as_nanos() as u64, c)
                                     })
                                 })
@@ -255,9 +459,17 @@ impl Benchmark for LoadedLatencyBench {
                                     && samples.len() < MAX_SAMPLES
                                 {
                                     let a = timer.start();
-                                    p = chain.walk(p, batch);
+                                    p = chain.walk(p, BATCH);
                                     let b = timer.stop();
-                                    samples.push(timer.elapsed_ns(a, b) / batch as f64);
+                                    samples.push(timer.elapsed_ns(a, b) / BATCH as f64);
+                                    if singles.len() + PER_LOAD_EVERY_BATCH <= MAX_PER_LOAD {
+                                        for _ in 0..PER_LOAD_EVERY_BATCH {
+                                            let a = timer.start();
+                                            p = chain.step(p);
+                                            let b = timer.stop();
+                                            singles.push(timer.elapsed_ns(a, b));
+                                        }
+                                    }
                                 }
                             });
                             stop.store(true, Ordering::Relaxed);
@@ -274,55 +486,102 @@ impl Benchmark for LoadedLatencyBench {
                                 ));
                             }
                         });
+                        let (ld, st) = (loaded.into_inner(), stored.into_inner());
                         let bw = if traffic_ns > 0 {
-                            bytes.load(Ordering::Relaxed) as f64 / traffic_ns as f64
+                            (ld + st) as f64 / traffic_ns as f64
                         } else {
                             0.0
                         };
-                        ((bw, samples.clone()), threads)
+                        ((bw, ld, st, samples.clone(), singles.clone()), threads)
                     });
-                let counters = counters.with_per_op("load", (batch * kept.len()) as u64);
+                let counters =
+                    counters.with_per_op("load", (BATCH * kept.len() + single.len()) as u64);
                 let d = Distribution::from_samples(&kept)
                     .ok_or_else(|| Skip::new("no valid chase samples"))?;
+                let per_load = Distribution::from_samples(&single)
+                    .ok_or_else(|| Skip::new("no valid single-load chase samples"))?;
                 let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
                 let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
                 ctx.progress(&format!(
-                    "{id}: {:.1} ns at {bw:.1} GB/s{}",
+                    "{id}: {:.1} ns (per load p99 {:.1} ns) at {bw:.1} GB/s{}",
                     d.p50,
+                    per_load.p99,
                     counters.summary()
                 ));
-                curve.push((bw, d.p50, id.clone()));
+                curve.push(Point {
+                    bw,
+                    p50: d.p50,
+                    per_load_p99: per_load.p99,
+                    id: id.clone(),
+                });
+                let mut parameters = json!({
+                    "mix": mix.name(), "delay_pause": delay, "traffic_threads": n_threads,
+                    "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
+                    "chunk_bytes": mix.chunk_bytes(), "isa": isa.name(), "chase_cpu": ctx.cpus[0],
+                    "chase": chase_params, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
+                });
+                for (k, v) in [
+                    (pk::READ_PCT, json!(mix.read_pct())),
+                    (pk::LOAD_STORE_RATIO, json!(mix.ratio())),
+                    ("chunk_lines", json!({ "loaded": r_lines, "stored": w_lines })),
+                    ("stores", json!(mix.store_kind())),
+                    ("traffic_loaded_bytes", json!(loaded)),
+                    ("traffic_stored_bytes", json!(stored)),
+                    ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
+                    ("batch_loads", json!(BATCH)),
+                    (pk::PER_LOAD_P50_NS, json!(per_load.p50)),
+                    (pk::PER_LOAD_P99_NS, json!(per_load.p99)),
+                    (pk::PER_LOAD_SAMPLES, json!(per_load.n)),
+                    (pk::TIMER_OVERHEAD_NS, json!(timer_overhead_ns)),
+                    ("timer_resolution_ns", json!(timer_resolution_ns)),
+                ] {
+                    parameters[k] = v;
+                }
                 rep.measurements.push(Measurement {
                     id,
                     benchmark: self.name().into(),
                     target: target.clone(),
-                    parameters: json!({
-                        "mix": mix.name(), "delay_pause": delay, "traffic_threads": if delay.is_some() { loaders } else { 0 },
-                        "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
-                        "chunk_bytes": CHUNK, "isa": isa.name(), "chase_cpu": ctx.cpus[0],
-                        "chase": chase_params, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
-                    }),
+                    parameters,
                     unit: "ns".into(),
-                    method: "p50 of 256-load chase batches on the first CPU while the others stream 4 KiB chunks separated by the delay; injected_bw_gbs = traffic bytes (read + written) / time".into(),
+                    method: format!(
+                        "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions; per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads / their time (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines)",
+                        mix.name(),
+                        mix.chunk_text(),
+                        delay.map_or("(idle: no traffic threads)".to_string(), |d| d.to_string()),
+                        mix.read_pct()
+                    ),
                     distribution: d,
                     placement: Some(placement.clone()),
                     counters: Some(counters),
                 });
             }
-            let pts: Vec<(f64, f64)> = curve.iter().map(|(b, l, _)| (*b, *l)).collect();
-            let suffix = if mix == Mix::Read { "" } else { "_rw" };
-            if let Some((bw, lat)) = max_bandwidth_point(&pts) {
-                let from: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
+            let bws: Vec<f64> = curve.iter().map(|c| c.bw).collect();
+            if let Some(at) = max_bandwidth_index(&bws) {
+                let top = &curve[at];
+                let from: Vec<String> = curve.iter().map(|c| c.id.clone()).collect();
+                let (bw_key, lat_key, p99_key) = match mix.key_part() {
+                    None => (
+                        "loaded_lat_max_bw_gbs".to_string(),
+                        "loaded_lat_at_max_bw_ns".to_string(),
+                        "loaded_lat_p99_at_max_bw_ns".to_string(),
+                    ),
+                    Some(m) => (
+                        format!("loaded_lat_max_bw_{m}_gbs"),
+                        format!("loaded_lat_at_max_bw_{m}_ns"),
+                        format!("loaded_lat_p99_at_max_bw_{m}_ns"),
+                    ),
+                };
                 for (key, value, what) in [
+                    (bw_key, top.bw, "largest injected bandwidth of the curve"),
                     (
-                        format!("loaded_lat_max_bw{suffix}_gbs"),
-                        bw,
-                        "largest injected bandwidth of the curve",
+                        lat_key,
+                        top.p50,
+                        "p50 of the chase's 256-load batch means at the largest injected bandwidth",
                     ),
                     (
-                        format!("loaded_lat_at_max_bw{suffix}_ns"),
-                        lat,
-                        "chase latency at the largest injected bandwidth",
+                        p99_key,
+                        top.per_load_p99,
+                        "p99 of single timed chase loads at the largest injected bandwidth",
                     ),
                 ] {
                     rep.params.push(Param::new(
@@ -330,8 +589,10 @@ impl Benchmark for LoadedLatencyBench {
                         value,
                         &target,
                         format!(
-                            "{what}, {} traffic, {loaders} traffic thread(s), chase over {} touched ({})",
+                            "{what}, {} traffic ({} loads:stores, {} % reads), {loaders} traffic thread(s), chase over {} touched ({})",
                             mix.name(),
+                            mix.ratio(),
+                            mix.read_pct(),
                             format_size(chase_bytes),
                             sizing.explain()
                         ),
@@ -345,43 +606,177 @@ impl Benchmark for LoadedLatencyBench {
     }
 }
 
-/// Load latency while the other CPUs inject read or read/write traffic, from full load
-/// to idle (11 points per mix): a latency-vs-bandwidth curve like MLC's.
+/// Load latency while the other CPUs inject traffic, from full load to idle: an
+/// MLC-style latency-vs-bandwidth curve per traffic mix (19 points per mix; 9 with
+/// --quick).
+///
+/// The first CPU chases pointers over the target's DRAM working set; every other CPU
+/// streams through its own buffer in chunks of at most 4 KiB (R lines loaded, then W
+/// other lines stored, whole lines, vector instructions), with an injection delay of N
+/// pause instructions after each chunk (0 to 6400, then idle). Each point records the
+/// chase latency (distribution of 256-load batch means, and the p50/p99 of single timed
+/// loads) and the bandwidth the traffic moved (bytes loaded + stored, GB = 1e9 B, RFO not
+/// counted).
 #[derive(Debug, Clone, clap::Args)]
 pub struct LoadedArgs {
-    /// Traffic mix: read, read-write or both (default both).
-    #[arg(long, value_enum)]
-    pub mix: Option<Mix>,
+    /// Traffic mixes, repeatable or comma-separated (default: all five, in this order):
+    /// read (all loads), 3r1w, 2r1w, 1r1w (loads : temporal stores by instruction count;
+    /// 80, 75, 67 % reads counting each store's RFO), nt-write (all non-temporal stores).
+    /// `read-write`, the copy traffic of older versions, is accepted as 1r1w.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "MIX,..")]
+    pub mix: Vec<Mix>,
 }
 
 impl Setup for LoadedArgs {
     fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        let mixes = match self.mix {
-            Some(Mix::Read) => vec![Mix::Read],
-            Some(Mix::ReadWrite) => vec![Mix::ReadWrite],
-            None => vec![Mix::Read, Mix::ReadWrite],
-        };
-        Ok(Planned::one(LoadedLatencyBench { mixes }))
+        Ok(Planned::one(LoadedLatencyBench {
+            mixes: mixes_of(&self.mix),
+        }))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
 
-    #[test]
-    fn at_least_ten_points_from_full_load_to_idle() {
-        assert!(DELAYS.len() >= 10);
-        assert_eq!(DELAYS[0], Some(0));
-        assert_eq!(*DELAYS.last().unwrap(), None);
-        assert!(DELAYS[..DELAYS.len() - 1].windows(2).all(|w| w[0] < w[1]));
+    #[derive(Debug, clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LoadedArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<Vec<Mix>, clap::Error> {
+        let cli = Cli::try_parse_from(std::iter::once("loaded").chain(args.iter().copied()))?;
+        Ok(mixes_of(&cli.args.mix))
     }
 
     #[test]
-    fn max_bandwidth_point_ignores_idle() {
-        let pts = [(10.0, 120.0), (14.0, 150.0), (3.0, 95.0), (0.0, 90.0)];
-        assert_eq!(max_bandwidth_point(&pts), Some((14.0, 150.0)));
-        assert_eq!(max_bandwidth_point(&[(0.0, 90.0)]), None);
+    fn delays_go_from_full_load_to_idle_and_quick_is_a_subset() {
+        for d in [&DELAYS[..], &QUICK_DELAYS[..]] {
+            assert!(d.len() >= 9);
+            assert_eq!(d[0], Some(0));
+            assert_eq!(*d.last().unwrap(), None);
+            assert!(d[..d.len() - 1].windows(2).all(|w| w[0] < w[1]));
+        }
+        assert!(DELAYS.len() >= 16);
+        assert!(QUICK_DELAYS.len() < DELAYS.len());
+        assert!(QUICK_DELAYS.iter().all(|d| DELAYS.contains(d)));
+        // Denser near full load: the first half of the loaded points covers less than a
+        // tenth of the delay range.
+        let loaded: Vec<u32> = DELAYS.iter().flatten().copied().collect();
+        assert!(loaded[loaded.len() / 2] * 10 < *loaded.last().unwrap());
+    }
+
+    #[test]
+    fn mixes_parse_with_lists_repeats_and_the_old_name() {
+        assert_eq!(parse(&[]).unwrap(), Mix::ALL.to_vec());
+        assert_eq!(parse(&["--mix", "read"]).unwrap(), vec![Mix::Read]);
+        assert_eq!(
+            parse(&["--mix", "nt-write,3r1w", "--mix", "2r1w", "--mix", "3r1w"]).unwrap(),
+            vec![Mix::NtWrite, Mix::R3W1, Mix::R2W1]
+        );
+        assert_eq!(parse(&["--mix", "read-write"]).unwrap(), vec![Mix::R1W1]);
+        assert_eq!(
+            parse(&["--mix", "1r1w,read-write"]).unwrap(),
+            vec![Mix::R1W1]
+        );
+        assert!(parse(&["--mix", "copy"]).is_err());
+        for m in Mix::ALL {
+            assert_eq!(parse(&["--mix", m.name()]).unwrap(), vec![m]);
+        }
+    }
+
+    #[test]
+    fn read_shares_and_ratios_are_the_contract() {
+        let want = [
+            (Mix::Read, 100, "1:0"),
+            (Mix::R3W1, 80, "3:1"),
+            (Mix::R2W1, 75, "2:1"),
+            (Mix::R1W1, 67, "1:1"),
+            (Mix::NtWrite, 0, "0:1"),
+        ];
+        for (m, pct, ratio) in want {
+            assert_eq!(m.read_pct(), pct, "{}", m.name());
+            assert_eq!(m.ratio(), ratio, "{}", m.name());
+            let (r, w) = m.lines();
+            // Whole 256-byte vector steps in each part, at most 4 KiB per chunk.
+            assert_eq!(r % 4, 0);
+            assert_eq!(w % 4, 0);
+            assert!(m.chunk_bytes() <= 4096 && m.chunk_bytes() >= 3840);
+        }
+        // Key parts are well formed and distinct.
+        let parts: Vec<_> = Mix::ALL.iter().filter_map(|m| m.key_part()).collect();
+        assert_eq!(parts, ["3r1w", "2r1w", "1r1w", "nt_write"]);
+        for p in parts {
+            for k in [
+                format!("loaded_lat_max_bw_{p}_gbs"),
+                format!("loaded_lat_at_max_bw_{p}_ns"),
+                format!("loaded_lat_p99_at_max_bw_{p}_ns"),
+            ] {
+                assert!(bench_core::keys::lookup(&k).is_some(), "{k} not registered");
+            }
+        }
+    }
+
+    /// Runs `chunks` chunks of `mix` over a buffer of `len` bytes filled with 0x11.
+    fn run_chunks(mix: Mix, isa: kernels::Isa, len: usize, chunks: usize) -> (Vec<u8>, Issued) {
+        let mut buf = vec![0x11u8; len];
+        let mut left = chunks;
+        let done = traffic(&mut buf, mix, isa, 0, || {
+            let go = left > 0;
+            left = left.saturating_sub(1);
+            go
+        });
+        (buf, done)
+    }
+
+    #[test]
+    fn traffic_issues_its_ratio_and_stores_only_where_it_should() {
+        let isas = IsaSet::detect();
+        for isa in [
+            kernels::Isa::Scalar,
+            kernels::Isa::Sse2,
+            kernels::Isa::Avx2,
+            kernels::Isa::Avx512,
+        ]
+        .into_iter()
+        .filter(|&i| isas.has(i))
+        {
+            for mix in Mix::ALL {
+                let chunk = mix.chunk_bytes();
+                let (r, w) = mix.lines();
+                // Five chunks fit (plus a partial one that is never touched); seven run,
+                // so the last two wrap to the start.
+                let len = 5 * chunk + chunk / 2;
+                let (buf, done) = run_chunks(mix, isa, len, 7);
+                assert_eq!(done.loaded, 7 * (r * LINE) as u64, "{}", mix.name());
+                assert_eq!(done.stored, 7 * (w * LINE) as u64, "{}", mix.name());
+                if w > 0 {
+                    assert_eq!(done.loaded * w as u64, done.stored * r as u64);
+                }
+                for (i, c) in buf.chunks(chunk).enumerate() {
+                    if i == 5 {
+                        assert!(c.iter().all(|&b| b == 0x11), "tail untouched");
+                        continue;
+                    }
+                    let (ld, st) = c.split_at(r * LINE);
+                    assert!(ld.iter().all(|&b| b == 0x11), "{}: loads only", mix.name());
+                    assert!(
+                        st.iter().all(|&b| b == STORE_BYTE),
+                        "{}: chunk {i} fully stored",
+                        mix.name()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn max_bandwidth_index_ignores_idle() {
+        assert_eq!(max_bandwidth_index(&[10.0, 14.0, 3.0, 0.0]), Some(1));
+        assert_eq!(max_bandwidth_index(&[0.0]), None);
+        assert_eq!(max_bandwidth_index(&[]), None);
     }
 
     #[test]

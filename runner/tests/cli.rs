@@ -105,18 +105,42 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
         });
         assert_eq!(info["unit"].as_str(), Some(d.unit.symbol()), "unit of {k}");
     }
-    // The loaded-latency curve: at least 10 points per traffic mix (on >= 2 CPUs).
+    // The loaded-latency curves: every traffic mix with every quick point, its read share
+    // and per-load tail, and a key per mix (on >= 2 CPUs).
     if bench_core_cpus() >= 2 {
         assert!(doc["params"]["loaded_lat_max_bw_gbs"]
             .as_f64()
             .is_some_and(|v| v > 0.0));
-        let n = doc["measurements"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["benchmark"] == "mem.loaded" && m["parameters"]["mix"] == "read")
-            .count();
-        assert!(n >= 10, "{n} loaded-latency points");
+        for (mix, pct, key) in [
+            ("read", 100, "loaded_lat_p99_at_max_bw_ns"),
+            ("3r1w", 80, "loaded_lat_max_bw_3r1w_gbs"),
+            ("2r1w", 75, "loaded_lat_max_bw_2r1w_gbs"),
+            ("1r1w", 67, "loaded_lat_max_bw_1r1w_gbs"),
+            ("nt-write", 0, "loaded_lat_max_bw_nt_write_gbs"),
+        ] {
+            let pts: Vec<&serde_json::Value> = doc["measurements"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["benchmark"] == "mem.loaded" && m["parameters"]["mix"] == mix)
+                .collect();
+            assert_eq!(
+                pts.len(),
+                bench_mem::loaded::QUICK_DELAYS.len(),
+                "{mix}: loaded-latency points"
+            );
+            for m in pts {
+                assert_eq!(m["parameters"]["read_pct"], pct, "{mix}");
+                assert!(
+                    m["parameters"]["per_load_p99_ns"].as_f64().is_some(),
+                    "{mix}"
+                );
+            }
+            assert!(
+                doc["params"][key].as_f64().is_some_and(|v| v > 0.0),
+                "{key}"
+            );
+        }
     }
     // Families this machine cannot run are skipped with a reason, not silently absent:
     // the GPU family is measured or skipped as a whole.

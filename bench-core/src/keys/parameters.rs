@@ -21,6 +21,24 @@ pub const MIX: &str = "mix";
 pub const INJECTED_BW_GBS: &str = "injected_bw_gbs";
 /// Spin delay between the traffic threads' chunks, pause instructions (`mem.loaded`).
 pub const DELAY_PAUSE: &str = "delay_pause";
+/// Read share of a loaded-latency point's traffic in percent, counting the RFO read a
+/// temporal store causes (`mem.loaded`: read 100, 3r1w 80, 2r1w 75, 1r1w 67, nt-write 0;
+/// files before issue #19 lack it, their `read-write` mix is 67).
+pub const READ_PCT: &str = "read_pct";
+/// Loads to stores of a loaded-latency point's traffic, by instruction (and byte) count,
+/// as `"R:W"` (`mem.loaded`: `"1:0"`, `"3:1"`, `"2:1"`, `"1:1"`, `"0:1"`).
+pub const LOAD_STORE_RATIO: &str = "load_store_ratio";
+/// Traffic threads of a loaded-latency point (`mem.loaded`; 0 at idle).
+pub const TRAFFIC_THREADS: &str = "traffic_threads";
+/// Median latency of single timed chase loads at a loaded-latency point, ns, timer
+/// overhead subtracted (`mem.loaded`; the `distribution` holds 256-load batch means).
+pub const PER_LOAD_P50_NS: &str = "per_load_p50_ns";
+/// 99th percentile of the single timed chase loads, ns (`mem.loaded`).
+pub const PER_LOAD_P99_NS: &str = "per_load_p99_ns";
+/// Number of single timed chase loads behind `per_load_p50_ns` / `per_load_p99_ns`.
+pub const PER_LOAD_SAMPLES: &str = "per_load_samples";
+/// The timer's start/stop overhead subtracted from each single-load sample, ns.
+pub const TIMER_OVERHEAD_NS: &str = "timer_overhead_ns";
 /// Kind of core-to-core ping-pong (`pool.c2c`: cas, flag).
 pub const KIND: &str = "kind";
 /// First CPU of a core-to-core pair (`pool.c2c`).

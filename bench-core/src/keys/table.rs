@@ -16,6 +16,8 @@ const BW_FAR: &str = "cxlchar mem bandwidth --target node:N or --target dax:/dev
 const CT: &str = "cxlchar mem copy-threshold";
 const AO: &str = "cxlchar mem alltoall-order";
 const LOADED: &str = "cxlchar mem loaded";
+const LOADED_OLD: &str =
+    "cxlchar mem loaded before issue #19 (no longer written; the 1r1w keys replace it)";
 const ATOMICS: &str = "cxlchar pool atomics";
 const ATOMICS_FAR: &str =
     "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
@@ -153,6 +155,11 @@ const AGENT_DIR: Var = Var {
     values: Values::OneOf(&["write", "read"]),
     meaning: "what each agent's transfer does (write: its private local buffer copied into the target, a rank publishing its chunk into the pool, as GPU -> pool; read: the target copied into its private buffer, as pool -> GPU)",
 };
+const LOADED_MIX: Var = Var {
+    name: "mix",
+    values: Values::OneOf(&["3r1w", "2r1w", "1r1w", "nt_write"]),
+    meaning: "the traffic mix (`--mix`): loads : stores by instruction count 3:1, 2:1, 1:1 with temporal stores (80, 75, 67 % reads counting each store's RFO), or all non-temporal stores (`nt-write`, 0 % reads)",
+};
 const AGENTS_K: Var = Var {
     name: "k",
     values: Values::Count,
@@ -252,10 +259,14 @@ pub static REGISTRY: &[KeyDef] = &[
     key("agents_spread_{dir}_k{k}_bw_gbs", Gbs, "mem.agents-spread", AGENTS_SPREAD, "per-agent bandwidth with the same k agents round robin over two targets (agent t on target t mod 2)", "as `agents_{dir}_k{k}_bw_gbs`, same S, agent t at [(t div 2) S, ...) of target t mod 2; k >= 2; both regions placed and verified by bench_core::target", "003 Sec. 3.2 (interleaving over devices restores each rank's bandwidth)").vars(&[AGENT_DIR, AGENTS_K]).models(&[C3]),
     key("agents_spread_{dir}_k{k}_agg_bw_gbs", Gbs, "mem.agents-spread", AGENTS_SPREAD, "aggregate bandwidth of the k agents spread over two targets", "p50 over samples of k x S / the slowest agent's time", "003 Sec. 3.2").vars(&[AGENT_DIR, AGENTS_K]),
     // ---------------------------------------------------------------- mem.loaded
-    key("loaded_lat_max_bw_gbs", Gbs, "mem.loaded", LOADED, "largest injected read bandwidth of the curve", "max of the points' `injected_bw_gbs`", "000 (latency under bandwidth load)"),
-    key("loaded_lat_at_max_bw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50", "000"),
-    key("loaded_lat_max_bw_rw_gbs", Gbs, "mem.loaded", LOADED, "largest injected bandwidth with read + write traffic", "max of the points' `injected_bw_gbs`", "000"),
-    key("loaded_lat_at_max_bw_rw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point, read + write traffic", "the point's p50", "000"),
+    key("loaded_lat_max_bw_gbs", Gbs, "mem.loaded", LOADED, "largest injected read bandwidth of the curve (all-load traffic, `mix` read)", "max of the points' `injected_bw_gbs`: bytes loaded by the traffic threads / their time, GB = 1e9 B", "000 (latency under bandwidth load)"),
+    key("loaded_lat_at_max_bw_ns", Ns, "mem.loaded", LOADED, "chase latency at that point (read traffic)", "the point's p50 of 256-load batch means (ns per load, as MLC's average)", "000"),
+    key("loaded_lat_p99_at_max_bw_ns", Ns, "mem.loaded", LOADED, "per-load tail latency at that point (read traffic)", "the point's `per_load_p99_ns`: p99 of single timed chase loads (timer overhead subtracted) interleaved with the batches", "000 (latency under bandwidth load, tail)"),
+    key("loaded_lat_max_bw_{mix}_gbs", Gbs, "mem.loaded", LOADED, "largest injected bandwidth of the curve with loads and stores", "max of the points' `injected_bw_gbs`: bytes loaded + stored by the traffic threads' instructions / their time (RFO not counted), GB = 1e9 B", "000 (latency under bandwidth load; MLC -W3/-W2/-W5/-W6)").vars(&[LOADED_MIX]),
+    key("loaded_lat_at_max_bw_{mix}_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50 of 256-load batch means", "000").vars(&[LOADED_MIX]),
+    key("loaded_lat_p99_at_max_bw_{mix}_ns", Ns, "mem.loaded", LOADED, "per-load tail latency at that point", "the point's `per_load_p99_ns`", "000").vars(&[LOADED_MIX]),
+    key("loaded_lat_max_bw_rw_gbs", Gbs, "mem.loaded", LOADED_OLD, "largest injected bandwidth with read + write (copy) traffic, in files written before issue #19 (now `loaded_lat_max_bw_1r1w_gbs`)", "max of the points' `injected_bw_gbs` (bytes read + written by a copy within each chunk)", "000"),
+    key("loaded_lat_at_max_bw_rw_ns", Ns, "mem.loaded", LOADED_OLD, "chase latency at that point, copy traffic, in files written before issue #19 (now `loaded_lat_at_max_bw_1r1w_ns`)", "the point's p50", "000"),
     // ---------------------------------------------------------------- pool.atomics
     key("atomic_lat_ns", Ns, "pool.atomics", ATOMICS, "latency of one atomic RMW on the target's memory", "median of the p50 per-op latencies of dependent chains of fetch-add, CAS, exchange over the target's DRAM working set (`dram_sizing`; randomized 256-byte slots, TLB-local order; the known successor for CAS/exchange comes from a counter, off the dependency chain)", "000 (`CXL_ATOMIC_LAT` on local memory)").far("cxl_atomic_lat_ns"),
     key("cxl_atomic_lat_ns", Ns, "pool.atomics", ATOMICS_FAR, "`atomic_lat_ns` measured on far memory (memory-only NUMA node, dax)", "as `atomic_lat_ns`, renamed by the runner for far targets", "000 `CXL_ATOMIC_LAT`; transfer = 2 x this").of("atomic_lat_ns").models(MSG_PATH),

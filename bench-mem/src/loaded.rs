@@ -89,8 +89,10 @@ pub const QUICK_DELAYS: [Option<u32>; 9] = [
     None,
 ];
 
-/// Duration of one point (traffic running, chase sampling).
-const POINT: Duration = Duration::from_millis(120);
+/// Duration of one point (traffic running, chase sampling): 5 mixes x 19 points x 100 ms
+/// keep the full curve set near the 2 x 11 x 400 ms it replaces (a few thousand batches
+/// and tens of thousands of single loads per point).
+const POINT: Duration = Duration::from_millis(100);
 /// Duration of one point with `--quick`.
 const QUICK_POINT: Duration = Duration::from_millis(50);
 
@@ -529,6 +531,7 @@ impl Benchmark for LoadedLatencyBench {
                     ("traffic_stored_bytes", json!(stored)),
                     ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
                     ("batch_loads", json!(BATCH)),
+                    ("point_ms", json!(dur.as_millis() as u64)),
                     (pk::PER_LOAD_P50_NS, json!(per_load.p50)),
                     (pk::PER_LOAD_P99_NS, json!(per_load.p99)),
                     (pk::PER_LOAD_SAMPLES, json!(per_load.n)),

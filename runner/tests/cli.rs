@@ -141,6 +141,19 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
                 "{key}"
             );
         }
+        // Those curves export as one Mess file per read share (Mess names files by even
+        // percentages: 75 -> 76, 67 -> 68).
+        let mess = dir.path().join("mess");
+        cxlchar()
+            .args(["export", "--mess"])
+            .arg(&mess)
+            .arg(&out)
+            .assert()
+            .success();
+        for pct in [100, 80, 76, 68, 0] {
+            let f = mess.join("anon").join(format!("bwlat_{pct}.txt"));
+            assert!(f.is_file(), "{}", f.display());
+        }
     }
     // Families this machine cannot run are skipped with a reason, not silently absent:
     // the GPU family is measured or skipped as a whole.

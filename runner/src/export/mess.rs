@@ -31,6 +31,7 @@
 //! written. Nothing is interpolated: a percentage without a mix has no file.
 
 use anyhow::{anyhow, bail, Result};
+use bench_core::keys::parameters::{INJECTED_BW_GBS, MIX, READ_PCT};
 use bench_core::params::{Measurement, ParamsFile};
 use bench_core::timer::TimerSource;
 use std::collections::BTreeMap;
@@ -128,7 +129,7 @@ pub struct Curves {
 }
 
 fn read_pct_param(m: &Measurement) -> Result<Option<u32>, String> {
-    match m.parameters.get("read_pct") {
+    match m.parameters.get(READ_PCT) {
         None | Some(serde_json::Value::Null) => Ok(None),
         Some(v) => match v.as_u64() {
             Some(p) if p <= 100 => Ok(Some(p as u32)),
@@ -148,7 +149,7 @@ pub fn curves(file: &ParamsFile) -> Curves {
         .iter()
         .filter(|m| m.benchmark == "mem.loaded")
     {
-        let Some(mix) = m.parameters.get("mix").and_then(|v| v.as_str()) else {
+        let Some(mix) = m.parameters.get(MIX).and_then(|v| v.as_str()) else {
             out.left_out.push(format!("{}: no \"mix\" parameter", m.id));
             continue;
         };
@@ -171,7 +172,7 @@ pub fn curves(file: &ParamsFile) -> Curves {
         };
         let bw = m
             .parameters
-            .get("injected_bw_gbs")
+            .get(INJECTED_BW_GBS)
             .and_then(|v| v.as_f64())
             .filter(|b| b.is_finite() && *b >= 0.0);
         let Some(bw_gbs) = bw else {

@@ -8,15 +8,11 @@
 //! latency per load); [`p99_source`] says which for the caption.
 
 use anyhow::Result;
-use bench_core::keys::parameters::{DELAY_PAUSE, INJECTED_BW_GBS, MIX};
+use bench_core::keys::parameters::{DELAY_PAUSE, INJECTED_BW_GBS, MIX, PER_LOAD_P99_NS};
 use bench_core::params::Measurement;
 
 use super::data::{num, series_xy, text, Series};
 use super::lines::{render_lines, LineChart};
-
-/// The per-load p99 a point may carry (ns). Registered by the loaded-latency benchmark's
-/// parameter names when it emits it; read here by name so older files still draw.
-pub(super) const PER_LOAD_P99_NS: &str = "per_load_p99_ns";
 
 fn p99(m: &Measurement) -> f64 {
     num(m, PER_LOAD_P99_NS).unwrap_or(m.distribution.p99)

@@ -5,7 +5,7 @@ use bench_core::target::TargetSpec;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// cxlchar: characterize the memory, interconnect and device costs of a machine and write
+/// Characterize the memory, interconnect and device costs of a machine and write
 /// them down as model parameters (params.json).
 ///
 /// Every figure is measured in this run with pinned threads and a calibrated cycle

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A real quick run with `mem.loaded` curves (old mixes: read, read-write).
+/// A real quick run written before issue #19, with `mem.loaded` curves of the old mixes
+/// (read, read-write): the compatibility case.
 fn fixture() -> PathBuf {
     repo("results/plots/params-all-quick.json")
 }

@@ -175,15 +175,24 @@ fn far_targets_are_recognized_and_give_cxl_keys() {
             .any(|d| d["path"] == "/dev/dax0.0" && d["align_bytes"] == 2097152),
         "{dax:?}"
     );
-    for k in [
-        "cxl_lat_ns",
-        "cxl_lat_ns@node:1",
-        "cxl_lat_ns@dax:/dev/dax0.0",
-    ] {
+    for k in ["cxl_lat_ns", "cxl_lat_ns@node:1"] {
         assert!(
             params[k].as_f64().is_some_and(|v| v > 0.0),
             "{k} missing: {params}"
         );
+    }
+    // The devdax latency needs a DRAM plateau within half the 188 MiB device (23 MiB
+    // touched), which TCG's emulated timing does not always show: then the key is absent
+    // and a warning for that target says why (never an invented figure).
+    let k = "cxl_lat_ns@dax:/dev/dax0.0";
+    if params[k].as_f64().is_none() {
+        let w = doc["warnings"].to_string();
+        assert!(
+            w.contains("latency_no_plateau") && w.contains("dax:/dev/dax0.0: no DRAM plateau"),
+            "{k} missing without the reason: {w}"
+        );
+    } else {
+        assert!(params[k].as_f64().is_some_and(|v| v > 0.0), "{k}: {params}");
     }
     // Local DRAM latency needs a DRAM plateau, which TCG's emulated timing does not always
     // show within the guest's memory: then mem_lat_ns is absent and a warning says why
@@ -629,35 +638,40 @@ fn targets_lists_the_cxl_device_with_its_chain() {
     let region = out_file("cxl-region-a", "guest a's CXL region");
     let dax = cxl_dax("a");
     let chain = format!("CXL pmem {region} (1-way: mem0 serial 0x1234 at ");
+    // Compared word by word: the tables' column widths follow their contents.
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let devdax = out_file("targets-a.txt", "cxlchar targets, CXL devdax");
+    let devdax_words = words(&devdax);
     for want in [
         "CXL memory devices:",
-        "mem0  serial 0x1234  volatile 0 B  persistent 512 MiB",
+        "mem0 serial 0x1234 volatile 0 B persistent 512 MiB",
         "link 2.5 GT/s PCIe x1",
         "ports root0 -> port1 -> endpoint2",
         &format!("regions {region}"),
-        &format!("{region}   pmem start 0x"),
-        "1-way, granularity 256 B  committed  window decoder0.0",
+        // The regions table: region, mode, start, size, ways, granularity, state, window.
+        &format!("{region} pmem 0x"),
+        "512 MiB 1 256 B committed decoder0.0",
         &chain,
         "NVDIMM persistent memory (nd region0), not CXL",
-        "node 1       memory-only: not CXL",
+        "node 1 - memory-only: not CXL",
         &format!("cxl:{region}"),
         &format!("= dax:{dax}: {chain}"),
     ] {
         assert!(
-            devdax.contains(want),
+            devdax_words.contains(want),
             "targets-a.txt lacks {want:?}:\n{devdax}"
         );
     }
     let node = out_file("cxl-node-a", "the CXL-backed node");
     let ram = out_file("targets-a-ram.txt", "cxlchar targets, CXL node");
+    let ram_words = words(&ram);
     for want in [
-        format!("node {node:<7} memory-only: {chain}"),
+        format!("node {node} - memory-only: {chain}"),
         format!("= node:{node}: {chain}"),
-        "(onlined as system RAM: no character device)".to_string(),
+        "onlined as system RAM: no character device".to_string(),
     ] {
         assert!(
-            ram.contains(&want),
+            ram_words.contains(&want),
             "targets-a-ram.txt lacks {want:?}:\n{ram}"
         );
     }

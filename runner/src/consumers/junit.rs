@@ -3,6 +3,7 @@
 //! counts it as passed); an optional one is `<skipped>`.
 
 use super::check::{CheckResult, Outcome};
+pub use crate::output::markup::escape;
 use std::path::Path;
 
 /// Refuses a `--junit` path before anything is read or written: it must be a regular file
@@ -11,23 +12,6 @@ use std::path::Path;
 pub fn check_output(junit: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
     crate::export::json::check_output(junit).map_err(|e| e.context("--junit"))?;
     crate::export::json::check_not_input(junit, inputs).map_err(|e| e.context("--junit"))
-}
-
-/// Escapes text for XML attributes and content.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {}
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 /// The JUnit document.
@@ -107,7 +91,7 @@ mod tests {
 
     #[test]
     fn escapes() {
-        assert_eq!(escape("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&apos;");
+        assert_eq!(escape("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&#39;");
         assert_eq!(escape("x\u{1}y"), "xy");
     }
 }

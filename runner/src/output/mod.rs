@@ -1,4 +1,5 @@
 //! Terminal output helpers.
 
+pub mod markup;
 pub mod table;
 pub mod warnings;

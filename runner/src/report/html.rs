@@ -1,22 +1,11 @@
 //! HTML building blocks of the report: escaping and tables. Every text that comes from a
 //! params.json or a spec passes through [`esc`]; nothing else writes markup.
 
-/// Escapes `s` for HTML text and for a quoted attribute value: `&`, `<`, `>`, `"` and `'`
-/// become character references, so no text from the file can open a tag, close an
-/// attribute or start an entity.
+/// Escapes `s` for HTML text and for a quoted attribute value
+/// ([`crate::output::markup::escape`]: no text from the file can open a tag, close an
+/// attribute or start an entity).
 pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::output::markup::escape(s)
 }
 
 /// A number with 4 significant digits (integers up to 1e6 as they are), `-` for none.

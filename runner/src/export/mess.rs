@@ -48,16 +48,13 @@ pub enum LatencyUnit {
     Ns,
 }
 
-/// The read share (percent) of a traffic mix, for files without `read_pct`.
+/// The read share (percent) of a traffic mix, for files without `read_pct`: the mix as
+/// `mem loaded --mix` names it ([`bench_mem::loaded::Mix`], `read-write` being the old
+/// name of `1r1w`), its read share as the benchmark defines it.
 fn read_pct_of_mix(mix: &str) -> Option<u32> {
-    Some(match mix {
-        "read" => 100,
-        "3r1w" => 80,
-        "2r1w" => 75,
-        "1r1w" | "read-write" => 67,
-        "nt-write" => 0,
-        _ => return None,
-    })
+    <bench_mem::loaded::Mix as clap::ValueEnum>::from_str(mix, false)
+        .ok()
+        .map(|m| m.read_pct())
 }
 
 /// The file percentage the Mess readers use for traffic of `pct` percent reads: the

@@ -6,6 +6,7 @@ mod cli;
 mod consumers;
 mod exit;
 mod export;
+mod fleet;
 mod gpu;
 mod inventory;
 mod manual;

@@ -29,27 +29,18 @@ use std::io::Write;
 /// measured (docs/safety.md): nothing measured exits 3 and a skipped part exits 4
 /// (unless `best_effort`), both leaving `--out` as it was. A benchmark that failed fails
 /// the run: nothing is written.
-fn measure(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<()> {
+///
+/// With `--fleet-out` this process is one rank of a launcher job ([`fleet::measure`]);
+/// `pairs_by_default`: the fleet's pairwise matrices run unless `--fleet-pairs` says
+/// otherwise.
+fn measure(args: &RunArgs, plan: Plan, best_effort: bool, pairs_by_default: bool) -> Result<()> {
+    if args.fleet.fleet_out.is_some() {
+        return fleet::measure(args, plan, best_effort, pairs_by_default);
+    }
     let outcome = run::execute(args, plan)?;
     let file = &outcome.file;
     let text = export::for_format(args.format).render(file)?;
-    let refusal = if outcome.measured_nothing() {
-        Some(exit::Exit {
-            code: exit::EXIT_NOTHING_MEASURED,
-            message: "nothing was measured: every benchmark or target was skipped (reasons above)"
-                .into(),
-        })
-    } else if outcome.skipped_whole > 0 && !best_effort {
-        Some(exit::Exit {
-            code: exit::EXIT_PARTIAL,
-            message: format!(
-                "partially measured: {} benchmark(s) or target(s) asked for were skipped (reasons above); fix them or pass --best-effort to accept a partial result",
-                outcome.skipped_whole
-            ),
-        })
-    } else {
-        None
-    };
+    let refusal = refusal(&outcome, best_effort);
     if refusal.is_none() {
         if let Some(out) = &args.out {
             let json = export::json::JsonExporter.render(file)?;
@@ -74,6 +65,28 @@ fn measure(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Why a run's outcome is not what was asked: nothing measured (exit 3), or a part
+/// skipped without `best_effort` (exit 4); `None`: it is.
+fn refusal(outcome: &run::Outcome, best_effort: bool) -> Option<exit::Exit> {
+    if outcome.measured_nothing() {
+        Some(exit::Exit {
+            code: exit::EXIT_NOTHING_MEASURED,
+            message: "nothing was measured: every benchmark or target was skipped (reasons above)"
+                .into(),
+        })
+    } else if outcome.skipped_whole > 0 && !best_effort {
+        Some(exit::Exit {
+            code: exit::EXIT_PARTIAL,
+            message: format!(
+                "partially measured: {} benchmark(s) or target(s) asked for were skipped (reasons above); fix them or pass --best-effort to accept a partial result",
+                outcome.skipped_whole
+            ),
+        })
+    } else {
+        None
+    }
 }
 
 fn main_inner() -> Result<()> {

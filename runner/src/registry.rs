@@ -256,6 +256,7 @@ pub fn measure_setup(run: &RunArgs, setup: &dyn Setup) -> Result<()> {
             interleave_parts: setup.interleave_parts(),
         },
         run.best_effort,
+        false,
     )
 }
 
@@ -304,7 +305,7 @@ pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<()> {
         plan.skipped.extend(p.skipped);
     }
     // `all` is best effort by design: what this machine lacks is skipped.
-    crate::measure(run, plan, true)
+    crate::measure(run, plan, true, true)
 }
 
 #[cfg(test)]

@@ -1,6 +1,246 @@
-//! Fleet runs: cxlchar as one rank of a launcher job (`srun`, `mpirun`), every host's
-//! params gathered into one fleet file on rank 0, pairwise matrices between hosts.
-// Work in progress (issue #20): the launcher, rendezvous and orchestration land next.
-#![allow(dead_code)]
+//! Fleet runs: cxlchar as one rank of a launcher job (`srun`, `mpirun`). Every rank reads
+//! the launcher's environment ([`launcher`]), connects to rank 0's coordinator
+//! ([`coordinator`], over [`wire`]), and does what it is told ([`participant`]): the
+//! lowest rank of each host measures it (hosts of one machine in turn), then the hosts
+//! pair up in rounds ([`pairs`]); rank 0 writes every host's params and the pairs into
+//! one fleet file ([`file`]). docs/fleet.md is the user's guide.
 
+pub mod coordinator;
 pub mod file;
+pub mod launcher;
+pub mod outliers;
+pub mod pairs;
+pub mod participant;
+pub mod summary;
+pub mod wire;
+
+use crate::cli::{FleetPair, RunArgs};
+use crate::run::Plan;
+use anyhow::{anyhow, bail, Context, Result};
+use file::PairKind;
+use launcher::{Launch, Rank0};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::sync::{Arc, OnceLock};
+
+/// The hidden variable that gives a rank another host name (the tests simulate several
+/// hosts on one machine with it; hosts of one machine still measure one at a time).
+pub const HOSTNAME_VAR: &str = "CXLCHAR_FLEET_HOSTNAME";
+
+/// This host's name: [`HOSTNAME_VAR`], else the kernel's.
+pub fn hostname() -> String {
+    if let Ok(h) = std::env::var(HOSTNAME_VAR) {
+        if !h.trim().is_empty() {
+            return h.trim().to_string();
+        }
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// This machine's identity: the kernel's boot id (changes at every boot; two hosts
+/// with the same boot id are one kernel).
+pub fn machine() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| hostname())
+}
+
+/// The pair kinds a run asks for.
+pub fn pair_kinds(asked: Option<&[FleetPair]>, by_default: bool) -> Vec<PairKind> {
+    match asked {
+        None if by_default => vec![PairKind::Verbs, PairKind::Pool],
+        None => vec![],
+        Some(list) => {
+            let mut v = Vec::new();
+            for p in list {
+                let k = match p {
+                    FleetPair::Verbs => PairKind::Verbs,
+                    FleetPair::Pool => PairKind::Pool,
+                    FleetPair::None => continue,
+                };
+                if !v.contains(&k) {
+                    v.push(k);
+                }
+            }
+            v
+        }
+    }
+}
+
+/// Binds rank 0's rendezvous on the first free port of `ports`.
+fn bind(launch: &Launch, ports: &[u16]) -> Result<TcpListener> {
+    let ip = match &launch.rank0 {
+        Rank0::Local => Ipv4Addr::LOCALHOST,
+        Rank0::Host(_) => Ipv4Addr::UNSPECIFIED,
+        Rank0::Addrs(addrs) => {
+            // Rank 0 must be where the other ranks will look: on mpirun's host.
+            if !addrs
+                .iter()
+                .any(|a| TcpListener::bind(SocketAddr::new(*a, 0)).is_ok())
+            {
+                bail!(
+                    "rank 0 does not run on mpirun's host ({}, from OMPI_MCA_orte_hnp_uri), \
+                     where the other ranks look for it: let mpirun place rank 0 on its own \
+                     host (no --nolocal, mpirun's host first in the host file)",
+                    addrs
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            Ipv4Addr::UNSPECIFIED
+        }
+    };
+    let mut last = None;
+    for &p in ports {
+        match TcpListener::bind(SocketAddr::new(ip.into(), p)) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(anyhow!(
+        "rank 0 could not listen on port {} ({}): free one, or choose another with --fleet-port",
+        ports
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        last.map_or("no port".into(), |e| e.to_string())
+    ))
+}
+
+/// Measures as one rank of a fleet job (`--fleet-out`); `pairs_by_default`: the command
+/// runs the pairs unless `--fleet-pairs` says otherwise (`all`).
+pub fn measure(
+    args: &RunArgs,
+    plan: Plan,
+    best_effort: bool,
+    pairs_by_default: bool,
+) -> Result<()> {
+    let fa = &args.fleet;
+    let out = fa
+        .fleet_out
+        .clone()
+        .ok_or_else(|| anyhow!("fleet::measure without --fleet-out"))?;
+    if args.out.is_some() {
+        bail!(
+            "--out and --fleet-out: under a launcher every host's params go into the fleet \
+             file (one host's: jq '.hosts[] | select(.host == \"NAME\") | .params' FLEET)"
+        );
+    }
+    let launch = launcher::require(
+        &|k| std::env::var(k).ok(),
+        std::os::unix::process::parent_id(),
+    )
+    .context("--fleet-out")?;
+    let kinds = pair_kinds(fa.fleet_pairs.as_deref(), pairs_by_default);
+    let candidates = if kinds.is_empty() {
+        pairs::Candidates::none("no pairs asked for")
+    } else {
+        pairs::local_candidates()
+    };
+    let command_line: Vec<String> = std::env::args().skip(1).collect();
+    let version = env!("CARGO_PKG_VERSION").to_string();
+    let hello = wire::Hello {
+        job_key: launch.job_key(),
+        rank: launch.rank,
+        size: launch.size,
+        version: version.clone(),
+        command_line: command_line.clone(),
+        host: hostname(),
+        machine: machine(),
+        candidates,
+    };
+    let mut ports = launch.ports(fa.fleet_port);
+    let abort: Arc<OnceLock<String>> = Arc::default();
+    let coordinator = if launch.rank == 0 {
+        crate::export::json::check_output(&out)?;
+        let listener = bind(&launch, &ports)?;
+        ports = vec![listener.local_addr()?.port()];
+        let cfg = coordinator::Config {
+            launch: launch.clone(),
+            verbs_port: ports[0].wrapping_add(1).max(1024),
+            listener,
+            timeout: fa.fleet_timeout,
+            pairs: kinds,
+            pool_offset: fa.fleet_pool_offset,
+            pool_len: fa.fleet_pool_len as u64,
+            allow_write: args.allow_write,
+            out: out.clone(),
+            version,
+            command_line,
+            started_at: crate::run::now_rfc3339(),
+        };
+        let abort = abort.clone();
+        Some(std::thread::spawn(move || {
+            let r = coordinator::run(cfg);
+            if let Err(e) = &r {
+                let _ = abort.set(format!("{e:#}"));
+            }
+            r
+        }))
+    } else {
+        None
+    };
+    let mut plan = Some(plan);
+    let mut measure = || -> Result<bench_core::params::ParamsFile> {
+        let plan = plan
+            .take()
+            .ok_or_else(|| anyhow!("asked to measure twice"))?;
+        let outcome = crate::run::execute(args, plan)?;
+        if let Some(r) = crate::refusal(&outcome, best_effort) {
+            return Err(anyhow!(r.message));
+        }
+        Ok(outcome.file)
+    };
+    let rank = launch.rank;
+    let finished = participant::run(
+        participant::Config {
+            rank0: launch.rank0.clone(),
+            ports,
+            timeout: fa.fleet_timeout,
+            hello,
+            abort: Some(abort),
+        },
+        args,
+        &mut measure,
+    );
+    match coordinator {
+        Some(c) => {
+            let file = c
+                .join()
+                .map_err(|_| anyhow!("rank 0's coordinator panicked"))??;
+            finished?;
+            let text = match args.format {
+                crate::cli::Format::Json => serde_json::to_string_pretty(&file)? + "\n",
+                _ => summary::render_text(&file),
+            };
+            use std::io::Write;
+            std::io::stdout()
+                .lock()
+                .write_all(text.as_bytes())
+                .context("writing to stdout")?;
+            eprintln!(
+                "fleet: wrote {} ({} hosts, {} pairs)",
+                out.display(),
+                file.hosts.len(),
+                file.pairs.len()
+            );
+            Ok(())
+        }
+        None => {
+            let f = finished?;
+            eprintln!(
+                "fleet rank {rank}: {} host {}; {}",
+                if f.measured { "measured" } else { "waited for" },
+                f.host,
+                f.message
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,539 @@
+//! Fleet runs (`--fleet-out`) end to end: ranks started with a launcher's environment
+//! (the variables srun and mpirun set), the fleet file rank 0 writes, and every way a job
+//! can go wrong (a rank that dies, never comes, runs another version or another command,
+//! an incomplete launcher environment). The `mpirun_*` tests are `#[ignore]`d: they need
+//! Open MPI's `mpirun` (Debian's openmpi-bin, installed by ci/test-deps) and run in
+//! `.ci/run`; the two-guest `srun` run is in the lab (runner/tests/lab.rs).
+
+mod common;
+
+use common::cxlchar_process;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The quick measuring command every rank runs (one size: a second or two).
+const QUICK: &[&str] = &["mem", "latency", "--quick", "--sizes", "1M"];
+
+/// Every launcher variable a rank could inherit from the test's own environment.
+const LAUNCHER_VARS: &[&str] = &[
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "OMPI_MCA_ess_base_jobid",
+    "OMPI_MCA_orte_num_nodes",
+    "OMPI_MCA_orte_hnp_uri",
+    "PMIX_NAMESPACE",
+    "PMI_RANK",
+    "PMI_SIZE",
+    "MPI_LOCALNRANKS",
+    "SLURM_PROCID",
+    "SLURM_STEP_NUM_TASKS",
+    "SLURM_NTASKS",
+    "SLURM_JOB_ID",
+    "SLURM_STEP_ID",
+    "SLURM_STEPID",
+    "SLURM_STEP_NODELIST",
+    "SLURM_JOB_NODELIST",
+    "SLURM_NODELIST",
+    "SLURM_NODEID",
+    "CXLCHAR_FLEET_HOSTNAME",
+];
+
+/// A rank of an Open MPI job on one machine: `OMPI_*` as mpirun sets them.
+fn ompi_rank(job: &str, rank: usize, size: usize, host: Option<&str>, args: &[&str]) -> Command {
+    let mut c = cxlchar_process();
+    for v in LAUNCHER_VARS {
+        c.env_remove(v);
+    }
+    c.env("OMPI_COMM_WORLD_RANK", rank.to_string())
+        .env("OMPI_COMM_WORLD_SIZE", size.to_string())
+        .env("OMPI_MCA_ess_base_jobid", job)
+        .env("OMPI_MCA_orte_num_nodes", "1")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(h) = host {
+        c.env("CXLCHAR_FLEET_HOSTNAME", h);
+    }
+    c
+}
+
+fn spawn(mut c: Command) -> Child {
+    c.spawn().expect("start cxlchar")
+}
+
+/// Waits for `child` at most `limit`; kills it and fails past that.
+fn wait_bounded(mut child: Child, limit: Duration, what: &str) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what} still running after {limit:?}; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn args_with<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn read_fleet(p: &Path) -> Value {
+    common::read_json(p)
+}
+
+#[test]
+fn two_simulated_hosts_give_one_fleet_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let o = out.to_str().unwrap();
+    let args = args_with(QUICK, &["--fleet-out", o]);
+    let r0 = spawn(ompi_rank("t-two", 0, 2, Some("h0"), &args));
+    let r1 = spawn(ompi_rank("t-two", 1, 2, Some("h1"), &args));
+    let o1 = wait_bounded(r1, Duration::from_secs(120), "rank 1");
+    let o0 = wait_bounded(r0, Duration::from_secs(120), "rank 0");
+    assert!(o0.status.success(), "rank 0: {}", stderr(&o0));
+    assert!(o1.status.success(), "rank 1: {}", stderr(&o1));
+    assert!(o1.stdout.is_empty(), "only rank 0 prints the fleet");
+    assert!(stderr(&o1).contains("measured host h1"), "{}", stderr(&o1));
+    let f = read_fleet(&out);
+    assert_eq!(f["format"], "cxlchar-fleet");
+    assert_eq!(f["fleet_schema_version"], 1);
+    assert_eq!(f["cxlchar_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(f["launcher"]["kind"], "openmpi");
+    assert_eq!(f["launcher"]["job"], "t-two");
+    assert_eq!(f["launcher"]["ranks"], 2);
+    assert_eq!(f["launcher"]["variables"]["OMPI_COMM_WORLD_SIZE"], "2");
+    let hosts = f["hosts"].as_array().unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(names, ["h0", "h1"]);
+    for (i, h) in hosts.iter().enumerate() {
+        assert_eq!(h["ranks"], serde_json::json!([i]));
+        assert_eq!(h["measuring_rank"], i);
+        assert_eq!(h["params"]["schema_version"], 1);
+        assert!(
+            !h["params"]["measurements"].as_array().unwrap().is_empty(),
+            "host {i} measured nothing"
+        );
+    }
+    // One machine: measured in turn, and the file says so.
+    let codes: Vec<&str> = f["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"fleet_shared_machine"), "{codes:?}");
+    let (a, b) = (
+        &hosts[0]["params"]["finished_at"],
+        &hosts[1]["params"]["started_at"],
+    );
+    assert!(
+        a.as_str().unwrap() <= b.as_str().unwrap(),
+        "hosts of one machine overlapped: h0 ended {a}, h1 started {b}"
+    );
+    // No pairs asked for by a single-family command.
+    assert!(f["pairs"].as_array().unwrap().is_empty());
+    assert!(f["pairs_skipped"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn ranks_of_one_host_measure_once_under_slurm() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let args = args_with(QUICK, &["--fleet-out", out.to_str().unwrap()]);
+    let rank = |r: usize| {
+        let mut c = cxlchar_process();
+        for v in LAUNCHER_VARS {
+            c.env_remove(v);
+        }
+        c.env("SLURM_PROCID", r.to_string())
+            .env("SLURM_STEP_NUM_TASKS", "2")
+            .env("SLURM_JOB_ID", "4242")
+            .env("SLURM_STEP_ID", "0")
+            .env("SLURM_STEP_NODELIST", "localhost")
+            .env("SLURM_NODEID", "0")
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        spawn(c)
+    };
+    let (r0, r1) = (rank(0), rank(1));
+    let o1 = wait_bounded(r1, Duration::from_secs(120), "rank 1");
+    let o0 = wait_bounded(r0, Duration::from_secs(120), "rank 0");
+    assert!(o0.status.success(), "rank 0: {}", stderr(&o0));
+    assert!(o1.status.success(), "rank 1: {}", stderr(&o1));
+    assert!(stderr(&o1).contains("waits"), "{}", stderr(&o1));
+    let f = read_fleet(&out);
+    assert_eq!(f["launcher"]["kind"], "slurm");
+    assert_eq!(f["launcher"]["job"], "4242.0");
+    let hosts = f["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1, "two ranks on one host: one host entry");
+    assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(hosts[0]["measuring_rank"], 0);
+}
+
+#[test]
+fn a_rank_that_dies_ends_the_job_with_no_fleet_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    // Rank 1 waits its turn (one machine) while rank 0 measures; then it is killed.
+    let args = args_with(
+        &["mem", "latency", "--quick"],
+        &[
+            "--fleet-out",
+            out.to_str().unwrap(),
+            "--fleet-timeout",
+            "20s",
+        ],
+    );
+    let r0 = spawn(ompi_rank("t-dies", 0, 2, Some("h0"), &args));
+    let mut r1 = spawn(ompi_rank("t-dies", 1, 2, Some("h1"), &args));
+    std::thread::sleep(Duration::from_millis(1500));
+    r1.kill().unwrap();
+    let _ = r1.wait();
+    let start = Instant::now();
+    let o0 = wait_bounded(r0, Duration::from_secs(60), "rank 0 after rank 1 died");
+    assert!(!o0.status.success(), "rank 0 succeeded without rank 1");
+    let e = stderr(&o0);
+    assert!(
+        e.contains("rank 1") && e.contains("died or was killed"),
+        "{e}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(45),
+        "took {:?}",
+        start.elapsed()
+    );
+    assert!(!out.exists(), "a failed job left a fleet file");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "a temp file was left"
+    );
+}
+
+#[test]
+fn rank_0_dying_ends_the_other_ranks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    // Rank 1 measures a long sweep while rank 0 (same host name: rank 0 measures, rank 1
+    // waits) ... here rank 0 is the one killed, while rank 1 waits.
+    let args = args_with(
+        &["mem", "latency", "--quick"],
+        &[
+            "--fleet-out",
+            out.to_str().unwrap(),
+            "--fleet-timeout",
+            "20s",
+        ],
+    );
+    let mut r0 = spawn(ompi_rank("t-r0dies", 0, 2, Some("same"), &args));
+    let r1 = spawn(ompi_rank("t-r0dies", 1, 2, Some("same"), &args));
+    std::thread::sleep(Duration::from_millis(1500));
+    r0.kill().unwrap();
+    let _ = r0.wait();
+    let o1 = wait_bounded(r1, Duration::from_secs(40), "rank 1 after rank 0 died");
+    assert!(!o1.status.success());
+    let e = stderr(&o1);
+    assert!(e.contains("rank 0"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_rank_that_never_comes_is_named_after_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let args = args_with(
+        QUICK,
+        &[
+            "--fleet-out",
+            out.to_str().unwrap(),
+            "--fleet-timeout",
+            "2s",
+        ],
+    );
+    let o = wait_bounded(
+        spawn(ompi_rank("t-never", 0, 3, None, &args)),
+        Duration::from_secs(30),
+        "rank 0 alone",
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("rank(s) 1, 2 never connected"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn ranks_running_another_command_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let o = out.to_str().unwrap();
+    let a0 = args_with(QUICK, &["--fleet-out", o, "--fleet-timeout", "10s"]);
+    let a1 = args_with(
+        QUICK,
+        &["--fleet-out", o, "--fleet-timeout", "10s", "--seed", "7"],
+    );
+    let r0 = spawn(ompi_rank("t-cmd", 0, 2, Some("h0"), &a0));
+    let r1 = spawn(ompi_rank("t-cmd", 1, 2, Some("h1"), &a1));
+    let o0 = wait_bounded(r0, Duration::from_secs(40), "rank 0");
+    let o1 = wait_bounded(r1, Duration::from_secs(40), "rank 1");
+    assert!(!o0.status.success() && !o1.status.success());
+    assert!(
+        stderr(&o0).contains("every rank must run the same command"),
+        "{}",
+        stderr(&o0)
+    );
+    assert!(stderr(&o1).contains("refused"), "{}", stderr(&o1));
+    assert!(!out.exists());
+}
+
+#[test]
+fn another_cxlchar_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let port = free_port();
+    let ps = port.to_string();
+    let args = args_with(
+        QUICK,
+        &[
+            "--fleet-out",
+            out.to_str().unwrap(),
+            "--fleet-timeout",
+            "20s",
+            "--fleet-port",
+            &ps,
+        ],
+    );
+    let r0 = spawn(ompi_rank("t-version", 0, 2, Some("h0"), &args));
+    // Rank 1 is this test, speaking the protocol with another version.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut s = loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => break s,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => panic!("rank 0 never listened on {port}: {e}"),
+        }
+    };
+    let mut command_line: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    command_line.insert(0, String::new());
+    command_line.remove(0);
+    let hello = serde_json::json!({"hello": {
+        "job_key": "openmpi:t-version", "rank": 1, "size": 2, "version": "0.0.0-other",
+        "command_line": command_line, "host": "h1", "machine": "m1",
+        "candidates": {"verbs": {"Err": "test"}, "pools": []}
+    }});
+    writeln!(s, "{hello}").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut line = String::new();
+    BufReader::new(&s).read_line(&mut line).unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+    let reason = reply["refused"]["reason"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{reply}"));
+    assert!(
+        reason.contains("0.0.0-other") && reason.contains(env!("CARGO_PKG_VERSION")),
+        "{reason}"
+    );
+    let o0 = wait_bounded(r0, Duration::from_secs(30), "rank 0");
+    assert!(!o0.status.success());
+    assert!(stderr(&o0).contains("same version"), "{}", stderr(&o0));
+    assert!(!out.exists());
+}
+
+#[test]
+fn an_incomplete_launcher_environment_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let o = out.to_str().unwrap();
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (
+            &[],
+            "none of SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMI_RANK is set",
+        ),
+        (
+            &[("OMPI_COMM_WORLD_RANK", "0")],
+            "OMPI_COMM_WORLD_SIZE is not set",
+        ),
+        (
+            &[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2")],
+            "OMPI_MCA_ess_base_jobid is not set",
+        ),
+        (&[("SLURM_PROCID", "0")], "SLURM_STEP_NUM_TASKS is not set"),
+        (
+            &[
+                ("SLURM_PROCID", "0"),
+                ("SLURM_STEP_NUM_TASKS", "2"),
+                ("SLURM_JOB_ID", "1"),
+                ("SLURM_STEP_ID", "0"),
+                ("SLURM_NODEID", "0"),
+            ],
+            "SLURM_STEP_NODELIST is not set",
+        ),
+        (
+            &[("SLURM_PROCID", "x"), ("SLURM_STEP_NUM_TASKS", "2")],
+            "SLURM_PROCID=\"x\"",
+        ),
+        (
+            &[("PMI_RANK", "0"), ("PMI_SIZE", "2")],
+            "MPI_LOCALNRANKS is not set",
+        ),
+    ];
+    for (env, needle) in cases {
+        let mut c = cxlchar_process();
+        for v in LAUNCHER_VARS {
+            c.env_remove(v);
+        }
+        c.envs(env.iter().copied())
+            .args(QUICK)
+            .args(["--fleet-out", o]);
+        let r = wait_bounded(
+            spawn({
+                c.stdout(Stdio::piped()).stderr(Stdio::piped());
+                c
+            }),
+            Duration::from_secs(30),
+            needle,
+        );
+        assert_eq!(r.status.code(), Some(1), "{env:?}: {}", stderr(&r));
+        assert!(stderr(&r).contains(needle), "{env:?}: {}", stderr(&r));
+        assert!(!out.exists());
+    }
+}
+
+#[test]
+fn fleet_options_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let o = out.to_str().unwrap();
+    // --out with --fleet-out: the fleet file has every host's params.
+    let r = ompi_rank(
+        "t-opts",
+        0,
+        1,
+        None,
+        &args_with(QUICK, &["--fleet-out", o, "--out", "p.json"]),
+    )
+    .output()
+    .unwrap();
+    assert!(!r.status.success());
+    assert!(
+        stderr(&r).contains("--out and --fleet-out"),
+        "{}",
+        stderr(&r)
+    );
+    // --fleet-pairs needs --fleet-out.
+    let r = cxlchar_process()
+        .args(QUICK)
+        .args(["--fleet-pairs", "verbs"])
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(!out.exists());
+}
+
+// ---- Open MPI's real mpirun (ignored: CI installs openmpi-bin and runs them) ----
+
+fn mpirun() -> Command {
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "mpirun (Open MPI) is missing: install Debian's openmpi-bin (ci/test-deps does)"
+    );
+    let mut c = Command::new("mpirun");
+    for v in LAUNCHER_VARS {
+        c.env_remove(v);
+    }
+    // CI runs as root; the VM has fewer cores than ranks.
+    c.args(["--allow-run-as-root", "--oversubscribe"])
+        .env("OMPI_MCA_plm_rsh_agent", "false")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+#[test]
+#[ignore = "needs Open MPI's mpirun (ci/test-deps); run by .ci/run"]
+fn mpirun_np2_one_host_one_measuring_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let mut c = mpirun();
+    c.args(["-np", "2"])
+        .arg(assert_cmd::cargo::cargo_bin("cxlchar"))
+        .args(QUICK)
+        .args(["--fleet-out", out.to_str().unwrap()]);
+    let o = wait_bounded(spawn(c), Duration::from_secs(180), "mpirun -np 2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = read_fleet(&out);
+    assert_eq!(f["launcher"]["kind"], "openmpi");
+    assert_eq!(f["launcher"]["ranks"], 2);
+    let hosts = f["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 1);
+    assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1]));
+    assert!(stderr(&o).contains("waits"), "{}", stderr(&o));
+}
+
+#[test]
+#[ignore = "needs Open MPI's mpirun (ci/test-deps); run by .ci/run"]
+fn mpirun_np4_simulated_hosts_measure_in_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let cx = assert_cmd::cargo::cargo_bin("cxlchar");
+    let mut c = mpirun();
+    // Each rank its own host name: four hosts of one machine.
+    c.args(["-np", "4", "sh", "-c"]).arg(format!(
+        "CXLCHAR_FLEET_HOSTNAME=h$OMPI_COMM_WORLD_RANK exec {} {} --fleet-out {}",
+        cx.display(),
+        QUICK.join(" "),
+        out.display()
+    ));
+    let o = wait_bounded(spawn(c), Duration::from_secs(300), "mpirun -np 4");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = read_fleet(&out);
+    let hosts = f["hosts"].as_array().unwrap();
+    let names: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(names, ["h0", "h1", "h2", "h3"]);
+    // In turn: each host's run ends before the next one's starts.
+    let mut spans: Vec<(String, String)> = hosts
+        .iter()
+        .map(|h| {
+            (
+                h["params"]["started_at"].as_str().unwrap().to_string(),
+                h["params"]["finished_at"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    spans.sort();
+    for w in spans.windows(2) {
+        assert!(w[0].1 <= w[1].0, "overlapping host runs: {w:?}");
+    }
+}

@@ -12,7 +12,7 @@
 //! | launcher | rank, size | job | where rank 0 runs |
 //! |---|---|---|---|
 //! | Slurm `srun` | `SLURM_PROCID`, `SLURM_STEP_NUM_TASKS` (or `SLURM_NTASKS`) | `SLURM_JOB_ID`.`SLURM_STEP_ID` | the first node of `SLURM_STEP_NODELIST` (or `SLURM_JOB_NODELIST`): Slurm numbers a step's nodes in that order and places rank 0 on node 0 |
-//! | Open MPI `mpirun` (4.x) | `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE` | `OMPI_MCA_ess_base_jobid` | one host (`OMPI_MCA_orte_num_nodes` 1): this machine; several: mpirun's own host, whose addresses are in `OMPI_MCA_orte_hnp_uri` (mpirun maps rank 0 to its own host unless told not to) |
+//! | Open MPI `mpirun` (4.x) | `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE` | `OMPI_MCA_ess_base_jobid` (or `PMIX_NAMESPACE`) | one host (`OMPI_MCA_orte_num_nodes` 1, or without it `OMPI_COMM_WORLD_LOCAL_SIZE` = size): this machine; several: mpirun's own host, whose addresses are in `OMPI_MCA_orte_hnp_uri` (mpirun maps rank 0 to its own host unless told not to) |
 //! | MPICH Hydra `mpiexec` | `PMI_RANK`, `PMI_SIZE` | the Hydra proxy (the ranks' parent process) | one host only (`MPI_LOCALNRANKS` = `PMI_SIZE`): Hydra's environment names no address of rank 0 |
 //!
 //! Open MPI is looked for first, then Hydra, then Slurm: `mpirun` inside a Slurm
@@ -298,7 +298,12 @@ fn open_mpi(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError>
         Some(n) => Some(number("OMPI_MCA_orte_num_nodes", &n)?),
         None => None,
     };
-    let rank0 = if nodes == Some(1) {
+    // Open MPI 5 (PRRTE) sets no ORTE variables: every rank on this host is one host.
+    let local = match r.opt("OMPI_COMM_WORLD_LOCAL_SIZE") {
+        Some(n) => Some(number("OMPI_COMM_WORLD_LOCAL_SIZE", &n)?),
+        None => None,
+    };
+    let rank0 = if nodes == Some(1) || (nodes.is_none() && local == Some(size)) {
         Rank0::Local
     } else {
         let uri = r.req(
@@ -533,6 +538,17 @@ mod tests {
             "OMPI_MCA_orte_hnp_uri",
             "1347354624.0;tcp://192.0.2.2,10.0.0.1:39667;tcp6://[fd00::2]:42609",
         ));
+        let five = [
+            ("OMPI_COMM_WORLD_RANK", "1"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+            ("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
+            ("PMIX_NAMESPACE", "prterun-vm-1@1"),
+        ];
+        let l5 = require(&env(&five), 1).unwrap();
+        assert_eq!(
+            (l5.rank0.clone(), l5.job.as_str()),
+            (Rank0::Local, "prterun-vm-1@1")
+        );
         let l = require(&env(&two), 1).unwrap();
         assert_eq!(
             l.rank0,

@@ -300,17 +300,19 @@ pub struct RunArgs {
     pub fleet: FleetArgs,
 }
 
+/// The `--help` heading of the fleet options.
+const FLEET_HEADING: &str = "Fleet (under srun or mpirun; see docs/fleet.md)";
+
 /// Options of a fleet run: cxlchar started by `srun` or `mpirun`, one process per rank
 /// (docs/fleet.md).
 #[derive(Debug, Clone, Args)]
-#[command(next_help_heading = "Fleet (under srun or mpirun; see docs/fleet.md)")]
 pub struct FleetArgs {
     /// Run as one rank of the launcher's job: the lowest rank of each host measures it
     /// (hosts of one machine one after the other), the hosts pair up for --fleet-pairs,
     /// and rank 0 writes every host's params and the pair matrices into FILE (atomically;
     /// no file when a rank fails or is lost). Rank, size and rank 0's host come from the
     /// launcher's environment (SLURM_*, OMPI_COMM_WORLD_*, PMI_*).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "FILE")]
     pub fleet_out: Option<PathBuf>,
     /// Pairwise measurements between hosts, in rounds (each host in one pair at a time):
     /// `verbs` (RDMA latency and bandwidth between every pair of hosts with a device),
@@ -326,17 +328,17 @@ pub struct FleetArgs {
     )]
     pub fleet_pairs: Option<Vec<FleetPair>>,
     /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset).
-    #[arg(long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
     pub fleet_pool_offset: u64,
     /// Length of that window (pool msg's --len).
-    #[arg(long, value_name = "SIZE", default_value = "32M", value_parser = bench_core::units::parse_positive_size)]
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "SIZE", default_value = "32M", value_parser = bench_core::units::parse_positive_size)]
     pub fleet_pool_len: usize,
     /// A rank that sends no heartbeat for this long is lost and the job fails on every
     /// rank; also how long rank 0 waits for every rank to connect (e.g. 60s, 2m).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
     pub fleet_timeout: std::time::Duration,
     /// TCP port of rank 0's rendezvous (default: one of eight derived from the job id).
-    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
     pub fleet_port: Option<u16>,
 }
 

@@ -4,3 +4,5 @@
 #![allow(dead_code)]
 
 pub mod file;
+pub mod outliers;
+pub mod summary;

@@ -40,6 +40,30 @@ fn print(text: &str) -> Result<()> {
     out.flush().context("writing to stdout")
 }
 
+/// Prints a consumer's result: the text of `table`, or `doc` as JSON (then `warnings` go
+/// to stderr as well; the table shows them inline); csv and markdown are refused.
+fn emit<T: serde::Serialize>(
+    format: Format,
+    cmd: &str,
+    table: impl FnOnce() -> String,
+    doc: &T,
+    warnings: &[String],
+) -> Result<()> {
+    match format {
+        Format::Csv | Format::Markdown => anyhow::bail!(
+            "--format csv|markdown export a run's measurements; {cmd} prints table or json"
+        ),
+        Format::Table => print(&table()),
+        Format::Json => {
+            print(&(serde_json::to_string_pretty(doc)? + "\n"))?;
+            for w in warnings {
+                eprintln!("warning: {w}");
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Runs a consumer: errors are printed and become [`EXIT_INVALID`].
 pub fn run(f: impl FnOnce() -> Result<i32>) -> i32 {
     match f() {
@@ -105,21 +129,19 @@ pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
         crate::export::json::write_atomic(j, &xml)
             .with_context(|| format!("writing {}", j.display()))?;
     }
-    match a.format {
-        Format::Csv | Format::Markdown => anyhow::bail!(
-            "--format csv|markdown export a run's measurements; check prints table or json"
-        ),
-        Format::Table => print(&check::render_table(&spec, &params_name, &results))?,
-        Format::Json => {
-            let doc = serde_json::json!({
-                "spec": spec_name,
-                "params": params_name,
-                "exit_code": check::exit_code(&results),
-                "results": results,
-            });
-            print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
-        }
-    }
+    let doc = serde_json::json!({
+        "spec": spec_name,
+        "params": params_name,
+        "exit_code": check::exit_code(&results),
+        "results": results,
+    });
+    emit(
+        a.format,
+        "check",
+        || check::render_table(&spec, &params_name, &results),
+        &doc,
+        &[],
+    )?;
     Ok(check::exit_code(&results))
 }
 
@@ -137,21 +159,19 @@ fn check_fleet_cmd(
         crate::export::json::write_atomic(j, &xml)
             .with_context(|| format!("writing {}", j.display()))?;
     }
-    match a.format {
-        Format::Csv | Format::Markdown => anyhow::bail!(
-            "--format csv|markdown export a run's measurements; check prints table or json"
-        ),
-        Format::Table => print(&check::render_fleet_table(spec, &fleet_name, &suites))?,
-        Format::Json => {
-            let doc = serde_json::json!({
-                "spec": a.spec.display().to_string(),
-                "fleet": fleet_name,
-                "exit_code": code,
-                "suites": suites,
-            });
-            print(&(serde_json::to_string_pretty(&doc)? + "\n"))?;
-        }
-    }
+    let doc = serde_json::json!({
+        "spec": a.spec.display().to_string(),
+        "fleet": fleet_name,
+        "exit_code": code,
+        "suites": suites,
+    });
+    emit(
+        a.format,
+        "check",
+        || check::render_fleet_table(spec, &fleet_name, &suites),
+        &doc,
+        &[],
+    )?;
     Ok(code)
 }
 
@@ -177,23 +197,14 @@ pub fn diff_cmd(a: &DiffArgs) -> Result<i32> {
         }
     };
     let r = diff::diff(&fa, &fb);
-    match a.format {
-        Format::Csv | Format::Markdown => anyhow::bail!(
-            "--format csv|markdown export a run's measurements; diff prints table or json"
-        ),
-        Format::Table => print(&diff::render_table(
-            &r,
-            &a.a.display().to_string(),
-            &a.b.display().to_string(),
-            a.all,
-        ))?,
-        Format::Json => print(&(serde_json::to_string_pretty(&r)? + "\n"))?,
-    }
-    for w in &r.warnings {
-        if a.format == Format::Json {
-            eprintln!("warning: {w}");
-        }
-    }
+    let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
+    emit(
+        a.format,
+        "diff",
+        || diff::render_table(&r, &na, &nb, a.all),
+        &r,
+        &r.warnings,
+    )?;
     Ok(EXIT_OK)
 }
 
@@ -204,22 +215,13 @@ fn diff_fleet_cmd(
     fb: &crate::fleet::file::FleetFile,
 ) -> Result<i32> {
     let r = diff::diff_fleet(fa, fb);
-    match a.format {
-        Format::Csv | Format::Markdown => anyhow::bail!(
-            "--format csv|markdown export a run's measurements; diff prints table or json"
-        ),
-        Format::Table => print(&diff::render_fleet_table(
-            &r,
-            &a.a.display().to_string(),
-            &a.b.display().to_string(),
-            a.all,
-        ))?,
-        Format::Json => {
-            print(&(serde_json::to_string_pretty(&r)? + "\n"))?;
-            for w in &r.warnings {
-                eprintln!("warning: {w}");
-            }
-        }
-    }
+    let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
+    emit(
+        a.format,
+        "diff",
+        || diff::render_fleet_table(&r, &na, &nb, a.all),
+        &r,
+        &r.warnings,
+    )?;
     Ok(EXIT_OK)
 }

@@ -4,7 +4,7 @@
 //! like the params.json page (same head, style, escaping and render check).
 
 use super::html::{esc, num, table};
-use super::{acceptance, head, plots, tail, Acceptance};
+use super::{acceptance, head, links, plots, tail, Acceptance};
 use crate::consumers::check::{self, FleetSuite};
 use crate::fleet::file::FleetFile;
 use crate::fleet::outliers;
@@ -206,11 +206,7 @@ pub fn render(
         ("pairs", "Pairs"),
         ("skipped", "Pairs not measured"),
     ]);
-    s.push_str("<nav>");
-    for (id, name) in &nav {
-        let _ = write!(s, "<a href=\"#{id}\">{name}</a>");
-    }
-    s.push_str("</nav>\n");
+    s.push_str(&links(&nav));
     let vars: Vec<String> = f
         .launcher
         .variables

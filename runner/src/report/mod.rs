@@ -456,6 +456,16 @@ fn head(title: &str) -> String {
     )
 }
 
+/// The navigation bar: a link per `(section id, name)`.
+fn links(nav: &[(&str, &str)]) -> String {
+    let mut s = String::from("<nav>");
+    for (id, name) in nav {
+        let _ = write!(s, "<a href=\"#{id}\">{name}</a>");
+    }
+    s.push_str("</nav>\n");
+    s
+}
+
 /// The end of a page: the render check, then the closing tags.
 fn tail() -> String {
     format!("<script>{RENDER_CHECK}</script>\n</body>\n</html>\n")
@@ -474,11 +484,7 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
         nav.push(("acceptance", "Acceptance"));
     }
     nav.extend([("keys", "Keys"), ("plots", "Plots"), ("skipped", "Skipped")]);
-    s.push_str("<nav>");
-    for (id, name) in &nav {
-        let _ = write!(s, "<a href=\"#{id}\">{name}</a>");
-    }
-    s.push_str("</nav>\n");
+    s.push_str(&links(&nav));
     let _ = write!(
         s,
         "<h2 id=\"run\">Run</h2>\n{}",

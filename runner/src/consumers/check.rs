@@ -3,9 +3,14 @@
 //! Each bound ends as `pass`, `fail` or `not-measured` (the key, or a key its expression
 //! needs, is absent; the reason names the benchmark and, when the file lists it as
 //! skipped, why). A bound that could not be evaluated is never reported as a pass.
+//!
+//! On a fleet file ([`check_fleet`]) every host's params are checked against the spec's
+//! host bounds, and the bounds (and required keys) on pair keys (`verbs_*`, `pool_msg_*`)
+//! against every measured pair of that kind; the exit status is the worst over all.
 
 use super::keys;
 use super::spec::{Limit, Spec};
+use crate::fleet::file::{FleetFile, PairKind};
 use crate::output::table::{Align::*, TextTable};
 use bench_core::params::ParamsFile;
 use serde::Serialize;
@@ -182,6 +187,197 @@ pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
         });
     }
     out
+}
+
+/// The kind of pair a key is measured on (`verbs_*`, `pool_msg_*`), `None` for a host key.
+pub fn pair_kind(key: &str) -> Option<PairKind> {
+    let base = bench_core::keys::base_name(key);
+    if base.starts_with("verbs_") {
+        Some(PairKind::Verbs)
+    } else if base.starts_with("pool_msg_") {
+        Some(PairKind::Pool)
+    } else {
+        None
+    }
+}
+
+/// The part of `spec` on hosts (`None`) or on pairs of one kind.
+fn part(spec: &Spec, kind: Option<PairKind>) -> Spec {
+    Spec {
+        name: spec.name.clone(),
+        required: spec
+            .required
+            .iter()
+            .filter(|(k, _)| pair_kind(k) == kind)
+            .cloned()
+            .collect(),
+        bounds: spec
+            .bounds
+            .iter()
+            .filter(|b| pair_kind(&b.key) == kind)
+            .cloned()
+            .collect(),
+    }
+}
+
+/// The results of a fleet check for one host, one pair, or the pairs of a kind none of
+/// which was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetSuite {
+    /// `h0` (a host), `verbs h0-h1` (a pair, client first), `verbs pairs` (none measured).
+    pub name: String,
+    /// `host`, `pair` or `pairs`.
+    pub kind: &'static str,
+    /// Where in the fleet file the params are (`hosts[0].params`, `pairs[2].params`).
+    pub source: String,
+    /// [`exit_code`] of `results`.
+    pub exit_code: i32,
+    /// One result per required key and bound of this part of the spec.
+    pub results: Vec<CheckResult>,
+}
+
+/// Checks a fleet file: one suite per host (when the spec has host bounds), one per pair
+/// of a kind whose keys a bound names; a kind with such bounds and no measured pair is one
+/// suite whose every check is not measured, with the fleet's reasons.
+pub fn check_fleet(spec: &Spec, f: &FleetFile) -> Vec<FleetSuite> {
+    let mut out = vec![];
+    let suite = |name: String, kind, source: String, results: Vec<CheckResult>| FleetSuite {
+        name,
+        kind,
+        source,
+        exit_code: exit_code(&results),
+        results,
+    };
+    let hosts = part(spec, None);
+    if !hosts.required.is_empty() || !hosts.bounds.is_empty() {
+        for (i, h) in f.hosts.iter().enumerate() {
+            out.push(suite(
+                h.host.clone(),
+                "host",
+                format!("hosts[{i}].params"),
+                check(&hosts, &h.params),
+            ));
+        }
+    }
+    for kind in [PairKind::Verbs, PairKind::Pool] {
+        let sp = part(spec, Some(kind));
+        if sp.required.is_empty() && sp.bounds.is_empty() {
+            continue;
+        }
+        let mut any = false;
+        for (i, p) in f.pairs.iter().enumerate().filter(|(_, p)| p.kind == kind) {
+            any = true;
+            out.push(suite(
+                format!("{} {}-{}", kind.name(), p.client, p.server),
+                "pair",
+                format!(
+                    "pairs[{i}].params (client {}, server {})",
+                    p.client, p.server
+                ),
+                check(&sp, &p.params),
+            ));
+        }
+        if !any {
+            let why: Vec<String> = f
+                .pairs_skipped
+                .iter()
+                .filter(|s| s.kind == kind)
+                .map(|s| {
+                    if s.hosts.is_empty() {
+                        s.reason.clone()
+                    } else {
+                        format!("{}: {}", s.hosts.join(", "), s.reason)
+                    }
+                })
+                .collect();
+            let reason = format!(
+                "no {} pair was measured in this fleet{}",
+                kind.name(),
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", why.join("; "))
+                }
+            );
+            // Checked against no keys at all: every check ends not measured.
+            let mut none = f.hosts[0].params.clone();
+            none.params.clear();
+            let mut results = check(&sp, &none);
+            for r in &mut results {
+                r.reason = reason.clone();
+            }
+            out.push(suite(
+                format!("{} pairs", kind.name()),
+                "pairs",
+                "pairs (none of this kind)".into(),
+                results,
+            ));
+        }
+    }
+    out
+}
+
+/// Exit status of a fleet check: the worst over the suites (1 a bound failed anywhere,
+/// else 3 a non-optional check not measured anywhere, else 0).
+pub fn fleet_exit_code(suites: &[FleetSuite]) -> i32 {
+    let all: Vec<CheckResult> = suites.iter().flat_map(|s| s.results.clone()).collect();
+    exit_code(&all)
+}
+
+fn verdict(code: i32) -> &'static str {
+    match code {
+        super::EXIT_OK => "pass",
+        super::EXIT_FAILED => "FAIL",
+        _ => "NOT MEASURED",
+    }
+}
+
+/// A readable report of a fleet check: each suite's table, then the verdict per suite and
+/// the fleet's.
+pub fn render_fleet_table(spec: &Spec, fleet: &str, suites: &[FleetSuite]) -> String {
+    let mut s = format!("check fleet {} against spec {}\n", fleet, spec.name);
+    for x in suites {
+        s.push_str(&format!("\n== {} {} ({})\n", x.kind, x.name, x.source));
+        let t = render_table(spec, &format!("{fleet} {}", x.name), &x.results);
+        // The per-suite table without its title line (the header above says it).
+        s.push_str(t.split_once("\n\n").map_or(t.as_str(), |(_, rest)| rest));
+        s.push_str(&format!(
+            "verdict for {}: {}\n",
+            x.name,
+            verdict(x.exit_code)
+        ));
+    }
+    s.push_str("\nfleet verdict\n");
+    let mut t = TextTable::new(&[
+        ("suite", Left),
+        ("verdict", Left),
+        ("passed", Right),
+        ("failed", Right),
+        ("not measured", Right),
+    ])
+    .indent(2);
+    for x in suites {
+        let count = |o: Outcome| x.results.iter().filter(|r| r.outcome == o).count();
+        t.row([
+            x.name.clone(),
+            verdict(x.exit_code).to_string(),
+            count(Outcome::Pass).to_string(),
+            count(Outcome::Fail).to_string(),
+            count(Outcome::NotMeasured).to_string(),
+        ]);
+    }
+    s.push_str(&t.render());
+    let code = fleet_exit_code(suites);
+    s.push_str(&format!(
+        "fleet: {} ({} of {} suite(s) pass)\n",
+        verdict(code),
+        suites
+            .iter()
+            .filter(|x| x.exit_code == super::EXIT_OK)
+            .count(),
+        suites.len()
+    ));
+    s
 }
 
 /// Exit status for a set of results: 0 all pass (optional bounds may be not measured),

@@ -14,8 +14,51 @@ pub fn check_output(junit: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
     crate::export::json::check_not_input(junit, inputs).map_err(|e| e.context("--junit"))
 }
 
-/// The JUnit document.
+/// The JUnit document of one params.json: one test suite.
 pub fn render(suite: &str, params: &str, results: &[CheckResult]) -> String {
+    document(&[Suite {
+        name: suite,
+        classname: suite,
+        params,
+        results,
+    }])
+}
+
+/// The JUnit document of a fleet file: one test suite per host (and per pair whose keys
+/// a bound names), named `<spec> <host>`; test cases `cxlchar.check.<spec>.<host>`.
+pub fn render_fleet(spec: &str, fleet: &str, suites: &[super::check::FleetSuite]) -> String {
+    let names: Vec<(String, String, String)> = suites
+        .iter()
+        .map(|s| {
+            (
+                format!("{spec} {}", s.name),
+                format!("{spec}.{}", s.name.replace(' ', "_")),
+                format!("{fleet}: {}", s.source),
+            )
+        })
+        .collect();
+    let parts: Vec<Suite> = suites
+        .iter()
+        .zip(&names)
+        .map(|(s, (n, c, p))| Suite {
+            name: n,
+            classname: c,
+            params: p,
+            results: &s.results,
+        })
+        .collect();
+    document(&parts)
+}
+
+/// One `<testsuite>`.
+struct Suite<'a> {
+    name: &'a str,
+    classname: &'a str,
+    params: &'a str,
+    results: &'a [CheckResult],
+}
+
+fn counts(results: &[CheckResult]) -> (usize, usize, usize) {
     let failures = results
         .iter()
         .filter(|r| r.outcome == Outcome::Fail)
@@ -28,24 +71,45 @@ pub fn render(suite: &str, params: &str, results: &[CheckResult]) -> String {
         .iter()
         .filter(|r| r.outcome == Outcome::NotMeasured && r.optional)
         .count();
+    (failures, errors, skipped)
+}
+
+fn document(suites: &[Suite]) -> String {
+    let (mut n, mut failures, mut errors, mut skipped) = (0, 0, 0, 0);
+    for s in suites {
+        let (f, e, k) = counts(s.results);
+        n += s.results.len();
+        failures += f;
+        errors += e;
+        skipped += k;
+    }
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     s.push_str(&format!(
-        "<testsuites name=\"cxlchar check\" tests=\"{n}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n",
-        n = results.len()
+        "<testsuites name=\"cxlchar check\" tests=\"{n}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n"
     ));
+    for suite in suites {
+        testsuite(&mut s, suite);
+    }
+    s.push_str("</testsuites>\n");
+    s
+}
+
+fn testsuite(s: &mut String, suite: &Suite) {
+    let results = suite.results;
+    let (failures, errors, skipped) = counts(results);
     s.push_str(&format!(
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">\n",
-        escape(suite),
+        escape(suite.name),
         results.len()
     ));
     s.push_str(&format!(
         "    <properties><property name=\"params\" value=\"{}\"/></properties>\n",
-        escape(params)
+        escape(suite.params)
     ));
     for r in results {
         s.push_str(&format!(
             "    <testcase classname=\"cxlchar.check.{}\" name=\"{}\">",
-            escape(suite),
+            escape(suite.classname),
             escape(&r.name)
         ));
         let detail = format!(
@@ -81,8 +145,7 @@ pub fn render(suite: &str, params: &str, results: &[CheckResult]) -> String {
         }
         s.push_str("</testcase>\n");
     }
-    s.push_str("  </testsuite>\n</testsuites>\n");
-    s
+    s.push_str("  </testsuite>\n");
 }
 
 #[cfg(test)]

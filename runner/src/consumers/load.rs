@@ -1,7 +1,13 @@
 //! Reading a params.json for the consumers (`model`, `check`, `diff`) and `plot`: one
 //! loader into the typed [`ParamsFile`], with one clear error per way it can be wrong:
 //! unreadable, not JSON, truncated, not a params.json, another schema version, or a
-//! layout that does not match this version. Fields added to schema version 1 after its
+//! layout that does not match this version.
+//!
+//! A fleet file (`format: "cxlchar-fleet"`, [`crate::fleet::file`]) is read by
+//! [`load_any`] (`check`, `diff`, `report`, `plot` take either): the same input rules, its
+//! own `fleet_schema_version` (another one is refused, naming both), and every host's and
+//! pair's params held to the params.json rules above. [`load`] refuses a fleet file with
+//! the way to get one host's params out of it (`model`, `export`). Fields added to schema version 1 after its
 //! first files (`prefetch_check`, `dram_sizing`, counters) have serde defaults, so those
 //! files still load.
 //!
@@ -11,6 +17,7 @@
 //! bound of one byte more. A key given twice in one JSON object is an error, not "the last
 //! one wins".
 
+use crate::fleet::file::{FleetFile, FLEET_FORMAT, FLEET_SCHEMA_VERSION};
 use anyhow::{anyhow, bail, Context, Result};
 use bench_core::params::{ParamsFile, SCHEMA_VERSION};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -72,10 +79,102 @@ pub fn read_input(path: &Path, what: &str) -> Result<String> {
     })
 }
 
-/// Reads and validates a params.json.
+/// Reads and validates a params.json (a fleet file is refused: [`load_any`] reads both).
 pub fn load(path: &Path) -> Result<ParamsFile> {
     let text = read_input(path, "")?;
     parse(&text, &path.display().to_string())
+}
+
+/// What a consumer was given: one host's params.json or a fleet file.
+#[derive(Debug, Clone)]
+pub enum Input {
+    /// A params.json (boxed, as the fleet file: both are large).
+    Params(Box<ParamsFile>),
+    /// A fleet file.
+    Fleet(Box<FleetFile>),
+}
+
+/// Reads and validates a params.json or a fleet file (told apart by `format`).
+pub fn load_any(path: &Path) -> Result<Input> {
+    let text = read_input(path, "")?;
+    parse_any(&text, &path.display().to_string())
+}
+
+/// Validates the text of a params.json or a fleet file; `name` is used in the errors.
+pub fn parse_any(text: &str, name: &str) -> Result<Input> {
+    let value = parse_json(text, name)?;
+    match value.as_object().and_then(|o| o.get("format")) {
+        Some(f) if f.as_str() == Some(FLEET_FORMAT) => {
+            fleet_from_value(value, name).map(|f| Input::Fleet(Box::new(f)))
+        }
+        Some(f) if value.get("schema_version").is_none() => bail!(
+            "{name} has format {f}, which cxlchar does not read (a fleet file says \
+             \"{FLEET_FORMAT}\"; a params.json has no format and a schema_version)"
+        ),
+        _ => from_value(value, name).map(|p| Input::Params(Box::new(p))),
+    }
+}
+
+fn fleet_from_value(value: serde_json::Value, name: &str) -> Result<FleetFile> {
+    let version = match value.get("fleet_schema_version") {
+        None => bail!(
+            "{name} says format \"{FLEET_FORMAT}\" but has no fleet_schema_version: it was \
+             not written by cxlchar"
+        ),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            anyhow!("{name}: fleet_schema_version is {v}, expected a non-negative integer")
+        })?,
+    };
+    let ours = u64::from(FLEET_SCHEMA_VERSION);
+    if version != ours {
+        bail!(
+            "{name} has fleet_schema_version {version}, this cxlchar reads fleet schema \
+             version {ours}: {}",
+            if version > ours {
+                "use the cxlchar that wrote it, or a newer one"
+            } else {
+                "re-run the fleet job with this cxlchar"
+            }
+        );
+    }
+    // Every embedded params.json passes the params.json rules first (the error names the
+    // host or pair), so the layout error below is about the fleet's own fields.
+    for (list, what) in [("hosts", "host"), ("pairs", "pair")] {
+        let Some(items) = value.get(list).and_then(|v| v.as_array()) else {
+            continue;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let Some(obj) = item.as_object() else {
+                continue;
+            };
+            let label = match what {
+                "host" => format!(
+                    "host {}",
+                    obj.get("host").and_then(|h| h.as_str()).unwrap_or("?")
+                ),
+                _ => format!(
+                    "pair {} ({} -> {})",
+                    obj.get("kind").and_then(|h| h.as_str()).unwrap_or("?"),
+                    obj.get("client").and_then(|h| h.as_str()).unwrap_or("?"),
+                    obj.get("server").and_then(|h| h.as_str()).unwrap_or("?")
+                ),
+            };
+            let Some(p) = obj.get("params") else {
+                bail!("{name}: {list}[{i}] ({label}) has no params");
+            };
+            from_value(
+                p.clone(),
+                &format!("{name}: {list}[{i}] ({label})'s params"),
+            )?;
+        }
+    }
+    let fleet: FleetFile = serde_json::from_value(value).map_err(|e| {
+        anyhow!("{name} says fleet_schema_version {version} but does not match its layout: {e}")
+    })?;
+    if fleet.hosts.is_empty() {
+        bail!("{name} is a fleet file without hosts: the job gathered nothing");
+    }
+    Ok(fleet)
 }
 
 /// A JSON document walked only to find a key given twice in one object; the error names
@@ -132,6 +231,19 @@ impl<'de> Visitor<'de> for NoDuplicateKeys {
 
 /// Validates the text of a params.json; `name` is used in the error messages.
 pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
+    let value = parse_json(text, name)?;
+    if value.get("format").and_then(|f| f.as_str()) == Some(FLEET_FORMAT) {
+        bail!(
+            "{name} is a fleet file (format \"{FLEET_FORMAT}\": every host of a launcher job): \
+             this command reads one host's params.json; take one out with e.g. \
+             `jq '.hosts[] | select(.host == \"NAME\") | .params' {name}`"
+        );
+    }
+    from_value(value, name)
+}
+
+/// The JSON of an input: not truncated, JSON, no key twice in one object.
+fn parse_json(text: &str, name: &str) -> Result<serde_json::Value> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
         if e.is_eof() {
             anyhow!(
@@ -148,7 +260,12 @@ pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
     let mut de = serde_json::Deserializer::from_str(text);
     NoDuplicateKeys
         .deserialize(&mut de)
-        .map_err(|e| anyhow!("{name} is not a valid params.json: {e}"))?;
+        .map_err(|e| anyhow!("{name} is not a valid params.json or fleet file: {e}"))?;
+    Ok(value)
+}
+
+/// A params.json from its JSON: the schema version, then the layout.
+fn from_value(value: serde_json::Value, name: &str) -> Result<ParamsFile> {
     let Some(obj) = value.as_object() else {
         bail!(
             "{name} is JSON but not a params.json: the top level is not an object, so it has \

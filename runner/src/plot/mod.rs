@@ -24,6 +24,9 @@
 //! * `flush.svg` ([`flush`]): `pool.flush*` cost vs size per method (the flush-cost matrix
 //!   as lines);
 //! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap.
+//!
+//! Of a fleet file: `pairs-<key>.svg` ([`pairs`]), each pair matrix as a host x host
+//! heatmap (the one heatmap renderer, [`heatmap`], draws both kinds).
 
 mod alltoall_order;
 mod bandwidth;
@@ -31,16 +34,44 @@ mod c2c;
 mod copy_threshold;
 mod data;
 mod flush;
+mod heatmap;
 mod latency;
 mod lines;
 mod loaded;
+pub mod pairs;
 
 use anyhow::{Context, Result};
 use bench_core::keys::parameters::KIND;
 use bench_core::params::{Measurement, ParamsFile};
 use std::path::{Path, PathBuf};
 
-pub use crate::consumers::load::load;
+use crate::consumers::load::Input;
+
+/// Reads a params.json or a fleet file.
+pub fn load(path: &Path) -> Result<Input> {
+    crate::consumers::load::load_any(path)
+}
+
+/// What `plot` draws: a params.json's charts or a fleet file's pair heatmaps.
+pub trait Drawable {
+    /// Every chart, drawn or with its note.
+    fn charts(&self) -> Result<Vec<Chart>>;
+}
+
+impl Drawable for ParamsFile {
+    fn charts(&self) -> Result<Vec<Chart>> {
+        charts(self)
+    }
+}
+
+impl Drawable for Input {
+    fn charts(&self) -> Result<Vec<Chart>> {
+        match self {
+            Input::Params(p) => charts(p),
+            Input::Fleet(f) => pairs::charts(f),
+        }
+    }
+}
 
 /// One chart of a params.json, rendered in memory.
 #[derive(Debug, Clone)]
@@ -246,8 +277,8 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
 
 /// Draws every chart whose data is in `f` into `dir`, one SVG file each (written
 /// atomically).
-pub fn plot(f: &ParamsFile, dir: &Path) -> Result<PlotOutcome> {
-    let charts = charts(f)?;
+pub fn plot(f: &(impl Drawable + ?Sized), dir: &Path) -> Result<PlotOutcome> {
+    let charts = f.charts()?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut out = PlotOutcome::default();
     for c in charts {

@@ -17,7 +17,12 @@
 //! Exit status: 0 the page was written (also when a spec bound fails: the page shows it;
 //! `cxlchar check` gives the exit status of a spec); 2 bad input (an unreadable or
 //! invalid params.json or spec) or an output that cannot be written.
+//!
+//! A fleet file gets its own page ([`fleet`]): hosts, each key's distribution across hosts
+//! with its outliers, the pair heatmaps, the pairs not measured and, with `--spec`, the
+//! verdict per host and pair.
 
+pub mod fleet;
 pub mod html;
 
 use crate::cli::ReportArgs;
@@ -46,16 +51,31 @@ pub fn report_cmd(a: &ReportArgs) -> Result<i32> {
     }
     crate::export::json::check_output(&a.out).map_err(|e| e.context("--out"))?;
     crate::export::json::check_not_input(&a.out, &inputs)?;
-    let file = load::load(&a.params)?;
-    let spec_name = a.spec.as_ref().map(|p| p.display().to_string());
-    let results = match &a.spec {
+    let spec = match &a.spec {
         Some(p) => {
             let text = load::read_input(p, "spec ")?;
-            let s = spec::parse(&text, &p.display().to_string())?;
-            Some(check::check(&s, &file))
+            Some(spec::parse(&text, &p.display().to_string())?)
         }
         None => None,
     };
+    let file = match load::load_any(&a.params)? {
+        load::Input::Params(p) => p,
+        load::Input::Fleet(f) => {
+            let suites = spec.as_ref().map(|s| check::check_fleet(s, &f));
+            let spec_name = a.spec.as_ref().map(|p| p.display().to_string());
+            let acc = match (&spec_name, &suites) {
+                (Some(spec), Some(suites)) => Some(fleet::FleetAcceptance { spec, suites }),
+                _ => None,
+            };
+            let charts = crate::plot::pairs::charts(&f)?;
+            let page = fleet::render(&f, &a.params.display().to_string(), &charts, acc.as_ref());
+            crate::export::json::write_atomic(&a.out, &page)?;
+            println!("{}", a.out.display());
+            return Ok(crate::consumers::EXIT_OK);
+        }
+    };
+    let spec_name = a.spec.as_ref().map(|p| p.display().to_string());
+    let results = spec.as_ref().map(|s| check::check(s, &file));
     let charts = crate::plot::charts(&file)?;
     let acceptance = match (&spec_name, &results) {
         (Some(spec), Some(results)) => Some(Acceptance { spec, results }),
@@ -421,21 +441,40 @@ fn acceptance(a: &Acceptance) -> String {
     )
 }
 
-/// The whole page.
-pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Acceptance>) -> String {
-    let title = title(f);
-    let mut s = String::new();
-    let _ = write!(
-        s,
+/// The start of a page: the doctype, the CSP, the style, the violation counter, the
+/// title as `<title>` and `<h1>`.
+fn head(title: &str) -> String {
+    format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
          style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{STYLE}</style>\n<script>{HEAD_SCRIPT}</script>\n</head>\n<body>\n\
          <h1>{}</h1>\n",
-        esc(&title),
-        esc(&title)
-    );
+        esc(title),
+        esc(title)
+    )
+}
+
+/// The navigation bar: a link per `(section id, name)`.
+fn links(nav: &[(&str, &str)]) -> String {
+    let mut s = String::from("<nav>");
+    for (id, name) in nav {
+        let _ = write!(s, "<a href=\"#{id}\">{name}</a>");
+    }
+    s.push_str("</nav>\n");
+    s
+}
+
+/// The end of a page: the render check, then the closing tags.
+fn tail() -> String {
+    format!("<script>{RENDER_CHECK}</script>\n</body>\n</html>\n")
+}
+
+/// The whole page.
+pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Acceptance>) -> String {
+    let title = title(f);
+    let mut s = head(&title);
     let mut nav = vec![
         ("run", "Run"),
         ("environment", "Environment"),
@@ -445,11 +484,7 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
         nav.push(("acceptance", "Acceptance"));
     }
     nav.extend([("keys", "Keys"), ("plots", "Plots"), ("skipped", "Skipped")]);
-    s.push_str("<nav>");
-    for (id, name) in &nav {
-        let _ = write!(s, "<a href=\"#{id}\">{name}</a>");
-    }
-    s.push_str("</nav>\n");
+    s.push_str(&links(&nav));
     let _ = write!(
         s,
         "<h2 id=\"run\">Run</h2>\n{}",
@@ -518,7 +553,7 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
         f.skipped.len(),
         skipped(f)
     );
-    let _ = write!(s, "<script>{RENDER_CHECK}</script>\n</body>\n</html>\n");
+    s.push_str(&tail());
     s
 }
 

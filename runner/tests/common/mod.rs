@@ -51,6 +51,37 @@ pub fn assert_schema_valid(doc: &Value) {
     assert!(errors.is_empty(), "schema errors: {errors:#?}");
 }
 
+/// The fleet file's schema (`results/schema/fleet.schema.json`).
+pub fn fleet_schema() -> Value {
+    read_json(&repo("results/schema/fleet.schema.json"))
+}
+
+/// The errors of `doc` against the fleet schema, the params.json schema registered under
+/// its `$id` for the fleet schema's references to it.
+pub fn fleet_schema_errors(doc: &Value) -> Vec<String> {
+    let params = schema();
+    let id = params["$id"]
+        .as_str()
+        .expect("the params schema has an $id")
+        .to_string();
+    let v = jsonschema::options()
+        .with_resource(
+            id,
+            jsonschema::Resource::from_contents(params).expect("the params schema is a resource"),
+        )
+        .build(&fleet_schema())
+        .expect("the fleet schema compiles");
+    v.iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect()
+}
+
+/// Asserts that `doc` validates against the fleet schema, listing every error.
+pub fn assert_fleet_schema_valid(doc: &Value) {
+    let errors = fleet_schema_errors(doc);
+    assert!(errors.is_empty(), "fleet schema errors: {errors:#?}");
+}
+
 /// Runs cxlchar with `args`, expects success, and parses its stdout as JSON.
 pub fn json_stdout(args: &[&str]) -> Value {
     let out = cxlchar()

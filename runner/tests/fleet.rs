@@ -100,8 +100,11 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// Reads a fleet file and checks it against results/schema/fleet.schema.json.
 fn read_fleet(p: &Path) -> Value {
-    common::read_json(p)
+    let f = common::read_json(p);
+    common::assert_fleet_schema_valid(&f);
+    f
 }
 
 #[test]

@@ -60,20 +60,25 @@ pub enum Command {
     Model(ModelArgs),
     /// Check a params.json against an acceptance spec (TOML bounds). Exit 0 all pass,
     /// 1 a bound failed, 3 a required key not measured (and nothing failed), 2 bad input.
+    /// On a fleet file (--fleet-out): every host and every measured pair checked, a verdict
+    /// each, one JUnit testsuite per host and pair; the exit status is the worst.
     #[command(display_order = 103)]
     Check(CheckArgs),
     /// Compare two params.json files per key and per measurement, against the run-to-run
-    /// noise recorded in their distributions; warns when the environments differ.
+    /// noise recorded in their distributions; warns when the environments differ. Two
+    /// fleet files: hosts matched by name, pairs by kind and host pair.
     #[command(display_order = 104)]
     Diff(DiffArgs),
     /// Draw SVG charts of a params.json (latency vs size, and bandwidth, loaded latency,
-    /// flush costs and core-to-core heatmaps when the file has them).
+    /// flush costs and core-to-core heatmaps when the file has them). A fleet file: the
+    /// host x host heatmaps of its pairs.
     #[command(display_order = 105)]
     Plot(PlotArgs),
     /// Write one self-contained HTML page of a params.json: environment, warnings with
     /// their fixes, the key table, every chart inline, skipped entries and, with --spec,
-    /// the acceptance results. No network: nothing outside the file is referenced. Exit 0
-    /// written, 2 bad input.
+    /// the acceptance results. No network: nothing outside the file is referenced. A fleet
+    /// file: hosts, each key's distribution across hosts with its outliers (median and
+    /// MAD), the pair heatmaps, verdicts per host with --spec. Exit 0 written, 2 bad input.
     #[command(display_order = 106)]
     Report(ReportArgs),
     /// Export a params.json for other tools: loaded-latency curves in the Mess

@@ -239,12 +239,6 @@ pub fn pool_groups(per_host: &[Vec<PoolCandidate>]) -> Vec<(String, Vec<usize>)>
         .collect()
 }
 
-/// The candidate of `cands` with `identity` (the local spec a host uses for a pool its
-/// group shares).
-pub fn pool_of<'a>(cands: &'a [PoolCandidate], identity: &str) -> Option<&'a PoolCandidate> {
-    cands.iter().find(|c| c.identity == identity)
-}
-
 /// Serves one verbs pair: `cxlchar verbs --server --port PORT`, waiting at most `timeout`
 /// for the client (and for each completion). Ends when the client is done.
 pub fn serve_verbs(run: &RunArgs, port: u16, timeout: Duration) -> Result<()> {
@@ -546,8 +540,6 @@ mod tests {
             ]
         );
         assert!(pool_groups(&[]).is_empty());
-        assert_eq!(pool_of(&per_host[3], "A").unwrap().spec, "dax:/dev/dax1.0");
-        assert!(pool_of(&per_host[3], "B").is_none());
     }
 
     #[test]

@@ -77,7 +77,8 @@ pub struct VerbsArgs {
     /// TCP port of the QP-info exchange.
     #[arg(long, default_value_t = crate::config::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
-    /// Timeout of every wait: TCP connect and exchange, each completion.
+    /// Timeout of every wait: TCP connect (a --connect client retries a server that is not
+    /// listening yet until then) and exchange, each completion.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     pub timeout: std::time::Duration,
 }

@@ -29,6 +29,22 @@ pub const fn built_with_verbs() -> bool {
     cfg!(feature = "verbs")
 }
 
+/// The RDMA device a run without `--device` uses (the first with an active port), or why
+/// there is none: [`NOT_BUILT`] without the `verbs` feature, else the reason opening
+/// failed (no RDMA device, no active port, ...).
+pub fn default_device() -> Result<String, String> {
+    #[cfg(feature = "verbs")]
+    {
+        rdma::open_device(None, None)
+            .map(|d| d.name.clone())
+            .map_err(|e| e.to_string())
+    }
+    #[cfg(not(feature = "verbs"))]
+    {
+        Err(NOT_BUILT.to_string())
+    }
+}
+
 /// Seed 004's Misc of the injection stream from the p50s of one run:
 /// `inj_overhead - llp_post_inline - llp_prog` (eq. 1 solved for Misc); `None` when noise
 /// makes it negative (or a value is not finite): then no `inj_misc_ns` is published.
@@ -39,7 +55,18 @@ pub fn inj_misc(inj_overhead_ns: f64, llp_post_inline_ns: f64, llp_prog_ns: f64)
 
 #[cfg(test)]
 mod tests {
-    use super::inj_misc;
+    use super::{default_device, inj_misc};
+
+    /// Without the feature: NOT_BUILT; with it on a machine without RDMA (CI): a reason
+    /// naming RDMA or the port; with a device: its name.
+    #[test]
+    fn default_device_names_the_device_or_says_why_not() {
+        match default_device() {
+            Err(why) if !super::built_with_verbs() => assert_eq!(why, super::NOT_BUILT),
+            Err(why) => assert!(why.contains("RDMA") || why.contains("port"), "{why}"),
+            Ok(name) => assert!(super::built_with_verbs() && !name.is_empty()),
+        }
+    }
 
     #[test]
     fn inj_misc_is_eq1_solved_for_misc_and_never_negative() {

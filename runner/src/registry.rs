@@ -244,20 +244,21 @@ pub fn options(run: &RunArgs) -> Result<Options> {
     })
 }
 
+/// Plans `setup` against `run`: what [`measure_setup`] measures (a fleet's pair runs
+/// execute it in-process, [`crate::fleet::pairs`]).
+pub fn plan(run: &RunArgs, setup: &dyn Setup) -> Result<Plan> {
+    let p = setup.plan(&options(run)?).map_err(|e| anyhow!(e))?;
+    Ok(Plan {
+        benches: p.benchmarks,
+        skipped: p.skipped,
+        far_nodes_by_default: setup.far_nodes_by_default(),
+        interleave_parts: setup.interleave_parts(),
+    })
+}
+
 /// Plans `setup` against `run` and measures.
 pub fn measure_setup(run: &RunArgs, setup: &dyn Setup) -> Result<()> {
-    let p = setup.plan(&options(run)?).map_err(|e| anyhow!(e))?;
-    crate::measure(
-        run,
-        Plan {
-            benches: p.benchmarks,
-            skipped: p.skipped,
-            far_nodes_by_default: setup.far_nodes_by_default(),
-            interleave_parts: setup.interleave_parts(),
-        },
-        run.best_effort,
-        false,
-    )
+    crate::measure(run, plan(run, setup)?, run.best_effort, false)
 }
 
 /// Runs the registry's command that `m` (the top-level matches) names; `None` when it

@@ -38,19 +38,32 @@ pub fn exchange(
     })
 }
 
-/// Connects to a server (every resolved address, each with the timeout).
+/// Connects to a server (every resolved address) within the timeout. A refused
+/// connection (the server is not listening yet: started after this client, or still
+/// opening its device) is tried again every 50 ms until the timeout; any other error
+/// ends the attempt.
 pub fn tcp_connect(host: &str, port: u16, timeout: Duration) -> Result<TcpStream, VerbsError> {
     let peer = format!("{host}:{port}");
     let e = io_err(&peer, timeout);
     let addrs: Vec<_> = (host, port).to_socket_addrs().map_err(&e)?.collect();
-    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-    for a in addrs {
-        match TcpStream::connect_timeout(&a, timeout) {
-            Ok(s) => return Ok(s),
-            Err(x) => last = x,
+    let end = Instant::now() + timeout;
+    loop {
+        let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+        for a in &addrs {
+            let left = end
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1));
+            match TcpStream::connect_timeout(a, left) {
+                Ok(s) => return Ok(s),
+                Err(x) => last = x,
+            }
         }
+        let left = end.saturating_duration_since(Instant::now());
+        if last.kind() != std::io::ErrorKind::ConnectionRefused || left.is_zero() {
+            return Err(e(last));
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
-    Err(e(last))
 }
 
 /// Accepts one client within the timeout.
@@ -178,6 +191,47 @@ mod tests {
         assert!(t0.elapsed() < Duration::from_secs(5));
         let s = r.unwrap_err().to_string();
         assert!(s.contains("192.0.2.123:9"), "{s}");
+    }
+
+    /// A free port on 127.0.0.1 (bound, then released).
+    fn free_port() -> u16 {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+
+    #[test]
+    fn a_server_that_listens_late_is_reached_and_one_that_never_does_is_refused_in_time() {
+        let port = free_port();
+        let server = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let l = TcpListener::bind(("127.0.0.1", port)).unwrap();
+            let (mut s, _) = l.accept().unwrap();
+            s.write_all(b"k").unwrap();
+        });
+        let t0 = Instant::now();
+        let mut s = tcp_connect("127.0.0.1", port, Duration::from_secs(10)).unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(250));
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).unwrap();
+        assert_eq!(&b, b"k");
+        server.join().unwrap();
+
+        // Nobody ever listens: refused until the timeout, then the error names the peer.
+        let port = free_port();
+        let t0 = Instant::now();
+        let e = tcp_connect("127.0.0.1", port, Duration::from_millis(300)).unwrap_err();
+        assert!(t0.elapsed() >= Duration::from_millis(250));
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        match &e {
+            VerbsError::Exchange { source, peer, .. } => {
+                assert_eq!(source.kind(), std::io::ErrorKind::ConnectionRefused);
+                assert_eq!(peer, &format!("127.0.0.1:{port}"));
+            }
+            e => panic!("{e}"),
+        }
     }
 
     #[test]

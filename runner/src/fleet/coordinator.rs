@@ -199,7 +199,7 @@ impl Coordinator {
     }
 
     /// Checks a hello; `Err` ends the job, `Ok(false)` turns a stranger away.
-    fn admit(&mut self, hello: Box<Hello>, sender: Sender, address: IpAddr) -> Result<bool> {
+    fn admit(&mut self, hello: Hello, sender: Sender, address: IpAddr) -> Result<bool> {
         let l = &self.cfg.launch;
         let refuse = |reason: String, other_job: bool| {
             let _ = sender.send(&ToRank::Refused { reason, other_job });
@@ -260,7 +260,7 @@ impl Coordinator {
         self.ranks.insert(
             hello.rank,
             Rank {
-                hello: *hello,
+                hello,
                 sender,
                 address,
                 last_seen: Instant::now(),
@@ -297,7 +297,7 @@ impl Coordinator {
                 }
                 Ok(Event::Hello(h, s, a)) => {
                     let rank = h.rank;
-                    if self.admit(h, s, a)? {
+                    if self.admit(*h, s, a)? {
                         return Err(anyhow!("rank {rank} connected after the job started"));
                     }
                 }
@@ -341,7 +341,7 @@ impl Coordinator {
             }
             match self.rx.recv_timeout(left.min(HEARTBEAT)) {
                 Ok(Event::Hello(h, s, a)) => {
-                    self.admit(h, s, a)?;
+                    self.admit(*h, s, a)?;
                 }
                 Ok(Event::Msg(r, _)) => {
                     if let Some(rank) = self.ranks.get_mut(&r) {

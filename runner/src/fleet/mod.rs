@@ -3,7 +3,7 @@
 //! ([`coordinator`], over [`wire`]), and does what it is told ([`participant`]): the
 //! lowest rank of each host measures it (hosts of one machine in turn), then the hosts
 //! pair up in rounds ([`pairs`]); rank 0 writes every host's params and the pairs into
-//! one fleet file ([`file`]). docs/fleet.md is the user's guide.
+//! one fleet file ([`file`](mod@file)). docs/fleet.md is the user's guide.
 
 pub mod coordinator;
 pub mod file;

@@ -9,7 +9,7 @@ use super::file::{
 };
 use super::launcher::Launch;
 use super::pairs::{self, Candidates};
-use super::wire::{self, Hello, Sender, ToCoordinator, ToRank, HEARTBEAT};
+use super::wire::{self, Hello, Sender, ToCoordinator, ToRank};
 use anyhow::{anyhow, Result};
 use bench_core::params::{ParamsFile, Warning};
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,11 +84,12 @@ pub fn run(cfg: Config) -> Result<FleetFile> {
     std::thread::spawn(move || accept(listener, tx));
     let beat: Arc<Mutex<Vec<Sender>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
+    let every = wire::heartbeat(cfg.timeout);
     {
         let (beat, stop) = (beat.clone(), stop.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(HEARTBEAT);
+                std::thread::sleep(every);
                 let senders = beat.lock().map(|b| b.clone()).unwrap_or_default();
                 for s in senders {
                     let _ = s.send(&ToRank::Heartbeat);
@@ -283,7 +284,7 @@ impl Coordinator {
                     ));
                 }
             }
-            match self.rx.recv_timeout(HEARTBEAT) {
+            match self.rx.recv_timeout(wire::heartbeat(self.cfg.timeout)) {
                 Ok(Event::Msg(r, m)) => {
                     if let Some(rank) = self.ranks.get_mut(&r) {
                         rank.last_seen = Instant::now();
@@ -339,7 +340,10 @@ impl Coordinator {
                     humantime::format_duration(self.cfg.timeout)
                 ));
             }
-            match self.rx.recv_timeout(left.min(HEARTBEAT)) {
+            match self
+                .rx
+                .recv_timeout(left.min(wire::heartbeat(self.cfg.timeout)))
+            {
                 Ok(Event::Hello(h, s, a)) => {
                     self.admit(*h, s, a)?;
                 }

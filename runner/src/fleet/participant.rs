@@ -9,7 +9,7 @@
 
 use super::launcher::Rank0;
 use super::pairs;
-use super::wire::{self, Hello, Sender, ToCoordinator, ToRank, HEARTBEAT};
+use super::wire::{self, Hello, Sender, ToCoordinator, ToRank};
 use crate::cli::RunArgs;
 use anyhow::{anyhow, bail, Result};
 use bench_core::params::ParamsFile;
@@ -157,8 +157,9 @@ pub fn run(
     let sender = Sender::new(&stream)?;
     {
         let s = sender.clone();
+        let every = wire::heartbeat(cfg.timeout);
         std::thread::spawn(move || loop {
-            std::thread::sleep(HEARTBEAT);
+            std::thread::sleep(every);
             if s.send(&ToCoordinator::Heartbeat).is_err() {
                 return;
             }

@@ -9,7 +9,9 @@
 //! machine, what it can pair with) and gets [`ToRank::Welcome`] or
 //! [`ToRank::Refused`]. From then on the coordinator drives: `Measure`, the pair
 //! commands, and finally `Done` (ok or the reason the job failed). Both sides send a
-//! heartbeat every [`HEARTBEAT`]; a side that hears nothing for the fleet timeout
+//! heartbeat every [`heartbeat`] (a sixth of the fleet timeout: 10 s at the default
+//! 60 s, so the waits of a measuring host's own threads and of the other ranks on it wake
+//! rarely); a side that hears nothing for the fleet timeout
 //! declares the other lost. A dead process closes its socket at once (the kernel does),
 //! so a rank that dies is noticed in well under the timeout; a host that vanishes is
 //! noticed by the missing heartbeats.
@@ -23,8 +25,12 @@ use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// How often each side sends a heartbeat.
-pub const HEARTBEAT: Duration = Duration::from_millis(500);
+/// How often each side sends a heartbeat, for a fleet timeout `timeout`: a sixth of it,
+/// between 100 ms and 10 s. Rare on purpose: every heartbeat wakes a thread of a rank
+/// that may be measuring (a context switch on a measured CPU when the rank has no other).
+pub fn heartbeat(timeout: Duration) -> Duration {
+    (timeout / 6).clamp(Duration::from_millis(100), Duration::from_secs(10))
+}
 
 /// Largest message: a params.json of a full run is a few MiB.
 pub const MAX_MESSAGE_BYTES: u64 = 256 << 20;
@@ -219,6 +225,23 @@ pub fn reader(stream: &TcpStream) -> Result<BufReader<TcpStream>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heartbeats_are_a_sixth_of_the_timeout_within_bounds() {
+        assert_eq!(heartbeat(Duration::from_secs(60)), Duration::from_secs(10));
+        assert_eq!(
+            heartbeat(Duration::from_secs(3)),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            heartbeat(Duration::from_millis(10)),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            heartbeat(Duration::from_secs(3600)),
+            Duration::from_secs(10)
+        );
+    }
 
     #[test]
     fn messages_round_trip_one_per_line() {

@@ -221,8 +221,20 @@ slurm_start() { # munged, slurmd, and on guest a slurmctld (each forks into the 
   for i in $(seq 1 50); do [ -S /run/munge/munge.socket.2 ] && break; sleep 0.2; done
   munge -n | unmunge > /dev/null || { echo "munge round trip failed"; cat /var/log/munge/munged.log; return 1; }
   slurm_conf > /etc/slurm/slurm.conf
-  if [ "$ROLE" = a ]; then slurmctld || return 1; fi
-  slurmd || return 1
+  # slurmd 22.05 always initializes its cgroup plugin, even with task/none and
+  # proctrack/linuxproc (without /sys/fs/cgroup: "Unable to initialize cgroup plugin").
+  # A tmpfs there means cgroup v1 to its autodetection, which then wants the named
+  # hierarchy /sys/fs/cgroup/systemd: one with no controller bound, so Slurm constrains
+  # nothing (no cgroups in use).
+  if ! mountpoint -q /sys/fs/cgroup/systemd; then
+    mount -t tmpfs cgroup_root /sys/fs/cgroup && mkdir -p /sys/fs/cgroup/systemd \
+      && mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd \
+      || { echo "cannot mount the named cgroup v1 hierarchy slurmd wants"; return 1; }
+  fi
+  if [ "$ROLE" = a ]; then
+    slurmctld || { echo "slurmctld failed:"; tail -n 5 "$OUT/slurmctld-a.log"; return 1; }
+  fi
+  slurmd || { echo "slurmd failed:"; tail -n 5 "$OUT/slurmd-lab-$ROLE.log"; return 1; }
 }
 
 slurm_stop() { # the daemons slurm_start started, by their pid files

@@ -39,6 +39,8 @@ modprobe -a virtio_net crc32_generic crc32_pclmul rdma_rxe ib_uverbs || fail "rx
 ip link set lo up; ip link set eth0 up
 if [ "$ROLE" = a ]; then ip addr add 192.0.2.1/24 dev eth0; else ip addr add 192.0.2.2/24 dev eth0; fi
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add"
+# Both guests' names resolve to their lab addresses (Slurm, the fleet's rendezvous).
+printf '127.0.0.1 localhost\n192.0.2.1 lab-a\n192.0.2.2 lab-b\n' > /etc/hosts
 ibv_devices | tee "$OUT/ibv_devices-$ROLE.txt"
 grep -q rxe0 "$OUT/ibv_devices-$ROLE.txt" || fail "rxe0 not listed"
 
@@ -161,6 +163,126 @@ cxl_join() { # guest b: wait for a's namespace, then the same region; find a's d
   echo "/dev/$dax" > "$OUT/cxl-dax-b"
 }
 
+# Slurm across the guests (issue #20): munged and slurmd on both, slurmctld on guest a, one
+# partition of the two one-CPU nodes; guest a runs `srun -N2 -n2` (hostname, env, and the
+# fleet run: `cxlchar all --fleet-out`, a verbs pair over rxe0 and a pool pair over the CXL
+# device both guests map). The daemons start only after each guest's own measurements and
+# guest a stops its own after the srun step, so they never run beside a measurement here.
+# The same slurm.conf on both guests (written into each overlay's /etc/slurm); logs go to
+# the out share (%n: the node name).
+slurm_conf() {
+  cat <<EOF
+ClusterName=lab
+SlurmctldHost=lab-a(192.0.2.1)
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SwitchType=switch/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=$OUT/slurmctld-a.log
+SlurmdLogFile=$OUT/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+SlurmctldTimeout=60
+SlurmdTimeout=120
+MessageTimeout=30
+TCPTimeout=10
+InactiveLimit=0
+KillWait=10
+MinJobAge=60
+Waittime=0
+NodeName=lab-a NodeAddr=192.0.2.1 CPUs=1 RealMemory=768 State=UNKNOWN
+NodeName=lab-b NodeAddr=192.0.2.2 CPUs=1 RealMemory=384 State=UNKNOWN
+PartitionName=lab Nodes=lab-a,lab-b Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+
+slurm_start() { # munged, slurmd, and on guest a slurmctld (each forks into the background)
+  # munged insists on its directories' owner and modes; /run is a fresh tmpfs, the rest
+  # lives on the overlay. The key is the host's, the same for both guests (ci/lab/provision).
+  mkdir -p /run/munge /var/log/munge /var/lib/munge /etc/slurm /var/spool/slurmd /var/spool/slurmctld
+  chown munge:munge /run/munge /var/log/munge /var/lib/munge
+  chmod 0755 /run/munge; chmod 0700 /var/log/munge; chmod 0711 /var/lib/munge
+  [ -r /etc/munge/munge.key ] || { echo "no /etc/munge/munge.key (ci/lab/provision creates it)"; return 1; }
+  runuser -u munge -- munged || { cat /var/log/munge/munged.log; return 1; }
+  for i in $(seq 1 50); do [ -S /run/munge/munge.socket.2 ] && break; sleep 0.2; done
+  munge -n | unmunge > /dev/null || { echo "munge round trip failed"; cat /var/log/munge/munged.log; return 1; }
+  slurm_conf > /etc/slurm/slurm.conf
+  # slurmd 22.05 always initializes its cgroup plugin, even with task/none and
+  # proctrack/linuxproc (without /sys/fs/cgroup: "Unable to initialize cgroup plugin").
+  # A tmpfs there means cgroup v1 to its autodetection, which then wants the named
+  # hierarchy /sys/fs/cgroup/systemd: one with no controller bound, so Slurm constrains
+  # nothing (no cgroups in use).
+  if ! mountpoint -q /sys/fs/cgroup/systemd; then
+    mount -t tmpfs cgroup_root /sys/fs/cgroup && mkdir -p /sys/fs/cgroup/systemd \
+      && mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd \
+      || { echo "cannot mount the named cgroup v1 hierarchy slurmd wants"; return 1; }
+  fi
+  if [ "$ROLE" = a ]; then
+    slurmctld || { echo "slurmctld failed:"; tail -n 5 "$OUT/slurmctld-a.log"; return 1; }
+  fi
+  slurmd || { echo "slurmd failed:"; tail -n 5 "$OUT/slurmd-lab-$ROLE.log"; return 1; }
+}
+
+slurm_stop() { # the daemons slurm_start started, by their pid files
+  for p in /run/slurmd.pid /run/slurmctld.pid; do [ -s "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
+  runuser -u munge -- munged --stop 2>/dev/null
+  return 0
+}
+
+slurm_wait_idle() { # until sinfo shows both nodes idle (bounded: 180 s)
+  for i in $(seq 1 90); do
+    st=$(sinfo -h -N -o '%N %t' 2>/dev/null | sort -u | tr '\n' ' ')
+    [ "$st" = "lab-a idle lab-b idle " ] && { echo "sinfo: $st"; return 0; }
+    sleep 2
+  done
+  echo "sinfo after 180 s: '$st'"; sinfo -N -l; scontrol show nodes
+  return 1
+}
+
+# The fleet run's pool window (the same on both guests): the pool msg window above.
+FLEET_POOL_WINDOW="--fleet-pool-offset 32M --fleet-pool-len 8M"
+
+slurm_fleet() { # guest a: srun across both guests; then guest b may go on (marker fleet-done-a)
+  if ! slurm_start; then
+    fail "munged/slurmctld/slurmd in guest a"
+  elif ! slurm_wait_idle; then
+    fail "Slurm: both nodes idle (sinfo)"
+  else
+    timeout 120 srun -N2 -n2 --label hostname > "$OUT/srun-hostname.txt" 2>&1 || fail "srun -N2 -n2 hostname"
+    cat "$OUT/srun-hostname.txt"
+    # The launcher environment each rank sees (what the fleet run reads), rank-labelled.
+    timeout 120 srun -N2 -n2 --label env > "$OUT/srun-env.txt" 2>&1 || fail "srun -N2 -n2 env"
+    grep -E '^ *[01]: SLURM_(PROCID|NODEID|STEP_NUM_TASKS|STEP_NODELIST|JOB_ID|STEP_ID|LOCALID)=|^ *[01]: SLURMD_NODENAME=' \
+      "$OUT/srun-env.txt" | sort
+    if "$CX" all --help 2>/dev/null | grep -q -- '--fleet-out'; then
+      step "srun -N2 -n2 cxlchar all --quick --fleet-out (hosts lab-a, lab-b; verbs pair over rxe0, pool pair over the CXL device)"
+      timeout 900 srun -N2 -n2 "$CX" all --quick --allow-write $FLEET_POOL_WINDOW --fleet-out "$OUT/fleet.json" \
+        > "$OUT/fleet.txt" 2> "$OUT/fleet.err" || fail "srun -N2 -n2 cxlchar all --fleet-out (see fleet.err)"
+      cat "$OUT/fleet.err" "$OUT/fleet.txt"
+    else
+      echo "fleet: not built ($CX all --help has no --fleet-out)" | tee "$OUT/fleet.txt"
+      fail "fleet: not built: cxlchar all has no --fleet-out (issue #20), the srun fleet step did not run"
+    fi
+  fi
+  slurm_stop
+  cp /var/log/munge/munged.log "$OUT/munged-a.log" 2>/dev/null
+  echo "srun steps over" > "$OUT/fleet-done-a"
+}
+
 cxl_node() { # guest a, last: the CXL region -> system RAM on a CPU-less node
   # The small measured namespace gives way to one over the whole region (kmem onlines only
   # whole 128 MiB memory blocks: 384 MiB of it). Guest b is done with the device.
@@ -224,6 +346,12 @@ if [ "$ROLE" = a ]; then
   CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
     --iters "$VERBS_ITERS" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || fail "compare-verbs.sh --serve"
   cat "$OUT/verbs-serve-a.txt"
+  # Guest b is done with its own measurements now and waits in slurmd; the CXL devdax is
+  # still in place on both guests (cxl_node comes last), rxe0 is up.
+  step "Slurm: munged, slurmctld, slurmd; srun -N2 -n2 across the guests"
+  T0=$(date +%s)
+  slurm_fleet
+  echo "Slurm step: $(( $(date +%s) - T0 )) s"
   step "cxlchar all on anon, node:1, interleave:0,1 (and its part node:0), dax and the pool's BAR"
   step "cxlchar pcie list"; "$CX" pcie list | tee "$OUT/pcie-a.txt" || fail "cxlchar pcie list"
   timeout 900 "$CX" all --quick --target anon --target node:1 --target interleave:0,1 --target dax:/dev/dax0.0 --allow-write --bar "pci:$PCIADDR/2" \
@@ -292,6 +420,17 @@ else
   cat "$OUT/verbs-compare-b.txt"
   "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
   "$CX" targets --format json > "$OUT/targets-b.json" || fail "cxlchar targets --format json"
+  step "Slurm: munged, slurmd; wait for guest a's srun steps (fleet-done-a; at most 1400 s)"
+  if slurm_start; then
+    for i in $(seq 1 700); do [ -f "$OUT/fleet-done-a" ] && break; sleep 2; done
+    [ -f "$OUT/fleet-done-a" ] || fail "guest a never wrote fleet-done-a"
+  else
+    fail "munged/slurmd in guest b"
+    # Let guest a's bounded sinfo wait end before b goes (a writes the marker either way).
+    for i in $(seq 1 700); do [ -f "$OUT/fleet-done-a" ] && break; sleep 2; done
+  fi
+  slurm_stop
+  cp /var/log/munge/munged.log "$OUT/munged-b.log" 2>/dev/null
 fi
 echo "LAB: done $ROLE rc=$RC"
 sync

@@ -747,3 +747,199 @@ fn far_memory_that_is_not_cxl_is_said_to_be_so() {
         "the CXL device was called not CXL"
     );
 }
+
+// Issue #20: Slurm across the guests. Guest a runs slurmctld, both guests slurmd; guest a
+// runs `srun -N2 -n2 --label hostname`, `... env` (srun-hostname.txt, srun-env.txt) and the
+// fleet run `srun -N2 -n2 cxlchar all --quick --allow-write --fleet-pool-offset 32M
+// --fleet-pool-len 8M --fleet-out fleet.json` (fleet.txt, fleet.err).
+
+/// The environment each rank of `srun -N2 -n2 --label env` saw: rank -> (name -> value).
+fn srun_env() -> std::collections::BTreeMap<u64, std::collections::BTreeMap<String, String>> {
+    let text = out_file("srun-env.txt", "srun -N2 -n2 --label env in guest a");
+    let mut ranks = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        // `--label` prefixes every line with the task's rank: "0: NAME=VALUE".
+        let Some((rank, rest)) = line.trim_start().split_once(": ") else {
+            continue;
+        };
+        let (Ok(rank), Some((name, value))) = (rank.parse::<u64>(), rest.split_once('=')) else {
+            continue;
+        };
+        ranks
+            .entry(rank)
+            .or_insert_with(std::collections::BTreeMap::new)
+            .insert(name.to_string(), value.to_string());
+    }
+    ranks
+}
+
+/// `srun -N2 -n2` ran one task on each guest: rank 0 on lab-a, rank 1 on lab-b, each told
+/// its rank, the step's size and node list (what a fleet run reads from the environment).
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn srun_ran_one_rank_on_each_guest() {
+    let env = srun_env();
+    assert_eq!(
+        env.keys().copied().collect::<Vec<_>>(),
+        [0, 1],
+        "ranks in srun-env.txt"
+    );
+    for (rank, host) in [(0u64, "lab-a"), (1, "lab-b")] {
+        let e = &env[&rank];
+        let get = |k: &str| {
+            e.get(k)
+                .map(String::as_str)
+                .unwrap_or_else(|| panic!("rank {rank}: no {k} in srun-env.txt"))
+        };
+        assert_eq!(get("SLURM_PROCID"), rank.to_string(), "rank {rank}");
+        assert_eq!(get("SLURMD_NODENAME"), host, "rank {rank}");
+        assert_eq!(get("SLURM_NODEID"), rank.to_string(), "rank {rank}");
+        assert_eq!(get("SLURM_STEP_NUM_TASKS"), "2", "rank {rank}");
+        assert_eq!(get("SLURM_STEP_NODELIST"), "lab-a,lab-b", "rank {rank}");
+        assert!(!get("SLURM_JOB_ID").is_empty(), "rank {rank}");
+    }
+    // Both ranks belong to the same job step.
+    for k in ["SLURM_JOB_ID", "SLURM_STEP_ID"] {
+        assert_eq!(
+            env[&0].get(k),
+            env[&1].get(k),
+            "{k} differs between the ranks"
+        );
+    }
+    let hosts = out_file("srun-hostname.txt", "srun -N2 -n2 --label hostname");
+    let mut lines: Vec<&str> = hosts.lines().map(str::trim).collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["0: lab-a", "1: lab-b"], "srun-hostname.txt");
+}
+
+/// The fleet file guest a's srun step wrote, or None when it wrote none
+/// ([`fleet_run_wrote_the_fleet_file`] fails then, saying why).
+fn fleet() -> Option<Value> {
+    let p = out_dir().join("fleet.json");
+    p.exists().then(|| read_json(&p))
+}
+
+/// The srun fleet run wrote fleet.json; if not, what the step said instead (guest.sh
+/// records "fleet: not built" in fleet.txt while cxlchar has no --fleet-out).
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn fleet_run_wrote_the_fleet_file() {
+    let out = out_dir();
+    if !out.join("fleet.json").exists() {
+        let said = |f: &str| {
+            std::fs::read_to_string(out.join(f)).unwrap_or_else(|e| format!("({f}: {e})"))
+        };
+        panic!(
+            "no fleet.json from `srun -N2 -n2 cxlchar all --fleet-out`.\nfleet.txt: {}\nfleet.err: {}",
+            said("fleet.txt").trim(),
+            said("fleet.err").trim()
+        );
+    }
+    let doc = fleet().unwrap();
+    assert_eq!(doc["format"], "cxlchar-fleet", "fleet.json format");
+    assert_eq!(doc["fleet_schema_version"], 1, "fleet.json version");
+    assert_eq!(doc["launcher"]["kind"], "slurm", "{}", doc["launcher"]);
+    assert_eq!(doc["launcher"]["ranks"], 2, "{}", doc["launcher"]);
+    // The fleet file's own schema, once the repository has it (results/schema/).
+    let schema = repo("results/schema/fleet.schema.json");
+    if schema.exists() {
+        let schema = read_json(&schema);
+        let v = jsonschema::validator_for(&schema).expect("the fleet schema compiles");
+        let errors: Vec<String> = v
+            .iter_errors(&doc)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "fleet.json schema errors: {errors:#?}");
+    }
+}
+
+/// Both guests are hosts of the fleet, each measured by its one rank, with a complete
+/// params.json holding the local DRAM latency (or the recorded reason it is absent: TCG's
+/// timing need not show a DRAM plateau).
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn fleet_hosts_are_both_guests_with_their_params() {
+    let Some(doc) = fleet() else { return };
+    let hosts = doc["hosts"].as_array().expect("hosts");
+    let names: Vec<&str> = hosts.iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(names, ["lab-a", "lab-b"], "fleet hosts");
+    for (rank, h) in hosts.iter().enumerate() {
+        let name = &h["host"];
+        assert_eq!(h["ranks"], serde_json::json!([rank]), "{name}");
+        assert_eq!(h["measuring_rank"], rank, "{name}");
+        let ip = format!("192.0.2.{}", rank + 1);
+        assert_eq!(
+            h["address"],
+            ip.as_str(),
+            "{name}: rank 0 saw it connect from"
+        );
+        let p = &h["params"];
+        assert_schema_valid(p);
+        let params = &p["params"];
+        if params["mem_lat_ns"].as_f64().is_none() {
+            let w = p["warnings"].to_string();
+            assert!(
+                w.contains("latency_no_plateau") && w.contains("anon: no DRAM plateau"),
+                "{name}: mem_lat_ns missing without the reason: {w}"
+            );
+        } else {
+            assert!(
+                params["mem_lat_ns"].as_f64().is_some_and(|v| v > 0.0),
+                "{name}: {params}"
+            );
+        }
+    }
+}
+
+/// The pairwise rounds: verbs between the guests over rxe0, and pool messaging over the
+/// CXL device both map (paired by the pool's identity: the device's serial 0x1234).
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn fleet_pairs_are_verbs_over_rxe_and_pool_over_the_cxl_device() {
+    let Some(doc) = fleet() else { return };
+    let pairs = doc["pairs"].as_array().expect("pairs");
+    let pair = |kind: &str| {
+        let p: Vec<&Value> = pairs.iter().filter(|p| p["kind"] == kind).collect();
+        assert_eq!(
+            p.len(),
+            1,
+            "one {kind} pair expected; pairs_skipped: {}",
+            doc["pairs_skipped"]
+        );
+        let p = p[0];
+        let mut hosts = [p["server"].as_str().unwrap(), p["client"].as_str().unwrap()];
+        hosts.sort_unstable();
+        assert_eq!(hosts, ["lab-a", "lab-b"], "{kind} pair hosts");
+        p
+    };
+    let verbs = pair("verbs");
+    assert!(
+        verbs["params"]["params"]["verbs_lat_ns"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0),
+        "verbs pair: verbs_lat_ns not measured: {}",
+        verbs["params"]["params"]
+    );
+    let pool = pair("pool");
+    let identity = pool["pool"]["identity"].as_str().expect("pool.identity");
+    assert!(
+        identity.contains("0x1234"),
+        "pool identity does not name the CXL device's serial 0x1234: {identity}"
+    );
+    for side in ["server_spec", "client_spec"] {
+        assert!(
+            pool["pool"][side].as_str().is_some_and(|s| !s.is_empty()),
+            "pool pair {side}: {}",
+            pool["pool"]
+        );
+    }
+    assert_eq!(pool["pool"]["offset_bytes"], 32 << 20, "{}", pool["pool"]);
+    assert_eq!(pool["pool"]["len_bytes"], 8 << 20, "{}", pool["pool"]);
+    assert!(
+        pool["params"]["params"]["pool_msg_lat_ns"]
+            .as_f64()
+            .is_some_and(|v| v > 0.0),
+        "pool pair: pool_msg_lat_ns not measured: {}",
+        pool["params"]["params"]
+    );
+}

@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-target/fleet-outlier}
 CX=${CXLCHAR_BIN:-target/release/cxlchar}
 CMD=${FLEET_CMD:-mem bandwidth --quick}
-command -v mpirun >/dev/null || { echo "mpirun missing: apt-get install openmpi-bin" >&2; exit 1; }
+command -v mpirun.openmpi >/dev/null || { echo "mpirun.openmpi missing: apt-get install openmpi-bin" >&2; exit 1; }
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs (one quiet, one disturbed)" >&2; exit 1; }
 [ -x "$CX" ] || cargo build --release -q -p cxlchar
 CX=$(realpath "$CX")
@@ -27,7 +27,7 @@ taskset -c 1 sh -c 'while :; do :; done' &
 HOG=$!
 trap 'kill $HOG 2>/dev/null || true' EXIT
 # shellcheck disable=SC2016
-mpirun --allow-run-as-root --oversubscribe -np 4 sh -c '
+mpirun.openmpi --allow-run-as-root --oversubscribe -np 4 sh -c '
   r=$OMPI_COMM_WORLD_RANK
   cpu=0; [ "$r" = 3 ] && cpu=1
   CXLCHAR_FLEET_HOSTNAME=h$r exec taskset -c $cpu "$0" $1 --fleet-out "$2"

@@ -1,9 +1,9 @@
 //! Fleet runs (`--fleet-out`) end to end: ranks started with a launcher's environment
 //! (the variables srun and mpirun set), the fleet file rank 0 writes, and every way a job
 //! can go wrong (a rank that dies, never comes, runs another version or another command,
-//! an incomplete launcher environment). The `mpirun_*` tests are `#[ignore]`d: they need
-//! Open MPI's `mpirun` (Debian's openmpi-bin, installed by ci/test-deps) and run in
-//! `.ci/run`; the two-guest `srun` run is in the lab (runner/tests/lab.rs).
+//! an incomplete launcher environment). The `mpirun_*` and `hydra_*` tests are
+//! `#[ignore]`d: they need Open MPI's `mpirun.openmpi` and MPICH's `mpiexec.hydra`
+//! (Debian's openmpi-bin and mpich, installed by ci/test-deps) and run in `.ci/run`; the two-guest `srun` run is in the lab (runner/tests/lab.rs).
 
 mod common;
 
@@ -460,19 +460,20 @@ fn fleet_options_are_checked() {
     assert!(!out.exists());
 }
 
-// ---- Open MPI's real mpirun (ignored: CI installs openmpi-bin and runs them) ----
+// ---- real launchers (ignored: ci/test-deps installs openmpi-bin and mpich, CI runs them) ----
 
+/// Open MPI's mpirun by its own name (`mpirun` is an alternative MPICH also provides).
 fn mpirun() -> Command {
-    let ok = Command::new("mpirun")
+    let ok = Command::new("mpirun.openmpi")
         .arg("--version")
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
     assert!(
         ok,
-        "mpirun (Open MPI) is missing: install Debian's openmpi-bin (ci/test-deps does)"
+        "mpirun.openmpi is missing: install Debian's openmpi-bin (ci/test-deps does)"
     );
-    let mut c = Command::new("mpirun");
+    let mut c = Command::new("mpirun.openmpi");
     for v in LAUNCHER_VARS {
         c.env_remove(v);
     }
@@ -539,4 +540,37 @@ fn mpirun_np4_simulated_hosts_measure_in_turn() {
     for w in spans.windows(2) {
         assert!(w[0].1 <= w[1].0, "overlapping host runs: {w:?}");
     }
+}
+
+#[test]
+#[ignore = "needs MPICH's mpiexec.hydra (ci/test-deps); run by .ci/run"]
+fn hydra_np2_one_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fleet.json");
+    let ok = Command::new("mpiexec.hydra")
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "mpiexec.hydra is missing: install Debian's mpich (ci/test-deps does)"
+    );
+    let mut c = Command::new("mpiexec.hydra");
+    for v in LAUNCHER_VARS {
+        c.env_remove(v);
+    }
+    c.args(["-n", "2"])
+        .arg(assert_cmd::cargo::cargo_bin("cxlchar"))
+        .args(QUICK)
+        .args(["--fleet-out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let o = wait_bounded(spawn(c), Duration::from_secs(180), "mpiexec.hydra -n 2");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = read_fleet(&out);
+    assert_eq!(f["launcher"]["kind"], "hydra");
+    assert_eq!(f["launcher"]["ranks"], 2);
+    assert_eq!(f["hosts"].as_array().unwrap().len(), 1);
+    assert_eq!(f["hosts"][0]["ranks"], serde_json::json!([0, 1]));
 }

@@ -185,7 +185,15 @@ pub fn render_text(f: &FleetFile) -> String {
     ])
     .indent(2);
     for h in &f.hosts {
-        let codes: Vec<&str> = h.params.warnings.iter().map(|w| w.code.as_str()).collect();
+        // Each code once, in first-seen order, with how often it came (`disturbed x14`).
+        let mut codes: Vec<(&str, usize)> = Vec::new();
+        for w in &h.params.warnings {
+            match codes.iter_mut().find(|(c, _)| *c == w.code) {
+                Some((_, n)) => *n += 1,
+                None => codes.push((w.code.as_str(), 1)),
+            }
+        }
+        let total = h.params.warnings.len();
         t.row([
             h.host.clone(),
             h.ranks
@@ -200,7 +208,17 @@ pub fn render_text(f: &FleetFile) -> String {
             if codes.is_empty() {
                 "-".into()
             } else {
-                format!("{} ({})", codes.len(), codes.join(", "))
+                let list: Vec<String> = codes
+                    .iter()
+                    .map(|(c, n)| {
+                        if *n > 1 {
+                            format!("{c} x{n}")
+                        } else {
+                            c.to_string()
+                        }
+                    })
+                    .collect();
+                format!("{total} ({})", list.join(", "))
             },
         ]);
     }

@@ -27,7 +27,7 @@ taskset -c 1 sh -c 'while :; do :; done' &
 HOG=$!
 trap 'kill $HOG 2>/dev/null || true' EXIT
 # shellcheck disable=SC2016
-mpirun.openmpi --allow-run-as-root --oversubscribe -np 4 sh -c '
+mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -np 4 sh -c '
   r=$OMPI_COMM_WORLD_RANK
   cpu=0; [ "$r" = 3 ] && cpu=1
   CXLCHAR_FLEET_HOSTNAME=h$r exec taskset -c $cpu "$0" $1 --fleet-out "$2"

@@ -504,6 +504,28 @@ fn mpirun_np2_one_host_one_measuring_rank() {
     assert_eq!(hosts.len(), 1);
     assert_eq!(hosts[0]["ranks"], serde_json::json!([0, 1]));
     assert!(stderr(&o).contains("waits"), "{}", stderr(&o));
+    // Open MPI binds a rank to one core by default (np <= cores): the file says when the
+    // measuring rank saw fewer CPUs than its host has.
+    let env = &hosts[0]["params"]["environment"];
+    let allowed = env["allowed_cpus"].as_str().unwrap();
+    let count: usize = allowed
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+            None => 1,
+        })
+        .sum();
+    let bound = f["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "fleet_rank_bound");
+    assert_eq!(
+        bound,
+        count < env["cpu"]["logical_cpus"].as_u64().unwrap() as usize,
+        "allowed {allowed}: {}",
+        f["warnings"]
+    );
 }
 
 #[test]

@@ -739,6 +739,26 @@ fn fleet_warnings(hosts: &[Host], ranks: &BTreeMap<usize, Rank>) -> Vec<Warning>
                 .into(),
         });
     }
+    for h in hosts {
+        let Some(p) = h.params.as_ref() else { continue };
+        let env = &p.environment;
+        let allowed = bench_core::pin::parse_cpu_list(&env.allowed_cpus)
+            .map(|v| v.len())
+            .unwrap_or(0);
+        if allowed > 0 && allowed < env.cpu.logical_cpus {
+            w.push(Warning {
+                code: "fleet_rank_bound".into(),
+                message: format!(
+                    "host {}: the measuring rank could use {allowed} of {} CPUs ({}): the \
+                     launcher bound it, so the all-threads figures are of those CPUs only",
+                    h.name, env.cpu.logical_cpus, env.allowed_cpus
+                ),
+                remediation: "let the launcher leave the ranks unbound: mpirun --bind-to none, \
+                              srun --cpu-bind=none"
+                    .into(),
+            });
+        }
+    }
     let cpus: BTreeSet<String> = hosts
         .iter()
         .filter_map(|h| h.params.as_ref())

@@ -171,13 +171,15 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     let bar = crate::progress::Progress::for_stderr();
     let progress = bar.callback();
     progress("calibrating the timer...");
+    // The environment before this thread is pinned: `allowed_cpus` is the process's
+    // affinity (what the user or a launcher allowed), not the one CPU pinned below.
+    let env = Environment::capture();
     bench_core::pin::pin_current(cpus[0]).with_context(|| format!("pinning to CPU {}", cpus[0]))?;
     let timer = Timer::calibrate(if args.quick {
         Calibration::QUICK
     } else {
         Calibration::NORMAL
     });
-    let env = Environment::capture();
     let ctx = Context {
         timer: timer.clone(),
         topology: topo.clone(),

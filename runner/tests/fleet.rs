@@ -462,26 +462,32 @@ fn fleet_options_are_checked() {
 
 // ---- real launchers (ignored: ci/test-deps installs openmpi-bin and mpich, CI runs them) ----
 
-/// Open MPI's mpirun by its own name (`mpirun` is an alternative MPICH also provides).
-fn mpirun() -> Command {
-    let ok = Command::new("mpirun.openmpi")
+/// A real launcher `program` from Debian's `package`, with no launcher variable inherited
+/// and its output captured; fails loudly when it is missing.
+fn launcher(program: &str, package: &str) -> Command {
+    let ok = Command::new(program)
         .arg("--version")
         .output()
         .map(|o| o.status.success())
         .unwrap_or(false);
     assert!(
         ok,
-        "mpirun.openmpi is missing: install Debian's openmpi-bin (ci/test-deps does)"
+        "{program} is missing: install Debian's {package} (ci/test-deps does)"
     );
-    let mut c = Command::new("mpirun.openmpi");
+    let mut c = Command::new(program);
     for v in LAUNCHER_VARS {
         c.env_remove(v);
     }
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    c
+}
+
+/// Open MPI's mpirun by its own name (`mpirun` is an alternative MPICH also provides).
+fn mpirun() -> Command {
+    let mut c = launcher("mpirun.openmpi", "openmpi-bin");
     // CI runs as root; the VM has fewer cores than ranks.
     c.args(["--allow-run-as-root", "--oversubscribe"])
-        .env("OMPI_MCA_plm_rsh_agent", "false")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("OMPI_MCA_plm_rsh_agent", "false");
     c
 }
 
@@ -508,13 +514,7 @@ fn mpirun_np2_one_host_one_measuring_rank() {
     // measuring rank saw fewer CPUs than its host has.
     let env = &hosts[0]["params"]["environment"];
     let allowed = env["allowed_cpus"].as_str().unwrap();
-    let count: usize = allowed
-        .split(',')
-        .map(|r| match r.split_once('-') {
-            Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
-            None => 1,
-        })
-        .sum();
+    let count = bench_core::pin::parse_cpu_list(allowed).unwrap().len();
     let bound = f["warnings"]
         .as_array()
         .unwrap()
@@ -569,25 +569,11 @@ fn mpirun_np4_simulated_hosts_measure_in_turn() {
 fn hydra_np2_one_host() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fleet.json");
-    let ok = Command::new("mpiexec.hydra")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "mpiexec.hydra is missing: install Debian's mpich (ci/test-deps does)"
-    );
-    let mut c = Command::new("mpiexec.hydra");
-    for v in LAUNCHER_VARS {
-        c.env_remove(v);
-    }
+    let mut c = launcher("mpiexec.hydra", "mpich");
     c.args(["-n", "2"])
         .arg(assert_cmd::cargo::cargo_bin("cxlchar"))
         .args(QUICK)
-        .args(["--fleet-out", out.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(["--fleet-out", out.to_str().unwrap()]);
     let o = wait_bounded(spawn(c), Duration::from_secs(180), "mpiexec.hydra -n 2");
     assert!(o.status.success(), "{}", stderr(&o));
     let f = read_fleet(&out);

@@ -172,6 +172,11 @@ impl Reader<'_> {
         Some(v)
     }
 
+    /// A variable that need not be set, read as a whole number when it is.
+    fn opt_number(&mut self, var: &'static str) -> Result<Option<usize>, LaunchError> {
+        self.opt(var).map(|v| number(var, &v)).transpose()
+    }
+
     fn req(&mut self, var: &'static str, why: &'static str) -> Result<String, LaunchError> {
         self.opt(var).ok_or(LaunchError::Missing {
             launcher: self.launcher,
@@ -294,15 +299,9 @@ fn open_mpi(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError>
         &["OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"],
         "the job's identity",
     )?;
-    let nodes = match r.opt("OMPI_MCA_orte_num_nodes") {
-        Some(n) => Some(number("OMPI_MCA_orte_num_nodes", &n)?),
-        None => None,
-    };
+    let nodes = r.opt_number("OMPI_MCA_orte_num_nodes")?;
     // Open MPI 5 (PRRTE) sets no ORTE variables: every rank on this host is one host.
-    let local = match r.opt("OMPI_COMM_WORLD_LOCAL_SIZE") {
-        Some(n) => Some(number("OMPI_COMM_WORLD_LOCAL_SIZE", &n)?),
-        None => None,
-    };
+    let local = r.opt_number("OMPI_COMM_WORLD_LOCAL_SIZE")?;
     let rank0 = if nodes == Some(1) || (nodes.is_none() && local == Some(size)) {
         Rank0::Local
     } else {

@@ -294,11 +294,7 @@ pub fn serve_pool(
 ) -> Result<()> {
     let argv = pool_argv(run, spec, offset, len, "follower", timeout)?;
     let msg = parse_args::<bench_cxl::msg::MsgArgs>("msg", &argv)?;
-    let opts = crate::registry::options(&pair_run_args(run))?;
-    let (_, pool) = msg.role_and_pool(&opts).map_err(|e| anyhow!(e))?;
-    let pool = pool.ok_or_else(|| anyhow!("pool pair follower: no --pool"))?;
-    let cpu = run.cpu.as_ref().and_then(|c| c.0.first().copied());
-    bench_cxl::msg::run_follower(&pool, cpu, msg.timeout, msg.peer_timeout)
+    crate::pool::serve(&pair_run_args(run), &msg)
         .with_context(|| format!("pool pair follower on {spec}"))?;
     Ok(())
 }

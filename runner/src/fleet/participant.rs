@@ -232,22 +232,16 @@ pub fn run(
             }
             ToRank::ServeVerbs { port, peer } => {
                 sender.send(&ToCoordinator::Serving)?;
-                let r = pairs::serve_verbs(run, port, timeout)
-                    .map_err(|e| format!("verbs server for {peer}: {e:#}"));
-                sender.send(&ToCoordinator::PairDone {
-                    result: r.map(|()| None),
-                })?;
+                let r = pairs::serve_verbs(run, port, timeout).map(|()| None);
+                pair_done(&sender, r, || format!("verbs server for {peer}"))?;
             }
             ToRank::MeasureVerbs {
                 address,
                 port,
                 peer,
             } => {
-                let r = pairs::measure_verbs(run, &address, port, timeout)
-                    .map_err(|e| format!("verbs against {peer} ({address}): {e:#}"));
-                sender.send(&ToCoordinator::PairDone {
-                    result: r.map(|p| Some(Box::new(p))),
-                })?;
+                let r = pairs::measure_verbs(run, &address, port, timeout).map(Some);
+                pair_done(&sender, r, || format!("verbs against {peer} ({address})"))?;
             }
             ToRank::ServePool {
                 spec,
@@ -255,11 +249,8 @@ pub fn run(
                 len,
                 peer,
             } => {
-                let r = pairs::serve_pool(run, &spec, offset, len, timeout)
-                    .map_err(|e| format!("pool follower on {spec} for {peer}: {e:#}"));
-                sender.send(&ToCoordinator::PairDone {
-                    result: r.map(|()| None),
-                })?;
+                let r = pairs::serve_pool(run, &spec, offset, len, timeout).map(|()| None);
+                pair_done(&sender, r, || format!("pool follower on {spec} for {peer}"))?;
             }
             ToRank::MeasurePool {
                 spec,
@@ -267,11 +258,8 @@ pub fn run(
                 len,
                 peer,
             } => {
-                let r = pairs::measure_pool(run, &spec, offset, len, timeout)
-                    .map_err(|e| format!("pool leader on {spec} with {peer}: {e:#}"));
-                sender.send(&ToCoordinator::PairDone {
-                    result: r.map(|p| Some(Box::new(p))),
-                })?;
+                let r = pairs::measure_pool(run, &spec, offset, len, timeout).map(Some);
+                pair_done(&sender, r, || format!("pool leader on {spec} with {peer}"))?;
             }
             ToRank::Done { message, .. } => {
                 return Ok(Finished {
@@ -283,4 +271,18 @@ pub fn run(
             ToRank::Heartbeat | ToRank::Admitted | ToRank::Refused { .. } => {}
         }
     }
+}
+
+/// Reports the end of this rank's side of a pair: the client's params (`Some`), `None`
+/// for the serving side, or the error under `what` (`verbs against b (192.0.2.2)`).
+fn pair_done(
+    sender: &Sender,
+    r: Result<Option<ParamsFile>>,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
+    sender.send(&ToCoordinator::PairDone {
+        result: r
+            .map(|p| p.map(Box::new))
+            .map_err(|e| format!("{}: {e:#}", what())),
+    })
 }

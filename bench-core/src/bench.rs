@@ -8,6 +8,7 @@
 //! Its configuration is a typed struct, the clap `Args` of its command in the family crate;
 //! [`Setup`] turns it into benchmarks against the shared [`Options`].
 
+use crate::dram_check::Pattern;
 use crate::params::{Measurement, ParamInfo, PrefetchCheck, Skipped, Warning};
 use crate::sizing::{DramSizing, SizingBook};
 use crate::target::{Region, TargetSpec};
@@ -49,59 +50,89 @@ impl Context {
         }
     }
 
-    /// The DRAM working set of `target`: the one this run's latency sweep found, else the
-    /// sysfs rule ([`crate::sizing`]).
-    pub fn dram_sizing(&self, target: &str) -> DramSizing {
-        self.sizing
-            .get(target)
-            .unwrap_or_else(|| DramSizing::from_sysfs(self.topology.llc_bytes()))
+    /// The memory `target` offers, as this run first read it
+    /// ([`crate::sizing::SizingBook::available`]).
+    pub fn available(&self, target: &TargetSpec) -> Option<usize> {
+        self.sizing.available(target, &self.topology)
     }
 
-    /// The DRAM working set (touched bytes) for a chase on `target` that spans
-    /// `span_per_touched` bytes of memory per touched byte: [`Context::dram_sizing`],
+    /// The caches `cpus` can fill together ([`crate::topology::CacheReach`]).
+    pub fn cache_reach(&self, cpus: &[usize]) -> Option<crate::topology::CacheReach> {
+        self.topology.cache_reach(cpus)
+    }
+
+    /// The CPUs of a family that runs `threads` threads: the first `threads` of
+    /// [`Context::cpus`] (round robin past the end, as the lockstep threads are pinned).
+    pub fn cpus_for(&self, threads: usize) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..threads.max(1))
+            .map(|t| self.cpus[t % self.cpus.len().max(1)])
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// The DRAM working set of a family of `pattern` running on `cpus` over `target`
+    /// ([`crate::sizing`]): 4 x the caches those CPUs can fill, raised by this run's
+    /// latency plateau on the target and by any check that grew past its rule for CPUs
+    /// among them. Not yet bounded by memory.
+    pub fn dram_sizing(&self, target: &TargetSpec, cpus: &[usize], pattern: Pattern) -> DramSizing {
+        let base = DramSizing::for_cpus(self.cache_reach(cpus), self.topology.llc_bytes());
+        let key = target.to_string();
+        let s = match self.sizing.get(&key) {
+            Some(p) => match p.plateau_start_bytes {
+                Some(start) => base.with_plateau(start, p.effective_llc_bytes, p.from),
+                None => base,
+            },
+            None => base,
+        };
+        match self.sizing.grown(&key, pattern, cpus) {
+            Some(g) => s.at_least(g, crate::sizing::SizingRule::Check),
+            None => s,
+        }
+    }
+
+    /// The DRAM working set (touched bytes) of a chase on `target` run from `cpus` that
+    /// spans `span_per_touched` bytes of memory per touched byte: [`Context::dram_sizing`],
     /// bounded by the memory the target offers ([`crate::sizing::available_for`]). Also
-    /// returns the sizing and whether the memory bound applied.
+    /// returns the sizing (its rule [`crate::sizing::SizingRule::MemoryBound`] when the
+    /// bound applied).
     pub fn dram_touched(
         &self,
         target: &TargetSpec,
+        cpus: &[usize],
         span_per_touched: usize,
-    ) -> (usize, DramSizing, bool) {
-        let s = self.dram_sizing(&target.to_string());
-        let (t, capped) = s.touched_for(
-            span_per_touched,
-            crate::sizing::available_for(target, &self.topology),
-        );
-        (t, s, capped)
+    ) -> (usize, DramSizing) {
+        let mut s = self.dram_sizing(target, cpus, Pattern::Chase);
+        let (t, capped) = s.touched_for(span_per_touched, self.available(target));
+        if capped {
+            s.rule = crate::sizing::SizingRule::MemoryBound;
+        }
+        (t, s)
     }
 
-    /// The working set of a streaming DRAM point on `target` (the `mem.bandwidth` DRAM
-    /// point, `pool.flush-bw`): [`Context::dram_sizing`]'s bytes, but at least
-    /// [`crate::sizing::STREAM_FLOOR_BYTES`] (128 MiB when quick: likwid-bench and STREAM
-    /// compare there, and a store stream must not fit the last-level cache), rounded up to
-    /// a power of two; bounded by the memory the target offers
-    /// ([`crate::sizing::available_for`]), then the largest power of two within the bound
-    /// (at least 64 MiB). The second value says when the bound applied.
-    pub fn dram_stream_bytes(&self, target: &TargetSpec) -> (usize, bool) {
-        use crate::units::MIB;
-        let floor = if self.quick {
-            crate::sizing::STREAM_FLOOR_QUICK_BYTES
-        } else {
-            crate::sizing::STREAM_FLOOR_BYTES
-        };
-        let s = self.dram_sizing(&target.to_string());
-        let want = s.touched_bytes.max(floor).next_power_of_two();
-        let (capped, _) = crate::sizing::cap_by_memory(
-            want,
-            1,
-            crate::sizing::available_for(target, &self.topology),
-        );
-        if capped < want {
-            // Largest power of two within the bound, never below the floor's order.
-            let p = 1usize << (usize::BITS - 1 - capped.max(MIB).leading_zeros());
-            (p.max(64 * MIB), true)
-        } else {
-            (want, false)
+    /// The working set of a streaming DRAM point on `target` run by `cpus` (the
+    /// `mem.bandwidth` DRAM points, `pool.flush-bw`, the loaded-latency traffic):
+    /// [`Context::dram_sizing`]'s bytes, at least [`crate::sizing::STREAM_FLOOR_BYTES`]
+    /// ([`crate::sizing::stream_bytes`]); bounded by 1/[`crate::sizing::MEMORY_SHARE_DIVISOR`]
+    /// of the memory the target offers. The same with and without `--quick`.
+    pub fn dram_stream_bytes(&self, target: &TargetSpec, cpus: &[usize]) -> (usize, DramSizing) {
+        let mut s = self.dram_sizing(target, cpus, Pattern::Stream);
+        let want = crate::sizing::stream_bytes(s.touched_bytes);
+        let (bytes, capped) = crate::sizing::cap_by_memory(want, 1, self.available(target));
+        if capped {
+            s.rule = crate::sizing::SizingRule::MemoryBound;
         }
+        (bytes, s)
+    }
+
+    /// The largest size the larger working set of a DRAM check on `target` may have (a
+    /// span of at most 1/[`crate::sizing::CHECK_MEMORY_SHARE_DIVISOR`] of the memory the
+    /// target offers, as this run first read it), in bytes of memory spanned.
+    pub fn check_span_limit(&self, target: &TargetSpec) -> usize {
+        self.available(target).map_or(usize::MAX, |a| {
+            a / crate::sizing::CHECK_MEMORY_SHARE_DIVISOR
+        })
     }
 
     /// Reports progress.

@@ -35,10 +35,14 @@
 //!
 //! # Before timing
 //!
-//! Writing the chain leaves the last-written lines in the caches; [`Chain::build`] follows
-//! one full lap before returning, so the timed loop starts from the cache state of the
-//! chase itself, not of its construction. [`Chain::flush`] evicts every element's line
-//! for a cold lap (the DRAM reference the latency sweep uses to find the memory plateau).
+//! [`Chain::build`] writes the elements in the order the chase visits them and starts the
+//! walk at the first: every line the walk reaches was last touched one lap earlier, as in
+//! a chase that has run for laps, and the lines the build left in the caches are the ones
+//! the walk reaches last. A chain of up to [`WARM_LAP_MAX_BYTES`] touched is then followed
+//! one full lap as well (cheap there, and it settles the TLB and a cache-resident set);
+//! a larger one is not (a lap of a 1 GiB chain is two seconds of DRAM misses that leave
+//! the caches as the build did). [`Chain::flush`] evicts every element's line for a cold
+//! lap (the DRAM reference the latency sweep uses to find the memory plateau).
 
 use crate::cacheline;
 use rand::rngs::SmallRng;
@@ -48,6 +52,9 @@ use std::marker::PhantomData;
 
 /// Bytes of a cache line (the unit of touched working sets).
 pub const LINE_BYTES: usize = 64;
+
+/// Largest chain (touched bytes) that [`Chain::build`] follows one full lap before timing.
+pub const WARM_LAP_MAX_BYTES: usize = 64 << 20;
 
 /// Smallest slot of the randomized layout: the 128-byte pair an adjacent-line prefetcher
 /// fetches must lie inside one slot.
@@ -297,33 +304,48 @@ pub fn sattolo(n: usize, rng: &mut SmallRng) -> Vec<u32> {
     a
 }
 
-/// The successor array of a chase over `n` slots of `slot` bytes in `order`.
-pub fn successors(n: usize, slot: usize, order: ChaseOrder, seed: u64) -> Vec<u32> {
+/// Shuffles `s` in place (Fisher-Yates).
+fn shuffle(s: &mut [u32], rng: &mut SmallRng) {
+    for i in (1..s.len()).rev() {
+        let j = rng.random_range(0..=i);
+        s.swap(i, j);
+    }
+}
+
+/// The order a chase over `n` slots of `slot` bytes visits them in: `seq[k]` is the slot
+/// of the k-th element, and the last leads back to the first. Random: one uniformly random
+/// cycle over all slots. TLB-local: blocks of `locality` bytes in a random cycle, the
+/// slots of each block in random order.
+pub fn visit_order(n: usize, slot: usize, order: ChaseOrder, seed: u64) -> Vec<u32> {
+    assert!(n <= u32::MAX as usize, "too many elements for a u32 index");
     let mut rng = SmallRng::seed_from_u64(seed);
     let per_block = match order {
         ChaseOrder::Random => n,
         ChaseOrder::TlbLocal { locality } => (locality / slot).max(1),
     };
     if per_block >= n {
-        return sattolo(n, &mut rng);
+        let mut seq: Vec<u32> = (0..n as u32).collect();
+        shuffle(&mut seq, &mut rng);
+        return seq;
     }
     let blocks = n.div_ceil(per_block);
-    let block_next = sattolo(blocks, &mut rng);
-    // The visiting sequence: blocks in cycle order from block 0, slots shuffled inside.
+    let mut block_order: Vec<u32> = (0..blocks as u32).collect();
+    shuffle(&mut block_order, &mut rng);
     let mut seq: Vec<u32> = Vec::with_capacity(n);
-    let mut b = 0usize;
-    for _ in 0..blocks {
-        let lo = b * per_block;
+    for b in block_order {
+        let lo = b as usize * per_block;
         let hi = (lo + per_block).min(n);
         let start = seq.len();
         seq.extend(lo as u32..hi as u32);
-        let s = &mut seq[start..];
-        for i in (1..s.len()).rev() {
-            let j = rng.random_range(0..=i);
-            s.swap(i, j);
-        }
-        b = block_next[b] as usize;
+        shuffle(&mut seq[start..], &mut rng);
     }
+    seq
+}
+
+/// The successor array of a chase over `n` slots of `slot` bytes in `order`: `next[i]`
+/// follows slot `i` ([`visit_order`] as a cycle).
+pub fn successors(n: usize, slot: usize, order: ChaseOrder, seed: u64) -> Vec<u32> {
+    let seq = visit_order(n, slot, order, seed);
     let mut next = vec![0u32; n];
     for k in 0..n {
         next[seq[k] as usize] = seq[(k + 1) % n];
@@ -331,22 +353,24 @@ pub fn successors(n: usize, slot: usize, order: ChaseOrder, seed: u64) -> Vec<u3
     next
 }
 
-/// Writes the chain into `mem`: the element of slot `i` (at [`ChainLayout::offset`])
-/// holds the address of the element of slot `next[i]`. Returns the address of slot 0's
-/// element.
-pub fn write_chain(mem: &mut [u8], layout: ChainLayout, next: &[u32], seed: u64) -> *const u8 {
+/// Writes the chain into `mem` in visiting order: the element of slot `seq[k]` (at
+/// [`ChainLayout::offset`]) holds the address of the element of slot `seq[k + 1]`, the
+/// last that of the first. Returns the address of the first element.
+pub fn write_chain(mem: &mut [u8], layout: ChainLayout, seq: &[u32], seed: u64) -> *const u8 {
     let slot = layout.slot_bytes;
-    assert!(slot >= 8 && slot.is_multiple_of(8));
-    assert!(next.len() * slot <= mem.len());
+    assert!(slot >= 8 && slot.is_multiple_of(8) && !seq.is_empty());
+    assert!(seq.len() * slot <= mem.len());
     let base = mem.as_mut_ptr() as usize;
-    let addr = |i: usize| i * slot + layout.offset(i, seed);
-    for (i, &nx) in next.iter().enumerate() {
-        let bytes = (base + addr(nx as usize)).to_ne_bytes();
-        let at = addr(i);
+    let addr = |i: u32| i as usize * slot + layout.offset(i as usize, seed);
+    let n = seq.len();
+    for k in 0..n {
+        let bytes = (base + addr(seq[(k + 1) % n])).to_ne_bytes();
+        let at = addr(seq[k]);
         mem[at..at + bytes.len()].copy_from_slice(&bytes);
     }
-    // SAFETY: addr(0) < slot <= mem.len(), so the pointer stays inside `mem`.
-    unsafe { mem.as_ptr().add(addr(0)) }
+    // SAFETY: addr(seq[0]) < seq.len() * slot <= mem.len(), so the pointer stays inside
+    // `mem`.
+    unsafe { mem.as_ptr().add(addr(seq[0])) }
 }
 
 /// Loads per loop iteration of [`chase`].
@@ -402,12 +426,14 @@ pub struct Chain<'a> {
     layout: ChainLayout,
     order: ChaseOrder,
     seed: u64,
+    lapped: bool,
     _mem: PhantomData<&'a [u8]>,
 }
 
 impl<'a> Chain<'a> {
-    /// Builds a chase over `touched_bytes` (rounded to whole elements) in `mem`, then
-    /// follows one full lap so that timing starts from the chase's own cache state.
+    /// Builds a chase over `touched_bytes` (rounded to whole elements) in `mem`, written
+    /// in visiting order; a chain of up to [`WARM_LAP_MAX_BYTES`] is then followed one full
+    /// lap (see the module's "Before timing").
     pub fn build(
         mem: &'a mut [u8],
         layout: ChainLayout,
@@ -433,9 +459,10 @@ impl<'a> Chain<'a> {
                 have: mem.len(),
             });
         }
-        let next = successors(n, layout.slot_bytes, order, seed);
-        let start = write_chain(mem, layout, &next, seed);
-        drop(next);
+        let seq = visit_order(n, layout.slot_bytes, order, seed);
+        let start = write_chain(mem, layout, &seq, seed);
+        drop(seq);
+        let lapped = n * layout.touched_per_element() <= WARM_LAP_MAX_BYTES;
         let chain = Chain {
             base: mem.as_ptr(),
             start,
@@ -443,9 +470,12 @@ impl<'a> Chain<'a> {
             layout,
             order,
             seed,
+            lapped,
             _mem: PhantomData,
         };
-        chain.lap(chain.cursor());
+        if lapped {
+            chain.lap(chain.cursor());
+        }
         Ok(chain)
     }
 
@@ -513,7 +543,11 @@ impl<'a> Chain<'a> {
             "span_bytes": self.span_bytes(),
             "elements": self.n,
             "seed": self.seed,
-            "warmup": "one full lap after building",
+            "warmup": if self.lapped {
+                "built in visiting order, then one full lap"
+            } else {
+                "built in visiting order, no lap: the walk starts at the first element, so each line it reaches was last touched one lap before"
+            },
         });
         if let Some(o) = v.as_object_mut() {
             for extra in [self.layout.describe(), self.order.describe()] {

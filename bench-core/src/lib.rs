@@ -37,6 +37,7 @@ pub mod chase;
 pub mod cleanup;
 pub mod counters;
 pub mod cxl;
+pub mod dram_check;
 pub mod env;
 pub mod error;
 pub mod keys;

@@ -118,10 +118,14 @@ pub struct ParamsFile {
     /// differently built chains at the same working set, and whether they agree.
     #[serde(default)]
     pub prefetch_check: Vec<PrefetchCheck>,
-    /// The DRAM working set of each target and the rule that chose it (the sizes every
-    /// DRAM-chasing family used).
+    /// The DRAM working set of each target's latency sweep (CPU 0's chase) and the rule
+    /// that chose it.
     #[serde(default)]
     pub dram_sizing: BTreeMap<String, crate::sizing::DramSizing>,
+    /// The DRAM self-checks: each DRAM key's kernel at its working set and at a larger
+    /// one, the verdict, and the keys each check stands for ([`crate::dram_check`]).
+    #[serde(default)]
+    pub dram_check: Vec<crate::dram_check::DramCheck>,
 }
 
 /// One chain of a [`PrefetchCheck`].

@@ -1,8 +1,9 @@
 //! `pool.atomics`: latency of dependent atomic read-modify-writes on a target, next to
 //! the plain dependent-load latency on the same lines (seed 000's `CXL_ATOMIC_LAT`).
 //!
-//! Method: the working set is the target's DRAM working set ([`bench_core::sizing`]: 4 x
-//! the DRAM plateau's start found by the latency sweep, else 4 x the sysfs LLC), laid out
+//! Method: the working set is the target's DRAM working set for the first CPU
+//! ([`bench_core::sizing`]: 4 x the caches it can fill, confirmed by the DRAM check of
+//! this run's latency sweep, else by a check of its own on plain loads), laid out
 //! as the prefetcher-proof chase of [`bench_core::chase`]: one element per 256-byte slot
 //! at a random line and 8-byte word of the slot. Chain position `j` lives in slot `g(j)`,
 //! a bijection that visits 256 KiB blocks in a scrambled order and the slots of a block in
@@ -12,7 +13,10 @@
 //! successful `lock cmpxchg` (compare the known successor, write it back) and `xchg`
 //! (swap the known successor in); the known successor is computed from a step counter,
 //! off the dependency chain. The memory never changes; only the operation differs, so
-//! `atomic - load` is the cost of atomicity on that memory.
+//! `atomic - load` is the cost of atomicity on that memory. The operations follow each
+//! other along the chain (each starts where the previous stopped), so every line an
+//! operation reaches was last touched a whole lap before: none re-reads what the one
+//! before it left in the caches.
 
 use crate::measurement;
 use bench_core::bench::{
@@ -62,8 +66,8 @@ impl AtomicOp {
 /// The atomic latency benchmark.
 #[derive(Debug, Clone, Default)]
 pub struct AtomicsBench {
-    /// Working set (touched bytes, rounded down to a power of two); default: the target's
-    /// DRAM working set ([`bench_core::sizing`]).
+    /// Working set (touched bytes, rounded up to whole 256 KiB blocks of memory); default:
+    /// the target's DRAM working set ([`bench_core::sizing`]).
     pub size: Option<usize>,
 }
 
@@ -84,32 +88,61 @@ fn scramble(x: usize, bits: u32) -> usize {
     x
 }
 
-/// Slot index of chain position `j` (a bijection on `0..slots`, `slots` a power of two).
-#[inline(always)]
-pub fn slot_of(j: usize, slots: usize) -> usize {
-    let total = slots.trailing_zeros();
-    let lo_bits = total.min(BLOCK_SLOTS.trailing_zeros());
-    let hi_bits = total - lo_bits;
-    let lo = j & ((1 << lo_bits) - 1);
-    let hi = j >> lo_bits;
-    (scramble(hi, hi_bits) << lo_bits) | scramble(lo, lo_bits)
+/// A bijection on `0..n`: [`scramble`] over the next power of two, applied again until
+/// it lands below `n` (cycle walking; at most a few rounds, since `n` is more than half of
+/// that power).
+fn permute(x: usize, n: usize) -> usize {
+    let bits = n.next_power_of_two().trailing_zeros();
+    let mut y = scramble(x, bits);
+    while y >= n {
+        y = scramble(y, bits);
+    }
+    y
 }
 
-/// The working set (touched bytes, a power of two) and the rule that chose it.
+/// Slot index of chain position `j`, a bijection on `0..slots`: `slots` is a power of
+/// two up to one block, else a whole number of blocks (visited in a scrambled order, the
+/// slots of each in a scrambled order).
+#[inline(always)]
+pub fn slot_of(j: usize, slots: usize) -> usize {
+    if slots <= BLOCK_SLOTS {
+        return scramble(j, slots.trailing_zeros());
+    }
+    let lo_bits = BLOCK_SLOTS.trailing_zeros();
+    let lo = j & (BLOCK_SLOTS - 1);
+    let hi = j >> lo_bits;
+    (permute(hi, slots / BLOCK_SLOTS) << lo_bits) | scramble(lo, lo_bits)
+}
+
+/// Touched bytes of a chain that [`slot_of`] can order: a power of two up to one block
+/// (64 KiB of lines), else whole blocks; `up` rounds up, else down (at least 4 KiB).
+fn whole_blocks(touched: usize, up: bool) -> usize {
+    let block = BLOCK_SLOTS * 64;
+    let t = touched.max(4096);
+    if t <= block {
+        return if up {
+            t.next_power_of_two()
+        } else {
+            floor_pow2(t)
+        };
+    }
+    if up {
+        t.div_ceil(block) * block
+    } else {
+        t / block * block
+    }
+}
+
+/// The working set (touched bytes, in whole blocks) and the rule that chose it.
 fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usize, String) {
     let (touched, why) = match size {
         Some(s) => (s, "given with --size".to_string()),
         None => {
-            let (t, s, capped) = ctx.dram_touched(target, LAYOUT.span_per_touched());
-            let why = if capped {
-                format!("{}, bounded by the available memory", s.explain())
-            } else {
-                s.explain()
-            };
-            (t, why)
+            let (t, s) = ctx.dram_touched(target, &ctx.cpus_for(1), LAYOUT.span_per_touched());
+            (t, s.explain())
         }
     };
-    (floor_pow2(touched.max(4096)), why)
+    (whole_blocks(touched, true), why)
 }
 
 /// The largest power of two at most `x` (`x` >= 1).
@@ -120,14 +153,15 @@ fn floor_pow2(x: usize) -> usize {
 /// Address of chain position `j` in a chain of `slots` slots at `base`.
 #[inline(always)]
 fn addr_of(base: usize, j: usize, slots: usize, seed: u64) -> usize {
-    let slot = slot_of(j & (slots - 1), slots);
+    let slot = slot_of(j % slots, slots);
     base + slot * LAYOUT.slot_bytes + LAYOUT.offset(slot, seed)
 }
 
-/// Builds the chain in `mem` (`slots` slots; a power of two): the element of position
-/// `j` holds the address of position `j+1`.
+/// Builds the chain in `mem` (`slots` slots, as [`slot_of`] takes them), in chain order:
+/// the element of position `j` holds the address of position `j+1`.
 fn build(mem: &mut [u8], slots: usize, seed: u64) {
-    assert!(slots.is_power_of_two() && slots * LAYOUT.slot_bytes <= mem.len());
+    assert!(slots * LAYOUT.slot_bytes <= mem.len());
+    assert!(slots.is_power_of_two() || slots.is_multiple_of(BLOCK_SLOTS));
     let base = mem.as_mut_ptr() as usize;
     for j in 0..slots {
         let at = addr_of(base, j, slots, seed) - base;
@@ -161,7 +195,7 @@ fn chase(mem: &[u8], slots: usize, seed: u64, op: AtomicOp, start: usize, steps:
             }
             AtomicOp::Exchange => a.swap(succ, Ordering::SeqCst),
         } as usize;
-        j = (j + 1) & (slots - 1);
+        j = if j + 1 == slots { 0 } else { j + 1 };
     }
     std::hint::black_box(p);
     j
@@ -182,58 +216,61 @@ impl Benchmark for AtomicsBench {
         let region = input.region()?;
         let (touched, why) = working_set(self.size, ctx, region.spec());
         let target = region.spec().to_string();
-        // The touched bytes the region holds, as a power of two (the slot order needs one).
-        let big = floor_pow2(region.len() / LAYOUT.span_per_touched()).min(touched);
-        if big < 4096 {
+        let mut report = Report::default();
+        // The touched bytes the region holds, in whole blocks.
+        let mut big = whole_blocks(
+            (region.len() / LAYOUT.span_per_touched()).min(touched),
+            false,
+        );
+        if big < 4096 || big * LAYOUT.span_per_touched() > region.len() {
             return Err(NotRun::skip(
                 "region smaller than 16 KiB (4 KiB of touched lines)",
             ));
         }
+        let check = match self.size {
+            Some(_) => None,
+            None => dram_check(ctx, region, &mut report, big, touched, &why)?,
+        };
+        if let Some((_, confirmed)) = check {
+            big = confirmed;
+        }
         let placement = region.placement().clone();
-        let mut report = Report::default();
-        let sizes = [4096usize, big];
         let samples = if ctx.quick { 15 } else { 60 };
         let mut group = CounterGroup::open_with_timer(&ctx.timer);
-        for (si, &size) in sizes.iter().enumerate() {
+        for (si, &size) in [4096usize, big].iter().enumerate() {
             let slots = size / 64;
             let seed = ctx.seed ^ size as u64;
             build(region.as_mut_slice(), slots, seed);
             let mem: &[u8] = region.as_mut_slice();
-            // One full lap untimed: the timed operations start from the chase's own cache
-            // state, not from the lines the build left behind.
-            chase(mem, slots, seed, AtomicOp::Load, 0, slots);
+            let lapped = size <= bench_core::chase::WARM_LAP_MAX_BYTES;
+            if lapped {
+                // A small set: one full lap untimed, so that the timed operations start
+                // from the chase's own cache state. A large one was built in chain
+                // order: each line is reached a whole lap after it was written.
+                chase(mem, slots, seed, AtomicOp::Load, 0, slots);
+            }
             // Steps per sample: about 1 ms at memory latency, whole laps for small sets.
             let steps = if si == 0 { 20_000 } else { 8_000.min(slots) };
             let mut p50 = [0f64; 4];
             let mut ids: Vec<String> = Vec::new();
+            // Each operation goes on from where the previous one stopped.
+            let mut pos = 0usize;
             for (oi, op) in AtomicOp::ALL.into_iter().enumerate() {
                 ctx.progress(&format!(
                     "pool.atomics on {target}: {} over {}",
                     op.name(),
                     format_size(size)
                 ));
-                let mut pos = chase(mem, slots, seed, op, 0, steps.min(slots)); // warm-up
-                let mut v = counters::sample_buffer(samples);
-                let (v, counters) = counters::measure_undisturbed(
+                let (d, counters, end) = sample(
+                    ctx,
                     &mut group,
-                    counters::DEFAULT_MAX_ATTEMPTS,
-                    &mut v,
-                    |v| {
-                        v.clear();
-                        for _ in 0..samples {
-                            let t0 = ctx.timer.start();
-                            pos = chase(mem, slots, seed, op, pos, steps);
-                            let t1 = ctx.timer.stop();
-                            v.push(ctx.timer.elapsed_ns(t0, t1) / steps as f64);
-                        }
-                    },
-                    |v| v.clone(),
-                );
-                std::hint::black_box(pos);
-                let counters = counters.with_per_op("op", (samples * steps) as u64);
-                let Some(d) = Distribution::from_samples(&v) else {
-                    return Err(NotRun::skip("the timer produced no usable samples"));
-                };
+                    mem,
+                    (slots, seed),
+                    op,
+                    pos,
+                    (steps, samples),
+                )?;
+                pos = end;
                 p50[oi] = d.p50;
                 let id = format!("pool.atomics/{target}/{}/{}", op.name(), format_size(size));
                 ids.push(id.clone());
@@ -241,7 +278,7 @@ impl Benchmark for AtomicsBench {
                     id,
                     self.name(),
                     &target,
-                    serde_json::json!({"op": op.name(), "size_bytes": size, "touched_bytes": size, "span_bytes": LAYOUT.span_bytes(size), "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes, "steps_per_sample": steps, "order": "tlb-local 256 KiB", "warmup": "one full lap after building", "sizing": if si == 1 { why.clone() } else { "fixed 4 KiB (cache-resident reference)".into() }}),
+                    serde_json::json!({"op": op.name(), "size_bytes": size, "touched_bytes": size, "span_bytes": LAYOUT.span_bytes(size), "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes, "steps_per_sample": steps, "order": "tlb-local 256 KiB", "warmup": if lapped { "built in chain order, one full lap, operations one after the other along the chain" } else { "built in chain order, no lap: operations one after the other along the chain, each line reached a lap after it was written" }, "sizing": if si == 1 { why.clone() } else { "fixed 4 KiB (cache-resident reference)".into() }}),
                     "ns",
                     format!("per-operation latency of a dependent chain of {} over {} touched ({}; each result is the next address)", op.name(), format_size(size), LAYOUT.method()),
                     d,
@@ -250,48 +287,197 @@ impl Benchmark for AtomicsBench {
                 ));
             }
             if si == 1 {
-                let method = |what: &str| {
-                    format!(
-                        "p50 of {what} over {} touched (dependent chain, TLB-local order, {}; {why})",
-                        format_size(size),
-                        LAYOUT.label()
-                    )
+                let checked = if check.is_some() {
+                    "; DRAM working set checked by the DRAM check (see dram_check)"
+                } else {
+                    ""
                 };
-                let median_atomic = bench_core::stats::median(&p50[1..4]).expect("three figures");
-                report.params.push(Param::new(
-                    "atomic_lat_ns",
-                    median_atomic,
-                    &target,
-                    method("the median of fetch-add, CAS and exchange latencies"),
-                    ids[1..].to_vec(),
-                ));
-                report.params.push(Param::new(
-                    "atomic_load_lat_ns",
-                    p50[0],
-                    &target,
-                    method("plain loads"),
-                    vec![ids[0].clone()],
-                ));
-                for (oi, op) in AtomicOp::ALL.into_iter().enumerate().skip(1) {
-                    report.params.push(Param::new(
-                        format!("atomic_{}_lat_ns", op.name()),
-                        p50[oi],
-                        &target,
-                        method(op.name()),
-                        vec![ids[oi].clone()],
-                    ));
-                }
-                report.params.push(Param::new(
-                    "atomic_extra_lat_ns",
-                    (median_atomic - p50[0]).max(0.0),
-                    &target,
-                    "atomic_lat_ns - atomic_load_lat_ns (same lines)",
-                    ids.clone(),
-                ));
+                self.params(&mut report, &target, size, &why, checked, &p50, &ids);
             }
+        }
+        if let Some((i, _)) = check {
+            let keys: Vec<String> = report.params.iter().map(|p| p.key.clone()).collect();
+            ctx.sizing.cover(i, keys);
         }
         Ok(report)
     }
+}
+
+impl AtomicsBench {
+    /// The keys of the DRAM working set: each operation's p50, their median, the load.
+    #[allow(clippy::too_many_arguments)]
+    fn params(
+        &self,
+        report: &mut Report,
+        target: &str,
+        size: usize,
+        why: &str,
+        checked: &str,
+        p50: &[f64; 4],
+        ids: &[String],
+    ) {
+        let method = |what: &str| {
+            format!(
+                "p50 of {what} over {} touched (dependent chain, TLB-local order, {}; {why}{checked})",
+                format_size(size),
+                LAYOUT.label()
+            )
+        };
+        let median_atomic = bench_core::stats::median(&p50[1..4]).expect("three figures");
+        report.params.push(Param::new(
+            "atomic_lat_ns",
+            median_atomic,
+            target,
+            method("the median of fetch-add, CAS and exchange latencies"),
+            ids[1..].to_vec(),
+        ));
+        report.params.push(Param::new(
+            "atomic_load_lat_ns",
+            p50[0],
+            target,
+            method("plain loads"),
+            vec![ids[0].clone()],
+        ));
+        for (oi, op) in AtomicOp::ALL.into_iter().enumerate().skip(1) {
+            report.params.push(Param::new(
+                format!("atomic_{}_lat_ns", op.name()),
+                p50[oi],
+                target,
+                method(op.name()),
+                vec![ids[oi].clone()],
+            ));
+        }
+        report.params.push(Param::new(
+            "atomic_extra_lat_ns",
+            (median_atomic - p50[0]).max(0.0),
+            target,
+            "atomic_lat_ns - atomic_load_lat_ns (same lines)",
+            ids.to_vec(),
+        ));
+    }
+}
+
+/// `samples` samples of `steps` dependent operations `op` from chain position `pos` on
+/// the chain `(slots, seed)` in `mem`, undisturbed if the counters allow: the
+/// distribution (ns per operation), the counters, and where the chain stopped.
+fn sample(
+    ctx: &Context,
+    group: &mut CounterGroup,
+    mem: &[u8],
+    (slots, seed): (usize, u64),
+    op: AtomicOp,
+    pos: usize,
+    (steps, samples): (usize, usize),
+) -> Result<
+    (
+        Distribution,
+        bench_core::counters::MeasurementCounters,
+        usize,
+    ),
+    NotRun,
+> {
+    let mut pos = chase(mem, slots, seed, op, pos, steps.min(slots)); // warm-up
+    let mut v = counters::sample_buffer(samples);
+    let (v, counters) = counters::measure_undisturbed(
+        group,
+        counters::DEFAULT_MAX_ATTEMPTS,
+        &mut v,
+        |v| {
+            v.clear();
+            for _ in 0..samples {
+                let t0 = ctx.timer.start();
+                pos = chase(mem, slots, seed, op, pos, steps);
+                let t1 = ctx.timer.stop();
+                v.push(ctx.timer.elapsed_ns(t0, t1) / steps as f64);
+            }
+        },
+        |v| v.clone(),
+    );
+    let counters = counters.with_per_op("op", (samples * steps) as u64);
+    let Some(d) = Distribution::from_samples(&v) else {
+        return Err(NotRun::skip("the timer produced no usable samples"));
+    };
+    Ok((d, counters, pos))
+}
+
+/// The DRAM check of the chain at `big` touched bytes (the rule asked for `rule_bytes`):
+/// the covering check of this run (the latency sweep's, on the same CPU) if there is
+/// one, else plain loads over the chain at `big` and at a larger set, in the region
+/// grown for it. Returns the check's index in the run's book and the size that stands.
+fn dram_check(
+    ctx: &Context,
+    region: &mut bench_core::target::Region,
+    report: &mut Report,
+    big: usize,
+    rule_bytes: usize,
+    why: &str,
+) -> Result<Option<(usize, usize)>, NotRun> {
+    use bench_core::dram_check::{self as dc, Better, CheckInfo, Pattern, Plan};
+    let target = region.spec().to_string();
+    let cpu0 = ctx.cpus_for(1);
+    if let Some(i) = ctx.sizing.covering(&target, Pattern::Chase, &cpu0, big) {
+        return Ok(Some((i, big)));
+    }
+    let limit = ctx.check_span_limit(region.spec()) / LAYOUT.span_per_touched();
+    let plan = Plan {
+        start_bytes: big,
+        floor_bytes: whole_blocks(rule_bytes, true),
+        max_bytes: whole_blocks(limit.max(big), false),
+        better: Better::Lower,
+    };
+    let samples = if ctx.quick { 15 } else { 60 };
+    let mut group = CounterGroup::open_with_timer(&ctx.timer);
+    let outcome = dc::run(plan, |bytes, pass| {
+        region
+            .grow(LAYOUT.span_bytes(bytes), &ctx.topology)
+            .map_err(NotRun::skip)?;
+        let (slots, seed) = (bytes / 64, ctx.seed ^ bytes as u64 ^ pass as u64);
+        build(region.as_mut_slice(), slots, seed);
+        let mem: &[u8] = region.as_mut_slice();
+        let (d, counters, _) = sample(
+            ctx,
+            &mut group,
+            mem,
+            (slots, seed),
+            AtomicOp::Load,
+            0,
+            (8_000.min(slots), samples),
+        )?;
+        let id = format!(
+            "pool.atomics/{target}/check/load/{}{}",
+            format_size(bytes),
+            bench_core::dram_check::pass_suffix(pass)
+        );
+        let v = d.p50;
+        report.measurements.push(measurement(
+            id.clone(),
+            "pool.atomics",
+            &target,
+            serde_json::json!({"op": "load", "touched_bytes": bytes, "span_bytes": LAYOUT.span_bytes(bytes), "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes, "pass": pass}),
+            "ns",
+            "plain loads of the atomics chain, a point of the DRAM check".into(),
+            d,
+            Some(region.placement().clone()),
+            counters,
+        ));
+        Ok::<_, NotRun>((v, Some(id)))
+    })?;
+    let check = outcome.into_check(
+        &plan,
+        CheckInfo {
+            target,
+            benchmark: "pool.atomics".into(),
+            pattern: Pattern::Chase,
+            kernel: format!("plain loads, tlb-local {} chain", LAYOUT.label()),
+            cpus: cpu0,
+            unit: "ns".into(),
+            sizing: why.into(),
+            keys: vec![],
+        },
+    );
+    report.warnings.extend(dc::warning(&check));
+    let size = check.reported_bytes;
+    Ok(Some((ctx.sizing.record_check(check), size)))
 }
 
 /// Dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain loads on a target.
@@ -370,20 +556,52 @@ mod tests {
     #[test]
     fn working_set_follows_the_sizing_of_the_target() {
         let ctx = Context::quick_local();
-        ctx.sizing.record(
-            "node:7",
-            bench_core::sizing::DramSizing::from_plateau(
-                4 << 20,
-                Some(2 << 20),
-                Some(32 << 20),
-                vec![],
-            ),
+        // A memory-side cache the sweep found past every CPU cache: its plateau wins.
+        let rule = ctx.dram_sizing(
+            &TargetSpec::Node(7),
+            &ctx.cpus_for(1),
+            bench_core::dram_check::Pattern::Chase,
         );
+        let far = 4 * rule.touched_bytes;
+        ctx.sizing
+            .record("node:7", rule.with_plateau(far, Some(far / 2), vec![]));
         let (t, why) = working_set(None, &ctx, &TargetSpec::Node(7));
-        assert_eq!(t, 16 << 20);
-        assert!(why.contains("plateau"), "{why}");
+        let (cap, bounded) = bench_core::sizing::cap_by_memory(
+            4 * far,
+            LAYOUT.span_per_touched(),
+            ctx.available(&TargetSpec::Node(7)),
+        );
+        if !bounded {
+            assert_eq!(t, whole_blocks(cap, true));
+            assert!(why.contains("plateau"), "{why}");
+        }
         let (t, why) = working_set(Some(5 << 20), &ctx, &TargetSpec::Anon);
-        assert_eq!(t, 4 << 20, "a power of two");
+        assert_eq!(t, 5 << 20, "whole 64 KiB blocks of lines");
         assert!(why.contains("--size"));
+        assert_eq!(working_set(Some(100), &ctx, &TargetSpec::Anon).0, 4096);
+    }
+
+    #[test]
+    fn block_counts_that_are_not_powers_of_two_are_permutations() {
+        for blocks in [3usize, 5, 6, 7, 12, 19] {
+            let slots = blocks * BLOCK_SLOTS;
+            let mut seen = vec![false; slots];
+            for j in 0..slots {
+                let l = slot_of(j, slots);
+                assert!(l < slots && !seen[l], "slot {l} twice for {blocks} blocks");
+                seen[l] = true;
+            }
+            // TLB-local: a block's slots are visited one after the other.
+            let block = |j: usize| slot_of(j, slots) / BLOCK_SLOTS;
+            assert!((0..BLOCK_SLOTS).all(|j| block(j) == block(0)));
+        }
+        assert_eq!(
+            whole_blocks(5 * BLOCK_SLOTS * 64 + 1, true),
+            6 * BLOCK_SLOTS * 64
+        );
+        assert_eq!(
+            whole_blocks(5 * BLOCK_SLOTS * 64 + 1, false),
+            5 * BLOCK_SLOTS * 64
+        );
     }
 }

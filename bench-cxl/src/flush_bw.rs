@@ -8,9 +8,11 @@
 //! default) at a time: memset-like stores (`ptr::write_bytes`) of the chunk, then the
 //! flush method on its lines (clflushopt + sfence, clflush, clwb + sfence). `stores`
 //! (the same stores, nothing flushed) is the reference, so the figure next to it says what
-//! flushing costs. The region is the target's DRAM working set ([`bench_core::sizing`]),
-//! far larger than the last-level cache, so that the stores reference also reaches
-//! memory. A sample is one lockstep round ([`bench_core::lockstep`]): each thread writes
+//! flushing costs. The region is the streaming DRAM working set of the threads' CPUs
+//! ([`bench_core::sizing`]: 4 x every cache they can fill, confirmed by a DRAM check), so
+//! that the stores reference also reaches memory; each point goes on through the parts
+//! where the one before stopped, so no point writes lines the previous one left in the
+//! caches. A sample is one lockstep round ([`bench_core::lockstep`]): each thread writes
 //! [`SAMPLE_BYTES_PER_THREAD`] (whole chunks), and its bandwidth is the bytes written by
 //! all threads over the slowest thread's time (GB = 1e9 B; each byte counted once, as
 //! written: the write-back the flush causes is not counted again). A full run also
@@ -199,27 +201,23 @@ impl Default for FlushBwBench {
 }
 
 /// The working set (bytes) and the rule that chose it: `--size` as given, else the
-/// streaming DRAM point of `mem bandwidth` ([`Context::dram_stream_bytes`]: the target's
-/// DRAM working set, at least 1 GiB, 128 MiB when quick), so that even the stores
-/// reference leaves the last-level cache.
-fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usize, String) {
+/// streaming DRAM footprint of the `threads` threads' CPUs ([`Context::dram_stream_bytes`]:
+/// 4 x the caches they can fill, at least 1 GiB, as `mem bandwidth`'s DRAM point), so
+/// that even the stores reference leaves the caches.
+fn working_set(
+    size: Option<usize>,
+    ctx: &Context,
+    target: &TargetSpec,
+    threads: usize,
+) -> (usize, String) {
     match size {
         Some(s) => (s, "given with --size".to_string()),
         None => {
-            let (bytes, capped) = ctx.dram_stream_bytes(target);
-            let floor = if ctx.quick {
-                bench_core::sizing::STREAM_FLOOR_QUICK_BYTES
-            } else {
-                bench_core::sizing::STREAM_FLOOR_BYTES
-            };
-            let mut why = format!(
-                "the streaming DRAM point of mem bandwidth: {}, at least {}",
-                ctx.dram_sizing(&target.to_string()).explain(),
-                format_size(floor)
+            let (bytes, sizing) = ctx.dram_stream_bytes(target, &ctx.cpus_for(threads));
+            let why = format!(
+                "the streaming DRAM footprint of the threads' CPUs, as mem bandwidth's: {}",
+                sizing.explain()
             );
-            if capped {
-                why.push_str(", bounded by the available memory");
-            }
             (bytes, why)
         }
     }
@@ -268,17 +266,19 @@ impl FlushBwBench {
         base: *mut u8,
         len: usize,
         p: Point,
+        start: usize,
     ) -> Result<
         (
             Vec<f64>,
             ChunkLayout,
             bench_core::counters::MeasurementCounters,
+            usize,
         ),
         LayoutError,
     > {
         let layout = ChunkLayout::new(len, p.threads, self.chunk, SAMPLE_BYTES_PER_THREAD)?;
         let budget = Budget::bandwidth(ctx.quick);
-        let cursors: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(0)).collect();
+        let cursors: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(start)).collect();
         let base = base as usize;
         let column = p.column;
         let run = lockstep(ctx, p.threads, budget, &|t| {
@@ -302,7 +302,12 @@ impl FlushBwBench {
         let bytes = layout.bytes_per_sample();
         let n = run.samples();
         let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
-        Ok((gbs(&run.times, bytes as f64), layout, counters))
+        let end = cursors
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(start);
+        Ok((gbs(&run.times, bytes as f64), layout, counters, end))
     }
 }
 
@@ -312,21 +317,29 @@ impl Benchmark for FlushBwBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
-        working_set(self.size, ctx, target).0
+        working_set(self.size, ctx, target, self.threads(ctx)).0
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
-        let (want, why) = working_set(self.size, ctx, region.spec());
-        let len = want.min(region.len());
         let t = self.threads(ctx);
+        let (want, why) = working_set(self.size, ctx, region.spec(), t);
+        let mut len = want.min(region.len());
         if let Err(e) = ChunkLayout::new(len, t, self.chunk, SAMPLE_BYTES_PER_THREAD) {
             return Err(NotRun::skip(e.to_string()));
         }
         let target = region.spec().to_string();
+        let mut rep = Report::default();
+        let check = match self.size {
+            Some(_) => None,
+            None => {
+                let (i, confirmed) = self.dram_check(ctx, region, &mut rep, t, len, &why)?;
+                len = confirmed;
+                Some(i)
+            }
+        };
         let placement = region.placement().clone();
         let base = region.as_mut_ptr();
-        let mut rep = Report::default();
         if t == 1 {
             rep.warnings.push(Warning {
                 code: "flush_bw_threads".into(),
@@ -346,13 +359,16 @@ impl Benchmark for FlushBwBench {
                 });
             }
         }
+        // Where the next point starts in each thread's part (chunks): where the last ended.
+        let mut cursor = 0usize;
         for p in points(t, ctx.quick, best) {
             if p.column.unavailable().is_some() {
                 continue;
             }
-            let (samples, layout, counters) = self
-                .measure(ctx, base, len, p)
+            let (samples, layout, counters, end) = self
+                .measure(ctx, base, len, p, cursor)
                 .map_err(|e| NotRun::skip(e.to_string()))?;
+            cursor = end;
             let Some(d) = Distribution::from_samples(&samples) else {
                 return Err(NotRun::skip("the timer produced no usable samples"));
             };
@@ -426,7 +442,92 @@ impl Benchmark for FlushBwBench {
             self.chunk,
             flush_bw_table(&rep)
         ));
+        if let Some(i) = check {
+            // The keys at every thread count: their CPUs are among the check's.
+            let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
+            ctx.sizing.cover(i, keys);
+        }
         Ok(rep)
+    }
+}
+
+impl FlushBwBench {
+    /// The DRAM check of `threads` threads' working set of `len` bytes: the covering check
+    /// of this run (`mem bandwidth`'s, same CPUs) if there is one, else the stores
+    /// reference at `len` and at a larger working set, the region grown for it. Returns
+    /// the check's index in the run's book and the working set that stands.
+    fn dram_check(
+        &self,
+        ctx: &Context,
+        region: &mut bench_core::target::Region,
+        rep: &mut Report,
+        threads: usize,
+        len: usize,
+        why: &str,
+    ) -> Result<(usize, usize), NotRun> {
+        use bench_core::dram_check::{self as dc, Better, CheckInfo, Pattern, Plan};
+        let target = region.spec().to_string();
+        let cpus = ctx.cpus_for(threads);
+        if let Some(i) = ctx.sizing.covering(&target, Pattern::Stream, &cpus, len) {
+            return Ok((i, len));
+        }
+        let plan = Plan {
+            start_bytes: len,
+            floor_bytes: len,
+            max_bytes: ctx.check_span_limit(region.spec()).max(len),
+            better: Better::Higher,
+        };
+        let p = Point {
+            column: Column::Stores,
+            threads,
+        };
+        let outcome = dc::run(plan, |bytes, pass| {
+            region.grow(bytes, &ctx.topology).map_err(NotRun::skip)?;
+            // One pass over the whole working set first: the timed samples then write
+            // lines last touched a whole working set before, as a stream over it does.
+            region.as_mut_slice()[..bytes].fill(pass);
+            let (samples, layout, counters, _) = self
+                .measure(ctx, region.as_mut_ptr(), bytes, p, 0)
+                .map_err(|e| NotRun::skip(e.to_string()))?;
+            let Some(d) = Distribution::from_samples(&samples) else {
+                return Err(NotRun::skip("the timer produced no usable samples"));
+            };
+            let id = format!(
+                "{}/{target}/check/stores/{threads}t/{}{}",
+                self.name(),
+                format_size(bytes),
+                bench_core::dram_check::pass_suffix(pass)
+            );
+            let v = d.p50;
+            rep.measurements.push(measurement(
+                id.clone(),
+                self.name(),
+                &target,
+                serde_json::json!({"method": "stores", "threads": threads, "chunk_bytes": self.chunk, "working_set_bytes": layout.working_set(), "pass": pass}),
+                "GB/s",
+                "the stores reference over a working set, a point of the DRAM check".into(),
+                d,
+                Some(region.placement().clone()),
+                counters,
+            ));
+            Ok::<_, NotRun>((v, Some(id)))
+        })?;
+        let check = outcome.into_check(
+            &plan,
+            CheckInfo {
+                target,
+                benchmark: self.name().into(),
+                pattern: Pattern::Stream,
+                kernel: format!("stores in {} B chunks", self.chunk),
+                cpus,
+                unit: "GB/s".into(),
+                sizing: why.into(),
+                keys: vec![],
+            },
+        );
+        rep.warnings.extend(dc::warning(&check));
+        let size = check.reported_bytes;
+        Ok((ctx.sizing.record_check(check), size))
     }
 }
 
@@ -646,17 +747,24 @@ mod tests {
     #[test]
     fn the_default_working_set_is_the_bandwidth_dram_point() {
         let ctx = Context::quick_local();
-        let (bytes, why) = working_set(None, &ctx, &TargetSpec::Anon);
-        assert_eq!(bytes, ctx.dram_stream_bytes(&TargetSpec::Anon).0);
-        assert!(bytes.is_power_of_two() && bytes >= 64 * MIB, "{bytes}");
-        assert!(why.contains("streaming DRAM point"), "{why}");
-        if !why.contains("bounded") {
-            assert!(bytes >= bench_core::sizing::STREAM_FLOOR_QUICK_BYTES);
-            let llc = ctx.topology.llc_bytes().unwrap_or(0);
-            assert!(bytes >= 4 * llc || llc > 32 * MIB, "{bytes} vs LLC {llc}");
+        let t = ctx.cpus.len();
+        let (bytes, why) = working_set(None, &ctx, &TargetSpec::Anon, t);
+        let (stream, sizing) = ctx.dram_stream_bytes(&TargetSpec::Anon, &ctx.cpus_for(t));
+        assert_eq!(bytes, stream);
+        assert!(why.contains("streaming DRAM footprint"), "{why}");
+        if sizing.rule == bench_core::sizing::SizingRule::CacheReach {
+            // 4 x every LLC and L2 instance of the threads' CPUs, whatever --quick says.
+            let reach = ctx.cache_reach(&ctx.cpus_for(t)).unwrap().total_bytes;
+            assert!(bytes >= 4 * reach, "{bytes} vs caches {reach}");
+            assert!(bytes >= bench_core::sizing::STREAM_FLOOR_BYTES);
+            let full = Context {
+                quick: false,
+                ..ctx.clone()
+            };
+            assert_eq!(working_set(None, &full, &TargetSpec::Anon, t).0, bytes);
         }
         assert_eq!(
-            working_set(Some(12345), &ctx, &TargetSpec::Anon),
+            working_set(Some(12345), &ctx, &TargetSpec::Anon, t),
             (12345, "given with --size".to_string())
         );
     }

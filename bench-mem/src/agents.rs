@@ -37,7 +37,7 @@ use bench_core::bench::{
     Setup, Subject,
 };
 use bench_core::params::{Measurement, Skipped};
-use bench_core::sizing::{available_for, DramSizing, MEMORY_SHARE_DIVISOR};
+use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::stats::Distribution;
 use bench_core::target::{Access, Region, TargetSpec};
 use bench_core::topology::Topology;
@@ -142,33 +142,56 @@ impl Default for AgentsConfig {
 }
 
 impl AgentsConfig {
-    /// S on these targets: `--size`, else half of W, the larger of the targets' DRAM
-    /// working set ([`bench_core::sizing`]) and the sysfs rule (4 x LLC), so that one
-    /// agent's source plus destination span W and every transfer streams from memory (a
-    /// streaming copy can see more cache than the chase that found the plateau); at least
-    /// 64 MiB (16 MiB when quick); in whole MiB. Also says which rule chose it.
+    /// S on these targets: `--size`, else so that every agent count's footprint is a
+    /// streaming DRAM working set of its CPUs ([`Context::dram_stream_bytes`]): one agent's
+    /// source plus destination (2 S) at least the single CPU's footprint, and two or more
+    /// agents (2 k S) at least the footprint of every CPU of the run; in whole MiB, at
+    /// least 64 MiB, the same with and without `--quick`. Also says which rule chose it.
     fn size(&self, ctx: &Context, targets: &[&TargetSpec]) -> (usize, String) {
         if let Some(s) = self.size {
             return (s, "--size".into());
         }
-        let floor = if ctx.quick { 16 * MIB } else { 64 * MIB };
-        let sysfs = DramSizing::from_sysfs(ctx.topology.llc_bytes()).touched_bytes;
-        let dram = targets
+        let floor = 64 * MIB;
+        let (one, all) = targets
             .iter()
-            .map(|t| ctx.dram_sizing(&t.to_string()).touched_bytes)
-            .max()
-            .unwrap_or(0)
-            .max(sysfs);
-        let s = (dram / 2).max(floor).div_ceil(MIB) * MIB;
-        let rule = if s > floor {
-            format!(
-                "half of {}, the larger of the DRAM working set and 4 x the sysfs LLC: an agent's source + destination span it",
-                format_size(dram)
-            )
-        } else {
-            format!("the floor of {}", format_size(floor))
-        };
+            .map(|t| {
+                (
+                    ctx.dram_stream_bytes(t, &ctx.cpus_for(1)).0,
+                    ctx.dram_stream_bytes(t, &ctx.cpus).0,
+                )
+            })
+            .fold((0, 0), |(a, b), (x, y)| (a.max(x), b.max(y)));
+        let s = (one / 2).max(all / 4).max(floor).div_ceil(MIB) * MIB;
+        let rule = format!(
+            "one agent's source + destination span {} (the streaming DRAM footprint of CPU {}), two agents' at least {} (that of CPUs {}): 4 x the caches those CPUs can fill",
+            format_size(2 * s),
+            ctx.cpus_for(1)[0],
+            format_size(all),
+            bench_core::pin::format_cpu_list(&ctx.cpus)
+        );
         (s, rule)
+    }
+
+    /// The DRAM checks the keys at `size` stand on (one agent: the first CPU's stream;
+    /// more: every CPU's; [`AgentsConfig::size`] makes every footprint at least theirs),
+    /// run here unless this run made them.
+    fn checks(
+        &self,
+        ctx: &Context,
+        target: &TargetSpec,
+        size: usize,
+        rep: &mut Report,
+    ) -> Result<Vec<usize>, NotRun> {
+        let mut v = Vec::new();
+        let _ = size; // sized so that every footprint is at least these (Self::size)
+        for threads in [1, ctx.cpus.len()] {
+            let bytes = ctx.dram_stream_bytes(target, &ctx.cpus_for(threads)).0;
+            if let Some(i) = crate::bandwidth::stream_check(ctx, target, threads, bytes, rep)? {
+                v.push(i);
+            }
+        }
+        v.dedup();
+        Ok(v)
     }
 
     /// The agent counts, each at most the CPUs of the run.
@@ -189,7 +212,7 @@ impl AgentsConfig {
         targets: usize,
         size: usize,
     ) -> (Vec<usize>, Vec<usize>) {
-        let avail = available_for(target, &ctx.topology);
+        let avail = ctx.available(target);
         self.counts(ctx.cpus.len()).into_iter().partition(|&k| {
             avail.is_none_or(|a| bytes_per_target(k, targets, size) <= a / MEMORY_SHARE_DIVISOR)
         })
@@ -506,6 +529,13 @@ impl Benchmark for AgentsBench {
             &labels,
             &mut rep,
         )?;
+        drop(locals);
+        if self.config.size.is_none() {
+            let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
+            for i in self.config.checks(ctx, &spec, size, &mut rep)? {
+                ctx.sizing.cover(i, keys.iter().cloned());
+            }
+        }
         Ok(rep)
     }
 }

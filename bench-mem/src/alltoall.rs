@@ -36,7 +36,7 @@
 use crate::kernels::{self, Isa, IsaSet};
 use bench_core::bench::Context;
 use bench_core::params::Warning;
-use bench_core::sizing::{available_for, MEMORY_SHARE_DIVISOR};
+use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, KIB, MIB};
 
@@ -304,7 +304,7 @@ pub fn region_bytes(
     counts: &[usize],
     sizes: &[usize],
 ) -> usize {
-    let budget = buffer_budget(available_for(target, &ctx.topology), ctx.quick);
+    let budget = buffer_budget(ctx.available(target), ctx.quick);
     counts
         .iter()
         .filter_map(|&p| {
@@ -341,7 +341,7 @@ pub struct RegionSizes {
 impl RegionSizes {
     /// For a region of `region_len` bytes on `target`, sized by [`region_bytes`].
     pub fn new(ctx: &Context, target: &TargetSpec, region_len: usize) -> RegionSizes {
-        let words = budget_rule(available_for(target, &ctx.topology), ctx.quick);
+        let words = budget_rule(ctx.available(target), ctx.quick);
         RegionSizes {
             target: target.to_string(),
             budget: region_len,

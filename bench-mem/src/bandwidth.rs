@@ -5,8 +5,18 @@
 //! read plus the bytes written (its footprint); a sample is one or more passes over each
 //! thread's slice, timed per thread with the cycle timer, and the sample's bandwidth is the
 //! total bytes over the slowest thread's time. Points: one per cache level (L1/2, L2/2, a
-//! size inside L3) and DRAM (>= 4 x LLC) with one thread, plus DRAM with every `--cpu`; in
-//! a full run also a sweep of powers of four from 16 KiB to DRAM.
+//! size inside L3) and DRAM with one thread, plus DRAM with every `--cpu`; in a full run
+//! also a sweep of powers of four from 16 KiB to DRAM.
+//!
+//! **DRAM points.** Each thread count streams over 4 x the caches its CPUs can fill
+//! ([`bench_core::sizing`]: every distinct LLC and L2 instance, at least 1 GiB, a power of
+//! two), the same with and without `--quick`. Before the DRAM keys are measured, the
+//! DRAM check ([`bench_core::dram_check`]) runs the read kernel at that footprint and at
+//! twice it on the same threads; if the smaller is faster, it is in a cache and the
+//! footprint grows. A slice of more than [`CHUNK_BYTES`] per thread is streamed one chunk
+//! per sample, the chunks in turn after one full pass (so every chunk a sample reads was
+//! last touched a whole footprint earlier): the footprint stays what it is, and a sample
+//! costs milliseconds rather than a pass over gigabytes.
 
 use crate::kernels::{self, Isa, IsaSet, Kernel};
 use crate::lockstep::{gbs, lockstep, Budget};
@@ -15,12 +25,19 @@ use bench_core::bench::{
     Setup, Skip,
 };
 use bench_core::counters::MeasurementCounters;
+use bench_core::dram_check::{self, Pattern};
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Largest slice a thread streams in one sample; a larger slice is streamed in chunks of
+/// at most this, one per sample, in turn.
+pub const CHUNK_BYTES: usize = 64 * MIB;
 
 /// Parameters of the bandwidth benchmark.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +97,8 @@ struct Point {
     size: usize,
     threads: usize,
     keys: Vec<String>,
+    /// A DRAM point (its keys stand on the DRAM check of its thread count).
+    dram: bool,
 }
 
 fn dram_key(k: Kernel) -> &'static str {
@@ -113,15 +132,23 @@ impl BandwidthBench {
         Ok(isa)
     }
 
-    /// The DRAM point: the target's DRAM working set ([`bench_core::sizing`]: 4 x the
-    /// latency sweep's DRAM plateau, else 4 x the sysfs LLC), at least 1 GiB (likwid-bench
-    /// and STREAM compare there; 128 MiB when quick), bounded by the available memory
+    /// The DRAM footprint of each thread count measured (one thread, and every thread
+    /// of the all-threads points): 4 x the caches of its CPUs, streamed
     /// ([`Context::dram_stream_bytes`]).
-    fn dram_size(ctx: &Context, target: &TargetSpec) -> usize {
-        ctx.dram_stream_bytes(target).0
+    fn dram_defaults(&self, ctx: &Context, target: &TargetSpec) -> BTreeMap<usize, usize> {
+        let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
+        [1, threads]
+            .into_iter()
+            .map(|t| (t, ctx.dram_stream_bytes(target, &ctx.cpus_for(t)).0))
+            .collect()
     }
 
     fn plan(&self, ctx: &Context, target: &TargetSpec) -> Vec<Point> {
+        self.plan_at(ctx, &self.dram_defaults(ctx, target))
+    }
+
+    /// The plan with DRAM footprints `dram` (by thread count).
+    fn plan_at(&self, ctx: &Context, dram_of: &BTreeMap<usize, usize>) -> Vec<Point> {
         let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
         let mut v = Vec::new();
         if let Some(sizes) = &self.sizes {
@@ -132,6 +159,7 @@ impl BandwidthBench {
                         size: s,
                         threads: 1,
                         keys: vec![],
+                        dram: false,
                     });
                     if threads > 1 {
                         v.push(Point {
@@ -139,6 +167,7 @@ impl BandwidthBench {
                             size: s,
                             threads,
                             keys: vec![],
+                            dram: false,
                         });
                     }
                 }
@@ -149,19 +178,22 @@ impl BandwidthBench {
         let l1 = t.cache_bytes(1).unwrap_or(32 * KIB);
         let l2 = t.cache_bytes(2).unwrap_or(512 * KIB);
         let l3 = t.cache_bytes(3);
-        let dram = Self::dram_size(ctx, target);
+        let dram = dram_of.get(&1).copied().unwrap_or(64 * MIB);
+        let dram_all = dram_of.get(&threads).copied().unwrap_or(dram);
         if self.kernels.contains(&Kernel::Read) {
             v.push(Point {
                 kernel: Kernel::Read,
                 size: l1 / 2,
                 threads: 1,
                 keys: vec!["l1_bw_gbs".into()],
+                dram: false,
             });
             v.push(Point {
                 kernel: Kernel::Read,
                 size: l2 / 2,
                 threads: 1,
                 keys: vec!["l2_bw_gbs".into()],
+                dram: false,
             });
             if let Some(l3) = l3 {
                 let s = (2 * l2).min(l3 / 2).max(l2);
@@ -170,6 +202,7 @@ impl BandwidthBench {
                     size: s,
                     threads: 1,
                     keys: vec!["l3_bw_gbs".into()],
+                    dram: false,
                 });
             }
         }
@@ -186,6 +219,7 @@ impl BandwidthBench {
                             size: s,
                             threads: 1,
                             keys: vec![],
+                            dram: false,
                         });
                     }
                 }
@@ -201,12 +235,14 @@ impl BandwidthBench {
                     size: dram,
                     threads: 1,
                     keys: vec![one],
+                    dram: true,
                 });
                 v.push(Point {
                     kernel: k,
-                    size: dram,
+                    size: dram_all,
                     threads,
                     keys: vec![all],
+                    dram: true,
                 });
             } else {
                 // One CPU: measured once, both keys (the run warns about it).
@@ -215,47 +251,264 @@ impl BandwidthBench {
                     size: dram,
                     threads: 1,
                     keys: vec![one, all],
+                    dram: true,
                 });
             }
         }
         v
     }
 
-    /// Measures one point: returns per-sample GB/s, passes per sample, and the counters of
-    /// every thread's sampling loop (normalised per byte).
+    /// Measures one point: returns per-sample GB/s, how a sample streams (passes over the
+    /// slice, or chunks of it in turn), and the counters of every thread's sampling loop
+    /// (normalised per byte).
     fn measure(
         &self,
         ctx: &Context,
         region: &mut Region,
         isa: Isa,
         p: &Point,
-    ) -> (Vec<f64>, usize, MeasurementCounters) {
+        budget: Budget,
+    ) -> (Vec<f64>, Streaming, MeasurementCounters) {
         let slice = (p.size / p.threads) / 4096 * 4096;
         let slice = if slice == 0 {
             p.size / p.threads / 64 * 64
         } else {
             slice
         };
-        let passes = ((8 * MIB) / slice.max(1)).max(1);
-        let budget = Budget::bandwidth(ctx.quick);
+        let chunks = slice.div_ceil(CHUNK_BYTES).max(1);
+        let chunk = if chunks == 1 {
+            slice
+        } else {
+            slice / chunks / 4096 * 4096
+        };
+        let passes = if chunks == 1 {
+            ((8 * MIB) / slice.max(1)).max(1)
+        } else {
+            1
+        };
         let base = region.as_mut_ptr() as usize;
         let kernel = p.kernel;
+        let calls: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(0)).collect();
         let run = lockstep(ctx, p.threads, budget, &|t| {
-            // SAFETY: each thread gets its own disjoint slice [t*slice, (t+1)*slice) of the
-            // region, which outlives the call.
-            let buf =
-                unsafe { std::slice::from_raw_parts_mut((base + t * slice) as *mut u8, slice) };
+            let call = calls[t].fetch_add(1, Ordering::Relaxed);
             let mut acc = 0;
-            for k in 0..passes {
-                acc ^= kernels::run(kernel, isa, buf, k as u8 | 1);
+            // The first call (the warm-up) streams every chunk; then one chunk per call.
+            let parts = if chunks > 1 && call > 0 {
+                let c = (call - 1) % chunks;
+                c..c + 1
+            } else {
+                0..chunks
+            };
+            for c in parts {
+                // SAFETY: thread t owns its slice [t*slice, (t+1)*slice) of the region,
+                // which outlives the call; chunk c lies inside it.
+                let buf = unsafe {
+                    std::slice::from_raw_parts_mut((base + t * slice + c * chunk) as *mut u8, chunk)
+                };
+                for k in 0..passes {
+                    acc ^= kernels::run(kernel, isa, buf, k as u8 | 1);
+                }
             }
             std::hint::black_box(acc);
         });
-        let bytes = slice * p.threads * passes;
+        let bytes = chunk * p.threads * passes;
         let n = run.samples();
         let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
-        (gbs(&run.times, bytes as f64), passes, counters)
+        let how = Streaming {
+            passes,
+            chunk_bytes: chunk,
+            chunks,
+        };
+        (gbs(&run.times, bytes as f64), how, counters)
     }
+
+    /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked.
+    fn check_kernel(&self) -> Kernel {
+        if self.kernels.contains(&Kernel::Read) {
+            Kernel::Read
+        } else {
+            self.kernels[0]
+        }
+    }
+
+    /// The DRAM check of `threads` threads at `start` (their footprint): the check
+    /// kernel at it and at a larger one on the same threads; the region grows for the
+    /// larger. Each figure is recorded as a measurement of its size (the one at the size
+    /// that stands is then that kernel's DRAM point).
+    #[allow(clippy::too_many_arguments)]
+    fn dram_check(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        rep: &mut Report,
+        isa: Isa,
+        threads: usize,
+        start: usize,
+        sizing: &bench_core::sizing::DramSizing,
+    ) -> Result<dram_check::DramCheck, Skip> {
+        let target = region.spec().to_string();
+        let kernel = self.check_kernel();
+        let plan = dram_check::Plan {
+            start_bytes: start,
+            floor_bytes: start,
+            max_bytes: ctx.check_span_limit(region.spec()).max(start),
+            better: dram_check::Better::Higher,
+        };
+        let outcome = dram_check::run(plan, |bytes, pass| {
+            region.grow(bytes, &ctx.topology).map_err(Skip::new)?;
+            let p = Point {
+                kernel,
+                size: bytes,
+                threads,
+                keys: vec![],
+                dram: true,
+            };
+            let id = format!(
+                "{}{}",
+                point_id(&target, &p),
+                bench_core::dram_check::pass_suffix(pass)
+            );
+            let m = self.record(
+                ctx,
+                region,
+                rep,
+                &p,
+                id.clone(),
+                (isa, check_budget(ctx.quick)),
+            )?;
+            Ok::<_, Skip>((m, Some(id)))
+        })?;
+        Ok(outcome.into_check(
+            &plan,
+            dram_check::CheckInfo {
+                target,
+                benchmark: self.name().into(),
+                pattern: Pattern::Stream,
+                kernel: format!("{} ({isa})", kernel.name()),
+                cpus: ctx.cpus_for(threads),
+                unit: "GB/s".into(),
+                sizing: sizing.explain(),
+                keys: vec![],
+            },
+        ))
+    }
+
+    /// Measures `p` and records it as measurement `id`; returns its p50.
+    fn record(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        rep: &mut Report,
+        p: &Point,
+        id: String,
+        (isa, budget): (Isa, Budget),
+    ) -> Result<f64, Skip> {
+        let (gbs, how, counters) = self.measure(ctx, region, isa, p, budget);
+        let Some(d) = Distribution::from_samples(&gbs) else {
+            return Err(Skip::new(format!(
+                "no valid samples for {} at {}",
+                p.kernel.name(),
+                p.size
+            )));
+        };
+        ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
+        let p50 = d.p50;
+        rep.measurements.push(Measurement {
+            id,
+            benchmark: self.name().into(),
+            target: region.spec().to_string(),
+            parameters: json!({
+                "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
+                "threads": p.threads, "size_bytes": p.size, "passes_per_sample": how.passes,
+                "chunk_bytes": how.chunk_bytes, "chunks": how.chunks,
+                "cpus": ctx.cpus.iter().take(p.threads).collect::<Vec<_>>(),
+                "bytes_counted": if p.kernel.is_copy() { "read + written" } else { "touched" },
+            }),
+            unit: "GB/s".into(),
+            method: if how.chunks > 1 {
+                format!("each pinned thread streams its own slice of the footprint, one {} chunk per sample, the chunks in turn after one full pass; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes", format_size(how.chunk_bytes))
+            } else {
+                "each pinned thread runs the kernel over its own slice; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes".into()
+            },
+            distribution: d,
+            placement: Some(region.placement().clone()),
+            counters: Some(counters),
+        });
+        Ok(p50)
+    }
+}
+
+/// The DRAM check of a stream of `bytes` by `threads` threads on `target`, for a family
+/// that streams without having run `mem bandwidth` (`mem loaded`, `mem agents` alone):
+/// the covering check of this run if there is one, else the read kernel at `bytes` and
+/// at twice it in a region of its own (the bandwidth family's own check), recorded in the
+/// run's book. Returns the check's index, or `None` (with a warning) when no region could
+/// be placed or no kernel runs here.
+pub fn stream_check(
+    ctx: &Context,
+    target: &TargetSpec,
+    threads: usize,
+    bytes: usize,
+    report: &mut Report,
+) -> Result<Option<usize>, Skip> {
+    let cpus = ctx.cpus_for(threads);
+    let t = target.to_string();
+    if let Some(i) = ctx.sizing.covering(&t, Pattern::Stream, &cpus, bytes) {
+        return Ok(Some(i));
+    }
+    let b = BandwidthBench {
+        kernels: vec![Kernel::Read],
+        ..Default::default()
+    };
+    let Ok(isa) = IsaSet::detect().choose(None) else {
+        return Ok(None);
+    };
+    let mut region = match Region::allocate(target, bytes, &ctx.topology) {
+        Ok(r) => r,
+        Err(e) => {
+            report.warnings.push(Warning {
+                code: "dram_check".into(),
+                message: format!("{t}: no DRAM check of the stream: {e}"),
+                remediation: "free memory, or run `cxlchar all`, whose bandwidth family checks it"
+                    .into(),
+            });
+            return Ok(None);
+        }
+    };
+    let (_, sizing) = ctx.dram_stream_bytes(target, &cpus);
+    let check = b.dram_check(ctx, &mut region, report, isa, threads, bytes, &sizing)?;
+    report.warnings.extend(dram_check::warning(&check));
+    Ok(Some(ctx.sizing.record_check(check)))
+}
+
+/// The budget of a DRAM check's point: twice a bandwidth point's time (the check compares
+/// medians, and a VM's bandwidth drifts), the same minimum of samples.
+fn check_budget(quick: bool) -> Budget {
+    let b = Budget::bandwidth(quick);
+    Budget {
+        time: 2 * b.time,
+        ..b
+    }
+}
+
+/// How a sample streams a slice.
+struct Streaming {
+    /// Passes over the slice (small slices), else 1.
+    passes: usize,
+    /// Bytes of a chunk (the whole slice when not chunked).
+    chunk_bytes: usize,
+    /// Chunks of the slice.
+    chunks: usize,
+}
+
+/// The measurement id of a point.
+fn point_id(target: &str, p: &Point) -> String {
+    format!(
+        "mem.bandwidth/{target}/{}/{}t/{}",
+        p.kernel.name(),
+        p.threads,
+        format_size(p.size)
+    )
 }
 
 impl Benchmark for BandwidthBench {
@@ -271,11 +524,17 @@ impl Benchmark for BandwidthBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
-        self.plan(ctx, target)
+        let most = self
+            .plan(ctx, target)
             .iter()
             .map(|p| p.size)
             .max()
-            .unwrap_or(MIB)
+            .unwrap_or(MIB);
+        if self.sizes.is_some() {
+            return most;
+        }
+        // Room for the DRAM check's larger footprint too (it would grow the region).
+        (2 * most).min(ctx.check_span_limit(target)).max(most)
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -284,7 +543,6 @@ impl Benchmark for BandwidthBench {
             .validate(IsaSet::detect(), ctx.cpus.len())
             .map_err(|e| Skip::new(e.to_string()))?;
         let target = region.spec().to_string();
-        let placement = region.placement().clone();
         let mut rep = Report::default();
         if self.threads.unwrap_or(ctx.cpus.len()) == 1 {
             rep.warnings.push(Warning {
@@ -295,59 +553,67 @@ impl Benchmark for BandwidthBench {
                 remediation: "give more CPUs with --cpu".into(),
             });
         }
-        for p in self.plan(ctx, region.spec()) {
+        // The DRAM check of each thread count, unless a check of this run covers it.
+        let mut dram = self.dram_defaults(ctx, region.spec());
+        let mut check_of: BTreeMap<usize, usize> = BTreeMap::new();
+        if self.sizes.is_none() {
+            for (&threads, size) in dram.iter_mut() {
+                let cpus = ctx.cpus_for(threads);
+                if let Some(i) = ctx.sizing.covering(&target, Pattern::Stream, &cpus, *size) {
+                    check_of.insert(threads, i);
+                    continue;
+                }
+                let (_, sizing) = ctx.dram_stream_bytes(region.spec(), &cpus);
+                let check = self.dram_check(ctx, region, &mut rep, isa, threads, *size, &sizing)?;
+                *size = check.reported_bytes;
+                rep.warnings.extend(dram_check::warning(&check));
+                check_of.insert(threads, ctx.sizing.record_check(check));
+            }
+        }
+        for p in self.plan_at(ctx, &dram) {
             if p.size > region.len() {
                 continue;
             }
-            let (gbs, passes, counters) = self.measure(ctx, region, isa, &p);
-            let Some(d) = Distribution::from_samples(&gbs) else {
-                return Err(NotRun::skip(format!(
-                    "no valid samples for {} at {}",
-                    p.kernel.name(),
-                    p.size
-                )));
+            let id = point_id(&target, &p);
+            let p50 = match rep.measurements.iter().find(|m| m.id == id) {
+                Some(m) => m.distribution.p50,
+                None => {
+                    let budget = Budget::bandwidth(ctx.quick);
+                    self.record(ctx, region, &mut rep, &p, id.clone(), (isa, budget))?
+                }
             };
-            let id = format!(
-                "mem.bandwidth/{target}/{}/{}t/{}",
-                p.kernel.name(),
-                p.threads,
-                format_size(p.size)
-            );
-            ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
+            let n = rep
+                .measurements
+                .iter()
+                .find(|m| m.id == id)
+                .map_or(0, |m| m.distribution.n);
             for key in &p.keys {
+                let checked = if p.dram {
+                    check_of.get(&p.threads).copied()
+                } else {
+                    None
+                };
+                if let Some(i) = checked {
+                    ctx.sizing.cover(i, [key.clone()]);
+                }
                 rep.params.push(Param::new(
                     key.clone(),
-                    d.p50,
+                    p50,
                     &target,
                     format!(
-                            "p50 of {} {} samples, {} thread(s), {} footprint, {} ({}-byte vectors); GB = 1e9 B{}",
-                            d.n,
-                            p.kernel.name(),
-                            p.threads,
-                            format_size(p.size),
-                            isa,
-                            isa.width_bytes(),
-                            if p.kernel.is_copy() { ", bytes read + written" } else { "" }
-                        ),
+                        "p50 of {} {} samples, {} thread(s), {} footprint, {} ({}-byte vectors); GB = 1e9 B{}{}",
+                        n,
+                        p.kernel.name(),
+                        p.threads,
+                        format_size(p.size),
+                        isa,
+                        isa.width_bytes(),
+                        if p.kernel.is_copy() { ", bytes read + written" } else { "" },
+                        if checked.is_some() { "; DRAM footprint checked by the DRAM check (see dram_check)" } else { "" }
+                    ),
                     vec![id.clone()],
                 ));
             }
-            rep.measurements.push(Measurement {
-                id,
-                benchmark: self.name().into(),
-                target: target.clone(),
-                parameters: json!({
-                    "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
-                    "threads": p.threads, "size_bytes": p.size, "passes_per_sample": passes,
-                    "cpus": ctx.cpus.iter().take(p.threads).collect::<Vec<_>>(),
-                    "bytes_counted": if p.kernel.is_copy() { "read + written" } else { "touched" },
-                }),
-                unit: "GB/s".into(),
-                method: "each pinned thread runs the kernel over its own slice; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes".into(),
-                distribution: d,
-                placement: Some(placement.clone()),
-                counters: Some(counters),
-            });
         }
         Ok(rep)
     }
@@ -471,11 +737,26 @@ mod tests {
         ] {
             assert!(keys.contains(&k), "{k} missing");
         }
-        let llc = c.topology.llc_bytes().unwrap_or(0);
-        assert!(plan
-            .iter()
-            .filter(|p| p.keys.iter().any(|k| k == "mem_bw_gbs"))
-            .all(|p| p.size >= 4 * llc));
+        // The DRAM points leave every cache the threads' CPUs can fill (unless the memory
+        // bound says otherwise), and --quick measures them at the same footprints.
+        let full = BandwidthBench::default().plan(&ctx(false), &TargetSpec::Anon);
+        let dram = |plan: &[Point]| -> Vec<(usize, usize)> {
+            plan.iter()
+                .filter(|p| p.dram)
+                .map(|p| (p.threads, p.size))
+                .collect()
+        };
+        assert_eq!(dram(&plan), dram(&full), "quick changes no DRAM footprint");
+        for p in plan.iter().filter(|p| p.dram) {
+            let cpus = c.cpus_for(p.threads);
+            let (_, sizing) = c.dram_stream_bytes(&TargetSpec::Anon, &cpus);
+            if let (Some(r), false) = (
+                c.cache_reach(&cpus),
+                sizing.rule == bench_core::sizing::SizingRule::MemoryBound,
+            ) {
+                assert!(p.size >= 4 * r.total_bytes, "{p:?} vs {r:?}");
+            }
+        }
     }
 
     #[test]

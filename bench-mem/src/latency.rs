@@ -32,6 +32,7 @@ use bench_core::chase::{
     Chain, ChainLayout, ChaseError, ChaseOrder, SlotLayout, MIN_RANDOMIZED_SLOT_BYTES,
 };
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
+use bench_core::dram_check::{self, DramCheck, Pattern};
 use bench_core::params::{CheckedChain, Measurement, PrefetchCheck, Warning};
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
@@ -184,15 +185,20 @@ impl LatencyBench {
     }
 
     /// The largest working set the sweep may reach (touched bytes) and the rule: the
-    /// user's `--max-size`, else 4 x the sysfs LLC; both bounded by the available memory.
-    pub fn cap(&self, llc: Option<usize>, available: Option<usize>) -> (usize, DramSizing) {
-        let mut s = DramSizing::from_sysfs(llc);
+    /// user's `--max-size`, else the DRAM working set `rule` (4 x the caches the measuring
+    /// CPU can fill, [`bench_core::sizing`]); both bounded by the available memory.
+    pub fn cap(&self, rule: &DramSizing, available: Option<usize>) -> (usize, DramSizing) {
+        let mut s = rule.clone();
         if let Some(m) = self.max_size {
             s.touched_bytes = m;
             s.rule = sizing::SizingRule::User;
         }
-        let (t, _) = s.touched_for(self.layout.span_per_touched(), available);
-        (self.layout.round_touched(t), s)
+        let (t, bounded) = s.touched_for(self.layout.span_per_touched(), available);
+        if bounded {
+            s.rule = sizing::SizingRule::MemoryBound;
+        }
+        s.touched_bytes = self.layout.round_touched(t);
+        (s.touched_bytes, s)
     }
 
     /// The candidate sizes of the sweep up to `cap` (touched bytes), ascending; the
@@ -223,10 +229,8 @@ impl LatencyBench {
         v
     }
 
-    /// Makes sure `region` holds `span` bytes, re-allocating it (same target, placement
-    /// verified again) up to `limit`. The old mapping is released first (a NUMA node or a
-    /// dax device may not hold both); if the larger one cannot be had, the old size is
-    /// mapped again and the error says why.
+    /// Makes sure `region` holds `span` bytes: grown ([`Region::grow`]) to twice its
+    /// size or `span`, whichever is larger, but not past `limit` unless `span` is.
     fn ensure(
         &self,
         ctx: &Context,
@@ -238,26 +242,7 @@ impl LatencyBench {
             return Ok(());
         }
         let want = (2 * region.len()).max(span).min(limit.max(span));
-        let spec = region.spec().clone();
-        let old = region.len();
-        let placeholder = Region::allocate(&TargetSpec::Anon, 4096, &ctx.topology)
-            .map_err(|e| format!("cannot grow the region: {e}"))?;
-        drop(std::mem::replace(region, placeholder));
-        match Region::allocate(&spec, want, &ctx.topology) {
-            Ok(r) => {
-                *region = r;
-                Ok(())
-            }
-            Err(e) => {
-                if let Ok(r) = Region::allocate(&spec, old, &ctx.topology) {
-                    *region = r;
-                }
-                Err(format!(
-                    "cannot grow the region to {}: {e}",
-                    format_size(want)
-                ))
-            }
-        }
+        region.grow(want, &ctx.topology)
     }
 
     /// Builds a chain over `touched` bytes and samples it for the time budget.
@@ -539,22 +524,169 @@ impl LatencyBench {
         ))
     }
 
+    /// The DRAM point: the default chain at `start` touched and at a larger working set
+    /// (twice, at least `floor`: the cache rule's), judged by the DRAM check
+    /// ([`bench_core::dram_check`]), both placed in one region grown once. A sweep point of
+    /// the same size is reused for the first pass. `None`, with a warning, when not even
+    /// `start` can be placed. Returns the check and the (size, mean p50, measurement ids)
+    /// that stand.
+    #[allow(clippy::too_many_arguments)]
+    fn dram_point(
+        &self,
+        ctx: &Context,
+        region: &mut Region,
+        report: &mut Report,
+        start: usize,
+        floor: usize,
+        sweep: &[SweepPoint],
+        sizing: String,
+    ) -> Result<Option<DramPoint>, Skip> {
+        let target = region.spec().to_string();
+        let span = |t: usize| self.layout.span_bytes(t);
+        let limit = ctx.check_span_limit(region.spec()).max(span(start));
+        let mut max_bytes = self
+            .layout
+            .round_touched(limit / self.layout.span_per_touched());
+        let larger = (2 * start).max(floor).min(max_bytes);
+        if self
+            .ensure(ctx, region, span(larger), span(larger))
+            .is_err()
+        {
+            max_bytes = start;
+            if let Err(why) = self.ensure(ctx, region, span(start), span(start)) {
+                report.warnings.push(Warning {
+                    code: "latency_size".into(),
+                    message: format!("{target}: no DRAM point: {why}"),
+                    remediation: "free memory, or use a target with more".into(),
+                });
+                return Ok(None);
+            }
+        }
+        let plan = dram_check::Plan {
+            start_bytes: start,
+            floor_bytes: floor,
+            max_bytes,
+            better: dram_check::Better::Lower,
+        };
+        let outcome = dram_check::run(plan, |bytes, pass| {
+            if pass == 1 {
+                if let Some(p) = sweep.iter().find(|p| p.size_bytes == bytes) {
+                    return Ok((p.lat_ns, Some(p.id.clone())));
+                }
+            }
+            self.ensure(ctx, region, span(bytes), span(bytes))
+                .map_err(Skip::new)?;
+            let p = self.measure(ctx, region, bytes, self.layout, self.order)?;
+            let id = format!(
+                "mem.latency/{target}/{}/{}{}",
+                self.order.name(),
+                format_size(bytes),
+                bench_core::dram_check::pass_suffix(pass)
+            );
+            ctx.progress(&format!(
+                "mem.latency {target} {:>6}: {:8.2} ns (DRAM check, pass {pass})",
+                format_size(bytes),
+                p.d.p50
+            ));
+            let method = format!(
+                "{}; a point of the DRAM check (pass {pass})",
+                self.method(self.layout, self.order)
+            );
+            Ok::<_, Skip>((self.record(report, region, &id, method, p), Some(id)))
+        })?;
+        let size = outcome.reported_bytes;
+        let value = outcome.value_at(size).unwrap_or(f64::NAN);
+        let ids = outcome.ids_at(size);
+        if !value.is_finite() || ids.is_empty() {
+            return Err(Skip::new(format!(
+                "the DRAM check measured nothing at {}",
+                format_size(size)
+            )));
+        }
+        let check = outcome.into_check(
+            &plan,
+            dram_check::CheckInfo {
+                target: target.clone(),
+                benchmark: self.name().into(),
+                pattern: Pattern::Chase,
+                kernel: format!("{} {} chase", self.order.name(), self.layout.label()),
+                cpus: ctx.cpus_for(1),
+                unit: "ns".into(),
+                sizing,
+                keys: vec![],
+            },
+        );
+        if let Some(w) = dram_check::warning(&check) {
+            report.warnings.push(w);
+        }
+        Ok(Some(DramPoint {
+            check,
+            size,
+            value,
+            ids,
+        }))
+    }
+
     fn method(&self, layout: ChainLayout, order: ChaseOrder) -> String {
         format!(
-            "dependent pointer chase, {} order, {}; one full lap untimed, then p50 of ~50 us batches of ns/load ({}-load unrolled loop), timer overhead subtracted",
+            "dependent pointer chase, {} order, {}; chain written in visiting order (and followed one full lap untimed up to {} touched), then p50 of ~50 us batches of ns/load ({}-load unrolled loop), timer overhead subtracted",
             order.name(),
             layout.method(),
+            format_size(bench_core::chase::WARM_LAP_MAX_BYTES),
             bench_core::chase::UNROLL
         )
     }
 }
 
-/// The DRAM working set a plateau starting at `start` gives: 4 x the start (the sizing
-/// rule), at least [`MIN_DRAM_POINT_BYTES`], never past the sweep's `cap`.
-fn plateau_sizing(start: usize, pl: &DramPlateau, llc: Option<usize>, cap: usize) -> DramSizing {
-    let mut s = DramSizing::from_plateau(start, pl.effective_llc_bytes, llc, vec![]);
-    s.touched_bytes = s.touched_bytes.max(MIN_DRAM_POINT_BYTES).min(cap);
-    s
+/// The DRAM point of a sweep: the check that stands for it, and the size, the figure
+/// (the mean of the check's passes there) and the measurement ids it has.
+struct DramPoint {
+    check: DramCheck,
+    size: usize,
+    value: f64,
+    ids: Vec<String>,
+}
+
+/// The DRAM check of a chase of `start` touched bytes on `target` from the first CPU,
+/// for a family that chases without having run the latency sweep (`mem loaded` alone):
+/// the covering check of this run if there is one, else the default chain at `start`
+/// and at a larger working set in a region of its own (the sweep's own check),
+/// recorded in the run's book. Returns the check's index in the book, or `None` (with a
+/// warning in `report`) when no region could be placed.
+pub fn chase_check(
+    ctx: &Context,
+    target: &TargetSpec,
+    start: usize,
+    report: &mut Report,
+) -> Result<Option<usize>, Skip> {
+    let cpu0 = ctx.cpus_for(1);
+    let t = target.to_string();
+    if let Some(i) = ctx.sizing.covering(&t, Pattern::Chase, &cpu0, start) {
+        return Ok(Some(i));
+    }
+    let b = LatencyBench::default();
+    let (floor, rule) = ctx.dram_touched(target, &cpu0, b.layout.span_per_touched());
+    let mut region = match Region::allocate(target, b.layout.span_bytes(start), &ctx.topology) {
+        Ok(r) => r,
+        Err(e) => {
+            report.warnings.push(Warning {
+                code: "dram_check".into(),
+                message: format!("{t}: no DRAM check of the chase: {e}"),
+                remediation: "free memory, or run `cxlchar all`, whose latency sweep checks it"
+                    .into(),
+            });
+            return Ok(None);
+        }
+    };
+    if let Some(&cpu) = ctx.cpus.first() {
+        bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
+    }
+    let Some(DramPoint { check, .. }) =
+        b.dram_point(ctx, &mut region, report, start, floor, &[], rule.explain())?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(ctx.sizing.record_check(check)))
 }
 
 /// The verdict's name: `unchecked` when no other judged chain could be measured (the
@@ -593,10 +725,8 @@ impl Benchmark for LatencyBench {
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
         // The first stage: the cold-lap chain and the sweep up to 16 MiB; the sweep grows
         // the region when it goes further.
-        let (cap, _) = self.cap(
-            ctx.topology.llc_bytes(),
-            sizing::available_for(target, &ctx.topology),
-        );
+        let rule = ctx.dram_sizing(target, &ctx.cpus_for(1), Pattern::Chase);
+        let (cap, _) = self.cap(&rule, ctx.available(target));
         let first = match &self.sizes {
             Some(s) => s.iter().copied().max().unwrap_or(self.min_size),
             None => cap.min(16 * MIB).max(COLD_REF_BYTES.min(cap)),
@@ -611,9 +741,10 @@ impl Benchmark for LatencyBench {
             bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
         }
         let target = region.spec().to_string();
-        let llc = ctx.topology.llc_bytes();
-        let available = sizing::available_for(region.spec(), &ctx.topology);
-        let (cap, cap_rule) = self.cap(llc, available);
+        let cpu0 = ctx.cpus_for(1);
+        let available = ctx.available(region.spec());
+        let rule = ctx.dram_sizing(region.spec(), &cpu0, Pattern::Chase);
+        let (cap, cap_rule) = self.cap(&rule, available);
         let span_limit = self.layout.span_bytes(cap).max(region.len());
         let mut report = Report::default();
         let warn = |report: &mut Report, code: &str, message: String, remediation: &str| {
@@ -647,8 +778,8 @@ impl Benchmark for LatencyBench {
                 Err(why) => warn(
                     &mut report,
                     "latency_cold_lap",
-                    format!("no cold-lap reference ({why}): the sweep runs to 4 x the sysfs LLC to reach DRAM"),
-                    "none needed; sizes follow sysfs",
+                    format!("no cold-lap reference ({why}): the sweep runs to the DRAM point (4 x the caches the CPU can fill)"),
+                    "none needed; sizes follow the cache rule",
                 ),
             }
         }
@@ -658,7 +789,6 @@ impl Benchmark for LatencyBench {
         let mut points: Vec<SweepPoint> = Vec::new();
         let mut plateau: Option<DramPlateau> = None;
         let mut stop_at: Option<usize> = None;
-        let mut plateau_size: Option<DramSizing> = None;
         for &size in &sizes {
             if stop_at.is_some_and(|s| size > s) {
                 break;
@@ -699,10 +829,12 @@ impl Benchmark for LatencyBench {
             if let (Some((c, _)), None) = (&cold_ns, &plateau) {
                 plateau = dram_plateau(&points, *c);
                 if let (Some(pl), None) = (&plateau, &self.sizes) {
-                    let s = plateau_sizing(points[pl.start].size_bytes, pl, llc, cap);
-                    let want = s.touched_bytes;
+                    // The curve goes on to 4 x the plateau's start; the DRAM point and its
+                    // check come after the sweep.
+                    let want = (sizing::SAFETY_FACTOR * points[pl.start].size_bytes)
+                        .max(MIN_DRAM_POINT_BYTES)
+                        .min(cap);
                     stop_at = Some(sizes.iter().copied().find(|&x| x >= want).unwrap_or(cap));
-                    plateau_size = Some(s);
                 }
             }
         }
@@ -791,10 +923,6 @@ impl Benchmark for LatencyBench {
                 (crate::levels::DRAM_FLAT - 1.0) * 100.0,
                 crate::levels::DRAM_REF_SHARE * 100.0
             );
-            if let Some(mut s) = plateau_size.take() {
-                s.from = ids.clone();
-                ctx.sizing.record(&target, s);
-            }
             mem = Some((value, ids, m));
         } else if let (None, Some((c, cold_id))) = (&mem, &cold_ns) {
             // No flat plateau below the cap (memory-bound cap, or a noisy machine), and the
@@ -820,40 +948,79 @@ impl Benchmark for LatencyBench {
                 mem = Some((v, ids, m));
             }
         }
-        if plateau.is_none() && self.sizes.is_none() {
-            let (t, bounded) = cap_rule.touched_for(self.layout.span_per_touched(), available);
-            let mut s = cap_rule.clone();
-            s.touched_bytes = t;
-            if bounded {
-                s.rule = sizing::SizingRule::MemoryBound;
+        // 4. The DRAM point: the cache rule's working set for this CPU (or, with sizes the
+        //    user bounded, the largest point when the sweep reached DRAM), confirmed by the
+        //    DRAM check against a larger one; then full-random order (page-walk cost) and
+        //    the prefetch self-check there.
+        let mut sizing_rec = cap_rule.clone();
+        if let (Some(pl), Some((_, ids, _))) = (&plateau, &mem) {
+            // A plateau that starts past the caches sysfs names raises the DRAM point.
+            sizing_rec = sizing_rec.with_plateau(
+                points[pl.start].size_bytes,
+                pl.effective_llc_bytes,
+                ids.clone(),
+            );
+            let (t, bounded) = sizing_rec.touched_for(self.layout.span_per_touched(), available);
+            if bounded && t < sizing_rec.touched_bytes {
+                sizing_rec.rule = sizing::SizingRule::MemoryBound;
             }
-            if cold_ns.is_some() {
-                warn(
-                    &mut report,
-                    "latency_no_plateau",
-                    format!(
-                        "no DRAM plateau flat over two doublings up to {} (the cap: {}): sizes follow the cap; {}",
-                        format_size(cap),
-                        s.rule.describe(),
-                        if mem.is_some() {
-                            "mem_lat_ns comes from the points near the cap at DRAM latency"
-                        } else {
-                            "no point reached 90% of the cold lap, so there is no mem_lat_ns"
-                        }
-                    ),
-                    "none needed, but check the sweep: latency still rising at the cap means the cache or the TLB reach is larger than the cap",
-                );
-            }
-            ctx.sizing.record(&target, s);
+            sizing_rec.touched_bytes = self.layout.round_touched(t);
         }
-
-        // 4. The DRAM point: full-random order (page-walk cost), then the prefetch
-        //    self-check.
-        let dram_point = match (&plateau, &mem) {
-            (Some(_), _) | (None, Some(_)) => points.last().map(|p| (p.size_bytes, p.id.clone())),
-            _ => None,
+        let start = if self.sizes.is_none() && self.max_size.is_none() {
+            Some(sizing_rec.touched_bytes)
+        } else {
+            mem.as_ref().and(points.last().map(|p| p.size_bytes))
         };
-        if let (Some((size, default_id)), Some((value, ids, method))) = (dram_point, mem.clone()) {
+        let floor = cap_rule.touched_bytes;
+        let dram = match start {
+            Some(start) => self.dram_point(
+                ctx,
+                region,
+                &mut report,
+                start,
+                floor,
+                &points,
+                sizing_rec.explain(),
+            )?,
+            None => None,
+        };
+        if let Some(DramPoint { check, .. }) = &dram {
+            if check.verdict == dram_check::Verdict::Grown {
+                sizing_rec.rule = sizing::SizingRule::Check;
+            }
+            sizing_rec.touched_bytes = check.reported_bytes;
+        }
+        if self.sizes.is_none() {
+            ctx.sizing.record(&target, sizing_rec.clone());
+        }
+        if let Some(DramPoint {
+            check,
+            size,
+            value,
+            ids,
+        }) = dram
+        {
+            let default_id = ids[0].clone();
+            let method = format!(
+                "p50 of the {} chain at the DRAM point, {} touched in {} of memory ({}; {}); DRAM check: {} (see dram_check)",
+                self.layout.label(),
+                format_size(size),
+                format_size(self.layout.span_bytes(size)),
+                self.method(self.layout, self.order),
+                sizing_rec.explain(),
+                check.summary()
+            );
+            let method = if ids.len() > 1 {
+                format!("{method}; the mean of the check's two passes")
+            } else {
+                method
+            };
+            let check_index = ctx.sizing.record_check(check);
+            ctx.sizing.cover(
+                check_index,
+                ["mem_lat_ns", "mem_lat_random_ns", "page_walk_ns"].map(String::from),
+            );
+
             let mut random = None;
             if self.random_at_max && self.order != ChaseOrder::Random {
                 let p = self.measure(ctx, region, size, self.layout, ChaseOrder::Random)?;
@@ -1100,31 +1267,54 @@ mod tests {
         assert_eq!(e, "--min-size 8192 is above --max-size 4096");
     }
 
+    /// The cache rule of one CPU that reaches `llc` of last-level cache (and 1 MiB of L2).
+    fn rule(llc: usize) -> DramSizing {
+        DramSizing::for_cpus(
+            Some(bench_core::topology::CacheReach {
+                cpus: "0".into(),
+                llc_bytes: llc,
+                llc_instances: 1,
+                mid_bytes: M,
+                mid_instances: 1,
+                total_bytes: llc + M,
+            }),
+            Some(llc),
+        )
+    }
+
     #[test]
     fn sweep_candidates_reach_the_cap() {
         let b = LatencyBench::default();
-        let (cap, rule) = b.cap(Some(32 * M), None);
-        assert_eq!(cap, 128 * M, "4 x LLC of touched lines");
-        assert_eq!(rule.rule, sizing::SizingRule::SysfsLlc);
+        let (cap, r) = b.cap(&rule(32 * M), None);
+        assert_eq!(cap, 132 * M, "4 x the caches of the CPU, touched lines");
+        assert_eq!(r.rule, sizing::SizingRule::CacheReach);
         let s = b.sweep_sizes(cap, false);
         assert_eq!(s[0], 4096);
-        assert_eq!(*s.last().unwrap(), 128 * M);
+        assert_eq!(*s.last().unwrap(), 132 * M);
         assert!(s.contains(&(6 * 1024)), "two points per octave");
         let q = b.sweep_sizes(cap, true);
         assert!(!q.contains(&(6 * 1024)), "one point per octave when quick");
         assert!(s.windows(2).all(|w| w[0] < w[1]));
-        // An Intel-like 480 MiB LLC: the cap touches 4 x 480 MiB, the memory bound applies.
-        let (cap, _) = b.cap(Some(480 * M), Some(8192 * M));
+        // An Intel-like 480 MiB LLC: the cap touches 4 x 481 MiB, the memory bound applies.
+        let (cap, r) = b.cap(&rule(480 * M), Some(8192 * M));
         assert!(
             cap <= 8192 * M / 4 / 4,
             "span within a quarter of 8 GiB: {cap}"
         );
-        let (cap, _) = b.cap(Some(480 * M), None);
-        assert_eq!(cap, 1920 * M);
+        assert_eq!(r.rule, sizing::SizingRule::MemoryBound);
+        let (cap, _) = b.cap(&rule(480 * M), None);
+        assert_eq!(cap, 1924 * M);
         assert!(
-            b.layout.span_bytes(cap) >= 4 * 1920 * M,
+            b.layout.span_bytes(cap) >= 4 * 1924 * M,
             "touched, not spanned"
         );
+        // --max-size is the user's.
+        let b = LatencyBench {
+            max_size: Some(8 * M),
+            ..Default::default()
+        };
+        let (cap, r) = b.cap(&rule(480 * M), None);
+        assert_eq!((cap, r.rule), (8 * M, sizing::SizingRule::User));
     }
 
     #[test]

@@ -299,17 +299,21 @@ impl Default for LoadedLatencyBench {
 }
 
 impl LoadedLatencyBench {
-    /// The chase's working set (touched bytes) on `target` and how it was chosen.
+    /// The chase's working set (touched bytes) on `target` and how it was chosen: 4 x the
+    /// caches of every CPU of the run (the traffic threads fill them too).
     fn chase_touched(ctx: &Context, target: &TargetSpec) -> (usize, DramSizing) {
         let layout = ChainLayout::DEFAULT;
-        let (t, s, _) = ctx.dram_touched(target, layout.span_per_touched());
+        let (t, s) = ctx.dram_touched(target, &ctx.cpus, layout.span_per_touched());
         (layout.round_touched(t), s)
     }
 
+    /// Each traffic thread's buffer: together the streaming DRAM footprint of every CPU
+    /// of the run ([`Context::dram_stream_bytes`]), at least 64 MiB each.
     fn load_bytes(ctx: &Context, target: &TargetSpec) -> usize {
         let threads = ctx.cpus.len().saturating_sub(1).max(1);
-        let (touched, _) = Self::chase_touched(ctx, target);
-        (touched / threads).max(64 * MIB) / 4096 * 4096
+        let (total, _) = ctx.dram_stream_bytes(target, &ctx.cpus);
+        // Rounded up: together at least the footprint the bandwidth check confirmed.
+        total.div_ceil(threads).max(64 * MIB).div_ceil(4096) * 4096
     }
 }
 
@@ -360,6 +364,7 @@ impl Benchmark for LoadedLatencyBench {
             .choose(None)
             .map_err(|e| Skip::new(e.to_string()))?;
         let target = region.spec().to_string();
+        let region_spec = &region.spec().clone();
         let placement = region.placement().clone();
         let (chase_bytes, sizing) = Self::chase_touched(ctx, region.spec());
         let load_bytes = Self::load_bytes(ctx, region.spec());
@@ -605,6 +610,19 @@ impl Benchmark for LoadedLatencyBench {
             }
         }
         std::hint::black_box(p);
+        // The DRAM checks the keys stand on: the chase (CPU 0) and the traffic (the rest).
+        let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
+        let chase = crate::latency::chase_check(ctx, region_spec, chase_bytes, &mut rep)?;
+        let traffic = crate::bandwidth::stream_check(
+            ctx,
+            region_spec,
+            ctx.cpus.len(),
+            load_bytes * loaders,
+            &mut rep,
+        )?;
+        for i in [chase, traffic].into_iter().flatten() {
+            ctx.sizing.cover(i, keys.iter().cloned());
+        }
         Ok(rep)
     }
 }

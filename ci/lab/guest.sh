@@ -79,11 +79,11 @@ PY
 
 # Guest a's CXL devdax namespace is small on purpose: TCG emulates the CXL window as MMIO
 # (every access goes through QEMU's device model, tens of MB/s), and cxlchar sizes every
-# working set within what a target offers, so a 96 MiB device keeps `cxlchar all --quick`
-# on it to minutes (on the whole 510 MiB device it did not finish in 10 minutes; `mem
-# bandwidth --quick` alone took more than two). 96 MiB, not less: a streaming DRAM point
-# is never below 64 MiB (a smaller device skips mem bandwidth and flush-bw, saying so).
-# The sizes it could not reach are in its size_bound warnings.
+# working set within what a target offers (a quarter of it; the DRAM check's larger size
+# half), so a 96 MiB device keeps `cxlchar all --quick` on it to minutes (about ten; on the
+# whole 510 MiB device it did not finish in 10 minutes; `mem bandwidth --quick` alone took
+# more than two). The sizes it could not reach are in its memory_bound sizing rules and
+# size_bound warnings.
 CXL_NS_SIZE=96M
 # The CXL pool window of `pool msg` (the same on both guests): inside the 2 MiB-aligned
 # devdax device and clear of the bytes `mem latency` wrote at its start; --quick, the

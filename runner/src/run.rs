@@ -275,6 +275,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     let skipped_whole = skipped.len();
     let served = results.iter().any(|(_, _, rep)| rep.served);
     let (params, param_info) = assemble_params(&results);
+    let dram_check = dram_checks(ctx.sizing.checks(), &results);
     let mut measurements = Vec::new();
     let mut prefetch_check = Vec::new();
     for (_, _, rep) in results {
@@ -301,6 +302,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         warnings: dedup_warnings(warnings),
         prefetch_check,
         dram_sizing: ctx.sizing.all(),
+        dram_check,
     };
     Ok(Outcome {
         file,
@@ -406,6 +408,33 @@ pub fn assemble_params(
         }
     }
     (params, info)
+}
+
+/// The run's DRAM checks with the keys each stands for named as params.json names them:
+/// qualified by the target (`mem_bw_gbs@anon`), far names on far memory
+/// (`cxl_lat_ns@node:1`).
+pub fn dram_checks(
+    checks: Vec<bench_core::dram_check::DramCheck>,
+    results: &[(String, KeyNaming, Report)],
+) -> Vec<bench_core::dram_check::DramCheck> {
+    checks
+        .into_iter()
+        .map(|mut c| {
+            let far = results
+                .iter()
+                .find(|(t, _, _)| *t == c.target)
+                .is_some_and(|(_, n, _)| n.far());
+            c.keys = c
+                .keys
+                .iter()
+                .map(|k| {
+                    let name = far.then(|| far_name(k)).flatten().unwrap_or(k.clone());
+                    format!("{name}@{}", c.target)
+                })
+                .collect();
+            c
+        })
+        .collect()
 }
 
 /// Now, RFC 3339 UTC with seconds.

@@ -67,19 +67,70 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
         assert!(touched >= 4 * e, "{touched} < 4 x {e}");
     }
     // Every DRAM-chasing family used that size: the atomics' large point touches it
-    // (rounded down to a power of two).
-    let atomics: Vec<u64> = doc["measurements"]
+    // (rounded up to whole 64 KiB blocks of lines).
+    let atomics = doc["measurements"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["benchmark"] == "pool.atomics" && m["parameters"]["op"] == "load")
-        .map(|m| m["parameters"]["touched_bytes"].as_u64().unwrap())
-        .collect();
-    let big = atomics.iter().copied().max().expect("atomics measured");
+        .filter(|m| !m["id"].as_str().unwrap().contains("/check/"))
+        .max_by_key(|m| m["parameters"]["touched_bytes"].as_u64().unwrap())
+        .expect("atomics measured");
+    let big = atomics["parameters"]["touched_bytes"].as_u64().unwrap();
+    let bounded = atomics["parameters"]["sizing"]
+        .as_str()
+        .unwrap()
+        .contains("bounded by the memory");
     assert!(
-        big <= touched && 2 * big > touched,
+        (big >= touched && big - touched < 64 << 10) || (bounded && big < touched),
         "atomics {big} vs {touched}"
     );
+    // The DRAM checks: the latency sweep's stands for mem_lat_ns at the recorded size, and
+    // every DRAM key of the run is one a check stands for.
+    let checks = doc["dram_check"].as_array().expect("dram_check");
+    let covered: std::collections::BTreeSet<&str> = checks
+        .iter()
+        .flat_map(|c| c["keys"].as_array().unwrap().iter())
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let lat_check = checks
+        .iter()
+        .find(|c| c["benchmark"] == "mem.latency" && c["target"] == "anon")
+        .expect("a latency check on anon");
+    assert_eq!(lat_check["reported_bytes"].as_u64(), Some(touched));
+    assert!(["agree", "grown", "unconfirmed"].contains(&lat_check["verdict"].as_str().unwrap()));
+    for k in [
+        "mem_lat_ns",
+        "mem_bw_gbs",
+        "mem_bw_1t_gbs",
+        "copy_bw_gbs",
+        "nt_write_bw_gbs",
+        "atomic_lat_ns",
+        "flush_bw_gbs",
+        "loaded_lat_at_max_bw_ns",
+        "agents_read_k1_bw_gbs",
+    ] {
+        if doc["params"].get(k).is_some() {
+            assert!(
+                covered.contains(format!("{k}@anon").as_str()),
+                "{k} stands on no DRAM check"
+            );
+        }
+    }
+    // Each check's working set is at least 4 x the caches its CPUs can fill (sysfs), the
+    // same rule with and without --quick, unless the memory bound says otherwise.
+    let topo = bench_core::topology::Topology::system();
+    for c in checks {
+        let cpus = bench_core::pin::parse_cpu_list(c["cpus"].as_str().unwrap()).unwrap();
+        if let Some(r) = topo.cache_reach(&cpus) {
+            let bytes = c["reported_bytes"].as_u64().unwrap() as usize;
+            assert!(
+                bytes >= 4 * r.total_bytes || c["sizing"].as_str().unwrap().contains("bounded"),
+                "{c}: {bytes} < 4 x {}",
+                r.total_bytes
+            );
+        }
+    }
     // Every key says how it was derived, from measurements that exist.
     let ids: Vec<&str> = doc["measurements"]
         .as_array()
@@ -585,7 +636,10 @@ fn agents_quick_gives_per_agent_and_aggregate_keys_for_each_k() {
             .unwrap_or_else(|| panic!("{key}: no k"));
         assert!((1..=cpus).contains(&k), "{key}: {cpus} CPUs");
     }
-    for m in doc["measurements"].as_array().unwrap() {
+    // (The bandwidth measurements of the DRAM checks the agents' keys stand on are there
+    // too.)
+    let agents = doc["measurements"].as_array().unwrap().iter();
+    for m in agents.filter(|m| m["benchmark"] == "mem.agents") {
         let p = &m["parameters"];
         assert!(p["size_bytes_per_agent"].as_u64().unwrap() >= 16 << 20);
         assert_eq!(p["stores"], "non-temporal + sfence");

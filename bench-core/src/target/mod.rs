@@ -623,7 +623,7 @@ impl Region {
             }
             TargetSpec::Cxl(_) => unreachable!("resolved above"),
         };
-        region.prefault();
+        region.prefault(topo);
         region.placement = region.verify(topo)?;
         region.placement.backing = backing_of(spec, topo);
         Ok(region)
@@ -649,14 +649,48 @@ impl Region {
         }
     }
 
-    fn prefault(&mut self) {
-        let step = page_size();
-        let s = self.as_mut_slice();
-        let mut i = 0;
-        while i < s.len() {
-            s[i] = 0;
-            i += step;
-        }
+    /// Faults every page in: the calling thread and helpers pinned to the other CPUs of
+    /// its NUMA node (the node the default policy places anonymous memory on) take
+    /// 64 MiB parts in turn, each with `MADV_POPULATE_WRITE` where the kernel has it
+    /// (Linux 5.14), else by writing a byte per page. A helper that cannot be pinned
+    /// there does nothing.
+    fn prefault(&mut self, topo: &Topology) {
+        const PART: usize = 64 * MIB;
+        let len = self.len;
+        let base = self.as_mut_ptr() as usize;
+        let parts = len.div_ceil(PART);
+        let here = crate::pin::current_cpu();
+        let helpers: Vec<usize> = here
+            .and_then(|c| topo.nodes.iter().find(|n| n.cpus.contains(&c)))
+            .map(|n| {
+                n.cpus
+                    .iter()
+                    .copied()
+                    .filter(|&x| Some(x) != here)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let helpers = &helpers[..helpers.len().min(parts.saturating_sub(1)).min(15)];
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= parts {
+                break;
+            }
+            let lo = i * PART;
+            populate(base + lo, PART.min(len - lo));
+        };
+        std::thread::scope(|s| {
+            for &cpu in helpers {
+                let work = &work;
+                s.spawn(move || {
+                    if crate::pin::pin_current(cpu).is_ok() {
+                        work();
+                    }
+                });
+            }
+            work();
+        });
     }
 
     fn verify(&self, topo: &Topology) -> Result<Placement, CoreError> {
@@ -762,6 +796,36 @@ impl Region {
             TargetSpec::Bar(_) | TargetSpec::Cxl(_) => {}
         }
         Ok(p)
+    }
+
+    /// Grows the region to `len` bytes if it is smaller: re-allocated on the same target,
+    /// placed and verified again ([`Region::allocate`]). The old mapping is released first
+    /// (a NUMA node or a dax device may not hold both); if the larger one cannot be had,
+    /// the old size is mapped again and the error says why.
+    pub fn grow(&mut self, len: usize, topo: &Topology) -> Result<(), String> {
+        if len <= self.len() {
+            return Ok(());
+        }
+        let spec = self.spec.clone();
+        let old = self.len();
+        let placeholder = Region::allocate(&TargetSpec::Anon, 4096, topo)
+            .map_err(|e| format!("cannot grow the region: {e}"))?;
+        drop(std::mem::replace(self, placeholder));
+        match Region::allocate(&spec, len, topo) {
+            Ok(r) => {
+                *self = r;
+                Ok(())
+            }
+            Err(e) => {
+                if let Ok(r) = Region::allocate(&spec, old, topo) {
+                    *self = r;
+                }
+                Err(format!(
+                    "cannot grow the region to {}: {e}",
+                    format_size(len)
+                ))
+            }
+        }
     }
 
     /// The target this region belongs to.
@@ -870,6 +934,24 @@ fn map_anon(spec: &TargetSpec, len: usize, huge: Option<HugeSize>) -> Result<Mma
     }
     o.map_anon()
         .map_err(|e| unavailable(spec, format!("anonymous mmap of {len} bytes failed: {e}")))
+}
+
+/// Faults in `[addr, addr + len)` of a mapping of this process for writing.
+fn populate(addr: usize, len: usize) {
+    const MADV_POPULATE_WRITE: libc::c_int = 23;
+    // SAFETY: the range lies inside a live writable mapping owned by the caller (a part of
+    // a Region); MADV_POPULATE_WRITE only faults pages in, as writing to them would.
+    let r = unsafe { libc::madvise(addr as *mut libc::c_void, len, MADV_POPULATE_WRITE) };
+    if r == 0 {
+        return;
+    }
+    let step = page_size();
+    let mut a = addr;
+    while a < addr + len {
+        // SAFETY: as above; one byte per page of the caller's own mapping.
+        unsafe { std::ptr::write_volatile(a as *mut u8, 0) };
+        a += step;
+    }
 }
 
 /// The base page size.

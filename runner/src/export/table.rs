@@ -64,6 +64,9 @@ impl Exporter for TableExporter {
                 z.explain()
             )?;
         }
+        for c in &f.dram_check {
+            writeln!(s, "DRAM check on {}: {}", c.target, c.summary())?;
+        }
         for c in &f.prefetch_check {
             let chains: Vec<String> = c
                 .chains

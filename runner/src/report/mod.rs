@@ -262,6 +262,32 @@ fn environment(f: &ParamsFile) -> String {
             ),
         ));
     }
+    if !e.topology.cache_instances.is_empty() {
+        // Every instance, grouped by level and size: what the DRAM sizing rule sums.
+        let mut groups: std::collections::BTreeMap<(u8, usize), Vec<&str>> = Default::default();
+        for c in &e.topology.cache_instances {
+            groups
+                .entry((c.level, c.size_bytes))
+                .or_default()
+                .push(c.cpus.as_str());
+        }
+        let text = groups
+            .iter()
+            .rev()
+            .map(|((l, size), cpus)| {
+                let shown: Vec<&str> = cpus.iter().copied().take(4).collect();
+                let more = if cpus.len() > 4 { ", ..." } else { "" };
+                format!(
+                    "L{l} {} x {} (CPUs {}{more})",
+                    cpus.len(),
+                    format_size(*size),
+                    shown.join("; ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        rows.push(("cache instances (all CPUs)", text));
+    }
     for d in &e.topology.dax {
         rows.push((
             "dax device",
@@ -299,6 +325,127 @@ fn warnings(f: &ParamsFile) -> String {
         })
         .collect();
     table("warnings", &["code", "warning", "remediation"], &rows)
+}
+
+/// The self-checks: the DRAM check each DRAM key stands on (working sets confirmed
+/// against a larger one), then the prefetch check of each idle-latency DRAM point.
+fn checks(f: &ParamsFile) -> String {
+    use bench_core::dram_check::Verdict;
+    if f.dram_check.is_empty() && f.prefetch_check.is_empty() {
+        return "<p class=\"note\">No self-check in this file (no DRAM key was measured, or \
+                the file predates them).</p>\n"
+            .into();
+    }
+    let fig = |c: &bench_core::dram_check::DramCheck, b: usize| {
+        let v: Vec<f64> = c
+            .points
+            .iter()
+            .filter(|p| p.bytes == b)
+            .map(|p| p.value)
+            .collect();
+        let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        format!("{}: {} {}", format_size(b), num(mean), c.unit)
+    };
+    let rows: Vec<Vec<String>> = f
+        .dram_check
+        .iter()
+        .map(|c| {
+            let (class, label) = match c.verdict {
+                Verdict::Agree => ("pass", "agree"),
+                Verdict::Grown => ("nm", "grown"),
+                Verdict::Unconfirmed => ("fail", "UNCONFIRMED"),
+            };
+            let [a, b] = c.compared_bytes;
+            let mut compared = format!("{}<br>{}", esc(&fig(c, a)), esc(&fig(c, b)));
+            if let Some(n) = &c.note {
+                let _ = write!(compared, "<br><span class=\"note\">{}</span>", esc(n));
+            }
+            vec![
+                esc(&c.target),
+                esc(&format!(
+                    "{} ({}, {} thread(s), CPUs {})",
+                    c.benchmark, c.kernel, c.threads, c.cpus
+                )),
+                format!("<span class=\"{class}\">{label}</span>"),
+                format!(
+                    "<span class=\"n\">{}</span>",
+                    esc(&format_size(c.reported_bytes))
+                ),
+                compared,
+                format!("<span class=\"n\">{:.3}</span>", c.ratio),
+                c.keys
+                    .iter()
+                    .map(|k| format!("<code>{}</code>", esc(k)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ]
+        })
+        .collect();
+    let mut s = String::from(
+        "<p>Each DRAM key was measured at a working set of 4 x the caches its CPUs can fill \
+         (every distinct LLC and L2 instance, sysfs), then checked: its kernel on the same CPUs \
+         at a larger working set must give the same figure within the tolerance, or the set \
+         was in a cache and grows. <b>UNCONFIRMED</b> figures stand with a warning.</p>\n",
+    );
+    if !rows.is_empty() {
+        s.push_str(&table(
+            "dram-checks",
+            &[
+                "target",
+                "check",
+                "verdict",
+                "working set",
+                "compared (mean of passes)",
+                "smaller / larger speed",
+                "keys it stands for",
+            ],
+            &rows,
+        ));
+    }
+    let rows: Vec<Vec<String>> = f
+        .prefetch_check
+        .iter()
+        .map(|c| {
+            let chains = c
+                .chains
+                .iter()
+                .map(|x| {
+                    format!(
+                        "{} {:.1} ns{}",
+                        x.label,
+                        x.lat_ns,
+                        if x.judged { "" } else { " (info)" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            vec![
+                esc(&c.target),
+                esc(&c.verdict),
+                format!(
+                    "<span class=\"n\">{}</span>",
+                    esc(&format_size(c.touched_bytes))
+                ),
+                esc(&chains),
+                format!("<span class=\"n\">{:.3}</span>", c.ratio),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        s.push_str("<p>The prefetch check at each idle-latency DRAM point: chains built differently must agree if no prefetcher helps one of them.</p>\n");
+        s.push_str(&table(
+            "prefetch-checks",
+            &[
+                "target",
+                "verdict",
+                "working set",
+                "chains",
+                "slowest / default",
+            ],
+            &rows,
+        ));
+    }
+    s
 }
 
 fn keys(f: &ParamsFile) -> String {
@@ -479,6 +626,7 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
         ("run", "Run"),
         ("environment", "Environment"),
         ("warnings", "Warnings"),
+        ("checks", "Self-checks"),
     ];
     if acc.is_some() {
         nav.push(("acceptance", "Acceptance"));
@@ -526,6 +674,13 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
         "<h2 id=\"warnings\">Warnings ({})</h2>\n{}",
         f.warnings.len(),
         warnings(f)
+    );
+    let _ = write!(
+        s,
+        "<h2 id=\"checks\">Self-checks ({} DRAM, {} prefetch)</h2>\n{}",
+        f.dram_check.len(),
+        f.prefetch_check.len(),
+        checks(f)
     );
     if let Some(a) = acc {
         let _ = write!(

@@ -5,6 +5,12 @@
 //! tree. Missing files mean "not offered", never an error: a machine without NUMA sysfs
 //! has one node, one without dax has none.
 
+pub mod caches;
+#[doc(hidden)]
+pub mod fixtures;
+
+pub use caches::{CacheInstance, CacheReach};
+
 use crate::cxl::{Backing, BackingShare, CxlBus, Range};
 use crate::pin::parse_cpu_list;
 use serde::{Deserialize, Serialize};
@@ -117,6 +123,10 @@ pub struct Topology {
     pub nodes: Vec<NumaNode>,
     /// Caches of CPU 0, by level.
     pub caches: Vec<CacheLevel>,
+    /// Every data and unified cache instance of the online CPUs, with the CPUs that
+    /// share it ([`caches`]): what [`Topology::cache_reach`] sums for a set of CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_instances: Vec<CacheInstance>,
     /// dax devices.
     pub dax: Vec<DaxDevice>,
     /// Hugepage pools.
@@ -185,6 +195,7 @@ impl Topology {
         Topology {
             nodes,
             caches: read_caches(root),
+            cache_instances: caches::read_instances(root),
             dax,
             hugepages: read_hugepages(root),
             weighted_interleave: crate::target::interleave::read_weights(root),
@@ -212,6 +223,53 @@ impl Topology {
             .filter(|c| c.kind != "Instruction")
             .max_by_key(|c| c.level)
             .map(|c| c.size_bytes)
+    }
+
+    /// The caches `cpus` can fill together: every distinct last-level and L2 instance
+    /// they use ([`CacheReach`]). Without per-CPU sysfs information, CPU 0's caches stand
+    /// for every CPU's (each CPU then counts its own instances of the levels CPU 0 does
+    /// not share with it). `None` when no cache size is known at all.
+    pub fn cache_reach(&self, cpus: &[usize]) -> Option<CacheReach> {
+        let cpus: Vec<usize> = if cpus.is_empty() {
+            vec![0]
+        } else {
+            cpus.to_vec()
+        };
+        if !self.cache_instances.is_empty() {
+            if let Some(r) = caches::reach(&self.cache_instances, &cpus) {
+                return Some(r);
+            }
+        }
+        caches::reach(&self.cpu0_as_every_cpu(&cpus), &cpus)
+    }
+
+    /// CPU 0's caches copied to `cpus`: an instance CPU 0 shares with a CPU is one
+    /// instance, else each CPU has its own.
+    fn cpu0_as_every_cpu(&self, cpus: &[usize]) -> Vec<CacheInstance> {
+        let mut out = Vec::new();
+        for c in self.caches.iter().filter(|c| c.kind != "Instruction") {
+            let shared = parse_cpu_list(&c.shared_cpus).unwrap_or_else(|_| vec![0]);
+            let mut alone = Vec::new();
+            for &cpu in cpus {
+                if shared.contains(&cpu) {
+                    continue;
+                }
+                alone.push(cpu);
+            }
+            let mut push = |set: Vec<usize>| {
+                out.push(CacheInstance {
+                    level: c.level,
+                    kind: c.kind.clone(),
+                    size_bytes: c.size_bytes,
+                    cpus: crate::pin::format_cpu_list(&set),
+                })
+            };
+            push(shared.clone());
+            for cpu in alone {
+                push(vec![cpu]);
+            }
+        }
+        out
     }
 
     /// The node with id `id`.

@@ -12,7 +12,7 @@
 # 4096, 1 MiB), --max-inline N (skip asking cxlchar for the granted max inline),
 # --out FILE (the table as JSON, for checks; cxlchar's params.json beside it as
 # FILE-cxlchar.json), --tries N (client connection attempts, 1 s
-# apart, default 60). CXLCHAR_BIN: use this cxlchar binary (built with --features verbs)
+# apart, default 60), --each-timeout S (seconds one perftest run may take, default 300). CXLCHAR_BIN: use this cxlchar binary (built with --features verbs)
 # instead of building one.
 #
 # Method: same sizes, same operation (send/recv ping-pong for latency, RDMA write stream
@@ -36,6 +36,7 @@ QUICK=""
 MAXINL=""
 OUTF=""
 TRIES=60
+EACH=300
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEV="$2"; shift 2 ;;
@@ -45,9 +46,10 @@ while [ $# -gt 0 ]; do
     --max-inline) MAXINL="$2"; shift 2 ;;
     --out) OUTF="$2"; shift 2 ;;
     --tries) TRIES="$2"; shift 2 ;;
+    --each-timeout) EACH="$2"; shift 2 ;;
     --serve) MODE=serve; shift ;;
     --remote) MODE=remote; HOST="$2"; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -88,7 +90,7 @@ client() { # column tool args...
   [ "$MODE" = remote ] && dest=$HOST
   size=$(printf '%s\n' "$@" | awk 'p {print; exit} $0=="-s" {p=1}')
   for ((i = 0; i < TRIES; i++)); do
-    out=$(timeout 300 "$tool" -d "$DEV" "$@" "$dest" 2>&1 || true)
+    out=$(timeout "$EACH" "$tool" -d "$DEV" "$@" "$dest" 2>&1 || true)
     if v=$(awk -v s="$size" -v c="$col" '$1==s && NF>=c && $2 ~ /^[0-9]+$/ {print $c; f=1; exit} END {exit !f}' <<<"$out"); then
       echo "$v"; return 0
     fi
@@ -103,7 +105,7 @@ client() { # column tool args...
 pair() { # column tool args...
   local col=$1 tool=$2; shift 2
   if [ "$MODE" = local ]; then
-    timeout 300 "$tool" -d "$DEV" "$@" >/dev/null 2>&1 &
+    timeout "$EACH" "$tool" -d "$DEV" "$@" >/dev/null 2>&1 &
     local sp=$!
     client "$col" "$tool" "$@"
     wait $sp || true
@@ -121,7 +123,7 @@ if [ "$MODE" = serve ]; then
     I=$(( s <= MI ? s : 0 ))
     for t in "ib_send_lat" "ib_write_lat" "ib_write_bw --report_gbits"; do
       # shellcheck disable=SC2086
-      timeout 300 $t -d "$DEV" -s "$s" -I "$I" -n "$ITERS" >/dev/null 2>&1 \
+      timeout "$EACH" $t -d "$DEV" -s "$s" -I "$I" -n "$ITERS" >/dev/null 2>&1 \
         || echo "server $t -s $s ended with an error" >&2
     done
   done
@@ -141,7 +143,13 @@ else
     fi
     sleep 1
   done
-  [ -n "$ok" ] || { cat "$W/cx.err" >&2; echo "cxlchar verbs --connect $HOST failed" >&2; exit 1; }
+  if [ -z "$ok" ]; then
+    cat "$W/cx.err" >&2
+    # In JSON mode the skip reasons are in the file, not on stderr.
+    python3 -c 'import json,sys; [print("skipped: %s: %s" % (s["benchmark"], s["reason"]), file=sys.stderr) for s in json.load(open(sys.argv[1])).get("skipped", [])]' "$W/cx.json" >&2 || true
+    echo "cxlchar verbs --connect $HOST failed after $TRIES attempts" >&2
+    exit 1
+  fi
 fi
 cp "$W/cx.json" "$W/post.json"   # its post measurements carry the granted max inline
 [ -z "$OUTF" ] || cp "$W/cx.json" "${OUTF%.json}-cxlchar.json"

@@ -69,7 +69,7 @@ pub enum SizingRule {
     /// Given explicitly by the user.
     User,
     /// The memory the target offers bounded it below the other rules (a quarter of
-    /// `MemAvailable`, a node's memory, half a dax device).
+    /// `MemAvailable`, a node's free memory, half a dax device).
     MemoryBound,
     /// Grown by this run's DRAM check: the rule's size still ran faster than twice it.
     Check,
@@ -88,7 +88,7 @@ impl SizingRule {
             SizingRule::SysfsLlc => "4 x the last-level cache size from sysfs",
             SizingRule::NoCacheInfo => "a fixed 256 MiB (no cache sizes in sysfs)",
             SizingRule::User => "given on the command line",
-            SizingRule::MemoryBound => "bounded by the memory the target offers (a quarter of MemAvailable, a node's memory, half a dax device)",
+            SizingRule::MemoryBound => "bounded by the memory the target offers (a quarter of MemAvailable, a node's free memory, half a dax device)",
             SizingRule::Check => "grown by this run's DRAM check (the smaller size ran faster than twice it)",
         }
     }
@@ -236,22 +236,18 @@ pub fn cap_by_memory(
 
 /// The memory a chase on `target` may draw from, in the units [`cap_by_memory`] takes
 /// (it allows 1/[`MEMORY_SHARE_DIVISOR`] of it per chase): the system's `MemAvailable`,
-/// and for a NUMA node also that node's memory, for a dax device half the device (a chase
+/// and for a NUMA node also what that node has free, for a dax device half the device (a chase
 /// and a check chain twice its span fit), for reserved huge pages the free pool.
 pub fn available_for(target: &TargetSpec, topo: &Topology) -> Option<usize> {
     let sys = available_memory_bytes();
     let own = match target {
-        TargetSpec::Node(n) => topo
-            .nodes
-            .iter()
-            .find(|x| x.id == *n)
-            .map(|x| x.mem_total_bytes as usize),
+        TargetSpec::Node(n) => node_offers(topo, *n),
         // Each node holds its share of the region: the tightest node bounds it.
         TargetSpec::Interleave(il) => il
             .expected_shares()
             .into_iter()
             .filter_map(|(n, share)| {
-                let mem = topo.node(n)?.mem_total_bytes as f64;
+                let mem = node_offers(topo, n)? as f64;
                 Some((mem / share.max(f64::MIN_POSITIVE)) as usize)
             })
             .min(),
@@ -271,6 +267,32 @@ pub fn available_for(target: &TargetSpec, topo: &Topology) -> Option<usize> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// The memory NUMA node `n` offers: its memory, and no more than it has free now (its
+/// sysfs `MemFree`, when this machine has that node). A CPU-less node is never
+/// reclaimed into: a run that counted its whole memory would be killed by the OOM
+/// killer once the node's own kernel allocations and another family's region share it.
+fn node_offers(topo: &Topology, n: usize) -> Option<usize> {
+    let total = topo.node(n)?.mem_total_bytes as usize;
+    let path = format!("/sys/devices/system/node/node{n}/meminfo");
+    let free = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|m| parse_node_mem_free(&m));
+    Some(free.map_or(total, |f| f.min(total)))
+}
+
+/// `Node N MemFree:` of a node's meminfo, in bytes.
+fn parse_node_mem_free(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.contains("MemFree:"))?;
+    let mut it = line.split_whitespace().rev();
+    let unit = it.next()?;
+    let v: usize = it.next()?.parse().ok()?;
+    Some(if unit.eq_ignore_ascii_case("kb") {
+        v * 1024
+    } else {
+        v
+    })
 }
 
 /// `MemAvailable` of /proc/meminfo in bytes.
@@ -537,6 +559,9 @@ mod tests {
         let s = "MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable:   23000000 kB\n";
         assert_eq!(parse_mem_available(s), Some(23_000_000 * 1024));
         assert_eq!(parse_mem_available("MemTotal: 1 kB\n"), None);
+        let node = "Node 1 MemTotal:  446464 kB\nNode 1 MemFree:   400000 kB\n";
+        assert_eq!(parse_node_mem_free(node), Some(400_000 * 1024));
+        assert_eq!(parse_node_mem_free("Node 1 MemTotal: 1 kB\n"), None);
         assert!(available_memory_bytes().is_some_and(|b| b > 0));
         let topo = Topology::system();
         let anon = available_for(&TargetSpec::Anon, &topo).unwrap();

@@ -594,8 +594,9 @@ pub struct FlushBwArgs {
     /// Threads of the headline figures (default: one per --cpu).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Working set over all threads (default: that of mem bandwidth's DRAM point: the
-    /// target's DRAM working set, at least 1G, 128M with --quick).
+    /// Working set over all threads (default: the target's DRAM working set, 4 x the
+    /// caches the measuring CPUs can fill, at least 64M, checked by the DRAM check; the
+    /// same with --quick). A given size is measured as given, without the check.
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub size: Option<usize>,
 }

@@ -178,15 +178,17 @@ impl AgentsConfig {
     fn checks(
         &self,
         ctx: &Context,
-        target: &TargetSpec,
+        region: &mut Region,
         size: usize,
         rep: &mut Report,
     ) -> Result<Vec<usize>, NotRun> {
         let mut v = Vec::new();
         let _ = size; // sized so that every footprint is at least these (Self::size)
         for threads in [1, ctx.cpus.len()] {
-            let bytes = ctx.dram_stream_bytes(target, &ctx.cpus_for(threads)).0;
-            if let Some(i) = crate::bandwidth::stream_check(ctx, target, threads, bytes, rep)? {
+            let bytes = ctx
+                .dram_stream_bytes(&region.spec().clone(), &ctx.cpus_for(threads))
+                .0;
+            if let Some(i) = crate::bandwidth::stream_check(ctx, region, threads, bytes, rep)? {
                 v.push(i);
             }
         }
@@ -532,7 +534,7 @@ impl Benchmark for AgentsBench {
         drop(locals);
         if self.config.size.is_none() {
             let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
-            for i in self.config.checks(ctx, &spec, size, &mut rep)? {
+            for i in self.config.checks(ctx, region, size, &mut rep)? {
                 ctx.sizing.cover(i, keys.iter().cloned());
             }
         }

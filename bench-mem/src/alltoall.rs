@@ -319,7 +319,7 @@ pub fn region_bytes(
 /// In words, where [`buffer_budget`] came from.
 pub fn budget_rule(available: Option<usize>, quick: bool) -> String {
     let base = if available.is_some() {
-        "a quarter of the memory the target offers (MemAvailable; a node's memory, half a dax device, the free huge pages)"
+        "a quarter of the memory the target offers (MemAvailable; a node's free memory, half a dax device, the free huge pages)"
     } else {
         "1 GiB (the memory the target offers is unknown)"
     };

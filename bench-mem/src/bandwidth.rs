@@ -438,19 +438,21 @@ impl BandwidthBench {
     }
 }
 
-/// The DRAM check of a stream of `bytes` by `threads` threads on `target`, for a family
-/// that streams without having run `mem bandwidth` (`mem loaded`, `mem agents` alone):
-/// the covering check of this run if there is one, else the read kernel at `bytes` and
-/// at twice it in a region of its own (the bandwidth family's own check), recorded in the
-/// run's book. Returns the check's index, or `None` (with a warning) when no region could
-/// be placed or no kernel runs here.
+/// The DRAM check of a stream of `bytes` by `threads` threads on `region`'s target, for
+/// a family that streams without having run `mem bandwidth` (`mem loaded`, `mem agents`
+/// alone): the covering check of this run if there is one, else the read kernel at
+/// `bytes` and at twice it (the bandwidth family's own check) in the caller's region,
+/// grown in place (the family is done with it: a second region beside it could exceed
+/// what a node offers), recorded in the run's book. Returns the check's index, or `None`
+/// (with a warning) when the region could not grow or no kernel runs here.
 pub fn stream_check(
     ctx: &Context,
-    target: &TargetSpec,
+    region: &mut Region,
     threads: usize,
     bytes: usize,
     report: &mut Report,
 ) -> Result<Option<usize>, Skip> {
+    let target = region.spec().clone();
     let cpus = ctx.cpus_for(threads);
     let t = target.to_string();
     if let Some(i) = ctx.sizing.covering(&t, Pattern::Stream, &cpus, bytes) {
@@ -463,20 +465,17 @@ pub fn stream_check(
     let Ok(isa) = IsaSet::detect().choose(None) else {
         return Ok(None);
     };
-    let mut region = match Region::allocate(target, bytes, &ctx.topology) {
-        Ok(r) => r,
-        Err(e) => {
-            report.warnings.push(Warning {
-                code: "dram_check".into(),
-                message: format!("{t}: no DRAM check of the stream: {e}"),
-                remediation: "free memory, or run `cxlchar all`, whose bandwidth family checks it"
-                    .into(),
-            });
-            return Ok(None);
-        }
-    };
-    let (_, sizing) = ctx.dram_stream_bytes(target, &cpus);
-    let check = b.dram_check(ctx, &mut region, report, isa, threads, bytes, &sizing)?;
+    if let Err(e) = region.grow(bytes, &ctx.topology) {
+        report.warnings.push(Warning {
+            code: "dram_check".into(),
+            message: format!("{t}: no DRAM check of the stream: {e}"),
+            remediation: "free memory, or run `cxlchar all`, whose bandwidth family checks it"
+                .into(),
+        });
+        return Ok(None);
+    }
+    let (_, sizing) = ctx.dram_stream_bytes(&target, &cpus);
+    let check = b.dram_check(ctx, region, report, isa, threads, bytes, &sizing)?;
     report.warnings.extend(dram_check::warning(&check));
     Ok(Some(ctx.sizing.record_check(check)))
 }

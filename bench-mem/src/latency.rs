@@ -184,12 +184,22 @@ impl LatencyBench {
         Ok(())
     }
 
+    /// The largest working set the user allowed (touched bytes): `--max-size`, or the
+    /// largest of `--sizes`. Nothing of this benchmark (the cold lap, the DRAM check)
+    /// touches more: on a device the user bounds what is written.
+    pub fn user_bound(&self) -> Option<usize> {
+        self.max_size
+            .or_else(|| self.sizes.as_ref().and_then(|s| s.iter().copied().max()))
+            .map(|b| self.layout.round_touched(b))
+    }
+
     /// The largest working set the sweep may reach (touched bytes) and the rule: the
-    /// user's `--max-size`, else the DRAM working set `rule` (4 x the caches the measuring
-    /// CPU can fill, [`bench_core::sizing`]); both bounded by the available memory.
+    /// user's bound ([`LatencyBench::user_bound`]), else the DRAM working set `rule` (4 x
+    /// the caches the measuring CPU can fill, [`bench_core::sizing`]); both bounded by
+    /// the available memory.
     pub fn cap(&self, rule: &DramSizing, available: Option<usize>) -> (usize, DramSizing) {
         let mut s = rule.clone();
-        if let Some(m) = self.max_size {
+        if let Some(m) = self.user_bound() {
             s.touched_bytes = m;
             s.rule = sizing::SizingRule::User;
         }
@@ -543,10 +553,7 @@ impl LatencyBench {
     ) -> Result<Option<DramPoint>, Skip> {
         let target = region.spec().to_string();
         let span = |t: usize| self.layout.span_bytes(t);
-        let limit = ctx.check_span_limit(region.spec()).max(span(start));
-        let mut max_bytes = self
-            .layout
-            .round_touched(limit / self.layout.span_per_touched());
+        let mut max_bytes = self.check_max_bytes(ctx.check_span_limit(region.spec()), start);
         let larger = (2 * start).max(floor).min(max_bytes);
         if self
             .ensure(ctx, region, span(larger), span(larger))
@@ -627,6 +634,17 @@ impl LatencyBench {
         }))
     }
 
+    /// The largest working set of the DRAM check's larger point (touched bytes): within
+    /// `span_limit` bytes of memory and the user's bound, never below `start`.
+    pub fn check_max_bytes(&self, span_limit: usize, start: usize) -> usize {
+        let by_memory = self
+            .layout
+            .round_touched(span_limit / self.layout.span_per_touched());
+        by_memory
+            .min(self.user_bound().unwrap_or(usize::MAX))
+            .max(start)
+    }
+
     fn method(&self, layout: ChainLayout, order: ChaseOrder) -> String {
         format!(
             "dependent pointer chase, {} order, {}; chain written in visiting order (and followed one full lap untimed up to {} touched), then p50 of ~50 us batches of ns/load ({}-load unrolled loop), timer overhead subtracted",
@@ -647,42 +665,32 @@ struct DramPoint {
     ids: Vec<String>,
 }
 
-/// The DRAM check of a chase of `start` touched bytes on `target` from the first CPU,
-/// for a family that chases without having run the latency sweep (`mem loaded` alone):
-/// the covering check of this run if there is one, else the default chain at `start`
-/// and at a larger working set in a region of its own (the sweep's own check),
-/// recorded in the run's book. Returns the check's index in the book, or `None` (with a
-/// warning in `report`) when no region could be placed.
+/// The DRAM check of a chase of `start` touched bytes on `region`'s target from the
+/// first CPU, for a family that chases without having run the latency sweep (`mem
+/// loaded` alone): the covering check of this run if there is one, else the default
+/// chain at `start` and at a larger working set (the sweep's own check) in the caller's
+/// region, grown in place (the family is done with it: a second region beside it could
+/// exceed what a node offers), recorded in the run's book. Returns the check's index in
+/// the book, or `None` (with a warning in `report`) when the region could not grow.
 pub fn chase_check(
     ctx: &Context,
-    target: &TargetSpec,
+    region: &mut Region,
     start: usize,
     report: &mut Report,
 ) -> Result<Option<usize>, Skip> {
+    let target = region.spec().clone();
     let cpu0 = ctx.cpus_for(1);
     let t = target.to_string();
     if let Some(i) = ctx.sizing.covering(&t, Pattern::Chase, &cpu0, start) {
         return Ok(Some(i));
     }
     let b = LatencyBench::default();
-    let (floor, rule) = ctx.dram_touched(target, &cpu0, b.layout.span_per_touched());
-    let mut region = match Region::allocate(target, b.layout.span_bytes(start), &ctx.topology) {
-        Ok(r) => r,
-        Err(e) => {
-            report.warnings.push(Warning {
-                code: "dram_check".into(),
-                message: format!("{t}: no DRAM check of the chase: {e}"),
-                remediation: "free memory, or run `cxlchar all`, whose latency sweep checks it"
-                    .into(),
-            });
-            return Ok(None);
-        }
-    };
+    let (floor, rule) = ctx.dram_touched(&target, &cpu0, b.layout.span_per_touched());
     if let Some(&cpu) = ctx.cpus.first() {
         bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
     }
     let Some(DramPoint { check, .. }) =
-        b.dram_point(ctx, &mut region, report, start, floor, &[], rule.explain())?
+        b.dram_point(ctx, region, report, start, floor, &[], rule.explain())?
     else {
         return Ok(None);
     };
@@ -1315,6 +1323,37 @@ mod tests {
         };
         let (cap, r) = b.cap(&rule(480 * M), None);
         assert_eq!((cap, r.rule), (8 * M, sizing::SizingRule::User));
+        // So are --sizes: their largest bounds the cold lap and the sweep.
+        let b = LatencyBench {
+            sizes: Some(vec![M, 256 * 1024]),
+            ..Default::default()
+        };
+        let (cap, r) = b.cap(&rule(480 * M), None);
+        assert_eq!((cap, r.rule), (M, sizing::SizingRule::User));
+    }
+
+    #[test]
+    fn the_dram_check_stays_within_the_users_sizes() {
+        // `--sizes 1M` on a device: the check's larger point touches no more than 1M,
+        // however much memory the device offers (the bytes past it may be someone's).
+        let b = LatencyBench {
+            sizes: Some(vec![M]),
+            ..Default::default()
+        };
+        assert_eq!(b.check_max_bytes(48 * M, M), M);
+        let b = LatencyBench {
+            max_size: Some(4 * M),
+            ..Default::default()
+        };
+        assert_eq!(b.check_max_bytes(1 << 40, M), 4 * M);
+        // Without a user bound, memory bounds it (span / span per touched byte).
+        let b = LatencyBench::default();
+        assert_eq!(
+            b.check_max_bytes(64 * M, M),
+            b.layout.round_touched(64 * M / b.layout.span_per_touched())
+        );
+        // Never below the point it checks.
+        assert_eq!(b.check_max_bytes(0, 2 * M), 2 * M);
     }
 
     #[test]

@@ -364,7 +364,6 @@ impl Benchmark for LoadedLatencyBench {
             .choose(None)
             .map_err(|e| Skip::new(e.to_string()))?;
         let target = region.spec().to_string();
-        let region_spec = &region.spec().clone();
         let placement = region.placement().clone();
         let (chase_bytes, sizing) = Self::chase_touched(ctx, region.spec());
         let load_bytes = Self::load_bytes(ctx, region.spec());
@@ -612,10 +611,10 @@ impl Benchmark for LoadedLatencyBench {
         std::hint::black_box(p);
         // The DRAM checks the keys stand on: the chase (CPU 0) and the traffic (the rest).
         let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
-        let chase = crate::latency::chase_check(ctx, region_spec, chase_bytes, &mut rep)?;
+        let chase = crate::latency::chase_check(ctx, region, chase_bytes, &mut rep)?;
         let traffic = crate::bandwidth::stream_check(
             ctx,
-            region_spec,
+            region,
             ctx.cpus.len(),
             load_bytes * loaders,
             &mut rep,

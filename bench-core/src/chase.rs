@@ -72,10 +72,14 @@ pub enum ChaseOrder {
     },
 }
 
+/// Block size of the default TLB-local order: 256 KiB (64 pages; multichase's -T).
+pub const DEFAULT_TLB_LOCALITY_BYTES: usize = 256 * 1024;
+
 impl ChaseOrder {
-    /// The default idle-latency order: TLB-local blocks of 256 KiB (64 pages).
+    /// The default idle-latency order: TLB-local blocks of
+    /// [`DEFAULT_TLB_LOCALITY_BYTES`].
     pub const DEFAULT: ChaseOrder = ChaseOrder::TlbLocal {
-        locality: 256 * 1024,
+        locality: DEFAULT_TLB_LOCALITY_BYTES,
     };
 
     /// Name as recorded in the output.

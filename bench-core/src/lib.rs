@@ -54,8 +54,11 @@ pub mod topology;
 
 pub use error::CoreError;
 
-/// Size units used in parsers and displays (binary, as sizes of memory are).
+/// Size units used in parsers and displays (binary, as sizes of memory are), and the one
+/// parser of durations on the command line.
 pub mod units {
+    use std::time::Duration;
+
     /// One KiB.
     pub const KIB: usize = 1 << 10;
     /// One MiB.
@@ -129,6 +132,36 @@ pub mod units {
 
     fn invalid(s: &str) -> String {
         format!("invalid size '{s}': expected a whole number of bytes with an optional K/M/G/T (KiB, MiB, GiB, TiB) suffix")
+    }
+
+    /// Longest duration a `--timeout`-style argument may give: one week. Every wait of
+    /// cxlchar (a peer, a rank, a completion) is meant in seconds or minutes; a week is far
+    /// above any of them and far below what a deadline (`Instant + duration`) can hold.
+    pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+    /// How every duration on the command line is written, for `--help` texts.
+    pub const DURATION_HELP: &str =
+        "DURATION: a number with a unit (500ms, 30s, 2m, 1h), above zero and at most 1 week";
+
+    /// A `--timeout`-style argument: humantime's grammar (`30s`, `2m`, `1h 30m`, `500ms`),
+    /// zero refused (a wait of nothing fails at once), and so is anything above
+    /// [`MAX_DURATION`], at parse time rather than as an overflowing deadline later.
+    pub fn parse_duration(s: &str) -> Result<Duration, String> {
+        let d = humantime::parse_duration(s.trim()).map_err(|e| {
+            format!("invalid duration '{s}': {e} (write a number with a unit: 500ms, 30s, 2m, 1h)")
+        })?;
+        if d.is_zero() {
+            return Err(format!(
+                "duration '{s}' is zero: give a positive duration (e.g. 30s)"
+            ));
+        }
+        if d > MAX_DURATION {
+            return Err(format!(
+                "duration '{s}' is longer than {}, the longest wait cxlchar accepts: give at most 1w (7d)",
+                humantime::format_duration(MAX_DURATION)
+            ));
+        }
+        Ok(d)
     }
 
     /// Formats a byte count with the largest binary unit that divides it (`64K`, `1G`).
@@ -212,6 +245,72 @@ pub mod units {
             assert!(e.contains("ambiguous") && e.contains("64K or 64KiB"), "{e}");
             assert!(parse_size("abc").unwrap_err().contains("K/M/G/T"));
             assert_eq!(parse_offset("4K"), Ok(4096));
+        }
+
+        #[test]
+        fn durations_are_positive_and_bounded() {
+            assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+            assert_eq!(parse_duration(" 2m "), Ok(Duration::from_secs(120)));
+            assert_eq!(parse_duration("1w"), Ok(MAX_DURATION));
+            assert_eq!(parse_duration("7d"), Ok(MAX_DURATION));
+            let e = parse_duration("500000000000years").unwrap_err();
+            assert!(
+                e.contains("longer than 7days") && e.contains("at most 1w"),
+                "{e}"
+            );
+            assert!(parse_duration("0s").unwrap_err().contains("is zero"));
+            assert!(parse_duration("").is_err());
+            assert!(parse_duration("30").unwrap_err().contains("with a unit"));
+            assert!(parse_duration("-1s").is_err());
+        }
+
+        proptest::proptest! {
+            /// Every duration up to the bound is accepted as itself; every one above is
+            /// refused, whatever its unit; nothing the parser accepts overflows a deadline.
+            #[test]
+            fn the_duration_bound_holds_for_every_value(
+                secs in proptest::prop_oneof![0u64..1_300_000, 0u64..=u64::MAX / 2],
+                unit in proptest::sample::select(vec![("s", 1u64), ("m", 60), ("h", 3600), ("d", 86400)]),
+            ) {
+                let text = format!("{secs}{}", unit.0);
+                let total = secs.checked_mul(unit.1);
+                match parse_duration(&text) {
+                    Ok(d) => {
+                        proptest::prop_assert!(!d.is_zero() && d <= MAX_DURATION);
+                        proptest::prop_assert_eq!(Some(d.as_secs()), total);
+                        proptest::prop_assert!(std::time::Instant::now().checked_add(d).is_some());
+                    }
+                    Err(e) => proptest::prop_assert!(
+                        total.is_none_or(|t| t == 0 || t > MAX_DURATION.as_secs()),
+                        "{} refused: {}", text, e
+                    ),
+                }
+            }
+
+            /// A size is accepted exactly when it is above zero and at most
+            /// [`MAX_SIZE_BYTES`], in every unit, and then as its value.
+            #[test]
+            fn the_size_bound_holds_for_every_value(
+                n in proptest::prop_oneof![0u64..4096, 0u64..=u64::MAX],
+                unit in proptest::sample::select(vec![("", 1u64), ("K", 1 << 10), ("MiB", 1 << 20), ("g", 1 << 30), ("T", 1 << 40)]),
+            ) {
+                let text = format!("{n}{}", unit.0);
+                let bytes = n.checked_mul(unit.1);
+                match parse_positive_size(&text) {
+                    Ok(v) => proptest::prop_assert_eq!(Some(v as u64), bytes),
+                    Err(_) => proptest::prop_assert!(
+                        bytes.is_none_or(|b| b == 0 || b > MAX_SIZE_BYTES as u64)
+                    ),
+                }
+            }
+
+            /// Arbitrary text never panics the parser, and what it accepts is in bounds.
+            #[test]
+            fn any_text_is_parsed_or_refused(s in "\\PC{0,24}") {
+                if let Ok(d) = parse_duration(&s) {
+                    proptest::prop_assert!(!d.is_zero() && d <= MAX_DURATION);
+                }
+            }
         }
     }
 }

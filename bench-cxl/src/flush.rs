@@ -374,8 +374,9 @@ pub struct FlushArgs {
     /// --allow-write.
     #[arg(long, value_name = "FILE")]
     pub uc_resource: Option<PathBuf>,
-    /// Write into --uc-resource even when a kernel driver is bound to its device.
-    #[arg(long)]
+    /// Write into --uc-resource even when a kernel driver is bound to its device; needs
+    /// --uc-resource.
+    #[arg(long, requires = "uc_resource")]
     pub force: bool,
 }
 

@@ -112,8 +112,13 @@ fn rings_of(pool: &PoolMap) -> [(*mut u8, usize); 2] {
     })
 }
 
+/// Largest message of the sweeps ([`sizes`]): 4 MiB.
+const MAX_MESSAGE_BYTES: usize = 4 << 20;
+
+/// Longest message both sides hold a buffer for: half a ring, at most
+/// [`MAX_MESSAGE_BYTES`] (the buffers do not grow with a large `--len`).
 fn max_message(pool: &PoolMap) -> usize {
-    ring::capacity_for(pool.rings()[0].1) / 2 - 64
+    (ring::capacity_for(pool.rings()[0].1) / 2 - 64).min(MAX_MESSAGE_BYTES)
 }
 
 /// The follower's command loop. Returns the number of commands served.
@@ -348,13 +353,15 @@ fn ring_err() -> PoolError {
     }
 }
 
-/// Message sizes: 8 B .. 4 MiB (powers of two; quick: powers of eight up to 256 KiB),
-/// at most `max`.
+/// Message sizes: 8 B .. [`MAX_MESSAGE_BYTES`] (powers of two; quick: powers of eight up
+/// to 256 KiB), at most `max`.
 pub fn sizes(quick: bool, max: usize) -> Vec<usize> {
     let v: Vec<usize> = if quick {
         (1..=6).map(|i| 1usize << (3 * i)).collect()
     } else {
-        (3..=22).map(|i| 1usize << i).collect()
+        (3..=MAX_MESSAGE_BYTES.ilog2())
+            .map(|i| 1usize << i)
+            .collect()
     };
     v.into_iter().filter(|&s| s <= max).collect()
 }
@@ -687,14 +694,15 @@ pub struct PoolArgs {
     /// is refused unless --force.
     #[arg(long, value_name = "SPEC")]
     pub pool: Option<String>,
-    /// Byte offset of the window in the pool (a multiple of the page size).
-    #[arg(long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
+    /// Byte offset of the window in the pool (a multiple of the page size); needs --pool.
+    #[arg(long, value_name = "OFFSET", default_value = "0", requires = "pool", value_parser = bench_core::units::parse_offset)]
     pub offset: u64,
-    /// Window length (default 64 MiB; quick 8 MiB).
-    #[arg(long, value_name = "SIZE", value_parser = bench_core::units::parse_positive_size)]
+    /// Window length (default 64 MiB; quick 8 MiB); needs --pool (cxlchar's own pool file
+    /// is sized for the run).
+    #[arg(long, value_name = "SIZE", requires = "pool", value_parser = bench_core::units::parse_positive_size)]
     pub len: Option<usize>,
-    /// Overwrite a window holding foreign data, or take over one in use.
-    #[arg(long)]
+    /// Overwrite a window holding foreign data, or take over one in use; needs --pool.
+    #[arg(long, requires = "pool")]
     pub force: bool,
 }
 
@@ -741,10 +749,10 @@ pub struct MsgArgs {
     #[arg(long, value_name = "ROLE")]
     pub role: Option<String>,
     /// How long to wait for the peer to show up (e.g. 30s, 2m).
-    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = bench_core::units::parse_duration)]
     pub timeout: Duration,
     /// How long the peer may stay silent mid-run before the run fails.
-    #[arg(long, default_value = "5s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = bench_core::units::parse_duration)]
     pub peer_timeout: Duration,
 }
 
@@ -784,7 +792,8 @@ mod tests {
     #[test]
     fn sizes_cover_8b_to_4m() {
         let s = sizes(false, usize::MAX);
-        assert_eq!((s[0], *s.last().unwrap()), (8, 4 << 20));
+        assert_eq!((s[0], *s.last().unwrap()), (8, MAX_MESSAGE_BYTES));
+        assert_eq!(MAX_MESSAGE_BYTES, 4 << 20);
         assert!(sizes(true, usize::MAX).len() <= 6);
         assert!(sizes(false, 1000).iter().all(|&x| x <= 1000));
     }

@@ -58,6 +58,7 @@ fn run_impl(_b: &VerbsBench, _ctx: &Context) -> Result<Report, Skip> {
 /// bandwidth. Loopback pair in one process by default; --server / --connect HOST for
 /// two processes or hosts.
 #[derive(Debug, Clone, clap::Args)]
+#[command(group(clap::ArgGroup::new("peer").args(["server", "connect"])))]
 pub struct VerbsArgs {
     /// What to measure (default: all three).
     #[arg(value_enum)]
@@ -74,12 +75,13 @@ pub struct VerbsArgs {
     /// Measure against a `--server` on HOST.
     #[arg(long, value_name = "HOST")]
     pub connect: Option<String>,
-    /// TCP port of the QP-info exchange.
-    #[arg(long, default_value_t = crate::config::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
+    /// TCP port of the QP-info exchange; needs --server or --connect (the loopback pair
+    /// exchanges nothing over TCP).
+    #[arg(long, requires = "peer", default_value_t = crate::config::DEFAULT_PORT, value_parser = clap::value_parser!(u16).range(1..))]
     pub port: u16,
     /// Timeout of every wait: TCP connect (a --connect client retries a server that is not
     /// listening yet until then) and exchange, each completion.
-    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = bench_core::units::parse_duration)]
     pub timeout: std::time::Duration,
 }
 

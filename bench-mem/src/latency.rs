@@ -92,6 +92,9 @@ pub enum LatencyParamError {
         /// The smallest working set.
         min: usize,
     },
+    /// A block size for an order without blocks.
+    #[error("--tlb-locality sets the block size of --order tlb-local; --order random has no blocks: drop one of them")]
+    LocalityWithoutBlocks,
     /// min > max.
     #[error("--min-size {min} is above --max-size {max}")]
     Range {
@@ -1173,16 +1176,17 @@ pub struct LatencyArgs {
     /// random order within; MLC/multichase idle latency) or random (page walks included).
     #[arg(long, value_enum, default_value_t = OrderArg::TlbLocal)]
     pub order: OrderArg,
-    /// Block size of the tlb-local order (multichase -T; default 64 pages).
-    #[arg(long, value_name = "SIZE", default_value = "256K", value_parser = parse_positive_size)]
-    pub tlb_locality: usize,
-    /// Smallest working set (touched bytes: distinct 64-byte lines x 64; default 4 KiB,
-    /// or --max-size when that is smaller).
+    /// Block size of the tlb-local order (multichase -T; default 256K, 64 pages); not with
+    /// --order random.
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    pub tlb_locality: Option<usize>,
+    /// Smallest working set (touched bytes: distinct 64-byte lines x 64; default 4 KiB,
+    /// or --max-size when that is smaller); not with --sizes.
+    #[arg(long, value_name = "SIZE", conflicts_with = "sizes", value_parser = parse_positive_size)]
     pub min_size: Option<usize>,
     /// Largest working set, touched bytes (default: the sweep stops at the DRAM plateau,
-    /// at most 4 x the sysfs LLC and a quarter of the available memory).
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    /// at most 4 x the sysfs LLC and a quarter of the available memory); not with --sizes.
+    #[arg(long, value_name = "SIZE", conflicts_with = "sizes", value_parser = parse_positive_size)]
     pub max_size: Option<usize>,
     /// Explicit working-set sizes (touched bytes, comma-separated) instead of the sweep;
     /// memory spanned = size x slot / 64.
@@ -1216,10 +1220,13 @@ impl LatencyArgs {
                 LayoutArg::Randomized => ChainLayout::randomized(self.slot),
                 LayoutArg::Aligned => ChainLayout::aligned(self.slot),
             },
-            order: match self.order {
-                OrderArg::Random => ChaseOrder::Random,
-                OrderArg::TlbLocal => ChaseOrder::TlbLocal {
-                    locality: self.tlb_locality,
+            order: match (self.order, self.tlb_locality) {
+                (OrderArg::Random, Some(_)) => {
+                    return Err(LatencyParamError::LocalityWithoutBlocks)
+                }
+                (OrderArg::Random, None) => ChaseOrder::Random,
+                (OrderArg::TlbLocal, locality) => ChaseOrder::TlbLocal {
+                    locality: locality.unwrap_or(bench_core::chase::DEFAULT_TLB_LOCALITY_BYTES),
                 },
             },
             // The default lower bound never contradicts the user's upper bound.
@@ -1251,20 +1258,45 @@ mod tests {
 
     const M: usize = 1024 * 1024;
 
-    fn args(argv: &[&str]) -> Result<LatencyBench, LatencyParamError> {
-        use clap::{Args, FromArgMatches};
-        let m = LatencyArgs::augment_args(clap::Command::new("x"))
+    fn parse(argv: &[&str]) -> Result<clap::ArgMatches, clap::Error> {
+        use clap::Args;
+        LatencyArgs::augment_args(clap::Command::new("x"))
             .try_get_matches_from(std::iter::once("x").chain(argv.iter().copied()))
-            .unwrap();
-        LatencyArgs::from_arg_matches(&m).unwrap().bench()
+    }
+
+    fn args(argv: &[&str]) -> Result<LatencyBench, LatencyParamError> {
+        use clap::FromArgMatches;
+        LatencyArgs::from_arg_matches(&parse(argv).unwrap())
+            .unwrap()
+            .bench()
+    }
+
+    #[test]
+    fn options_that_cannot_apply_are_refused() {
+        // --sizes replaces the sweep: its bounds would be ignored.
+        for bound in ["--min-size", "--max-size"] {
+            let e = parse(&["--sizes", "2K", bound, "8K"]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
+        }
+        // A random order has no blocks for --tlb-locality to size.
+        let e = args(&["--order", "random", "--tlb-locality", "1M"]).unwrap_err();
+        assert_eq!(e, LatencyParamError::LocalityWithoutBlocks);
+        assert!(e.to_string().contains("--order random"), "{e}");
+        assert_eq!(
+            args(&["--order", "random"]).unwrap().order,
+            ChaseOrder::Random
+        );
+        assert_eq!(args(&[]).unwrap().order, ChaseOrder::DEFAULT);
+        assert_eq!(
+            args(&["--tlb-locality", "1M"]).unwrap().order,
+            ChaseOrder::TlbLocal { locality: M }
+        );
     }
 
     #[test]
     fn errors_name_the_size_the_user_gave_not_the_unused_default() {
         // A small --max-size lowers the default --min-size instead of contradicting it.
         assert_eq!(args(&["--max-size", "2K"]).unwrap().min_size, 2048);
-        // --sizes makes the sweep bounds unused: an explicit --min-size is not checked.
-        assert!(args(&["--sizes", "2K", "--min-size", "8"]).is_ok());
         let e = args(&["--max-size", "8"]).unwrap_err().to_string();
         assert!(e.starts_with("--max-size 8 is smaller"), "{e}");
         let e = args(&["--sizes", "1M,8"]).unwrap_err().to_string();

@@ -287,11 +287,11 @@ pub struct MmioArgs {
     /// Only reads unless --allow-write.
     #[arg(long, value_name = "pci:D:B:D.F/N", value_parser = parse_bar)]
     pub bar: Option<BarSpec>,
-    /// Offset of the measured window in the BAR (bytes).
-    #[arg(long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
+    /// Offset of the measured window in the BAR (bytes); needs --bar.
+    #[arg(long, value_name = "OFFSET", default_value = "0", requires = "bar", value_parser = bench_core::units::parse_offset)]
     pub bar_offset: u64,
-    /// Measure a BAR even when a kernel driver is bound to its device.
-    #[arg(long)]
+    /// Measure a BAR even when a kernel driver is bound to its device; needs --bar.
+    #[arg(long, requires = "bar")]
     pub force: bool,
 }
 

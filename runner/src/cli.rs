@@ -147,12 +147,13 @@ pub struct ExportArgs {
     /// Default: the TSC frequency the run calibrated (params.json timer.freq_hz; the
     /// nominal frequency on an invariant TSC), else the `@ N GHz` of the CPU model name;
     /// README.txt says which was used. Give the same frequency to the Mess simulator as
-    /// the curves' frequency.
-    #[arg(long, value_name = "GHZ")]
+    /// the curves' frequency. Needs --mess, and a latency in cycles.
+    #[arg(long, value_name = "GHZ", requires = "mess")]
     pub cpu_ghz: Option<f64>,
     /// Unit of the Mess latency column: `cycles` (Mess's documented format and its
     /// standalone simulator) or `ns` (its ZSim-integrated reader, which converts itself).
-    #[arg(long, value_enum, value_name = "UNIT", default_value_t = crate::export::mess::LatencyUnit::Cycles)]
+    /// Needs --mess.
+    #[arg(long, value_enum, value_name = "UNIT", requires = "mess", default_value_t = crate::export::mess::LatencyUnit::Cycles)]
     pub mess_latency: crate::export::mess::LatencyUnit,
 }
 
@@ -332,18 +333,21 @@ pub struct FleetArgs {
         requires = "fleet_out"
     )]
     pub fleet_pairs: Option<Vec<FleetPair>>,
-    /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset).
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "OFFSET", default_value = "0", value_parser = bench_core::units::parse_offset)]
+    /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset);
+    /// needs --fleet-out.
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "OFFSET", default_value = "0", requires = "fleet_out", value_parser = bench_core::units::parse_offset)]
     pub fleet_pool_offset: u64,
-    /// Length of that window (pool msg's --len).
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "SIZE", default_value = "32M", value_parser = bench_core::units::parse_positive_size)]
+    /// Length of that window (pool msg's --len); needs --fleet-out.
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "SIZE", default_value = "32M", requires = "fleet_out", value_parser = bench_core::units::parse_positive_size)]
     pub fleet_pool_len: usize,
     /// A rank that sends no heartbeat for this long is lost and the job fails on every
-    /// rank; also how long rank 0 waits for every rank to connect (e.g. 60s, 2m).
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "DURATION", default_value = "60s", value_parser = humantime::parse_duration)]
+    /// rank; also how long rank 0 waits for every rank to connect (e.g. 60s, 2m); needs
+    /// --fleet-out.
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "DURATION", default_value = "60s", requires = "fleet_out", value_parser = bench_core::units::parse_duration)]
     pub fleet_timeout: std::time::Duration,
-    /// TCP port of rank 0's rendezvous (default: one of eight derived from the job id).
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    /// TCP port of rank 0's rendezvous (default: one of eight derived from the job id);
+    /// needs --fleet-out.
+    #[arg(help_heading = FLEET_HEADING, long, value_name = "PORT", requires = "fleet_out", value_parser = clap::value_parser!(u16).range(1..))]
     pub fleet_port: Option<u16>,
 }
 

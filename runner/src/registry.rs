@@ -195,19 +195,28 @@ pub fn command() -> clap::Command {
 }
 
 /// Appends the one size grammar ([`bench_core::units::SIZE_HELP`]) to the help of every
-/// option whose value is a size or offset (value name `SIZE` or `OFFSET`), in `cmd` and
-/// every command below it.
+/// option whose value is a size or offset (value name `SIZE` or `OFFSET`), and the one
+/// duration grammar ([`bench_core::units::DURATION_HELP`]) to every option whose value is
+/// a duration (value name `DURATION`), in `cmd` and every command below it.
 fn explain_sizes(mut cmd: clap::Command) -> clap::Command {
-    let sized: Vec<clap::Id> = cmd
+    let explained: Vec<(clap::Id, &str)> = cmd
         .get_arguments()
-        .filter(|a| is_size_arg(a))
-        .map(|a| a.get_id().clone())
+        .filter_map(|a| {
+            let grammar = if is_size_arg(a) {
+                bench_core::units::SIZE_HELP
+            } else if is_duration_arg(a) {
+                bench_core::units::DURATION_HELP
+            } else {
+                return None;
+            };
+            Some((a.get_id().clone(), grammar))
+        })
         .collect();
-    for id in sized {
+    for (id, grammar) in explained {
         cmd = cmd.mut_arg(id, |a| {
             let add = |h: Option<&clap::builder::StyledStr>| {
                 let h = h.map(|h| h.to_string()).unwrap_or_default();
-                format!("{} [{}]", h.trim_end(), bench_core::units::SIZE_HELP)
+                format!("{} [{grammar}]", h.trim_end())
             };
             let long = a.get_long_help().is_some().then(|| add(a.get_long_help()));
             let short = add(a.get_help());
@@ -232,6 +241,12 @@ fn explain_sizes(mut cmd: clap::Command) -> clap::Command {
 pub fn is_size_arg(a: &clap::Arg) -> bool {
     a.get_value_names()
         .is_some_and(|v| v.iter().any(|n| n == "SIZE" || n == "OFFSET"))
+}
+
+/// An option whose value is a duration ([`bench_core::units::parse_duration`]).
+pub fn is_duration_arg(a: &clap::Arg) -> bool {
+    a.get_value_names()
+        .is_some_and(|v| v.iter().any(|n| n == "DURATION"))
 }
 
 /// The shared options as a configuration sees them.
@@ -355,6 +370,16 @@ mod tests {
         }
     }
 
+    /// The options `arg` needs to apply (its `requires`), with a value each.
+    fn needed_with(arg: &clap::Arg) -> Vec<String> {
+        match arg.get_long().unwrap_or_default() {
+            l if l.starts_with("fleet-") => vec!["--fleet-out=f.json".into()],
+            "offset" | "len" => vec!["--pool=file:p".into()],
+            "bar-offset" => vec!["--bar=pci:0000:00:00.0/0".into()],
+            _ => vec![],
+        }
+    }
+
     /// Every size-like option of every command, with the words that lead to it.
     fn size_options() -> Vec<(Vec<String>, clap::Arg)> {
         fn walk(
@@ -427,6 +452,7 @@ mod tests {
                 let mut argv = vec!["cxlchar".to_string()];
                 argv.extend(path.iter().cloned());
                 argv.push(format!("--{long}={v}"));
+                argv.extend(needed_with(arg));
                 command().try_get_matches_from(argv)
             };
             for v in ["64K", "64KiB", "65536", "64k", "64kib"] {
@@ -451,6 +477,79 @@ mod tests {
             let help = arg.get_help().unwrap().to_string();
             assert!(
                 help.contains(bench_core::units::SIZE_HELP),
+                "{path:?} --{long}: {help}"
+            );
+        }
+    }
+
+    /// Every option whose name says it is a wait, with the words that lead to it; each
+    /// must be a duration option.
+    fn duration_options() -> Vec<(Vec<String>, clap::Arg)> {
+        fn walk(
+            c: &clap::Command,
+            path: &mut Vec<String>,
+            out: &mut Vec<(Vec<String>, clap::Arg)>,
+        ) {
+            for a in c.get_arguments() {
+                let long = a.get_long().unwrap_or_default();
+                assert_eq!(
+                    is_duration_arg(a),
+                    long.contains("timeout"),
+                    "{path:?} --{long}: a duration option takes value_name = \"DURATION\" and bench_core::units::parse_duration"
+                );
+                if is_duration_arg(a) {
+                    out.push((path.clone(), a.clone()));
+                }
+            }
+            for s in c.get_subcommands() {
+                path.push(s.get_name().to_string());
+                walk(s, path, out);
+                path.pop();
+            }
+        }
+        let mut out = Vec::new();
+        walk(&command(), &mut vec![], &mut out);
+        out
+    }
+
+    #[test]
+    fn every_duration_option_is_bounded_at_parse_time() {
+        let opts = duration_options();
+        let longs: Vec<String> = opts
+            .iter()
+            .map(|(p, a)| format!("{} --{}", p.join(" "), a.get_long().unwrap()))
+            .collect();
+        for known in [
+            "all --fleet-timeout",
+            "mem latency --fleet-timeout",
+            "pool msg --timeout",
+            "pool msg --peer-timeout",
+            "verbs --timeout",
+        ] {
+            assert!(longs.iter().any(|l| l == known), "{known} not in {longs:?}");
+        }
+        for (path, arg) in &opts {
+            let long = arg.get_long().unwrap();
+            let parse = |v: &str| {
+                let mut argv = vec!["cxlchar".to_string()];
+                argv.extend(path.iter().cloned());
+                argv.push(format!("--{long}={v}"));
+                argv.extend(needed_with(arg));
+                command().try_get_matches_from(argv)
+            };
+            parse("90s").unwrap_or_else(|e| panic!("{path:?} --{long} 90s: {e}"));
+            parse("1w").unwrap_or_else(|e| panic!("{path:?} --{long} 1w: {e}"));
+            for v in ["500000000000years", "8d", "169h", "0s", "30", "abc"] {
+                let e = parse(v).expect_err(&format!("{path:?} --{long} accepted {v:?}"));
+                assert_eq!(
+                    e.kind(),
+                    clap::error::ErrorKind::ValueValidation,
+                    "{path:?} --{long} {v:?}: {e}"
+                );
+            }
+            let help = arg.get_help().unwrap().to_string();
+            assert!(
+                help.contains(bench_core::units::DURATION_HELP),
                 "{path:?} --{long}: {help}"
             );
         }

@@ -18,7 +18,9 @@
 //! region and its memory devices with their serials, an NVDIMM, or "not CXL", so a
 //! measurement names the device under test.
 //!
-//! [`Region::allocate`] maps, places, pre-faults and verifies. A spec that names
+//! [`Region::allocate`] maps, places, pre-faults and verifies. A file it maps for writing
+//! (a `file:` target, a pool file) has its blocks reserved first ([`reserve`]), so that a
+//! full file system is an error, not a SIGBUS. A spec that names
 //! something absent is a [`CoreError::TargetSpec`] (the user's mistake); a target that
 //! exists but cannot be used now is a [`CoreError::TargetUnavailable`] (reported as
 //! skipped).
@@ -31,6 +33,7 @@
 
 pub mod guard;
 pub mod interleave;
+mod reserve;
 mod window;
 
 pub use guard::{Access, MapError};
@@ -608,6 +611,9 @@ impl Region {
                         ),
                     ));
                 }
+                // Blocks first: a hole that cannot be filled would SIGBUS the prefault.
+                reserve::reserve(&file, path, 0, len as u64)
+                    .map_err(|e| unavailable(spec, e.to_string()))?;
                 // SAFETY: the file is mapped shared for the run; the user opted in to
                 // its contents being overwritten with --allow-write.
                 let map = unsafe { MmapOptions::new().len(len).map_mut(&file) }.map_err(|e| {

@@ -10,6 +10,7 @@
 use super::guard::{
     check_claim, check_creatable, check_dax, check_file, require_write, Access, MapError,
 };
+use super::reserve::reserve;
 use super::{page_size, Mapping, Placement, Region, TargetSpec, Verification};
 use crate::pci::BarSpec;
 use memmap2::MmapOptions;
@@ -118,12 +119,12 @@ impl Region {
                 }
                 // Created exclusively; if the other side of a pool created it meanwhile,
                 // it is opened as the existing file it is (and its contents checked).
-                let f = match open(path, w.write, grow && !exists, false) {
+                let (f, created) = match open(path, w.write, grow && !exists, false) {
                     Err(_) if grow && !exists && path.symlink_metadata().is_ok() => {
                         check_file(path, root)?;
-                        open(path, w.write, false, false)?
+                        (open(path, w.write, false, false)?, false)
                     }
-                    r => r?,
+                    r => (r?, grow && !exists),
                 };
                 let have = size_of(&f, path)?;
                 let need = end.unwrap_or(u64::MAX);
@@ -131,17 +132,20 @@ impl Region {
                     // Read-only, before anything is resized or written.
                     check_claim(&f, path, w.offset, w.len as u64, have, magic)?;
                 }
-                if have < need {
-                    if grow {
-                        f.set_len(need)
-                            .map_err(|e| map_err(path, format!("resizing: {e}")))?;
-                    } else {
-                        return Err(MapError::TooShort {
-                            path: path.display().to_string(),
-                            have,
-                            need,
-                        });
-                    }
+                if have < need && !grow {
+                    return Err(MapError::TooShort {
+                        path: path.display().to_string(),
+                        have,
+                        need,
+                    });
+                }
+                if w.write {
+                    // A file this call created is removed when it cannot be backed.
+                    reserve_and_size(&f, path, w.offset, w.len as u64, need).inspect_err(|_| {
+                        if created {
+                            let _ = std::fs::remove_file(path);
+                        }
+                    })?;
                 }
                 (f, path.clone(), file_placement(path))
             }
@@ -152,8 +156,10 @@ impl Region {
                     .create_new(true)
                     .open(path)
                     .map_err(|e| map_err(path, format!("creating it (it must not exist): {e}")))?;
-                f.set_len(end.unwrap_or(u64::MAX))
-                    .map_err(|e| map_err(path, format!("resizing: {e}")))?;
+                reserve_and_size(&f, path, w.offset, w.len as u64, end.unwrap_or(u64::MAX))
+                    .inspect_err(|_| {
+                        let _ = std::fs::remove_file(path);
+                    })?;
                 (f, path.clone(), file_placement(path))
             }
             WindowSource::Dax(path) => {
@@ -222,6 +228,25 @@ impl Region {
             placement,
         })
     }
+}
+
+/// Reserves the window's blocks ([`reserve`]: a full file system is an error here, not a
+/// SIGBUS on the first store), then grows the file to `need` bytes (the window's end)
+/// when it is still shorter (a file system that cannot reserve does not grow it); a file
+/// already longer, grown meanwhile by the other side of a pool, is never shrunk.
+fn reserve_and_size(
+    f: &File,
+    path: &Path,
+    offset: u64,
+    len: u64,
+    need: u64,
+) -> Result<(), MapError> {
+    reserve(f, path, offset, len)?;
+    if size_of(f, path)? < need {
+        f.set_len(need)
+            .map_err(|e| map_err(path, format!("resizing: {e}")))?;
+    }
+    Ok(())
 }
 
 fn map_err(path: &Path, reason: String) -> MapError {

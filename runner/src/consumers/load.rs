@@ -14,8 +14,10 @@
 //! Every input file of a consumer (params.json, a check spec) is read with [`read_input`]:
 //! a regular file (a FIFO, a device such as `/dev/zero` or a directory is refused before it
 //! is read, so nothing blocks or reads forever) of at most [`MAX_INPUT_BYTES`], read with a
-//! bound of one byte more. A key given twice in one JSON object is an error, not "the last
-//! one wins".
+//! bound of one byte more; and only when the memory to hold it parsed
+//! ([`PARSED_BYTES_PER_BYTE`] times its size) can be had now, so that a memory limit
+//! (`ulimit -v`) is an error naming the need, not an abort mid-parse. A key given twice
+//! in one JSON object is an error, not "the last one wins".
 
 use crate::fleet::file::{FleetFile, FLEET_FORMAT, FLEET_SCHEMA_VERSION};
 use anyhow::{anyhow, bail, Context, Result};
@@ -30,7 +32,21 @@ use std::path::Path;
 /// MiB).
 pub const MAX_INPUT_BYTES: u64 = 256 << 20;
 
-/// Reads an input file as UTF-8 text: a regular file of at most [`MAX_INPUT_BYTES`];
+/// Memory a consumer needs to hold an input, per byte of it: the text, its JSON tree and
+/// the typed document take about 7 bytes per byte of a large params.json; 8 leaves a
+/// margin.
+pub const PARSED_BYTES_PER_BYTE: u64 = 8;
+
+/// Whether `bytes` of memory can be had now: reserved (not touched) and given back. A
+/// process under a memory limit (`ulimit -v`, no overcommit) is refused here instead of
+/// aborting later in an allocation it cannot fail.
+fn can_hold(bytes: u64) -> bool {
+    let mut probe: Vec<u8> = Vec::new();
+    usize::try_from(bytes).is_ok_and(|n| probe.try_reserve_exact(n).is_ok())
+}
+
+/// Reads an input file as UTF-8 text: a regular file of at most [`MAX_INPUT_BYTES`],
+/// whose parsed form fits the memory this process may take ([`PARSED_BYTES_PER_BYTE`]);
 /// `what` names it in the errors ("spec ", "" for a params.json).
 pub fn read_input(path: &Path, what: &str) -> Result<String> {
     let name = path.display();
@@ -64,7 +80,17 @@ pub fn read_input(path: &Path, what: &str) -> Result<String> {
     if meta.len() > MAX_INPUT_BYTES {
         return Err(too_large());
     }
+    let need = meta.len().saturating_mul(PARSED_BYTES_PER_BYTE);
     let mut bytes = Vec::new();
+    if !can_hold(need) || bytes.try_reserve_exact(meta.len() as usize + 1).is_err() {
+        bail!(
+            "{what}{name} is {}: reading it takes about {} of memory, more than this process \
+             may allocate now (a memory limit such as ulimit -v, or the machine's free \
+             memory): raise the limit, or read it where memory allows",
+            bench_core::units::human_bytes(meta.len()),
+            bench_core::units::human_bytes(need)
+        );
+    }
     f.take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)
         .with_context(|| format!("reading {what}{name}"))?;

@@ -90,15 +90,35 @@ fn spec_text() -> impl Strategy<Value = String> {
         .prop_map(|(req, bounds)| format!("required = {req:?}\n{}", bounds.concat()))
 }
 
+/// Every output (and baseline) of evaluated models is a finite number; a model that
+/// would give another is the error that names it.
+fn assert_finite_models(inputs: &model::Inputs) {
+    match model::evaluate(inputs, &[]) {
+        Ok(results) => {
+            for r in &results {
+                for o in &r.outputs {
+                    assert!(o.value.is_finite(), "{} {} = {}", r.id, o.name, o.value);
+                    assert!(o.baseline.is_none_or(f64::is_finite), "{} {}", r.id, o.name);
+                }
+            }
+            let _ = model::render_table(&results, &inputs.overrides);
+            serde_json::to_string(&results).expect("model results serialize");
+        }
+        Err(e) => assert!(e.to_string().contains("not a finite number"), "{e}"),
+    }
+}
+
 /// Runs every consumer on `f` (and `diff` against `other` both ways); panics are the
 /// failures proptest reports.
 fn consume(f: &ParamsFile, other: &ParamsFile, spec_text: &str) {
     let mut inputs = model::Inputs::from_file(f);
-    let _ = inputs.apply(&[model::parse_what_if("mem_lat_ns*1e308").unwrap()]);
-    if let Ok(results) = model::evaluate(&inputs, &[]) {
-        let _ = model::render_table(&results, &inputs.overrides);
-        serde_json::to_string(&results).expect("model results serialize");
+    if inputs
+        .apply(&[model::parse_what_if("mem_lat_ns*1e308").unwrap()])
+        .is_ok()
+    {
+        assert!(inputs.overrides.values().all(|v| v.is_finite()));
     }
+    assert_finite_models(&inputs);
     for (a, b) in [(f, other), (other, f), (f, f)] {
         let r = diff::diff(a, b);
         let _ = diff::render_table(&r, "a.json", "b.json", true);
@@ -173,6 +193,52 @@ proptest! {
             }
         }
         consume(&f, &other, &s);
+    }
+
+    /// A `--what-if` of any number: parsed only when finite and not negative, applied only
+    /// when the value it gives is finite (else the error names the key), and the models
+    /// evaluated on it give finite numbers or the error naming the output.
+    #[test]
+    fn what_ifs_are_finite_or_refused_naming_the_key(
+        which in 0..2usize,
+        whats in proptest::collection::vec(
+            (
+                prop_oneof![
+                    Just("mem_lat_ns"),
+                    Just("l2_lat_ns"),
+                    Just("mpi_lat_ns"),
+                    Just("mpi_bw_gbs"),
+                    Just("cxl_atomic_lat_ns"),
+                    Just("cxl_lat_ns"),
+                    Just("mem_bw_gbs"),
+                    Just("l2_size_bytes"),
+                ],
+                any::<bool>(),
+                wild_f64(),
+                any::<bool>(),
+            ),
+            1..6,
+        ),
+    ) {
+        let (_, f) = base(which);
+        let mut inputs = model::Inputs::from_file(&f);
+        for (key, set, v, exp) in whats {
+            let num = if exp { format!("{v:e}") } else { format!("{v}") };
+            let text = format!("{key}{}{num}", if set { "=" } else { "*" });
+            let w = match model::parse_what_if(&text) {
+                Ok(w) => w,
+                Err(e) => {
+                    prop_assert!(!(v.is_finite() && v >= 0.0), "{text} refused: {e}");
+                    continue;
+                }
+            };
+            prop_assert!(v.is_finite() && v >= 0.0, "{text} accepted");
+            match inputs.apply(&[w]) {
+                Ok(()) => prop_assert!(inputs.overrides.values().all(|x| x.is_finite())),
+                Err(e) => prop_assert!(e.to_string().contains(key), "{e}"),
+            }
+        }
+        assert_finite_models(&inputs);
     }
 
     /// Random text as a params.json and as a spec: a value or a clean error.

@@ -301,6 +301,12 @@ pub fn render(
     unit: LatencyUnit,
     cpu_ghz: Option<f64>,
 ) -> Result<Vec<MessFile>> {
+    if let (LatencyUnit::Ns, Some(g)) = (unit, cpu_ghz) {
+        bail!(
+            "--cpu-ghz {g} converts the latency column to cycles, and --mess-latency ns writes \
+             it in ns: drop --cpu-ghz, or --mess-latency ns"
+        );
+    }
     let cs = curves(file);
     if cs.curves.is_empty() {
         let why = if cs.left_out.is_empty() {

@@ -325,7 +325,7 @@ impl Coordinator {
 
     fn gather(&mut self) -> Result<()> {
         let size = self.cfg.launch.size;
-        let deadline = Instant::now() + self.cfg.timeout;
+        let deadline = Instant::now() + self.cfg.timeout.min(bench_core::units::MAX_DURATION);
         while self.ranks.len() < size {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {

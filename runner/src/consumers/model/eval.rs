@@ -232,8 +232,40 @@ fn result(m: &Model, c: Ctx) -> ModelResult {
     }
 }
 
+/// Refuses an evaluated model with an output that is not a finite number (inputs so large
+/// or so small that the equation overflows, or a zero it divides by): the error names the
+/// output and the keys it was computed from.
+fn check_finite(r: &ModelResult) -> Result<()> {
+    let Some(o) = r.outputs.iter().find(|o| !o.value.is_finite()) else {
+        return Ok(());
+    };
+    let read: Vec<String> = r
+        .inputs
+        .iter()
+        .map(|i| {
+            format!(
+                "{} = {}{}",
+                i.key,
+                super::inputs::shown(i.value),
+                if i.what_if { " (what-if)" } else { "" }
+            )
+        })
+        .collect();
+    bail!(
+        "model {}: {} is {}, not a finite number, computed from {}: a value is out of the \
+         range the equation can take (too large, too small, or a zero it divides by); check \
+         the --what-if values, or the file's",
+        r.id,
+        o.name,
+        o.value,
+        read.join(", ")
+    )
+}
+
 /// Evaluates the models (all, or those named in `only`) on `inputs`; with overrides, each
-/// output also carries its baseline value.
+/// output also carries its baseline value. An output that is not a finite number is an
+/// error naming it ([`check_finite`]); a baseline that is not one is left out (the
+/// what-ifs may replace the very value that broke it).
 pub fn evaluate(inputs: &Inputs, only: &[String]) -> Result<Vec<ModelResult>> {
     let all = super::models();
     for id in only {
@@ -243,18 +275,18 @@ pub fn evaluate(inputs: &Inputs, only: &[String]) -> Result<Vec<ModelResult>> {
         }
     }
     let base = inputs.baseline();
-    Ok(all
-        .iter()
+    all.iter()
         .filter(|m| only.is_empty() || only.iter().any(|o| o == m.id))
         .map(|m| {
             let mut r = run_one(m, inputs);
+            check_finite(&r)?;
             if !inputs.overrides.is_empty() && r.evaluated() {
                 let b = run_one(m, &base);
                 for o in &mut r.outputs {
-                    o.baseline = b.output(&o.name);
+                    o.baseline = b.output(&o.name).filter(|v| v.is_finite());
                 }
             }
-            r
+            Ok(r)
         })
-        .collect())
+        .collect()
 }

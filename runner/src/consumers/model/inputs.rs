@@ -73,6 +73,16 @@ pub fn parse_what_if(s: &str) -> Result<WhatIf, String> {
     })
 }
 
+/// A value as an error message shows it: as Rust writes it, in exponent notation when it
+/// is very large or very small (`1e308`, not 309 digits).
+pub(super) fn shown(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// The values a model may read: the file's params (plus `l2_size_bytes` from the
 /// environment's cache list when the file has no such key), and the what-if overrides.
 #[derive(Debug, Clone, Default)]
@@ -117,16 +127,17 @@ impl Inputs {
     }
 
     /// Applies what-ifs; scaling a key the file lacks is an error naming it, and so is
-    /// a key that is neither in the file nor in the key registry.
+    /// a key that is neither in the file nor in the key registry, and a scaled value that
+    /// is no longer a finite number (`mem_lat_ns*1e308`).
     pub fn apply(&mut self, what_ifs: &[WhatIf]) -> Result<()> {
         for w in what_ifs {
-            let (k, shown) = match w {
-                WhatIf::Set(k, v) => (k, format!("{k}={v}")),
-                WhatIf::Scale(k, f) => (k, format!("{k}*{f}")),
+            let (k, given) = match w {
+                WhatIf::Set(k, v) => (k, format!("{k}={}", shown(*v))),
+                WhatIf::Scale(k, f) => (k, format!("{k}*{}", shown(*f))),
             };
             if !keys::known(k) && self.get(k).is_none() {
                 bail!(
-                    "--what-if {shown}: {k} is not in the file and is not a params key cxlchar \
+                    "--what-if {given}: {k} is not in the file and is not a params key cxlchar \
                      knows: no benchmark produces it and no model reads it (docs/params.md lists \
                      every key)"
                 );
@@ -139,11 +150,20 @@ impl Inputs {
                     let Some(cur) = self.overrides.get(k).or(self.base.get(k)).copied() else {
                         let (b, cmd) = keys::producer(k);
                         bail!(
-                            "--what-if {k}*{f}: {k} is not in the file (produced by {b}: {cmd}); \
+                            "--what-if {given}: {k} is not in the file (produced by {b}: {cmd}); \
                              use {k}=VALUE to supply it"
                         );
                     };
-                    self.overrides.insert(k.clone(), cur * f);
+                    let v = cur * f;
+                    if !v.is_finite() {
+                        bail!(
+                            "--what-if {given}: {k} = {} x {} is not a finite number (it \
+                             overflows a 64-bit float): give a smaller factor, or {k}=VALUE",
+                            shown(cur),
+                            shown(*f)
+                        );
+                    }
+                    self.overrides.insert(k.clone(), v);
                 }
             }
         }

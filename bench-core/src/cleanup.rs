@@ -5,13 +5,20 @@
 //! runner) sets a SIGINT/SIGTERM handler that unlinks every registered path and exits
 //! 130 / 143 (128 + the signal), as docs/safety.md states.
 //!
+//! A run's result file changes that status once it is in place: the writer marks its
+//! finished temporary file with the run's status ([`Registered::commits`]) before the
+//! rename and calls [`complete`] after it. The handler then tells the two sides of the
+//! rename apart by its own `unlink(2)` of the temporary file: removed, the rename never
+//! happened and the result is untouched (128 + the signal); already gone, the result is
+//! in place and the run exits with its status ([`status_on_signal`]).
+//!
 //! The handler is async-signal-safe: the paths live in a fixed, pre-allocated table of
-//! NUL-terminated buffers (no allocation, no lock), and it calls only `unlink(2)` and
-//! `_exit(2)`.
+//! NUL-terminated buffers (no allocation, no lock), and it calls only `unlink(2)`, reads
+//! `errno` and calls `_exit(2)`.
 
 use std::cell::UnsafeCell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 
 /// Registered paths at most at a time (a run has a few: one temp file, one pool file).
 pub const SLOTS: usize = 16;
@@ -22,8 +29,17 @@ const FREE: u8 = 0;
 const WRITING: u8 = 1;
 const READY: u8 = 2;
 
+/// No exit status recorded: a signal exits 128 + the signal.
+const NO_STATUS: i32 = -1;
+
+/// The exit status of a run whose result is in place ([`complete`]), or [`NO_STATUS`].
+static COMPLETED: AtomicI32 = AtomicI32::new(NO_STATUS);
+
 struct Slot {
     state: AtomicU8,
+    /// The run's exit status once this temporary file is renamed into place
+    /// ([`Registered::commits`]), or [`NO_STATUS`].
+    commit: AtomicI32,
     path: UnsafeCell<[u8; PATH_BYTES]>,
 }
 
@@ -35,6 +51,7 @@ unsafe impl Sync for Slot {}
 #[allow(clippy::declare_interior_mutable_const)] // the initializer of each slot
 const EMPTY: Slot = Slot {
     state: AtomicU8::new(FREE),
+    commit: AtomicI32::new(NO_STATUS),
     path: UnsafeCell::new([0; PATH_BYTES]),
 };
 
@@ -58,9 +75,48 @@ pub struct Registered {
     slot: usize,
 }
 
+impl Registered {
+    /// Marks the registered file, finished and about to be renamed into place as the
+    /// run's result, with the status the run exits with: from now on a signal that finds
+    /// the file already gone (renamed) exits `status`, one that removes it exits 128 +
+    /// the signal. Call it only once the file exists, and [`Self::cancel_commit`] before
+    /// removing it oneself; after the rename succeeds, call [`complete`] before the guard
+    /// is dropped.
+    pub fn commits(&self, status: i32) {
+        TABLE[self.slot].commit.store(status, Ordering::SeqCst);
+    }
+
+    /// Undoes [`Self::commits`]: the rename failed and the file will be removed.
+    pub fn cancel_commit(&self) {
+        TABLE[self.slot].commit.store(NO_STATUS, Ordering::SeqCst);
+    }
+}
+
 impl Drop for Registered {
     fn drop(&mut self) {
-        TABLE[self.slot].state.store(FREE, Ordering::Release);
+        let s = &TABLE[self.slot];
+        s.commit.store(NO_STATUS, Ordering::SeqCst);
+        s.state.store(FREE, Ordering::Release);
+    }
+}
+
+/// Records that the run's result is in place (its file renamed over the destination):
+/// SIGINT and SIGTERM from now on exit `status`, the run being complete.
+pub fn complete(status: i32) {
+    COMPLETED.store(status, Ordering::SeqCst);
+}
+
+/// The status a signal ends the process with: `completed`, the status recorded by
+/// [`complete`]; else `renamed`, the status of a committed temporary file the handler
+/// found already renamed; else 128 + `sig` (interrupted, the result untouched). A
+/// negative value stands for none.
+pub fn status_on_signal(sig: i32, completed: i32, renamed: i32) -> i32 {
+    if completed >= 0 {
+        completed
+    } else if renamed >= 0 {
+        renamed
+    } else {
+        128 + sig
     }
 }
 
@@ -105,15 +161,26 @@ pub fn registered() -> Vec<std::path::PathBuf> {
 }
 
 extern "C" fn on_signal(sig: libc::c_int) {
+    let mut renamed = NO_STATUS;
     for s in &TABLE {
         if s.state.load(Ordering::Acquire) == READY {
             // SAFETY: a READY slot holds a NUL-terminated path; unlink(2) is
             // async-signal-safe and a missing file is harmless.
-            unsafe { libc::unlink(s.path.get().cast::<libc::c_char>()) };
+            let rc = unsafe { libc::unlink(s.path.get().cast::<libc::c_char>()) };
+            // Read after the unlink: a writer cancels its commit before removing the
+            // file itself, so a file gone while still committed was renamed.
+            let commit = s.commit.load(Ordering::SeqCst);
+            if rc != 0
+                && commit >= 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT)
+            {
+                renamed = commit;
+            }
         }
     }
+    let status = status_on_signal(sig, COMPLETED.load(Ordering::SeqCst), renamed);
     // SAFETY: _exit(2) is async-signal-safe and runs no destructors.
-    unsafe { libc::_exit(128 + sig) };
+    unsafe { libc::_exit(status) };
 }
 
 /// Installs the SIGINT/SIGTERM handler (once per process; later calls do nothing).
@@ -176,5 +243,97 @@ mod tests {
             register(Path::new("/tmp/x")).unwrap_err(),
             CleanupError::Full
         );
+    }
+
+    #[test]
+    fn a_complete_run_keeps_its_status_and_an_interrupted_one_exits_128_plus_the_signal() {
+        let term = libc::SIGTERM;
+        assert_eq!(status_on_signal(term, NO_STATUS, NO_STATUS), 143);
+        assert_eq!(status_on_signal(libc::SIGINT, NO_STATUS, NO_STATUS), 130);
+        assert_eq!(status_on_signal(term, NO_STATUS, 0), 0, "renamed: complete");
+        assert_eq!(status_on_signal(term, 0, NO_STATUS), 0, "completed");
+        assert_eq!(status_on_signal(term, 4, 0), 4, "the recorded status wins");
+    }
+
+    /// The environment variable that makes [`signal_child`] act out one case.
+    const CHILD: &str = "BENCH_CORE_CLEANUP_SIGNAL_CASE";
+
+    /// Acts out one case of a result file and a SIGTERM in this process (run by
+    /// [`a_signal_after_the_rename_exits_with_the_runs_status`] as a child; does nothing
+    /// in a plain test run): `dir` holds the destination `out` and its temporary file.
+    #[test]
+    fn signal_child() {
+        let Ok(case) = std::env::var(CHILD) else {
+            return;
+        };
+        let dir = std::path::PathBuf::from(std::env::var("BENCH_CORE_CLEANUP_DIR").unwrap());
+        let tmp = dir.join(".out.tmp");
+        install().unwrap();
+        let g = register(&tmp).unwrap();
+        std::fs::write(&tmp, "result").unwrap();
+        match case.as_str() {
+            // Interrupted while the result is written: nothing committed.
+            "writing" => {}
+            // Committed, not renamed yet: the handler removes the file, the run counts
+            // as interrupted.
+            "committed" => g.commits(0),
+            // Renamed, not yet recorded as complete.
+            "renamed" => {
+                g.commits(0);
+                std::fs::rename(&tmp, dir.join("out")).unwrap();
+            }
+            // Renamed and recorded; the guard dropped.
+            "complete" => {
+                g.commits(0);
+                std::fs::rename(&tmp, dir.join("out")).unwrap();
+                complete(0);
+                drop(g);
+            }
+            // The rename failed: the commit is cancelled and the file removed.
+            "cancelled" => {
+                g.commits(0);
+                g.cancel_commit();
+                std::fs::remove_file(&tmp).unwrap();
+            }
+            c => panic!("unknown case {c}"),
+        }
+        // SAFETY: raise(3) sends SIGTERM to this thread; the handler exits the process.
+        unsafe { libc::raise(libc::SIGTERM) };
+        unreachable!("the handler exits");
+    }
+
+    #[test]
+    fn a_signal_after_the_rename_exits_with_the_runs_status() {
+        let exe = std::env::current_exe().unwrap();
+        for (case, status, out) in [
+            ("writing", 143, false),
+            ("committed", 143, false),
+            ("renamed", 0, true),
+            ("complete", 0, true),
+            ("cancelled", 143, false),
+        ] {
+            let d = tempfile::tempdir().unwrap();
+            let o = std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "cleanup::tests::signal_child",
+                    "--test-threads=1",
+                ])
+                .env(CHILD, case)
+                .env("BENCH_CORE_CLEANUP_DIR", d.path())
+                .output()
+                .unwrap();
+            assert_eq!(
+                o.status.code(),
+                Some(status),
+                "{case}: {}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+            assert_eq!(d.path().join("out").exists(), out, "{case}");
+            assert!(
+                !d.path().join(".out.tmp").exists(),
+                "{case}: temporary file left"
+            );
+        }
     }
 }

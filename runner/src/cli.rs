@@ -130,7 +130,8 @@ pub struct ExportArgs {
     /// where every number comes from. Bandwidth is the traffic threads' injected bandwidth
     /// x 1000 (bytes loaded + stored, no RFO, no chase, no uncore counters); latency the
     /// chase's p50, in cycles (see --cpu-ghz) or ns (--mess-latency ns). Nothing is
-    /// interpolated.
+    /// interpolated. Nothing is written through a symbolic link below DIR (refused), and
+    /// a refused or failed export removes every file and folder it created.
     #[arg(long, value_name = "DIR")]
     pub mess: Option<PathBuf>,
     /// Write every params key (gauges `cxlchar_<key>`, labels key and target) and every
@@ -140,7 +141,8 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub openmetrics: Option<PathBuf>,
     /// Write the measurements as CSV to FILE (`-`: stdout): one row per measurement, the
-    /// columns of `--format csv`.
+    /// columns of `--format csv`; text cells quoted, control characters escaped, a cell
+    /// that would start a spreadsheet formula prefixed with `'`.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// CPU frequency in GHz for the Mess latency column in cycles (cycles = ns x GHz).

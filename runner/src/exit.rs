@@ -2,7 +2,8 @@
 //! them): 0 what was asked was measured; 1 an error (a benchmark failed, an input or an
 //! output was refused); 2 a command-line error (clap); 3 nothing was measured; 4 part of
 //! what was asked was skipped (single-family commands without `--best-effort`); 130 and
-//! 143 interrupted by SIGINT / SIGTERM.
+//! 143 interrupted by SIGINT / SIGTERM before `--out` was in place (a signal after the
+//! rename exits 0, the run being complete: [`bench_core::cleanup::complete`]).
 
 use std::fmt;
 

@@ -41,17 +41,21 @@ fn measure(args: &RunArgs, plan: Plan, best_effort: bool, pairs_by_default: bool
     let file = &outcome.file;
     let text = export::for_format(args.format).render(file)?;
     let refusal = refusal(&outcome, best_effort);
-    if refusal.is_none() {
-        if let Some(out) = &args.out {
-            let json = export::json::JsonExporter.render(file)?;
-            export::json::write_atomic(out, &json)?;
-        }
-    }
+    let json = match (&refusal, &args.out) {
+        (None, Some(_)) => Some(export::json::JsonExporter.render(file)?),
+        _ => None,
+    };
+    // The report first: once `--out` is in place nothing is left that can fail, and a
+    // signal exits 0 (the run is complete, `--out` holds it).
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
         .context("writing to stdout")?;
     drop(stdout);
+    if let (Some(out), Some(json)) = (&args.out, &json) {
+        export::json::write_result(out, json, 0)?;
+    }
     if let Some(mut r) = refusal {
         if let Some(out) = &args.out {
             r.message
@@ -153,7 +157,10 @@ fn main() {
         eprintln!("warning: no signal cleanup: {e}");
     }
     if let Err(e) = main_inner() {
-        eprintln!("error: {e:#}");
+        eprintln!(
+            "error: {}",
+            output::text::printable_lines(&format!("{e:#}"))
+        );
         std::process::exit(exit::code_of(&e));
     }
 }

@@ -521,3 +521,28 @@ fn unbounded_and_duplicate_inputs_are_exit_2() {
             .stderr(predicate::str::contains(needle));
     }
 }
+
+#[test]
+fn a_strangers_keys_and_targets_print_as_escapes_in_tables() {
+    let d = tempfile::tempdir().unwrap();
+    let mut doc = read_json(&repo("results/plots/params-all-quick.json"));
+    doc["params"]["mem_lat_ns@\u{1b}[31manon"] = serde_json::json!(91.5);
+    doc["measurements"][1]["target"] = serde_json::json!("\u{1b}[2Jred\nnext");
+    let a = d.path().join("a.json");
+    std::fs::write(&a, serde_json::to_string(&doc).unwrap()).unwrap();
+    doc["params"]["mem_lat_ns@\u{1b}[31manon"] = serde_json::json!(99.5);
+    let b = d.path().join("b.json");
+    std::fs::write(&b, serde_json::to_string(&doc).unwrap()).unwrap();
+    let o = cxlchar().arg("diff").arg(&a).arg(&b).output().unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        !text.contains('\x1b'),
+        "an escape sequence reached the terminal: {text:?}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.contains("mem_lat_ns@"))
+        .unwrap_or_else(|| panic!("no row of the key in\n{text}"));
+    assert!(row.contains("mem_lat_ns@\\x1b[31manon"), "{row}");
+    assert!(row.contains("+8.7%"), "the key's row is one line: {row}");
+}

@@ -156,7 +156,8 @@ fn csv_and_markdown_formats_print_the_measurements_table() {
         lines.next().unwrap(),
         "id,benchmark,target,unit,n,min,p50,p90,p99,p999,max,mean,stdev"
     );
-    assert!(lines.next().unwrap().starts_with("mem.latency/anon/"));
+    // Text cells are quoted (docs/safety.md, CSV injection).
+    assert!(lines.next().unwrap().starts_with("\"mem.latency/anon/"));
     let md = run("markdown");
     assert!(md.starts_with("| id | benchmark | target |"));
     assert!(md.contains("| mem.latency | anon | ns |"));

@@ -293,6 +293,146 @@ fn openmetrics_to_stdout_ends_with_eof() {
     assert!(text.contains("cxlchar_mem_lat_ns{key=\"mem_lat_ns@anon\",target=\"anon\"} "));
 }
 
+/// Every file and folder below `d`, as paths relative to it, sorted (links not followed).
+fn tree(d: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut todo = vec![d.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        for e in std::fs::read_dir(&p).unwrap() {
+            let e = e.unwrap();
+            let path = e.path();
+            v.push(path.strip_prefix(d).unwrap().display().to_string());
+            if e.file_type().unwrap().is_dir() {
+                todo.push(path);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn mess_never_writes_through_a_symlinked_folder_below_the_one_given() {
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    std::fs::write(victim.join("bwlat_100.txt"), "theirs").unwrap();
+    let out = d.path().join("mess");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("anon")).unwrap();
+    let o = run_export(&[fixture().to_str().unwrap(), "--mess", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("symbolic link") && err.contains("anon"),
+        "{err}"
+    );
+    assert_eq!(tree(&victim), ["bwlat_100.txt"], "wrote through the link");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("bwlat_100.txt")).unwrap(),
+        "theirs"
+    );
+    assert_eq!(tree(&out), ["anon"], "the refused export left files");
+    assert!(std::fs::symlink_metadata(out.join("anon"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn a_refused_mess_export_leaves_nothing_behind() {
+    // Two targets: anon, then one whose temporary file's path is too long for a path
+    // (PATH_MAX) while its file's own path is not.
+    let mut doc = read_json(&fixture());
+    let long = "t".repeat(250);
+    let ms = doc["measurements"].as_array_mut().unwrap();
+    let copies: Vec<Value> = ms
+        .iter()
+        .filter(|m| m["benchmark"] == "mem.loaded")
+        .map(|m| {
+            let mut c = m.clone();
+            c["target"] = json!(long);
+            c
+        })
+        .collect();
+    ms.extend(copies);
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    // A folder path so deep that DIR/<long>/bwlat_100.txt is 4095 bytes.
+    let file_part = 1 + long.len() + "/bwlat_100.txt".len();
+    let mut out = d.path().join("deep");
+    while out.as_os_str().len() + 201 + file_part < 4095 {
+        out.push("d".repeat(200));
+    }
+    let pad = 4095 - file_part - out.as_os_str().len() - 1;
+    out.push("e".repeat(pad));
+    assert_eq!(
+        out.join(&long).join("bwlat_100.txt").as_os_str().len(),
+        4095
+    );
+    let above = d.path().join("deep");
+    let o = run_export(&[p.to_str().unwrap(), "--mess", out.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !above.exists(),
+        "the refused export left {:?}",
+        tree(d.path())
+    );
+    // Into an existing folder: nothing new in it either.
+    std::fs::create_dir_all(&out).unwrap();
+    let o = run_export(&[p.to_str().unwrap(), "--mess", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(tree(&out).is_empty(), "left {:?}", tree(&out));
+}
+
+/// The fixture with a stranger's names: a spreadsheet formula as a target, ANSI escape
+/// sequences and a line break in another target and a key.
+fn hostile_fixture(d: &Path) -> PathBuf {
+    let mut doc = read_json(&fixture());
+    let ms = doc["measurements"].as_array_mut().unwrap();
+    ms[0]["target"] = json!("=HYPERLINK(\"http://x.example/\",\"ok\")");
+    ms[1]["target"] = json!("\u{1b}[2J\u{1b}[31mred\u{1b}[0m\nnext");
+    ms[2]["id"] = json!("@SUM(1+1)");
+    doc["params"]["mem_lat_ns@\u{1b}[31manon"] = json!(91.5);
+    let p = d.join("hostile.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn csv_and_openmetrics_of_a_strangers_names_are_safe() {
+    let d = tempfile::tempdir().unwrap();
+    let p = hostile_fixture(d.path());
+    let o = run_export(&[p.to_str().unwrap(), "--csv", "-"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "an escape sequence in the CSV");
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(
+        rows.len(),
+        read_json(&p)["measurements"].as_array().unwrap().len()
+    );
+    assert_eq!(&rows[0][2], "'=HYPERLINK(\"http://x.example/\",\"ok\")");
+    assert_eq!(&rows[1][2], "\\x1b[2J\\x1b[31mred\\x1b[0m\\x0anext");
+    assert_eq!(&rows[2][0], "'@SUM(1+1)");
+    let o = run_export(&[p.to_str().unwrap(), "--openmetrics", "-"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains('\x1b'), "an escape sequence in OpenMetrics");
+    assert!(
+        text.contains("key=\"mem_lat_ns@\\\\x1b[31manon\",target=\"\\\\x1b[31manon\"} 91.5\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("# EOF\n"));
+}
+
 /// The Debian package's interpreter (a pyenv or venv python3 first on PATH does not see
 /// Debian's dist-packages); CXLCHAR_PYTHON overrides.
 fn python() -> String {
@@ -319,12 +459,10 @@ for f in text_string_to_metric_families(sys.stdin.read()):
 print(json.dumps(fams))
 "#;
 
-#[test]
-#[ignore = "needs Debian's python3-prometheus-client; .ci/run installs it and runs this"]
-fn openmetrics_parses_with_prometheus_client() {
+/// The families prometheus_client's OpenMetrics parser reads from `text` (name ->
+/// type, unit, help, samples); fails when the parser rejects it.
+fn parse_openmetrics(text: &[u8]) -> Value {
     use std::io::Write;
-    let o = run_export(&[fixture().to_str().unwrap(), "--openmetrics", "-"]);
-    assert!(o.status.success());
     let mut child = std::process::Command::new(python())
         .args(["-c", PARSE])
         .stdin(std::process::Stdio::piped())
@@ -332,7 +470,7 @@ fn openmetrics_parses_with_prometheus_client() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("{}: {e}: python3 is needed for this test", python()));
-    child.stdin.take().unwrap().write_all(&o.stdout).unwrap();
+    child.stdin.take().unwrap().write_all(text).unwrap();
     let r = child.wait_with_output().unwrap();
     let out = String::from_utf8_lossy(&r.stdout);
     assert_ne!(r.status.code(), Some(99), "{out}");
@@ -341,7 +479,51 @@ fn openmetrics_parses_with_prometheus_client() {
         "the parser rejected the text: {}",
         String::from_utf8_lossy(&r.stderr)
     );
-    let fams: Value = serde_json::from_str(&out).unwrap();
+    serde_json::from_str(&out).unwrap()
+}
+
+#[test]
+#[ignore = "needs Debian's python3-prometheus-client; .ci/run installs it and runs this"]
+fn openmetrics_of_a_strangers_names_parses_with_prometheus_client() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run_export(&[
+        hostile_fixture(d.path()).to_str().unwrap(),
+        "--openmetrics",
+        "-",
+    ]);
+    assert!(o.status.success());
+    let fams = parse_openmetrics(&o.stdout);
+    let s: Vec<&Value> = fams["cxlchar_mem_lat_ns"]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s[1]["key"] == "mem_lat_ns@\\x1b[31manon")
+        .collect();
+    assert_eq!(s.len(), 1, "{fams}");
+    assert_eq!(s[0][1]["target"], "\\x1b[31manon");
+    assert_eq!(s[0][2].as_f64(), Some(91.5));
+    let targets: Vec<&str> = fams["cxlchar_measurement_ns"]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s[1]["target"].as_str().unwrap())
+        .collect();
+    assert!(
+        targets.contains(&"\\x1b[2J\\x1b[31mred\\x1b[0m\\x0anext"),
+        "{targets:?}"
+    );
+    assert!(
+        !fams.to_string().contains("\\u001b"),
+        "an escape survived: {fams}"
+    );
+}
+
+#[test]
+#[ignore = "needs Debian's python3-prometheus-client; .ci/run installs it and runs this"]
+fn openmetrics_parses_with_prometheus_client() {
+    let o = run_export(&[fixture().to_str().unwrap(), "--openmetrics", "-"]);
+    assert!(o.status.success());
+    let fams = parse_openmetrics(&o.stdout);
     let doc = read_json(&fixture());
     // Every params key is one sample of its family, with its value.
     let params = doc["params"].as_object().unwrap();

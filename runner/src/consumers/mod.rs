@@ -21,6 +21,7 @@ pub mod spec;
 mod proptests;
 
 use crate::cli::{CheckArgs, DiffArgs, Format, ModelArgs};
+use crate::output::text::printable_lines;
 use anyhow::{Context, Result};
 use std::io::Write;
 
@@ -53,11 +54,11 @@ fn emit<T: serde::Serialize>(
         Format::Csv | Format::Markdown => anyhow::bail!(
             "--format csv|markdown export a run's measurements; {cmd} prints table or json"
         ),
-        Format::Table => print(&table()),
+        Format::Table => print(&printable_lines(&table())),
         Format::Json => {
             print(&(serde_json::to_string_pretty(doc)? + "\n"))?;
             for w in warnings {
-                eprintln!("warning: {w}");
+                eprintln!("warning: {}", printable_lines(w));
             }
             Ok(())
         }
@@ -69,7 +70,7 @@ pub fn run(f: impl FnOnce() -> Result<i32>) -> i32 {
     match f() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", printable_lines(&format!("{e:#}")));
             EXIT_INVALID
         }
     }
@@ -89,7 +90,10 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
         Format::Csv | Format::Markdown => anyhow::bail!(
             "--format csv|markdown export a run's measurements; model prints table or json"
         ),
-        Format::Table => print(&model::render_table(&results, &inputs.overrides))?,
+        Format::Table => print(&printable_lines(&model::render_table(
+            &results,
+            &inputs.overrides,
+        )))?,
         Format::Json => {
             let doc = serde_json::json!({
                 "params": a.params.display().to_string(),

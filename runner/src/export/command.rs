@@ -1,17 +1,21 @@
 //! `cxlchar export`: a params.json (read with the consumers' loader) to the Mess curve
 //! format ([`super::mess`]), OpenMetrics text ([`super::openmetrics`]) and CSV
-//! ([`super::csv`]). Everything is rendered before anything is written, and every file is
-//! written atomically ([`super::json::write_atomic`]); an output that is the input, a
-//! symbolic link or not a regular file is refused.
+//! ([`super::csv`]). Everything is rendered and every output checked before anything is
+//! written, and every file is written atomically ([`super::json::write_atomic`]); an
+//! output that is the input, a symbolic link or not a regular file is refused. The Mess
+//! files are written below their folder without following a link ([`OutDir`]), and an
+//! export that fails removes every file and folder it created.
 //!
 //! Exit status as the consumers': 0 written; 2 invalid input or an output refused; 3
 //! `--mess` asked and the file has no `mem.loaded` curve (nothing written).
 
 use super::json::{check_not_input, check_output, write_atomic};
 use super::mess::{self, NoCurves};
+use super::outdir::OutDir;
 use super::{csv::CsvExporter, openmetrics::OpenMetricsExporter, Exporter};
 use crate::cli::ExportArgs;
 use crate::consumers::{load, EXIT_INVALID, EXIT_NOT_MEASURED, EXIT_OK};
+use crate::output::text::printable_lines;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,7 +25,7 @@ pub fn run(a: &ExportArgs) -> i32 {
     match export(a) {
         Ok(()) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", printable_lines(&format!("{e:#}")));
             if e.downcast_ref::<NoCurves>().is_some() {
                 EXIT_NOT_MEASURED
             } else {
@@ -50,19 +54,6 @@ fn dest(p: &Path, input: &Path, what: &str) -> Result<Dest> {
     Ok(Dest::File(p.to_path_buf()))
 }
 
-/// A directory for --mess: an existing directory (not a symbolic link) or a new path.
-fn check_dir(dir: &Path) -> Result<()> {
-    match std::fs::symlink_metadata(dir) {
-        Ok(m) if m.file_type().is_dir() => Ok(()),
-        Ok(_) => bail!(
-            "--mess {}: it exists and is not a directory (a symbolic link is refused too)",
-            dir.display()
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("--mess {}", dir.display())),
-    }
-}
-
 fn export(a: &ExportArgs) -> Result<()> {
     let stdouts = [&a.openmetrics, &a.csv]
         .iter()
@@ -75,13 +66,7 @@ fn export(a: &ExportArgs) -> Result<()> {
     let source = a.params.display().to_string();
     // Render everything first: a refusal writes nothing.
     let mess_files = match &a.mess {
-        Some(dir) => {
-            check_dir(dir)?;
-            Some((
-                dir,
-                mess::render(&file, &source, a.mess_latency, a.cpu_ghz)?,
-            ))
-        }
+        Some(_) => Some(mess::render(&file, &source, a.mess_latency, a.cpu_ghz)?),
         None => None,
     };
     let mut texts = Vec::new();
@@ -94,38 +79,60 @@ fn export(a: &ExportArgs) -> Result<()> {
     if let Some(p) = &a.csv {
         texts.push((dest(p, &a.params, "--csv")?, CsvExporter.render(&file)?));
     }
-    if let Some((dir, files)) = &mess_files {
-        for f in files {
-            let path = dir.join(&f.rel);
-            check_output(&path)?;
-            check_not_input(&path, &[&a.params])?;
+    // The Mess folder: opened (created if absent) and every file checked before anything
+    // is written; dropped unkept on an error, it removes what it created.
+    let mut mess_out = match (&a.mess, &mess_files) {
+        (Some(dir), Some(files)) => {
+            let out = OutDir::open(dir).context("--mess")?;
+            for f in files {
+                out.check(&f.rel).context("--mess")?;
+                check_not_input(&out.path().join(&f.rel), &[&a.params]).context("--mess")?;
+            }
+            Some(out)
         }
-    }
+        _ => None,
+    };
     // Write.
-    if let Some((dir, files)) = mess_files {
-        for f in &files {
-            let path = dir.join(&f.rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .with_context(|| format!("creating {}", parent.display()))?;
+    let mut written = Vec::new();
+    let mut new_files = Vec::new();
+    let result = (|| -> Result<()> {
+        if let (Some(out), Some(files)) = (&mut mess_out, &mess_files) {
+            for f in files {
+                written.push(out.write(&f.rel, &f.text)?);
             }
-            write_atomic(&path, &f.text)?;
-            eprintln!("wrote {}", path.display());
         }
+        for (d, text) in &texts {
+            match d {
+                Dest::Stdout => {
+                    let mut out = std::io::stdout().lock();
+                    out.write_all(text.as_bytes())
+                        .and_then(|_| out.flush())
+                        .context("writing to stdout")?;
+                }
+                Dest::File(p) => {
+                    let is_new = std::fs::symlink_metadata(p).is_err();
+                    write_atomic(p, text)?;
+                    if is_new {
+                        new_files.push(p.clone());
+                    }
+                    written.push(p.clone());
+                }
+            }
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        // Nothing new is left behind: the Mess folder removes its own when dropped.
+        for p in &new_files {
+            let _ = std::fs::remove_file(p);
+        }
+        return result;
     }
-    for (d, text) in texts {
-        match d {
-            Dest::Stdout => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(text.as_bytes())
-                    .and_then(|_| out.flush())
-                    .context("writing to stdout")?;
-            }
-            Dest::File(p) => {
-                write_atomic(&p, &text)?;
-                eprintln!("wrote {}", p.display());
-            }
-        }
+    if let Some(out) = mess_out {
+        out.keep();
+    }
+    for p in written {
+        eprintln!("wrote {}", p.display());
     }
     Ok(())
 }

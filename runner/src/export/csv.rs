@@ -1,7 +1,14 @@
 //! The measurements table as CSV (RFC 4180, via the `csv` crate): one row per
 //! measurement, full-precision numbers, so that the file reads back to the JSON values.
+//!
+//! Safe to open in a spreadsheet, as OWASP's "CSV Injection" guidance asks: every text
+//! cell below the header (id, benchmark, target, unit, which a stranger's params file may
+//! set) is quoted, shown with control characters escaped ([`printable`]: no ANSI escape
+//! reaches a terminal that prints the file), and one that would start a formula gets a
+//! leading single quote ([`text_cell`]). Numbers stay bare numbers.
 
 use super::Exporter;
+use crate::output::text::printable;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
 
@@ -25,17 +32,49 @@ pub const COLUMNS: [&str; 13] = [
 /// CSV exporter.
 pub struct CsvExporter;
 
+/// The characters that make a spreadsheet read a cell as a formula when it starts with
+/// one (OWASP: `=`, `+`, `-`, `@`, tab, carriage return; and their full-width forms,
+/// which some spreadsheets take too).
+const FORMULA_STARTS: [char; 10] = [
+    '=', '+', '-', '@', '\t', '\r', '\u{ff1d}', '\u{ff0b}', '\u{ff0d}', '\u{ff20}',
+];
+
+/// Whether `s` is a plain finite number (`-1.5`, `+3`, `2e-9`), which a spreadsheet
+/// reads as that number and nothing else.
+fn is_plain_number(s: &str) -> bool {
+    s.bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+        && s.parse::<f64>().is_ok_and(f64::is_finite)
+}
+
+/// A text cell as written: control characters escaped ([`printable`]), and a leading
+/// `'` when it would start a formula (`=HYPERLINK(...)` -> `'=HYPERLINK(...)`), unless it
+/// is a plain number.
+pub fn text_cell(s: &str) -> String {
+    let p = printable(s);
+    if s.starts_with(FORMULA_STARTS) && !is_plain_number(s) {
+        format!("'{p}")
+    } else {
+        p.into_owned()
+    }
+}
+
 impl Exporter for CsvExporter {
     fn render(&self, file: &ParamsFile) -> Result<String> {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(COLUMNS)?;
+        // The header as it always was (fixed names); below it, quotes around every cell
+        // that is not a number (OWASP's advice for text cells).
+        let mut head = csv::Writer::from_writer(Vec::new());
+        head.write_record(COLUMNS)?;
+        let mut w = csv::WriterBuilder::new()
+            .quote_style(csv::QuoteStyle::NonNumeric)
+            .from_writer(head.into_inner()?);
         for m in &file.measurements {
             let d = &m.distribution;
             let mut row = vec![
-                m.id.clone(),
-                m.benchmark.clone(),
-                m.target.clone(),
-                m.unit.clone(),
+                text_cell(&m.id),
+                text_cell(&m.benchmark),
+                text_cell(&m.target),
+                text_cell(&m.unit),
                 d.n.to_string(),
             ];
             // `{}` on f64 is the shortest text that parses back to the same value.

@@ -24,12 +24,18 @@ impl Exporter for JsonExporter {
     }
 }
 
+/// The name of the temporary file an atomic write of `name` goes through:
+/// `.NAME.<pid>.tmp`, next to it.
+pub fn temp_name(name: &str) -> String {
+    format!(".{name}.{}.tmp", std::process::id())
+}
+
 fn temp_path(out: &Path) -> PathBuf {
     let name = out
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    out.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+    out.with_file_name(temp_name(&name))
 }
 
 /// Refuses an output path that is anything but a regular file or a new path: a symbolic
@@ -98,20 +104,40 @@ pub fn check_writable(out: &Path) -> Result<()> {
 /// through a link) registered for removal on a signal ([`bench_core::cleanup`]), then a
 /// rename over `out` once [`check_output`] still accepts it.
 pub fn write_atomic(out: &Path, text: &str) -> Result<()> {
+    write_atomic_as(out, text, None)
+}
+
+/// Writes a run's result to `out` as [`write_atomic`] does, the run exiting `status`:
+/// once the file is renamed into place, SIGINT and SIGTERM exit `status` (the run is
+/// complete and `out` holds it) instead of 130 / 143, which say `out` is untouched
+/// (docs/safety.md).
+pub fn write_result(out: &Path, text: &str, status: i32) -> Result<()> {
+    write_atomic_as(out, text, Some(status))
+}
+
+fn write_atomic_as(out: &Path, text: &str, status: Option<i32>) -> Result<()> {
     check_output(out)?;
     let tmp = temp_path(out);
-    let _registered = bench_core::cleanup::register(&tmp)?;
+    let registered = bench_core::cleanup::register(&tmp)?;
     let result = (|| -> Result<()> {
         let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
         f.write_all(text.as_bytes())?;
         f.sync_all()?;
         check_output(out)?;
+        if let Some(s) = status {
+            registered.commits(s);
+        }
         fs::rename(&tmp, out)?;
+        if let Some(s) = status {
+            bench_core::cleanup::complete(s);
+        }
         Ok(())
     })();
     if result.is_err() {
+        registered.cancel_commit();
         let _ = fs::remove_file(&tmp);
     }
+    drop(registered);
     result.with_context(|| format!("cannot write {}", out.display()))
 }
 
@@ -127,6 +153,50 @@ mod tests {
         write_atomic(&out, "new").unwrap();
         assert_eq!(fs::read_to_string(&out).unwrap(), "new");
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    /// Set in the child of [`a_signal_after_the_result_is_in_place_exits_0`]: the
+    /// destination it writes, then signals itself.
+    const CHILD_OUT: &str = "CXLCHAR_TEST_RESULT_OUT";
+
+    #[test]
+    fn result_child() {
+        let Ok(out) = std::env::var(CHILD_OUT) else {
+            return;
+        };
+        bench_core::cleanup::install().unwrap();
+        write_result(Path::new(&out), "complete", 0).unwrap();
+        // SAFETY: raise(3) sends SIGTERM to this thread; the handler exits the process.
+        unsafe { libc::raise(libc::SIGTERM) };
+        unreachable!("the handler exits");
+    }
+
+    #[test]
+    fn a_signal_after_the_result_is_in_place_exits_0() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("p.json");
+        fs::write(&out, "old").unwrap();
+        let o = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "export::json::tests::result_child",
+                "--test-threads=1",
+            ])
+            .env(CHILD_OUT, &out)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "SIGTERM after --out is in place: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert_eq!(fs::read_to_string(&out).unwrap(), "complete");
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "a temp file left"
+        );
     }
 
     #[test]

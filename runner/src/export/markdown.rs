@@ -3,6 +3,7 @@
 
 use super::csv::COLUMNS;
 use super::Exporter;
+use crate::output::text::printable;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
 use std::fmt::Write;
@@ -20,9 +21,10 @@ fn num(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// A table cell: pipes escaped, newlines flattened.
+/// A table cell: control characters escaped ([`printable`]: no line break, no ANSI
+/// escape), pipes escaped.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    printable(s).replace('|', "\\|")
 }
 
 impl Exporter for MarkdownExporter {

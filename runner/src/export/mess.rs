@@ -293,8 +293,8 @@ pub struct MessFile {
 }
 
 /// Renders the files of DIR: one per curve and README.txt. `source` names the params
-/// file in README.txt. Fails when the file has no `mem.loaded` point, or two targets
-/// or two mixes would share one file.
+/// file in README.txt. Fails when the file has no `mem.loaded` point, two targets or two
+/// mixes would share one file, or a target's folder name is too long for a file system.
 pub fn render(
     file: &ParamsFile,
     source: &str,
@@ -328,6 +328,15 @@ pub fn render(
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for c in &cs.curves {
         let dir = sanitize(&c.target);
+        if dir.len() > super::outdir::NAME_MAX_BYTES {
+            bail!(
+                "target {:?} gives the folder name {dir}, {} bytes, more than the {} a file \
+                 name may have: shorten the target's name in the params file",
+                c.target,
+                dir.len(),
+                super::outdir::NAME_MAX_BYTES
+            );
+        }
         if let Some(other) = dirs.insert(dir.clone(), c.target.clone()) {
             if other != c.target {
                 bail!(

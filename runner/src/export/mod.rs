@@ -6,6 +6,7 @@ pub mod json;
 pub mod markdown;
 pub mod mess;
 pub mod openmetrics;
+pub mod outdir;
 pub mod table;
 
 #[cfg(test)]

@@ -19,10 +19,16 @@
 //!   ns, GB/s, ratios and Mmsg/s (the name's suffix still says the unit; convert in the
 //!   query, e.g. `cxlchar_mem_lat_ns * 1e-9`).
 //! * Names match `[a-zA-Z_:][a-zA-Z0-9_:]*` (anything else becomes `_`); label values
-//!   and help texts escape `\`, `"` and newlines; one family per name, each series once;
+//!   and help texts escape `\` and `"`; one family per name, each series once;
 //!   the text ends with `# EOF`.
+//! * Label values and help texts come from the params file (target names, keys), which a
+//!   stranger may have written: control characters in them (an ANSI escape, a carriage
+//!   return) are written as the text of an escape (`\x1b`, [`printable`]), which the
+//!   format's own escaping then carries as plain characters (`\\x1b`): a parser reads
+//!   the text `\x1b`, and nothing reaches a terminal that shows the file.
 
 use super::Exporter;
+use crate::output::text::printable;
 use anyhow::{bail, Result};
 use bench_core::keys::{self, Unit};
 use bench_core::params::ParamsFile;
@@ -54,14 +60,15 @@ pub fn metric_name(s: &str) -> String {
     n
 }
 
-/// A label value or help text escaped: `\` -> `\\`, `"` -> `\"`, newline -> `\n`.
+/// A label value or help text escaped: control characters shown as the text of an
+/// escape ([`printable`]; a newline as `\x0a`, so none is left for the format's `\n`),
+/// then `\` -> `\\` and `"` -> `\"` as the format asks.
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
+    for c in printable(s).chars() {
         match c {
             '\\' => o.push_str("\\\\"),
             '"' => o.push_str("\\\""),
-            '\n' => o.push_str("\\n"),
             c => o.push(c),
         }
     }
@@ -211,7 +218,8 @@ mod tests {
         assert_eq!(metric_name("mem_lat_ns"), "mem_lat_ns");
         assert_eq!(metric_name("a-b.c"), "a_b_c");
         assert_eq!(metric_name("9x"), "_9x");
-        assert_eq!(escape("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(escape("a\"b\\c"), "a\\\"b\\\\c");
+        assert_eq!(escape("\u{1b}[31mx\ny"), "\\\\x1b[31mx\\\\x0ay");
         assert_eq!(number(f64::NAN), "NaN");
         assert_eq!(number(f64::NEG_INFINITY), "-Inf");
         assert_eq!(number(1.5), "1.5");

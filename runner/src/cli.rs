@@ -319,7 +319,9 @@ pub struct FleetArgs {
     /// (hosts of one machine one after the other), the hosts pair up for --fleet-pairs,
     /// and rank 0 writes every host's params and the pair matrices into FILE (atomically;
     /// no file when a rank fails or is lost). Rank, size and rank 0's host come from the
-    /// launcher's environment (SLURM_*, OMPI_COMM_WORLD_*, PMI_*).
+    /// launcher's environment (SLURM_*, OMPI_COMM_WORLD_*, PMI_*). A rank obeys only a rank
+    /// 0 that proves the job's key (export the same random CXLCHAR_FLEET_KEY to every rank
+    /// where the launcher gives no secret: Slurm across hosts); see docs/safety.md.
     #[arg(help_heading = FLEET_HEADING, long, value_name = "FILE")]
     pub fleet_out: Option<PathBuf>,
     /// Pairwise measurements between hosts, in rounds (each host in one pair at a time):
@@ -335,8 +337,9 @@ pub struct FleetArgs {
         requires = "fleet_out"
     )]
     pub fleet_pairs: Option<Vec<FleetPair>>,
-    /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset);
-    /// needs --fleet-out.
+    /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset).
+    /// Each rank takes the window from its own command line; it must lie inside the pool.
+    /// Needs --fleet-out.
     #[arg(help_heading = FLEET_HEADING, long, value_name = "OFFSET", default_value = "0", requires = "fleet_out", value_parser = bench_core::units::parse_offset)]
     pub fleet_pool_offset: u64,
     /// Length of that window (pool msg's --len); needs --fleet-out.

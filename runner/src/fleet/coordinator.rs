@@ -2,7 +2,14 @@
 //! cxlchar, has one rank per host measure (hosts of one machine in turn), runs the pair
 //! rounds, and writes the fleet file. Any rank lost or failed ends the job for all: each
 //! rank is told why, and no fleet file is written.
+//!
+//! A connection is a stranger's until its hello proves the job's key for that very
+//! connection and, when it comes from this machine, its owner is this process's user
+//! ([`super::auth`]): a stranger is logged and turned away, and never ends the job. Before
+//! its hello a connection may send [`wire::MAX_FIRST_MESSAGE_BYTES`] in
+//! [`wire::first_message_time`], and at most [`MAX_PENDING`] connections wait for theirs.
 
+use super::auth::{self, Keys};
 use super::file::{
     FleetFile, FleetHost, LauncherInfo, PairKind, PairResult, PairSkipped, PoolPair, FLEET_FORMAT,
     FLEET_SCHEMA_VERSION,
@@ -13,9 +20,9 @@ use super::wire::{self, Hello, Sender, ToCoordinator, ToRank};
 use anyhow::{anyhow, Result};
 use bench_core::params::{ParamsFile, Warning};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{IpAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,8 +44,8 @@ pub struct Config {
     pub pool_len: u64,
     /// Whether writing into pools is allowed.
     pub allow_write: bool,
-    /// First TCP port of the verbs pairs' QP exchange.
-    pub verbs_port: u16,
+    /// The job's key, for the proofs of the handshake.
+    pub keys: Keys,
     /// The fleet file.
     pub out: PathBuf,
     /// This cxlchar's version.
@@ -49,8 +56,23 @@ pub struct Config {
     pub started_at: String,
 }
 
+/// Most connections that may wait for their hello at once; more are closed unread.
+pub const MAX_PENDING: usize = 64;
+
+/// Strangers logged one by one; past that, one line says more were ignored.
+const MAX_STRANGERS_LOGGED: usize = 20;
+
+/// A hello, the sending half of its connection, and the connection's two ends (the
+/// rank's, rank 0's).
+struct HelloOn {
+    hello: Box<Hello>,
+    sender: Sender,
+    rank_end: SocketAddr,
+    rank0_end: SocketAddr,
+}
+
 enum Event {
-    Hello(Box<Hello>, Sender, IpAddr),
+    Hello(HelloOn),
     Stranger(String),
     Msg(usize, ToCoordinator),
     Closed(usize, String),
@@ -75,13 +97,15 @@ struct Coordinator {
     rx: Receiver<Event>,
     ranks: BTreeMap<usize, Rank>,
     beat: Arc<Mutex<Vec<Sender>>>,
+    strangers: usize,
 }
 
 /// Runs the coordinator until the job ends; `Ok`: the fleet file was written.
 pub fn run(cfg: Config) -> Result<FleetFile> {
     let (tx, rx) = channel();
     let listener = cfg.listener.try_clone()?;
-    std::thread::spawn(move || accept(listener, tx));
+    let hello_time = wire::first_message_time(cfg.timeout);
+    std::thread::spawn(move || accept(listener, tx, hello_time));
     let beat: Arc<Mutex<Vec<Sender>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let every = wire::heartbeat(cfg.timeout);
@@ -102,6 +126,7 @@ pub fn run(cfg: Config) -> Result<FleetFile> {
         rx,
         ranks: BTreeMap::new(),
         beat,
+        strangers: 0,
     };
     let r = c.job();
     stop.store(true, Ordering::Relaxed);
@@ -119,33 +144,37 @@ pub fn run(cfg: Config) -> Result<FleetFile> {
     }
 }
 
-fn accept(listener: TcpListener, tx: std::sync::mpsc::Sender<Event>) {
+/// Accepts connections; each one's hello (or why it is a stranger's) goes to the
+/// coordinator, then its messages.
+fn accept(listener: TcpListener, tx: std::sync::mpsc::Sender<Event>, hello_time: Duration) {
+    let pending = Arc::new(AtomicUsize::new(0));
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
-        let tx = tx.clone();
+        let Ok(peer) = stream.peer_addr() else {
+            continue;
+        };
+        if pending.load(Ordering::SeqCst) >= MAX_PENDING {
+            let _ = tx.send(Event::Stranger(format!(
+                "{peer}: {MAX_PENDING} connections already wait for their hello; closed"
+            )));
+            continue;
+        }
+        pending.fetch_add(1, Ordering::SeqCst);
+        let (tx, pending) = (tx.clone(), pending.clone());
         std::thread::spawn(move || {
-            let peer = match stream.peer_addr() {
-                Ok(a) => a.ip(),
-                Err(_) => return,
-            };
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-            let (Ok(mut reader), Ok(sender)) = (wire::reader(&stream), Sender::new(&stream)) else {
-                return;
-            };
-            let hello = match wire::receive::<ToCoordinator, _>(&mut reader) {
-                Ok(Some(ToCoordinator::Hello(h))) => h,
-                other => {
-                    let why = match other {
-                        Err(e) => format!("{e:#}"),
-                        _ => "no hello".into(),
-                    };
-                    let _ = tx.send(Event::Stranger(format!("{peer}: {why}")));
+            let first = first_hello(&stream, peer, hello_time);
+            pending.fetch_sub(1, Ordering::SeqCst);
+            let (on, mut reader) = match first {
+                Ok(h) => h,
+                Err(why) => {
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    let _ = tx.send(Event::Stranger(format!("{peer}: {why:#}")));
                     return;
                 }
             };
-            let rank = hello.rank;
+            let rank = on.hello.rank;
             let _ = stream.set_read_timeout(None);
-            if tx.send(Event::Hello(hello, sender, peer)).is_err() {
+            if tx.send(Event::Hello(on)).is_err() {
                 return;
             }
             loop {
@@ -169,6 +198,35 @@ fn accept(listener: TcpListener, tx: std::sync::mpsc::Sender<Event>) {
                 }
             }
         });
+    }
+}
+
+/// The hello of a new connection from `peer` (and the reader, for its next messages):
+/// the first message, within its bounds of size and time, from a process of this user
+/// when it is one of this machine.
+fn first_hello(
+    stream: &std::net::TcpStream,
+    peer: SocketAddr,
+    hello_time: Duration,
+) -> Result<(HelloOn, std::io::BufReader<std::net::TcpStream>)> {
+    auth::check_peer_owner(stream, "the process that connected")?;
+    let rank0_end = stream.local_addr()?;
+    let mut reader = wire::reader(stream)?;
+    let sender = Sender::new(stream)?;
+    let deadline = Instant::now() + hello_time;
+    match wire::receive_first::<ToCoordinator>(stream, &mut reader, deadline) {
+        Ok(Some(ToCoordinator::Hello(hello))) => Ok((
+            HelloOn {
+                hello,
+                sender,
+                rank_end: peer,
+                rank0_end,
+            },
+            reader,
+        )),
+        Ok(Some(_)) => Err(anyhow!("its first message is not a hello")),
+        Ok(None) => Err(anyhow!("closed without a hello")),
+        Err(e) => Err(e.context(format!("no hello from {peer}"))),
     }
 }
 
@@ -199,22 +257,59 @@ impl Coordinator {
         }
     }
 
+    /// Logs a connection that is not a rank of this job (the first
+    /// [`MAX_STRANGERS_LOGGED`], then one line).
+    fn stranger(&mut self, who: &str) {
+        self.strangers += 1;
+        if self.strangers <= MAX_STRANGERS_LOGGED {
+            eprintln!("fleet: ignored a connection that is not a rank of this job: {who}");
+        } else if self.strangers == MAX_STRANGERS_LOGGED + 1 {
+            eprintln!("fleet: ignoring more connections that are not ranks of this job");
+        }
+    }
+
     /// Checks a hello; `Err` ends the job, `Ok(false)` turns a stranger away.
-    fn admit(&mut self, hello: Hello, sender: Sender, address: IpAddr) -> Result<bool> {
-        let l = &self.cfg.launch;
-        let refuse = |reason: String, other_job: bool| {
-            let _ = sender.send(&ToRank::Refused { reason, other_job });
+    fn admit(&mut self, on: HelloOn) -> Result<bool> {
+        let HelloOn {
+            hello,
+            sender,
+            rank_end,
+            rank0_end,
+        } = on;
+        let hello = *hello;
+        let keys = self.cfg.keys.clone();
+        let nonce = hello.nonce.clone();
+        let refuse = |reason: String| {
+            let proof =
+                keys.answer_proof(&format!("refused: {reason}"), &nonce, rank_end, rank0_end);
+            let _ = sender.send(&ToRank::Refused { reason, proof });
             sender.shutdown();
         };
-        if hello.job_key != l.job_key() {
-            refuse(
-                format!(
-                    "this is the rendezvous of job {}, not {}",
-                    l.job_key(),
-                    hello.job_key
-                ),
-                true,
-            );
+        let job_key = self.cfg.launch.job_key();
+        if hello.job_key != job_key {
+            refuse(format!(
+                "this is the rendezvous of job {job_key}, not {}",
+                hello.job_key
+            ));
+            self.stranger(&format!(
+                "{rank_end}: rank {} of job {} (another job)",
+                hello.rank,
+                wire::shown(&hello.job_key, 120)
+            ));
+            return Ok(false);
+        }
+        if !self
+            .cfg
+            .keys
+            .check_hello(hello.rank, &hello.nonce, rank_end, rank0_end, &hello.proof)
+        {
+            refuse(format!("no proof of job {job_key}"));
+            self.stranger(&format!(
+                "{rank_end}: a hello as rank {} of this job without its proof (a stranger, a \
+                 relay, or a rank with another {})",
+                hello.rank,
+                auth::KEY_VAR
+            ));
             return Ok(false);
         }
         if hello.version != self.cfg.version {
@@ -223,15 +318,16 @@ impl Coordinator {
                  fleet must run the same version (install one build everywhere)",
                 hello.rank, hello.host, hello.version, self.cfg.version
             );
-            refuse(why.clone(), false);
+            refuse(why.clone());
             return Err(anyhow!(why));
         }
-        if hello.size != l.size || hello.rank >= l.size {
+        let size = self.cfg.launch.size;
+        if hello.size != size || hello.rank >= size {
             let why = format!(
-                "rank {} on host {} was told the job has {} ranks, rank 0 was told {}",
-                hello.rank, hello.host, hello.size, l.size
+                "rank {} on host {} was told the job has {} ranks, rank 0 was told {size}",
+                hello.rank, hello.host, hello.size
             );
-            refuse(why.clone(), false);
+            refuse(why.clone());
             return Err(anyhow!(why));
         }
         if self.ranks.contains_key(&hello.rank) {
@@ -239,7 +335,7 @@ impl Coordinator {
                 "two processes say they are rank {} (hosts {} and {})",
                 hello.rank, self.ranks[&hello.rank].hello.host, hello.host
             );
-            refuse(why.clone(), false);
+            refuse(why.clone());
             return Err(anyhow!(why));
         }
         if hello.command_line != self.cfg.command_line {
@@ -251,10 +347,13 @@ impl Coordinator {
                 hello.command_line.join(" "),
                 self.cfg.command_line.join(" ")
             );
-            refuse(why.clone(), false);
+            refuse(why.clone());
             return Err(anyhow!(why));
         }
-        sender.send(&ToRank::Admitted)?;
+        sender.send(&ToRank::Admitted {
+            job_key,
+            proof: keys.answer_proof("admitted", &nonce, rank_end, rank0_end),
+        })?;
         if let Ok(mut b) = self.beat.lock() {
             b.push(sender.clone());
         }
@@ -263,7 +362,7 @@ impl Coordinator {
             Rank {
                 hello,
                 sender,
-                address,
+                address: rank_end.ip(),
                 last_seen: Instant::now(),
             },
         );
@@ -296,15 +395,13 @@ impl Coordinator {
                 Ok(Event::Closed(r, why)) => {
                     return Err(anyhow!("{} {why}; the job ends", self.name(r)))
                 }
-                Ok(Event::Hello(h, s, a)) => {
-                    let rank = h.rank;
-                    if self.admit(*h, s, a)? {
+                Ok(Event::Hello(on)) => {
+                    let rank = on.hello.rank;
+                    if self.admit(on)? {
                         return Err(anyhow!("rank {rank} connected after the job started"));
                     }
                 }
-                Ok(Event::Stranger(who)) => {
-                    eprintln!("fleet: ignored a connection that is not a rank: {who}");
-                }
+                Ok(Event::Stranger(who)) => self.stranger(&who),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(anyhow!("the rendezvous socket closed"))
@@ -329,23 +426,27 @@ impl Coordinator {
         while self.ranks.len() < size {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                let missing: Vec<String> = (0..size)
-                    .filter(|r| !self.ranks.contains_key(r))
-                    .map(|r| r.to_string())
-                    .collect();
+                let missing: Vec<usize> =
+                    (0..size).filter(|r| !self.ranks.contains_key(r)).collect();
+                let mut named: Vec<String> =
+                    missing.iter().take(20).map(|r| r.to_string()).collect();
+                if missing.len() > named.len() {
+                    named.push(format!("and {} more", missing.len() - named.len()));
+                }
                 return Err(anyhow!(
                     "rank(s) {} never connected to rank 0 within {} (were they started by the \
-                     same srun/mpirun, with the same --fleet-port?)",
-                    missing.join(", "),
-                    humantime::format_duration(self.cfg.timeout)
+                     same srun/mpirun, with the same --fleet-port and {}?)",
+                    named.join(", "),
+                    humantime::format_duration(self.cfg.timeout),
+                    auth::KEY_VAR
                 ));
             }
             match self
                 .rx
                 .recv_timeout(left.min(wire::heartbeat(self.cfg.timeout)))
             {
-                Ok(Event::Hello(h, s, a)) => {
-                    self.admit(*h, s, a)?;
+                Ok(Event::Hello(on)) => {
+                    self.admit(on)?;
                 }
                 Ok(Event::Msg(r, _)) => {
                     if let Some(rank) = self.ranks.get_mut(&r) {
@@ -355,9 +456,7 @@ impl Coordinator {
                 Ok(Event::Closed(r, why)) => {
                     return Err(anyhow!("{} {why} before the job started", self.name(r)))
                 }
-                Ok(Event::Stranger(who)) => {
-                    eprintln!("fleet: ignored a connection that is not a rank: {who}");
-                }
+                Ok(Event::Stranger(who)) => self.stranger(&who),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     return Err(anyhow!("the rendezvous socket closed"))
@@ -596,26 +695,27 @@ impl Coordinator {
     ) -> Result<Vec<PairResult>> {
         let mut by_server = BTreeMap::new();
         for (k, &(s, c)) in pairs.iter().enumerate() {
-            // One port per pair of the round: two servers may share a machine.
-            let port = self.cfg.verbs_port.wrapping_add(k as u16).max(1024);
-            by_server.insert(hosts[s].measuring, (s, c, port));
+            // One port per pair of the round (two servers may share a machine): both
+            // sides compute it from the slot (pairs::verbs_port).
+            let slot = u16::try_from(k).map_err(|_| anyhow!("more than 65535 pairs in a round"))?;
+            by_server.insert(hosts[s].measuring, (s, c, slot));
             self.send(
                 hosts[s].measuring,
                 &ToRank::ServeVerbs {
-                    port,
+                    slot,
                     peer: hosts[c].name.clone(),
                 },
             )?;
         }
         let results = self.wait_pairs(hosts, pairs, |me, r| {
-            let &(s, c, port) = by_server
+            let &(s, c, slot) = by_server
                 .get(&r)
                 .ok_or_else(|| anyhow!("{} serves no verbs pair", me.name(r)))?;
             me.send(
                 hosts[c].measuring,
                 &ToRank::MeasureVerbs {
-                    address: me.ranks[&hosts[s].measuring].address.to_string(),
-                    port,
+                    address: me.ranks[&hosts[s].measuring].address,
+                    slot,
                     peer: hosts[s].name.clone(),
                 },
             )
@@ -645,23 +745,22 @@ impl Coordinator {
                 .map(|p| p.spec.clone())
                 .unwrap_or_default()
         };
+        // Each rank maps the pool it found with this identity, in the window of its own
+        // command line (the same on every rank): the offset and length are recorded
+        // here, not sent.
         let (offset, len) = (self.cfg.pool_offset, self.cfg.pool_len);
         for &(s, c) in pairs {
             self.send(
                 hosts[s].measuring,
                 &ToRank::ServePool {
-                    spec: spec_of(self, s),
-                    offset,
-                    len,
+                    identity: identity.to_string(),
                     peer: hosts[c].name.clone(),
                 },
             )?;
             self.send(
                 hosts[c].measuring,
                 &ToRank::MeasurePool {
-                    spec: spec_of(self, c),
-                    offset,
-                    len,
+                    identity: identity.to_string(),
                     peer: hosts[s].name.clone(),
                 },
             )?;

@@ -17,7 +17,14 @@
 //!
 //! Open MPI is looked for first, then Hydra, then Slurm: `mpirun` inside a Slurm
 //! allocation leaves the allocation's `SLURM_*` variables in every rank's environment.
+//!
+//! What the environment says is bounded like any other input: at most [`MAX_RANKS`]
+//! ranks, job names of at most [`MAX_JOB_CHARS`] printable characters, host lists of at
+//! most [`MAX_HOSTLIST_NAMES`] names. The job's secrets ([`super::auth`]: Open MPI's
+//! `OMPI_MCA_orte_precondition_transports`, the user's `CXLCHAR_FLEET_KEY`) are read
+//! here too, and never recorded with the other variables.
 
+use super::auth::{Secret, KEY_VAR};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use thiserror::Error;
@@ -55,6 +62,20 @@ pub enum Rank0 {
     Addrs(Vec<IpAddr>),
 }
 
+/// Most ranks a fleet job may have: rank 0's coordinator holds one connection and one
+/// thread for each (a fleet is one rank per host, or a few).
+pub const MAX_RANKS: usize = 16_384;
+
+/// Longest job name (`SLURM_JOB_ID`, `OMPI_MCA_ess_base_jobid`, ...) read.
+pub const MAX_JOB_CHARS: usize = 128;
+
+/// Most host names a Slurm host list may expand to.
+pub const MAX_HOSTLIST_NAMES: usize = 65_536;
+
+/// Open MPI's random value for each job, in every rank's environment (ORTE draws it for
+/// the PSM transports): a secret of the job's processes.
+pub const OMPI_SECRET_VAR: &str = "OMPI_MCA_orte_precondition_transports";
+
 /// What the launcher told this rank.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
@@ -68,8 +89,10 @@ pub struct Launch {
     pub job: String,
     /// Where rank 0 runs.
     pub rank0: Rank0,
-    /// The variables read, by name (recorded in the fleet file).
+    /// The variables read, by name (recorded in the fleet file; never a secret).
     pub variables: BTreeMap<String, String>,
+    /// The job's secrets that key the rendezvous' proofs ([`super::auth::Keys`]).
+    pub secrets: Vec<Secret>,
 }
 
 impl Launch {
@@ -80,8 +103,8 @@ impl Launch {
 
     /// The TCP ports rank 0 tries for its rendezvous, in order (every rank computes the
     /// same list): `fixed` alone, else eight ports in 20000..40000 derived from the job
-    /// key (a busy port moves rank 0 to the next; the others try each in turn and the
-    /// handshake names the job, so a stranger's port is never taken for rank 0's).
+    /// key (a busy port moves rank 0 to the next; the others try each in turn, and take
+    /// for rank 0 only the one whose answer proves the job's key: [`super::auth`]).
     pub fn ports(&self, fixed: Option<u16>) -> Vec<u16> {
         if let Some(p) = fixed {
             return vec![p];
@@ -139,16 +162,36 @@ pub fn detect(
     get: &dyn Fn(&str) -> Option<String>,
     parent_pid: u32,
 ) -> Result<Option<Launch>, LaunchError> {
-    if get("OMPI_COMM_WORLD_RANK").is_some() {
-        return open_mpi(get).map(Some);
+    let mut launch = if get("OMPI_COMM_WORLD_RANK").is_some() {
+        open_mpi(get)?
+    } else if get("PMI_RANK").is_some() {
+        hydra(get, parent_pid)?
+    } else if get("SLURM_PROCID").is_some() {
+        slurm(get)?
+    } else {
+        return Ok(None);
+    };
+    launch.secrets = secrets(get, launch.kind)?;
+    Ok(Some(launch))
+}
+
+/// The job's secrets: Open MPI's per-job random value, and the user's [`KEY_VAR`].
+fn secrets(get: &dyn Fn(&str) -> Option<String>, kind: Kind) -> Result<Vec<Secret>, LaunchError> {
+    let mut vars = vec![KEY_VAR];
+    if kind == Kind::OpenMpi {
+        vars.insert(0, OMPI_SECRET_VAR);
     }
-    if get("PMI_RANK").is_some() {
-        return hydra(get, parent_pid).map(Some);
+    let mut out = Vec::new();
+    for var in vars {
+        if let Some(v) = get(var) {
+            out.push(Secret::new(var, &v).map_err(|why| LaunchError::Invalid {
+                var,
+                value: "<hidden>".into(),
+                why,
+            })?);
+        }
     }
-    if get("SLURM_PROCID").is_some() {
-        return slurm(get).map(Some);
-    }
-    Ok(None)
+    Ok(out)
 }
 
 /// [`detect`], requiring a launcher.
@@ -226,6 +269,16 @@ fn rank_and_size(
             why: "a job has at least one rank".into(),
         });
     }
+    if s > MAX_RANKS {
+        return Err(LaunchError::Invalid {
+            var: size_var,
+            value: size.into(),
+            why: format!(
+                "a fleet has at most {MAX_RANKS} ranks (rank 0 holds a connection to each): \
+                 run one rank per host (srun --ntasks-per-node=1, mpirun --map-by ppr:1:node)"
+            ),
+        });
+    }
     if r >= s {
         return Err(LaunchError::Invalid {
             var: rank_var,
@@ -234,6 +287,28 @@ fn rank_and_size(
         });
     }
     Ok((r, s))
+}
+
+/// A job name from variable `var`: at most [`MAX_JOB_CHARS`] characters, no blank or
+/// control character (it names the job in every hello and derives the ports).
+fn job_name(var: &'static str, value: &str) -> Result<String, LaunchError> {
+    let bad = |why: String| LaunchError::Invalid {
+        var,
+        value: value.chars().take(MAX_JOB_CHARS).collect(),
+        why,
+    };
+    if value.is_empty() {
+        return Err(bad("an empty job name".into()));
+    }
+    if value.chars().count() > MAX_JOB_CHARS {
+        return Err(bad(format!(
+            "a job name of more than {MAX_JOB_CHARS} characters"
+        )));
+    }
+    if value.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(bad("a blank or control character in a job name".into()));
+    }
+    Ok(value.to_string())
 }
 
 fn slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError> {
@@ -248,8 +323,12 @@ fn slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError> {
         "the number of ranks; is cxlchar started by srun?",
     )?;
     let (rank, size) = rank_and_size("SLURM_PROCID", &rank, size_var, &size)?;
-    let job = r.req("SLURM_JOB_ID", "the job's identity")?;
-    let (_, step) = r.req_any(&["SLURM_STEP_ID", "SLURM_STEPID"], "the step's identity")?;
+    let job = job_name(
+        "SLURM_JOB_ID",
+        &r.req("SLURM_JOB_ID", "the job's identity")?,
+    )?;
+    let (step_var, step) = r.req_any(&["SLURM_STEP_ID", "SLURM_STEPID"], "the step's identity")?;
+    let step = job_name(step_var, &step)?;
     let (list_var, list) = r.req_any(
         &[
             "SLURM_STEP_NODELIST",
@@ -266,7 +345,7 @@ fn slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError> {
              cxlchar finds rank 0 on the first node (Slurm's default block distribution)"
         )));
     }
-    let nodes = expand_hostlist(&list).map_err(|why| LaunchError::Invalid {
+    let nodes = expand_hostlist(&list, MAX_HOSTLIST_NAMES).map_err(|why| LaunchError::Invalid {
         var: list_var,
         value: list.clone(),
         why,
@@ -283,6 +362,7 @@ fn slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError> {
         job: format!("{job}.{step}"),
         rank0,
         variables: r.vars,
+        secrets: Vec::new(),
     })
 }
 
@@ -295,10 +375,11 @@ fn open_mpi(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError>
     let rank = r.req("OMPI_COMM_WORLD_RANK", "this process's rank")?;
     let size = r.req("OMPI_COMM_WORLD_SIZE", "the number of ranks")?;
     let (rank, size) = rank_and_size("OMPI_COMM_WORLD_RANK", &rank, "OMPI_COMM_WORLD_SIZE", &size)?;
-    let (_, job) = r.req_any(
+    let (job_var, job) = r.req_any(
         &["OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"],
         "the job's identity",
     )?;
+    let job = job_name(job_var, &job)?;
     let nodes = r.opt_number("OMPI_MCA_orte_num_nodes")?;
     // Open MPI 5 (PRRTE) sets no ORTE variables: every rank on this host is one host.
     let local = r.opt_number("OMPI_COMM_WORLD_LOCAL_SIZE")?;
@@ -326,6 +407,7 @@ fn open_mpi(get: &dyn Fn(&str) -> Option<String>) -> Result<Launch, LaunchError>
         job,
         rank0,
         variables: r.vars,
+        secrets: Vec::new(),
     })
 }
 
@@ -356,6 +438,7 @@ fn hydra(get: &dyn Fn(&str) -> Option<String>, parent_pid: u32) -> Result<Launch
         job: format!("proxy-{parent_pid}"),
         rank0: Rank0::Local,
         variables: r.vars,
+        secrets: Vec::new(),
     })
 }
 
@@ -380,8 +463,9 @@ pub fn hnp_addresses(uri: &str) -> Vec<IpAddr> {
 }
 
 /// Expands a Slurm host list (`node[01-03,7],gpu5`, `lab-a,lab-b`) into host names, in
-/// order. One bracket group per name (what Slurm prints for a one-dimensional cluster).
-pub fn expand_hostlist(list: &str) -> Result<Vec<String>, String> {
+/// order, refusing a list of more than `max` names. One bracket group per name (what
+/// Slurm prints for a one-dimensional cluster).
+pub fn expand_hostlist(list: &str, max: usize) -> Result<Vec<String>, String> {
     let mut items = Vec::new();
     let mut depth = 0usize;
     let mut cur = String::new();
@@ -410,6 +494,9 @@ pub fn expand_hostlist(list: &str) -> Result<Vec<String>, String> {
             return Err("an empty host name".into());
         }
         let Some(open) = item.find('[') else {
+            if out.len() >= max {
+                return Err(format!("more than {max} host names"));
+            }
             out.push(item.to_string());
             continue;
         };
@@ -429,6 +516,9 @@ pub fn expand_hostlist(list: &str) -> Result<Vec<String>, String> {
             );
             if hi < lo || hi - lo > 100_000 {
                 return Err(format!("{r:?} is not an increasing range"));
+            }
+            if (hi - lo) as usize >= max - out.len().min(max) {
+                return Err(format!("more than {max} host names"));
             }
             for n in lo..=hi {
                 out.push(format!("{prefix}{n:0width$}{suffix}"));
@@ -593,14 +683,98 @@ mod tests {
 
     #[test]
     fn hostlists() {
-        assert_eq!(expand_hostlist("lab-a,lab-b").unwrap(), ["lab-a", "lab-b"]);
+        let m = MAX_HOSTLIST_NAMES;
         assert_eq!(
-            expand_hostlist("node[01-03,7],gpu5").unwrap(),
+            expand_hostlist("lab-a,lab-b", m).unwrap(),
+            ["lab-a", "lab-b"]
+        );
+        assert_eq!(
+            expand_hostlist("node[01-03,7],gpu5", m).unwrap(),
             ["node01", "node02", "node03", "node7", "gpu5"]
         );
-        assert_eq!(expand_hostlist("n[8-10]x").unwrap(), ["n8x", "n9x", "n10x"]);
+        assert_eq!(
+            expand_hostlist("n[8-10]x", m).unwrap(),
+            ["n8x", "n9x", "n10x"]
+        );
         for bad in ["n[1-", "n]1[", "n[3-1]", "n[a-b]", "a,,b", "n[1][2]"] {
-            assert!(expand_hostlist(bad).is_err(), "{bad}");
+            assert!(expand_hostlist(bad, m).is_err(), "{bad}");
+        }
+        // A short list that names millions of hosts is refused, not expanded.
+        let huge = vec!["n[0-99999]"; 100].join(",");
+        let e = expand_hostlist(&huge, m).unwrap_err();
+        assert!(e.contains("more than 65536 host names"), "{e}");
+    }
+
+    #[test]
+    fn job_secrets_are_read_and_never_recorded() {
+        let mut p = vec![
+            ("OMPI_COMM_WORLD_RANK", "1"),
+            ("OMPI_COMM_WORLD_SIZE", "2"),
+            ("OMPI_MCA_ess_base_jobid", "1223491585"),
+            ("OMPI_MCA_orte_num_nodes", "1"),
+            (OMPI_SECRET_VAR, "bb5fa2e634b1bb23-aabddbdb5f8bde7a"),
+        ];
+        let l = require(&env(&p), 1).unwrap();
+        assert_eq!(
+            l.secrets.iter().map(|s| s.var).collect::<Vec<_>>(),
+            [OMPI_SECRET_VAR]
+        );
+        assert!(!l.variables.contains_key(OMPI_SECRET_VAR));
+        assert!(!format!("{l:?}").contains("bb5fa2e6"));
+        p.push((KEY_VAR, "0123456789abcdef0123"));
+        let l = require(&env(&p), 1).unwrap();
+        assert_eq!(l.secrets.len(), 2);
+        p.pop();
+        p.push((KEY_VAR, "short"));
+        let e = require(&env(&p), 1).unwrap_err();
+        assert!(e.to_string().contains(KEY_VAR), "{e}");
+        assert!(!e.to_string().contains("short"), "{e}");
+        // Slurm gives no secret of its own: the user's key only.
+        let mut s = SRUN.to_vec();
+        s.push((OMPI_SECRET_VAR, "bb5fa2e634b1bb23-aabddbdb5f8bde7a"));
+        assert!(require(&env(&s), 1).unwrap().secrets.is_empty());
+    }
+
+    #[test]
+    fn job_names_are_bounded() {
+        for (bad, why) in [("", "empty"), ("4 2", "blank"), ("4\u{1b}[2J", "control")] {
+            let mut p = SRUN.to_vec();
+            p[2] = ("SLURM_JOB_ID", bad);
+            let e = require(&env(&p), 1).unwrap_err();
+            assert!(e.to_string().contains(why), "{bad:?}: {e}");
+        }
+        let long = "9".repeat(MAX_JOB_CHARS + 1);
+        let mut p = SRUN.to_vec();
+        p[2] = ("SLURM_JOB_ID", &long);
+        let e = require(&env(&p), 1).unwrap_err();
+        assert!(e.to_string().contains("more than 128"), "{e}");
+    }
+
+    proptest::proptest! {
+        /// Any rank count the environment says is taken only up to MAX_RANKS, and a rank
+        /// only below it.
+        #[test]
+        fn rank_counts_are_bounded(rank in 0usize..40_000, size in 0usize..40_000) {
+            let (r, s) = (rank.to_string(), size.to_string());
+            let got = rank_and_size("R", &r, "S", &s);
+            let ok = (1..=MAX_RANKS).contains(&size) && rank < size;
+            proptest::prop_assert_eq!(got.is_ok(), ok, "{:?}", got);
+        }
+
+        /// No host list expands past its bound, whatever its ranges.
+        #[test]
+        fn hostlists_are_bounded(
+            ranges in proptest::collection::vec((0u64..200_000, 0u64..200_000), 1..8),
+            max in 1usize..100_000,
+        ) {
+            let list = ranges
+                .iter()
+                .map(|(a, b)| format!("n[{}-{}]", a.min(b), a.max(b)))
+                .collect::<Vec<_>>()
+                .join(",");
+            if let Ok(names) = expand_hostlist(&list, max) {
+                proptest::prop_assert!(names.len() <= max);
+            }
         }
     }
 }

@@ -3,8 +3,12 @@
 //! ([`coordinator`], over [`wire`]), and does what it is told ([`participant`]): the
 //! lowest rank of each host measures it (hosts of one machine in turn), then the hosts
 //! pair up in rounds ([`pairs`]); rank 0 writes every host's params and the pairs into
-//! one fleet file ([`file`](mod@file)). docs/fleet.md is the user's guide.
+//! one fleet file ([`file`](mod@file)). A rank acts only for its own job: rank 0 and the
+//! ranks prove the job's key to each other ([`auth`]), and rank 0's commands name no
+//! path, offset or size. docs/fleet.md is the user's guide, docs/safety.md the threat
+//! model.
 
+pub mod auth;
 pub mod coordinator;
 pub mod file;
 pub mod launcher;
@@ -145,6 +149,18 @@ pub fn measure(
     };
     let command_line: Vec<String> = std::env::args().skip(1).collect();
     let version = env!("CARGO_PKG_VERSION").to_string();
+    let keys = auth::Keys::new(&launch.job_key(), &launch.secrets);
+    if launch.rank == 0 && keys.secrets().is_empty() && launch.rank0 != Rank0::Local {
+        eprintln!(
+            "fleet: no secret of this job keys the rendezvous (the {} launcher gives none): \
+             a process of another user on {} that takes the rendezvous port first can pass \
+             for rank 0 to the other hosts; export {}=<random value> to every rank to rule \
+             that out (docs/fleet.md)",
+            launch.kind.name(),
+            participant::describe(&launch.rank0),
+            auth::KEY_VAR
+        );
+    }
     let hello = wire::Hello {
         job_key: launch.job_key(),
         rank: launch.rank,
@@ -154,6 +170,8 @@ pub fn measure(
         host: hostname(),
         machine: machine(),
         candidates,
+        nonce: String::new(),
+        proof: String::new(),
     };
     let mut ports = launch.ports(fa.fleet_port);
     let abort: Arc<OnceLock<String>> = Arc::default();
@@ -161,9 +179,19 @@ pub fn measure(
         crate::export::json::check_output(&out)?;
         let listener = bind(&launch, &ports)?;
         ports = vec![listener.local_addr()?.port()];
+        // The verbs pairs of a round take the ports just above the rendezvous.
+        let slots = u16::try_from(launch.size / 2).unwrap_or(u16::MAX);
+        if kinds.contains(&PairKind::Verbs) && pairs::verbs_port(ports[0], slots).is_none() {
+            bail!(
+                "the verbs pairs of {} ranks need {slots} TCP ports above the rendezvous' \
+                 {}: choose a lower --fleet-port",
+                launch.size,
+                ports[0]
+            );
+        }
         let cfg = coordinator::Config {
             launch: launch.clone(),
-            verbs_port: ports[0].wrapping_add(1).max(1024),
+            keys: keys.clone(),
             listener,
             timeout: fa.fleet_timeout,
             pairs: kinds,
@@ -204,6 +232,7 @@ pub fn measure(
             ports,
             timeout: fa.fleet_timeout,
             hello,
+            keys,
             abort: Some(abort),
         },
         args,

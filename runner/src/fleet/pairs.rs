@@ -32,6 +32,12 @@
 //! address range is not a candidate either (its identity would need every range).
 //! [`pool_candidates_at`] says, per dax device, why it is not one.
 //!
+//! Rank 0 names a pool to a rank by its identity only. The rank maps the pool it found
+//! itself with that identity ([`local_pool`]), in the window of its own
+//! `--fleet-pool-offset`/`--fleet-pool-len` (every rank runs the same command line, and
+//! the window must lie inside the pool), and only with its own `--allow-write`: nothing
+//! another process says becomes a path, an offset or a length.
+//!
 //! Limit: the identity does not include where the region lies in the devices' own
 //! address space (the endpoint decoders' DPA), which `bench_core::cxl` does not read;
 //! two regions carved from different parts of the same devices with the same geometry,
@@ -181,6 +187,52 @@ pub fn pool_identity(topo: &Topology, dax: &DaxDevice, ranges: &[Range]) -> Resu
         serials.join(","),
         r.end - r.start
     ))
+}
+
+/// The pool this host found itself with identity `identity`, when the window of
+/// `offset` and `len` bytes lies inside it; `Err`: why this host does not serve or
+/// measure that pool.
+pub fn local_pool<'a>(
+    candidates: &'a Candidates,
+    identity: &str,
+    offset: u64,
+    len: u64,
+) -> Result<&'a PoolCandidate> {
+    let p = candidates
+        .pools
+        .iter()
+        .find(|p| p.identity == identity)
+        .ok_or_else(|| {
+            anyhow!(
+                "rank 0 named pool {identity}, which this host does not have (its pools: {})",
+                if candidates.pools.is_empty() {
+                    "none".to_string()
+                } else {
+                    candidates
+                        .pools
+                        .iter()
+                        .map(|p| p.identity.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )
+        })?;
+    match offset.checked_add(len) {
+        Some(end) if len > 0 && end <= p.size_bytes => Ok(p),
+        _ => bail!(
+            "the window of --fleet-pool-offset {offset} and --fleet-pool-len {len} does not lie \
+             inside {} ({} bytes): choose a window inside the pool",
+            p.spec,
+            p.size_bytes
+        ),
+    }
+}
+
+/// The TCP port of the verbs pair in `slot` of a round, for the rendezvous on port
+/// `rendezvous`: the ports just above it (both sides compute it; rank 0 names the slot
+/// only). `None` past port 65535.
+pub fn verbs_port(rendezvous: u16, slot: u16) -> Option<u16> {
+    rendezvous.max(1023).checked_add(1)?.checked_add(slot)
 }
 
 /// Round-robin schedule (circle method) over `n` hosts: every unordered pair exactly
@@ -694,6 +746,51 @@ mod tests {
             }
         }
         assert!(t0.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_rank_maps_only_a_pool_it_found_and_a_window_inside_it() {
+        let c = Candidates {
+            verbs: Err("none".into()),
+            pools: vec![cand("dax:/dev/dax1.0", "A")],
+        };
+        assert_eq!(
+            local_pool(&c, "A", 0, 32 << 20).unwrap().spec,
+            "dax:/dev/dax1.0"
+        );
+        let e = format!(
+            "{:#}",
+            local_pool(&c, "file:/tmp/victim", 0, 8 << 20).unwrap_err()
+        );
+        assert!(e.contains("does not have (its pools: A)"), "{e}");
+        for (off, len) in [(1 << 30, 1), (0, (1 << 30) + 1), (u64::MAX, 2), (0, 0)] {
+            let e = format!("{:#}", local_pool(&c, "A", off, len).unwrap_err());
+            assert!(e.contains("does not lie inside dax:/dev/dax1.0"), "{e}");
+        }
+        let none = Candidates::none("no pairs asked for");
+        assert!(format!("{:#}", local_pool(&none, "A", 0, 1).unwrap_err()).contains("none"));
+    }
+
+    proptest::proptest! {
+        /// A window is taken exactly when it lies inside the pool.
+        #[test]
+        fn pool_windows_lie_inside_the_pool(off in proptest::num::u64::ANY, len in proptest::num::u64::ANY, size in proptest::num::u64::ANY) {
+            let c = Candidates {
+                verbs: Err("none".into()),
+                pools: vec![PoolCandidate { spec: "dax:/dev/dax0.0".into(), identity: "A".into(), size_bytes: size }],
+            };
+            let inside = len > 0 && off.checked_add(len).is_some_and(|e| e <= size);
+            proptest::prop_assert_eq!(local_pool(&c, "A", off, len).is_ok(), inside);
+        }
+
+        /// A verbs port lies above the rendezvous and the privileged ports, or is none.
+        #[test]
+        fn verbs_ports_are_above_the_rendezvous(rv in proptest::num::u16::ANY, slot in proptest::num::u16::ANY) {
+            match verbs_port(rv, slot) {
+                Some(p) => proptest::prop_assert!(p > rv && p >= 1024),
+                None => proptest::prop_assert!(u32::from(rv.max(1023)) + 1 + u32::from(slot) > 65_535),
+            }
+        }
     }
 
     #[test]

@@ -2,17 +2,26 @@
 //! what the coordinator says (measure this host, serve or measure a pair) until it says
 //! the job is over.
 //!
+//! A rank connects only to rank 0's host as the launcher names it, and takes for rank 0
+//! only an answer that proves the job's key for that connection, from a process of its
+//! own user when it is one of this machine ([`super::auth`]). Anything else on a port it
+//! tries is a stranger: logged once, ignored (the rank tries the next port, and again
+//! until the fleet timeout), never obeyed. Once admitted, the commands name no path,
+//! offset or size: a pool pair's identity is looked up among this host's own pools.
+//!
 //! A reader thread watches the connection the whole time, also while this rank
 //! measures: when rank 0 reports a failure, closes the connection or stays silent for
 //! the fleet timeout, the reader thread prints why, removes this process's unfinished
 //! files and ends the process (exit 1) at once, rather than after the measurement.
 
+use super::auth::{self, Keys};
 use super::launcher::Rank0;
 use super::pairs;
 use super::wire::{self, Hello, Sender, ToCoordinator, ToRank};
 use crate::cli::RunArgs;
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context as _, Result};
 use bench_core::params::ParamsFile;
+use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::mpsc::channel;
@@ -28,8 +37,10 @@ pub struct Config {
     pub ports: Vec<u16>,
     /// How long to look for rank 0, and how long rank 0 may stay silent.
     pub timeout: Duration,
-    /// The introduction.
+    /// The introduction (its nonce and proof are made for each connection).
     pub hello: Hello,
+    /// The job's key, for the proofs of the handshake.
+    pub keys: Keys,
     /// Set by rank 0's coordinator when it failed before this rank was admitted.
     pub abort: Option<Arc<OnceLock<String>>>,
 }
@@ -60,7 +71,8 @@ fn addresses(rank0: &Rank0, port: u16) -> Vec<SocketAddr> {
     }
 }
 
-fn describe(rank0: &Rank0) -> String {
+/// Where rank 0 runs, in words (`host lab-a`).
+pub fn describe(rank0: &Rank0) -> String {
     match rank0 {
         Rank0::Local => "this machine".into(),
         Rank0::Host(h) => format!("host {h}"),
@@ -74,10 +86,91 @@ fn describe(rank0: &Rank0) -> String {
     }
 }
 
-/// Connects and is admitted: the stream after its first message from the coordinator.
+/// What answered a hello on one connection.
+enum Answer {
+    /// Rank 0 of this job admitted this rank: the reader, with whatever it holds.
+    Admitted(BufReader<TcpStream>),
+    /// Rank 0 of this job refused this rank, for this reason.
+    Refused(String),
+    /// Not rank 0 of this job, and why.
+    Stranger(String),
+}
+
+/// Most strangers logged one by one.
+const MAX_STRANGERS_LOGGED: usize = 20;
+
+/// Introduces this rank on `s` and reads the answer; `Err`: this rank cannot introduce
+/// itself at all (its hello is too long, no random source).
+fn handshake(cfg: &Config, s: &TcpStream) -> Result<Answer> {
+    let _ = s.set_nodelay(true);
+    let (Ok(rank_end), Ok(rank0_end)) = (s.local_addr(), s.peer_addr()) else {
+        return Ok(Answer::Stranger("the connection has no address".into()));
+    };
+    if let Err(e) = auth::check_peer_owner(s, "the process answering") {
+        return Ok(Answer::Stranger(format!("{e:#}")));
+    }
+    let nonce = auth::nonce()?;
+    let mut hello = cfg.hello.clone();
+    hello.proof = cfg
+        .keys
+        .hello_proof(hello.rank, &nonce, rank_end, rank0_end);
+    hello.nonce = nonce.clone();
+    let job_key = hello.job_key.clone();
+    let msg = ToCoordinator::Hello(Box::new(hello));
+    let n = serde_json::to_vec(&msg)
+        .context("encoding the hello")?
+        .len()
+        + 1;
+    if n > wire::MAX_FIRST_MESSAGE_BYTES {
+        bail!(
+            "this rank's hello (its command line and {} pool(s)) is {n} bytes, more than the \
+             {} rank 0 reads from a connection it does not know yet: shorten the command line",
+            cfg.hello.candidates.pools.len(),
+            wire::MAX_FIRST_MESSAGE_BYTES
+        );
+    }
+    let (Ok(sender), Ok(mut r)) = (Sender::new(s), wire::reader(s)) else {
+        return Ok(Answer::Stranger("the connection could not be used".into()));
+    };
+    if let Err(e) = sender.send(&msg) {
+        return Ok(Answer::Stranger(format!(
+            "the hello could not be sent: {e:#}"
+        )));
+    }
+    let deadline = Instant::now() + wire::first_message_time(cfg.timeout);
+    let proven = |verdict: &str, proof: &str| {
+        cfg.keys
+            .check_answer(verdict, &nonce, rank_end, rank0_end, proof)
+    };
+    Ok(match wire::receive_first::<ToRank>(s, &mut r, deadline) {
+        Ok(Some(ToRank::Admitted { job_key: k, proof }))
+            if k == job_key && proven("admitted", &proof) =>
+        {
+            let _ = s.set_read_timeout(Some(cfg.timeout.max(Duration::from_secs(1))));
+            Answer::Admitted(r)
+        }
+        Ok(Some(ToRank::Refused { reason, proof }))
+            if proven(&format!("refused: {reason}"), &proof) =>
+        {
+            Answer::Refused(reason)
+        }
+        Ok(Some(ToRank::Admitted { .. } | ToRank::Refused { .. })) => Answer::Stranger(format!(
+            "its answer does not prove job {job_key} (another job's rank 0, or a stranger)"
+        )),
+        Ok(Some(_)) => {
+            Answer::Stranger("its first answer is neither an admission nor a refusal".into())
+        }
+        Ok(None) => Answer::Stranger("it closed the connection without an answer".into()),
+        Err(e) => Answer::Stranger(format!("{e:#}")),
+    })
+}
+
+/// Connects and is admitted: the stream after rank 0's proven admission.
 fn connect(cfg: &Config) -> Result<(TcpStream, BufReader<TcpStream>)> {
     let deadline = Instant::now() + cfg.timeout.min(bench_core::units::MAX_DURATION);
     let mut resolved_any = false;
+    let rank = cfg.hello.rank;
+    let mut strangers: BTreeSet<(SocketAddr, String)> = BTreeSet::new();
     loop {
         if let Some(why) = cfg.abort.as_ref().and_then(|a| a.get()) {
             bail!("{why}");
@@ -89,39 +182,28 @@ fn connect(cfg: &Config) -> Result<(TcpStream, BufReader<TcpStream>)> {
                 let Ok(s) = TcpStream::connect_timeout(&a, Duration::from_secs(1)) else {
                     continue;
                 };
-                let _ = s.set_nodelay(true);
-                let Ok(sender) = Sender::new(&s) else {
-                    continue;
-                };
-                if sender
-                    .send(&ToCoordinator::Hello(Box::new(cfg.hello.clone())))
-                    .is_err()
-                {
-                    continue;
-                }
-                let _ = s.set_read_timeout(Some(cfg.timeout.max(Duration::from_secs(1))));
-                let Ok(mut r) = wire::reader(&s) else {
-                    continue;
-                };
-                match wire::receive::<ToRank, _>(&mut r) {
-                    Ok(Some(ToRank::Refused {
-                        other_job: false,
-                        reason,
-                    })) => bail!("rank 0 refused this rank: {reason}"),
-                    Ok(Some(ToRank::Refused { .. })) | Ok(None) | Err(_) => continue,
-                    // The reader (and whatever it has buffered) goes on to the reader
-                    // thread.
-                    Ok(Some(ToRank::Admitted)) => return Ok((s, r)),
-                    Ok(Some(first)) => {
-                        bail!("rank 0 did not admit this rank first: {first:?}");
+                match handshake(cfg, &s)? {
+                    Answer::Admitted(r) => return Ok((s, r)),
+                    Answer::Refused(reason) => bail!("rank 0 refused this rank: {reason}"),
+                    Answer::Stranger(why) => {
+                        let _ = s.shutdown(std::net::Shutdown::Both);
+                        if strangers.len() < MAX_STRANGERS_LOGGED
+                            && strangers.insert((a, why.clone()))
+                        {
+                            eprintln!(
+                                "fleet rank {rank}: ignored {a}, which is not rank 0 of this \
+                                 job: {why}"
+                            );
+                        }
                     }
                 }
             }
         }
         if Instant::now() >= deadline {
             let ports: Vec<String> = cfg.ports.iter().map(|p| p.to_string()).collect();
+            let seen: BTreeSet<String> = strangers.iter().map(|(a, _)| a.to_string()).collect();
             bail!(
-                "could not reach rank 0's rendezvous on {} (port {}) within {}{}: did rank 0 \
+                "could not reach rank 0's rendezvous on {} (port {}) within {}{}{}: did rank 0 \
                  start, or fail first (see its output)?",
                 describe(&cfg.rank0),
                 ports.join(", "),
@@ -130,6 +212,16 @@ fn connect(cfg: &Config) -> Result<(TcpStream, BufReader<TcpStream>)> {
                     ""
                 } else {
                     " (the host name does not resolve)"
+                },
+                if seen.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} answered without proving it is rank 0 of job {} (ignored, see \
+                         above)",
+                        seen.into_iter().collect::<Vec<_>>().join(", "),
+                        cfg.hello.job_key
+                    )
                 }
             );
         }
@@ -154,6 +246,7 @@ pub fn run(
 ) -> Result<Finished> {
     let rank = cfg.hello.rank;
     let (stream, mut reader) = connect(&cfg)?;
+    let rendezvous = stream.peer_addr()?.port();
     let sender = Sender::new(&stream)?;
     {
         let s = sender.clone();
@@ -168,7 +261,7 @@ pub fn run(
     let (tx, rx) = channel::<ToRank>();
     let timeout = cfg.timeout;
     std::thread::spawn(move || loop {
-        match wire::receive::<ToRank, _>(&mut reader) {
+        match wire::receive_bounded::<ToRank, _>(&mut reader, wire::MAX_TO_RANK_BYTES) {
             Ok(Some(ToRank::Heartbeat)) => {}
             Ok(Some(ToRank::Done { ok: false, message })) => fatal(rank, &message),
             Ok(Some(m @ ToRank::Done { .. })) => {
@@ -230,36 +323,45 @@ pub fn run(
                     result: r.map(Box::new).map_err(|e| format!("{e:#}")),
                 })?;
             }
-            ToRank::ServeVerbs { port, peer } => {
-                sender.send(&ToCoordinator::Serving)?;
-                let r = pairs::serve_verbs(run, port, timeout).map(|()| None);
-                pair_done(&sender, r, || format!("verbs server for {peer}"))?;
+            ToRank::ServeVerbs { slot, peer } => {
+                let r = match verbs_port(&cfg, rendezvous, slot) {
+                    Ok(port) => {
+                        sender.send(&ToCoordinator::Serving)?;
+                        pairs::serve_verbs(run, port, timeout)
+                    }
+                    Err(e) => Err(e),
+                };
+                pair_done(&sender, r.map(|()| None), || {
+                    format!("verbs server for {peer}")
+                })?;
             }
             ToRank::MeasureVerbs {
                 address,
-                port,
+                slot,
                 peer,
             } => {
-                let r = pairs::measure_verbs(run, &address, port, timeout).map(Some);
-                pair_done(&sender, r, || format!("verbs against {peer} ({address})"))?;
+                let r = verbs_port(&cfg, rendezvous, slot).and_then(|port| {
+                    pairs::measure_verbs(run, &address.to_string(), port, timeout)
+                });
+                pair_done(&sender, r.map(Some), || {
+                    format!("verbs against {peer} ({address})")
+                })?;
             }
-            ToRank::ServePool {
-                spec,
-                offset,
-                len,
-                peer,
-            } => {
-                let r = pairs::serve_pool(run, &spec, offset, len, timeout).map(|()| None);
-                pair_done(&sender, r, || format!("pool follower on {spec} for {peer}"))?;
+            ToRank::ServePool { identity, peer } => {
+                let (offset, len) = pool_window(run);
+                let r = pairs::local_pool(&cfg.hello.candidates, &identity, offset, len)
+                    .and_then(|p| pairs::serve_pool(run, &p.spec, offset, len, timeout));
+                pair_done(&sender, r.map(|()| None), || {
+                    format!("pool follower on {identity} for {peer}")
+                })?;
             }
-            ToRank::MeasurePool {
-                spec,
-                offset,
-                len,
-                peer,
-            } => {
-                let r = pairs::measure_pool(run, &spec, offset, len, timeout).map(Some);
-                pair_done(&sender, r, || format!("pool leader on {spec} with {peer}"))?;
+            ToRank::MeasurePool { identity, peer } => {
+                let (offset, len) = pool_window(run);
+                let r = pairs::local_pool(&cfg.hello.candidates, &identity, offset, len)
+                    .and_then(|p| pairs::measure_pool(run, &p.spec, offset, len, timeout));
+                pair_done(&sender, r.map(Some), || {
+                    format!("pool leader on {identity} with {peer}")
+                })?;
             }
             ToRank::Done { message, .. } => {
                 return Ok(Finished {
@@ -268,9 +370,35 @@ pub fn run(
                     measured,
                 })
             }
-            ToRank::Heartbeat | ToRank::Admitted | ToRank::Refused { .. } => {}
+            ToRank::Heartbeat | ToRank::Admitted { .. } | ToRank::Refused { .. } => {}
         }
     }
+}
+
+/// The window of this rank's pool pairs: its own `--fleet-pool-offset` and
+/// `--fleet-pool-len`.
+fn pool_window(run: &RunArgs) -> (u64, u64) {
+    (run.fleet.fleet_pool_offset, run.fleet.fleet_pool_len as u64)
+}
+
+/// The port of the verbs pair in `slot`, on this rank's side: the slot is below the
+/// number of ranks, this host has an RDMA device, and the port exists.
+fn verbs_port(cfg: &Config, rendezvous: u16, slot: u16) -> Result<u16> {
+    if let Err(why) = &cfg.hello.candidates.verbs {
+        bail!("rank 0 asked for a verbs pair, and this host has no RDMA device to pair: {why}");
+    }
+    if usize::from(slot) >= cfg.hello.size {
+        bail!(
+            "rank 0 named verbs pair {slot} of a round, and a job of {} ranks has fewer",
+            cfg.hello.size
+        );
+    }
+    pairs::verbs_port(rendezvous, slot).ok_or_else(|| {
+        anyhow!(
+            "no TCP port above the rendezvous' {rendezvous} for verbs pair {slot}: choose a \
+             lower --fleet-port"
+        )
+    })
 }
 
 /// Reports the end of this rank's side of a pair: the client's params (`Some`), `None`

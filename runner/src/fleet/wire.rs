@@ -6,24 +6,32 @@
 //! its maps with number keys.
 //!
 //! A rank connects, sends [`ToCoordinator::Hello`] (job key, rank, cxlchar version, host,
-//! machine, what it can pair with) and gets [`ToRank::Welcome`] or
-//! [`ToRank::Refused`]. From then on the coordinator drives: `Measure`, the pair
-//! commands, and finally `Done` (ok or the reason the job failed). Both sides send a
-//! heartbeat every [`heartbeat`] (a sixth of the fleet timeout: 10 s at the default
-//! 60 s, so the waits of a measuring host's own threads and of the other ranks on it wake
-//! rarely); a side that hears nothing for the fleet timeout
-//! declares the other lost. A dead process closes its socket at once (the kernel does),
-//! so a rank that dies is noticed in well under the timeout; a host that vanishes is
-//! noticed by the missing heartbeats.
+//! machine, what it can pair with, a nonce and its proof of the job) and gets
+//! [`ToRank::Admitted`] or [`ToRank::Refused`], each with rank 0's proof
+//! ([`super::auth`]); an answer without a good proof is a stranger's, and the rank looks
+//! further. From then on the coordinator drives: `Measure`, the pair commands, and
+//! finally `Done` (ok or the reason the job failed). Both sides send a heartbeat every
+//! [`heartbeat`] (a sixth of the fleet timeout: 10 s at the default 60 s, so the waits of
+//! a measuring host's own threads and of the other ranks on it wake rarely); a side that
+//! hears nothing for the fleet timeout declares the other lost. A dead process closes its
+//! socket at once (the kernel does), so a rank that dies is noticed in well under the
+//! timeout; a host that vanishes is noticed by the missing heartbeats.
+//!
+//! Nothing rank 0 sends names a file, a path, an offset or a size: a pool pair names the
+//! pool's identity, which each rank looks up among the pools it found itself, and takes
+//! the window from its own command line; a verbs pair names a slot, from which both sides
+//! compute the port ([`super::pairs::verbs_port`]). Every line has a bound: a first
+//! message [`MAX_FIRST_MESSAGE_BYTES`] (read before the peer is known), rank 0's messages
+//! [`MAX_TO_RANK_BYTES`], a rank's [`MAX_MESSAGE_BYTES`] (its params).
 
 use super::pairs::Candidates;
 use anyhow::{anyhow, bail, Context, Result};
 use bench_core::params::ParamsFile;
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{IpAddr, TcpStream};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How often each side sends a heartbeat, for a fleet timeout `timeout`: a sixth of it,
 /// between 100 ms and 10 s. Rare on purpose: every heartbeat wakes a thread of a rank
@@ -32,8 +40,21 @@ pub fn heartbeat(timeout: Duration) -> Duration {
     (timeout / 6).clamp(Duration::from_millis(100), Duration::from_secs(10))
 }
 
-/// Largest message: a params.json of a full run is a few MiB.
-pub const MAX_MESSAGE_BYTES: u64 = 256 << 20;
+/// Largest message of a rank: a params.json of a full run is a few MiB.
+pub const MAX_MESSAGE_BYTES: usize = 256 << 20;
+
+/// Largest message of rank 0 to a rank: commands and the job's last word, no params.
+pub const MAX_TO_RANK_BYTES: usize = 1 << 20;
+
+/// Largest first message on a connection (a hello, or rank 0's answer to it): read from
+/// a peer not known yet, so a few KiB, not a params.json.
+pub const MAX_FIRST_MESSAGE_BYTES: usize = 16 << 10;
+
+/// How long the first message of a connection may take, for a fleet timeout `timeout`:
+/// rank 0 answers a hello at once, and a rank sends its hello as soon as it connects.
+pub fn first_message_time(timeout: Duration) -> Duration {
+    timeout.clamp(Duration::from_secs(1), Duration::from_secs(10))
+}
 
 /// What a rank sends to the coordinator.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -76,6 +97,10 @@ pub struct Hello {
     pub machine: String,
     /// What it can pair with.
     pub candidates: Candidates,
+    /// A fresh random value: rank 0's answer proves the job's key over it.
+    pub nonce: String,
+    /// This rank's proof of the job's key ([`super::auth::Keys::hello_proof`]).
+    pub proof: String,
 }
 
 /// What the coordinator sends to a rank.
@@ -83,7 +108,13 @@ pub struct Hello {
 #[serde(rename_all = "snake_case")]
 pub enum ToRank {
     /// The hello was accepted: this rank is part of the job (the first message).
-    Admitted,
+    Admitted {
+        /// The job (the rank's own, echoed).
+        job_key: String,
+        /// Rank 0's proof of the job's key over the rank's nonce and this connection
+        /// ([`super::auth::Keys::answer_proof`] of `admitted`).
+        proof: String,
+    },
     /// Accepted; `measuring`: this rank measures its host (else it waits).
     Welcome {
         /// Whether this rank measures.
@@ -91,53 +122,47 @@ pub enum ToRank {
         /// The host whose measuring rank this is, or whose rank waits.
         host: String,
     },
-    /// Not accepted, and why.
+    /// Not accepted, and why (a rank of this job stops; a refusal whose proof does not
+    /// check is a stranger's, and the rank looks further).
     Refused {
         /// Why.
         reason: String,
-        /// The rank knocked at another job's rendezvous (it tries the next port) rather
-        /// than being refused by its own job's rank 0 (it stops).
-        other_job: bool,
+        /// Rank 0's proof over the reason, as for `Admitted`.
+        proof: String,
     },
     /// Alive.
     Heartbeat,
     /// Measure this host now.
     Measure,
-    /// Serve a verbs pair (`cxlchar verbs --server --port`).
+    /// Serve a verbs pair (`cxlchar verbs --server --port`) on the port of `slot`
+    /// ([`super::pairs::verbs_port`]).
     ServeVerbs {
-        /// TCP port of the QP exchange.
-        port: u16,
+        /// The pair's place in its round (below the number of ranks).
+        slot: u16,
         /// The host that will connect.
         peer: String,
     },
-    /// Measure a verbs pair against `address:port`.
+    /// Measure a verbs pair against `address`, on the port of `slot`.
     MeasureVerbs {
-        /// The serving host's address.
-        address: String,
-        /// Its port.
-        port: u16,
+        /// The serving host's address, as rank 0 saw it connect.
+        address: IpAddr,
+        /// The pair's place in its round.
+        slot: u16,
         /// The serving host.
         peer: String,
     },
-    /// Serve a pool pair (pool msg follower) on this host's `spec`.
+    /// Serve a pool pair (pool msg follower) on this host's pool of `identity`, in the
+    /// window of this rank's own `--fleet-pool-offset`/`--fleet-pool-len`.
     ServePool {
-        /// This host's local name of the pool.
-        spec: String,
-        /// Window offset.
-        offset: u64,
-        /// Window length.
-        len: u64,
+        /// The pool's identity ([`super::pairs::PoolCandidate::identity`]).
+        identity: String,
         /// The host that measures.
         peer: String,
     },
-    /// Measure a pool pair (pool msg leader) on this host's `spec`.
+    /// Measure a pool pair (pool msg leader) on this host's pool of `identity`.
     MeasurePool {
-        /// This host's local name of the pool.
-        spec: String,
-        /// Window offset.
-        offset: u64,
-        /// Window length.
-        len: u64,
+        /// The pool's identity.
+        identity: String,
         /// The host that serves.
         peer: String,
     },
@@ -188,31 +213,132 @@ impl Sender {
     }
 }
 
-/// Reads one message (one line of at most [`MAX_MESSAGE_BYTES`]); `Ok(None)` at the end
-/// of the stream.
-pub fn receive<T: for<'de> Deserialize<'de>, R: BufRead>(r: &mut R) -> Result<Option<T>> {
+/// Reads one line of at most `max` bytes (its newline included) from `r`, calling
+/// `before_read` before each read of `r` (to set a deadline); `Ok(None)` at the end of the
+/// stream. Never holds more than `max` bytes: a longer line is an error as soon as it
+/// passes the bound, and its bytes past the bound are not read.
+pub fn read_line<R: BufRead>(
+    r: &mut R,
+    max: usize,
+    mut before_read: impl FnMut() -> Result<()>,
+) -> Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
-    let n = r
-        .by_ref()
-        .take(MAX_MESSAGE_BYTES + 1)
-        .read_until(b'\n', &mut line)
-        .context("receiving")?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if line.last() != Some(&b'\n') {
-        if n as u64 > MAX_MESSAGE_BYTES {
-            bail!("a message longer than {} MiB", MAX_MESSAGE_BYTES >> 20);
+    loop {
+        before_read()?;
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("receiving"),
+        };
+        if buf.is_empty() {
+            if line.is_empty() {
+                return Ok(None);
+            }
+            bail!("the connection ended in the middle of a message");
         }
-        bail!("the connection ended in the middle of a message");
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if take > max - line.len() {
+            bail!("a message longer than {}", bytes(max));
+        }
+        line.extend_from_slice(&buf[..take]);
+        r.consume(take);
+        if done {
+            return Ok(Some(line));
+        }
     }
-    let msg = serde_json::from_slice(&line).with_context(|| {
+}
+
+/// `max` bytes, as a message says it (`16 KiB`, `256 MiB`).
+fn bytes(max: usize) -> String {
+    if max >= 1 << 20 && max.is_multiple_of(1 << 20) {
+        format!("{} MiB", max >> 20)
+    } else if max >= 1 << 10 && max.is_multiple_of(1 << 10) {
+        format!("{} KiB", max >> 10)
+    } else {
+        format!("{max} bytes")
+    }
+}
+
+/// A peer's text as a log line shows it: at most `max` characters, a control character
+/// (a terminal escape) as `?`.
+pub fn shown(text: &str, max: usize) -> String {
+    let mut s: String = text
+        .chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if text.chars().nth(max).is_some() {
+        s.push_str("...");
+    }
+    s
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(line: &[u8]) -> Result<T> {
+    serde_json::from_slice(line).with_context(|| {
         format!(
             "a message that is not cxlchar's fleet protocol: {}",
-            String::from_utf8_lossy(&line[..line.len().min(120)]).trim_end()
+            shown(String::from_utf8_lossy(line).trim_end(), 120)
         )
+    })
+}
+
+/// Reads one message of at most `max` bytes; `Ok(None)` at the end of the stream.
+pub fn receive_bounded<T: for<'de> Deserialize<'de>, R: BufRead>(
+    r: &mut R,
+    max: usize,
+) -> Result<Option<T>> {
+    match read_line(r, max, || Ok(()))? {
+        Some(line) => parse(&line).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Reads one message of a rank (at most [`MAX_MESSAGE_BYTES`]); `Ok(None)` at the end of
+/// the stream.
+pub fn receive<T: for<'de> Deserialize<'de>, R: BufRead>(r: &mut R) -> Result<Option<T>> {
+    receive_bounded(r, MAX_MESSAGE_BYTES)
+}
+
+/// Reads the first message of a connection from a peer not known yet: at most
+/// [`MAX_FIRST_MESSAGE_BYTES`], complete before `deadline` (however slowly it trickles
+/// in); `Ok(None)` when the peer closed first.
+pub fn receive_first<T: for<'de> Deserialize<'de>>(
+    stream: &TcpStream,
+    r: &mut BufReader<TcpStream>,
+    deadline: Instant,
+) -> Result<Option<T>> {
+    let line = read_line(r, MAX_FIRST_MESSAGE_BYTES, || {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            bail!("no complete first message in time");
+        }
+        stream
+            .set_read_timeout(Some(left))
+            .context("setting the read timeout")
+    })
+    .map_err(|e| {
+        let timed_out = e
+            .root_cause()
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| {
+                matches!(
+                    io.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                )
+            });
+        if timed_out {
+            anyhow!("no complete first message in time")
+        } else {
+            e
+        }
     })?;
-    Ok(Some(msg))
+    match line {
+        Some(line) => parse(&line).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// A buffered reader of a connection.
@@ -252,8 +378,12 @@ mod tests {
             },
             ToRank::Heartbeat,
             ToRank::MeasureVerbs {
-                address: "192.0.2.1".into(),
-                port: 7,
+                address: "192.0.2.1".parse().unwrap(),
+                slot: 7,
+                peer: "b".into(),
+            },
+            ToRank::MeasurePool {
+                identity: "cxl:serials=0x1234:ways=1:gran=256:offset=0:size=8".into(),
                 peer: "b".into(),
             },
             ToRank::Done {
@@ -281,5 +411,104 @@ mod tests {
         let mut r = std::io::Cursor::new(b"GET / HTTP/1.1\n".to_vec());
         let e = receive::<ToRank, _>(&mut r).unwrap_err();
         assert!(e.to_string().contains("fleet protocol"), "{e:#}");
+    }
+
+    /// A pool pair message that names a path, an offset or a length is not one: the
+    /// fields are not read, and a message without an identity is refused.
+    #[test]
+    fn pool_pairs_name_an_identity_only() {
+        let m: ToRank = serde_json::from_str(
+            r#"{"measure_pool":{"identity":"cxl:x","peer":"b","spec":"file:/tmp/victim","offset":0,"len":8388608}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            m,
+            ToRank::MeasurePool {
+                identity: "cxl:x".into(),
+                peer: "b".into()
+            }
+        );
+        let old =
+            r#"{"serve_pool":{"spec":"file:/tmp/victim","offset":0,"len":8388608,"peer":"b"}}"#;
+        assert!(serde_json::from_str::<ToRank>(old).is_err());
+        // A verbs address is an IP address, not a host name to resolve.
+        let host = r#"{"measure_verbs":{"address":"evil.example","slot":0,"peer":"b"}}"#;
+        assert!(serde_json::from_str::<ToRank>(host).is_err());
+    }
+
+    /// A first message is read only up to its bound: a stranger's endless line costs
+    /// [`MAX_FIRST_MESSAGE_BYTES`], not its length.
+    #[test]
+    fn a_first_message_past_its_bound_is_refused_unread() {
+        let l = LoopbackPair::new();
+        let big = vec![b'x'; 4 << 20];
+        let writer = {
+            let mut c = l.client.try_clone().unwrap();
+            std::thread::spawn(move || {
+                let _ = c.write_all(&big);
+            })
+        };
+        let mut r = reader(&l.server).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let e = receive_first::<ToCoordinator>(&l.server, &mut r, deadline).unwrap_err();
+        assert!(e.to_string().contains("longer than 16 KiB"), "{e:#}");
+        l.server.shutdown(std::net::Shutdown::Both).unwrap();
+        writer.join().unwrap();
+        l.client.shutdown(std::net::Shutdown::Both).ok();
+    }
+
+    /// A first message that trickles in is cut at its deadline, whatever the pace.
+    #[test]
+    fn a_trickling_first_message_is_cut_at_its_deadline() {
+        let mut l = LoopbackPair::new();
+        l.client.write_all(b"{\"hel").unwrap();
+        let mut r = reader(&l.server).unwrap();
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let e = receive_first::<ToCoordinator>(&l.server, &mut r, deadline).unwrap_err();
+        assert!(e.to_string().contains("in time"), "{e:#}");
+    }
+
+    struct LoopbackPair {
+        client: TcpStream,
+        server: TcpStream,
+    }
+
+    impl LoopbackPair {
+        fn new() -> LoopbackPair {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (server, _) = l.accept().unwrap();
+            LoopbackPair { client, server }
+        }
+    }
+
+    #[test]
+    fn a_peers_text_is_shown_without_escapes_and_cut() {
+        assert_eq!(shown("job\u{1b}[2J", 120), "job?[2J");
+        assert_eq!(shown("abcdef", 3), "abc...");
+        assert_eq!(shown("abc", 3), "abc");
+    }
+
+    proptest::proptest! {
+        /// For any line and bound: the line comes back when it fits, else an error, and
+        /// nothing past the bound is consumed.
+        #[test]
+        fn lines_are_bounded(len in 0usize..40_000, max in 1usize..20_000) {
+            let mut data = vec![b'a'; len];
+            data.push(b'\n');
+            data.extend_from_slice(b"next\n");
+            let mut c = std::io::Cursor::new(data);
+            match read_line(&mut c, max, || Ok(())) {
+                Ok(Some(line)) => {
+                    proptest::prop_assert!(len < max);
+                    proptest::prop_assert_eq!(line.len(), len + 1);
+                }
+                Ok(None) => proptest::prop_assert!(false, "a line was there"),
+                Err(e) => {
+                    proptest::prop_assert!(len + 1 > max, "{e:#}");
+                    proptest::prop_assert!(c.position() as usize <= max);
+                }
+            }
+        }
     }
 }

@@ -85,6 +85,9 @@ impl Default for VerbsConfig {
     }
 }
 
+/// The longest `--timeout` a verbs run takes (a QP exchange or a peer waited for).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
 /// A configuration that cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ConfigError {
@@ -131,7 +134,7 @@ impl VerbsConfig {
                 }
             }
         }
-        if self.timeout < Duration::from_millis(1) || self.timeout > Duration::from_secs(3600) {
+        if self.timeout < Duration::from_millis(1) || self.timeout > MAX_TIMEOUT {
             return Err(ConfigError::Timeout(self.timeout));
         }
         Ok(())

@@ -559,7 +559,7 @@ impl Coordinator {
             warnings,
         };
         let json = serde_json::to_string_pretty(&file)?;
-        crate::export::json::write_atomic(&self.cfg.out, &json)?;
+        crate::export::json::write_result(&self.cfg.out, &json, 0)?;
         Ok(file)
     }
 

@@ -292,14 +292,15 @@ pub fn pool_groups(per_host: &[Vec<PoolCandidate>]) -> Vec<(String, Vec<usize>)>
 }
 
 /// Serves one verbs pair: `cxlchar verbs --server --port PORT`, waiting at most `timeout`
-/// for the client (and for each completion). Ends when the client is done.
+/// (at most [`bench_ibverbs::config::MAX_TIMEOUT`]) for the client (and for each
+/// completion). Ends when the client is done.
 pub fn serve_verbs(run: &RunArgs, port: u16, timeout: Duration) -> Result<()> {
     let argv = vec![
         "--server".to_string(),
         "--port".into(),
         port.to_string(),
         "--timeout".into(),
-        duration_arg(timeout),
+        duration_arg(timeout.min(bench_ibverbs::config::MAX_TIMEOUT)),
     ];
     let (outcome, cmd) = measure_in_process::<bench_ibverbs::bench::VerbsArgs>(run, "verbs", &argv)
         .with_context(|| format!("verbs pair server on port {port}"))?;
@@ -328,7 +329,7 @@ pub fn measure_verbs(
         "--port".into(),
         port.to_string(),
         "--timeout".into(),
-        duration_arg(timeout),
+        duration_arg(timeout.min(bench_ibverbs::config::MAX_TIMEOUT)),
     ];
     let (outcome, cmd) = measure_in_process::<bench_ibverbs::bench::VerbsArgs>(run, "verbs", &argv)
         .with_context(|| format!("verbs pair client of {host}:{port}"))?;

@@ -113,7 +113,7 @@ fn rings_of(pool: &PoolMap) -> [(*mut u8, usize); 2] {
 }
 
 /// Largest message of the sweeps ([`sizes`]): 4 MiB.
-const MAX_MESSAGE_BYTES: usize = 4 << 20;
+pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 
 /// Longest message both sides hold a buffer for: half a ring, at most
 /// [`MAX_MESSAGE_BYTES`] (the buffers do not grow with a large `--len`).

@@ -19,7 +19,7 @@
 //! measurement names the device under test.
 //!
 //! [`Region::allocate`] maps, places, pre-faults and verifies. A file it maps for writing
-//! (a `file:` target, a pool file) has its blocks reserved first ([`reserve`]), so that a
+//! (a `file:` target, a pool file) has its blocks reserved first (`target::reserve`), so that a
 //! full file system is an error, not a SIGBUS. A spec that names
 //! something absent is a [`CoreError::TargetSpec`] (the user's mistake); a target that
 //! exists but cannot be used now is a [`CoreError::TargetUnavailable`] (reported as

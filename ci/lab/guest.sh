@@ -41,6 +41,12 @@ step "network and soft-RoCE"
 modprobe -a virtio_net crc32_generic crc32_pclmul rdma_rxe ib_uverbs || fail "rxe modules"
 ip link set lo up; ip link set eth0 up
 if [ "$ROLE" = a ]; then ip addr add 192.0.2.1/24 dev eth0; else ip addr add 192.0.2.2/24 dev eth0; fi
+# Static neighbours (ci/lab/run fixes both MACs): an ARP exchange lost while QEMU emulates
+# the CXL window under TCG would otherwise leave the peer "No route to host" for good.
+ip neigh replace 192.0.2.1 lladdr 52:54:00:00:00:0a dev eth0 nud permanent
+ip neigh replace 192.0.2.2 lladdr 52:54:00:00:00:0b dev eth0 nud permanent
+# The link's counters and neighbours, for a step that lost the peer.
+link_state() { ip -s link show eth0; ip neigh show dev eth0; }
 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add"
 # Both guests' names resolve to their lab addresses (Slurm, the fleet's rendezvous).
 printf '127.0.0.1 localhost\n192.0.2.1 lab-a\n192.0.2.2 lab-b\n' > /etc/hosts
@@ -346,8 +352,9 @@ if [ "$ROLE" = a ]; then
     cat "$OUT/pool-msg-cxl-a.txt"
   fi
   step "verbs between the guests: cxlchar verbs --server and perftest servers (for guest b's compare-verbs.sh)"
+  link_state
   CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
-    --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || fail "compare-verbs.sh --serve"
+    --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || { fail "compare-verbs.sh --serve"; link_state; }
   cat "$OUT/verbs-serve-a.txt"
   # Guest b is done with its own measurements now and waits in slurmd; the CXL devdax is
   # still in place on both guests (cxl_node comes last), rxe0 is up.
@@ -417,9 +424,10 @@ else
     fail "CXL region and guest a's devdax in guest b"
   fi
   step "verbs between the guests: cxlchar verbs --connect 192.0.2.1 against perftest (ci/compare-verbs.sh --remote)"
+  link_state
   CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --remote 192.0.2.1 --device rxe0 --quick \
     --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" --sizes "$VERBS_SIZES" --out "$OUT/verbs-compare-b.json" > "$OUT/verbs-compare-b.txt" 2>&1 \
-    || fail "compare-verbs.sh --remote"
+    || { fail "compare-verbs.sh --remote"; link_state; }
   cat "$OUT/verbs-compare-b.txt"
   "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
   "$CX" targets --format json > "$OUT/targets-b.json" || fail "cxlchar targets --format json"

@@ -178,7 +178,9 @@ cxl_join() { # guest b: wait for a's namespace, then the same region; find a's d
 # device both guests map). The daemons start only after each guest's own measurements and
 # guest a stops its own after the srun step, so they never run beside a measurement here.
 # The same slurm.conf on both guests (written into each overlay's /etc/slurm); logs go to
-# the out share (%n: the node name).
+# the out share (%n: the node name). Long timeouts: a guest has one TCG vCPU, and while its
+# rank measures, slurmd answers slowly (at 120 s slurmctld set lab-b DOWN mid-run); the
+# fleet step has its own bound (timeout 900).
 slurm_conf() {
   cat <<EOF
 ClusterName=lab
@@ -206,9 +208,9 @@ SlurmdLogFile=$OUT/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
 SlurmctldTimeout=60
-SlurmdTimeout=120
-MessageTimeout=30
-TCPTimeout=10
+SlurmdTimeout=1200
+MessageTimeout=100
+TCPTimeout=30
 InactiveLimit=0
 KillWait=10
 MinJobAge=60

@@ -281,7 +281,10 @@ slurm_fleet() { # guest a: srun across both guests; then guest b may go on (mark
       "$OUT/srun-env.txt" | sort
     if "$CX" all --help 2>/dev/null | grep -q -- '--fleet-out'; then
       step "srun -N2 -n2 cxlchar all --quick --fleet-out (hosts lab-a, lab-b; verbs pair over rxe0, pool pair over the CXL device)"
-      timeout 900 srun -N2 -n2 "$CX" all --quick --allow-write $FLEET_POOL_WINDOW --fleet-timeout 4m --fleet-out "$OUT/fleet.json" \
+      # The ranks measure anon only: this step is about the launcher, the rendezvous and the
+      # pairs; the far node is measured by the step after it (guest a's 437 MiB CPU-less
+      # node 1 once ran out of memory under a fleet rank: an open defect, see docs/lab.md).
+      timeout 900 srun -N2 -n2 "$CX" all --quick --target anon --allow-write $FLEET_POOL_WINDOW --fleet-timeout 4m --fleet-out "$OUT/fleet.json" \
         > "$OUT/fleet.txt" 2> "$OUT/fleet.err" || fail "srun -N2 -n2 cxlchar all --fleet-out (see fleet.err)"
       cat "$OUT/fleet.err" "$OUT/fleet.txt"
     else

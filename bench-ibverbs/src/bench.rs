@@ -69,7 +69,8 @@ pub struct VerbsArgs {
     /// GID index (RoCE); default: the first IPv4-mapped GID of the port.
     #[arg(long, value_name = "N")]
     pub gid_index: Option<u8>,
-    /// Wait for one `--connect` client and serve its measurements.
+    /// Wait for one `--connect` client and serve its measurements (the run fails when the
+    /// client leaves before it ends the run).
     #[arg(long, conflicts_with = "connect")]
     pub server: bool,
     /// Measure against a `--server` on HOST.

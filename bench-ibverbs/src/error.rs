@@ -72,6 +72,14 @@ pub enum VerbsError {
         /// Decode error.
         source: WireError,
     },
+    /// The `--connect` client closed the command channel before it ended the run.
+    #[error("client {peer} left after {served} commands without ending the run: its measurement failed there (its own output says why)")]
+    ClientLeft {
+        /// Host:port.
+        peer: String,
+        /// Commands served before it left.
+        served: u64,
+    },
     /// Memory target allocation failed.
     #[error("cannot allocate the buffers: {0}")]
     Region(String),

@@ -11,11 +11,11 @@
 # Guests a and b synchronise only through the pools and marker files on the out share.
 # Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-ROLE=; REPO=; TESTS=
+ROLE=; REPO=; TESTS=; ONLY=
 for a in $(cat /proc/cmdline); do
   case $a in
     lab.role=*) ROLE=${a#lab.role=};; lab.repo=*) REPO=${a#lab.repo=};;
-    lab.tests=*) TESTS=${a#lab.tests=};;
+    lab.tests=*) TESTS=${a#lab.tests=};; lab.only=*) ONLY=${a#lab.only=};;
   esac
 done
 TESTS=${TESTS:-$REPO/target/lab/tests}
@@ -30,7 +30,11 @@ RC=0
 # run bounded (rxe under TCG sometimes stalls a 1 MiB run until perftest's own timeout).
 VERBS_SIZES="8 4096 1048576"
 VERBS_ITERS=50
-VERBS_EACH=120
+VERBS_EACH=60
+# cxlchar's runs on each side (the second only when the first failed), each bounded; the
+# whole step then ends within 2 x 300 + 9 x 60 s (and in about two minutes when it works).
+VERBS_RUNS="--runs 2 --run-timeout 300 --timeout 60"
+VERBS_STEP=1200
 # Each step names the guest's uptime, so a slow step shows in the log.
 step() { echo "== $* [$(cut -d' ' -f1 /proc/uptime) s]"; }
 fail() { echo "LAB-FAIL: $*"; RC=1; }
@@ -317,6 +321,32 @@ cxl_node() { # guest a, last: the CXL region -> system RAM on a CPU-less node
   [ -z "$cpus" ] && [ "${mem:-0}" -gt 0 ] || { echo "node $node: expected memory and no CPUs"; return 1; }
 }
 
+verbs_a() { # guest a: cxlchar verbs --server, then the perftest servers, for guest b
+  step "verbs between the guests: cxlchar verbs --server and perftest servers (for guest b's compare-verbs.sh)"
+  link_state
+  CXLCHAR_BIN="$CX" timeout "$VERBS_STEP" "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
+    --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" $VERBS_RUNS --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 \
+    || { fail "compare-verbs.sh --serve (its output: verbs-serve-a.txt)"; link_state; }
+  cat "$OUT/verbs-serve-a.txt"
+}
+
+verbs_b() { # guest b: cxlchar verbs --connect and the perftest clients against guest a
+  step "verbs between the guests: cxlchar verbs --connect 192.0.2.1 against perftest (ci/compare-verbs.sh --remote)"
+  link_state
+  CXLCHAR_BIN="$CX" timeout "$VERBS_STEP" "$REPO/ci/compare-verbs.sh" --remote 192.0.2.1 --device rxe0 --quick \
+    --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" $VERBS_RUNS --sizes "$VERBS_SIZES" --out "$OUT/verbs-compare-b.json" > "$OUT/verbs-compare-b.txt" 2>&1 \
+    || { fail "compare-verbs.sh --remote (its output: verbs-compare-b.txt)"; link_state; }
+  cat "$OUT/verbs-compare-b.txt"
+}
+
+if [ "$ONLY" = verbs ]; then
+  # ci/lab/run with LAB_ONLY=verbs: the network and the verbs step, nothing else.
+  verbs_$ROLE
+  echo "LAB: done $ROLE rc=$RC"
+  sync
+  poweroff -f
+fi
+
 if [ "$ROLE" = a ]; then
   step "devdax on the NVDIMM"
   modprobe --ignore-install -a libnvdimm nfit nd_pmem dax_pmem device_dax || fail "nvdimm modules"
@@ -356,11 +386,7 @@ if [ "$ROLE" = a ]; then
       || fail "pool msg leader on $CXLDAX"
     cat "$OUT/pool-msg-cxl-a.txt"
   fi
-  step "verbs between the guests: cxlchar verbs --server and perftest servers (for guest b's compare-verbs.sh)"
-  link_state
-  CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --serve --device rxe0 --quick \
-    --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" --sizes "$VERBS_SIZES" > "$OUT/verbs-serve-a.txt" 2>&1 || { fail "compare-verbs.sh --serve"; link_state; }
-  cat "$OUT/verbs-serve-a.txt"
+  verbs_a
   # Guest b is done with its own measurements now and waits in slurmd; the CXL devdax is
   # still in place on both guests (cxl_node comes last), rxe0 is up.
   step "Slurm: munged, slurmctld, slurmd; srun -N2 -n2 across the guests"
@@ -428,12 +454,7 @@ else
   else
     fail "CXL region and guest a's devdax in guest b"
   fi
-  step "verbs between the guests: cxlchar verbs --connect 192.0.2.1 against perftest (ci/compare-verbs.sh --remote)"
-  link_state
-  CXLCHAR_BIN="$CX" timeout 900 "$REPO/ci/compare-verbs.sh" --remote 192.0.2.1 --device rxe0 --quick \
-    --iters "$VERBS_ITERS" --each-timeout "$VERBS_EACH" --sizes "$VERBS_SIZES" --out "$OUT/verbs-compare-b.json" > "$OUT/verbs-compare-b.txt" 2>&1 \
-    || { fail "compare-verbs.sh --remote"; link_state; }
-  cat "$OUT/verbs-compare-b.txt"
+  verbs_b
   "$CX" targets > "$OUT/targets-b.txt" || fail "cxlchar targets"
   "$CX" targets --format json > "$OUT/targets-b.json" || fail "cxlchar targets --format json"
   step "Slurm: munged, slurmd; wait for guest a's srun steps (fleet-done-a; at most 1400 s)"

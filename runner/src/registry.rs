@@ -380,36 +380,49 @@ mod tests {
         }
     }
 
-    /// Every size-like option of every command, with the words that lead to it.
-    fn size_options() -> Vec<(Vec<String>, clap::Arg)> {
+    /// Every option of every command that `is` accepts, with the words that lead to it;
+    /// an option whose long name `looks` like one must be one (`rule` says what that takes).
+    fn options_of_kind(
+        is: fn(&clap::Arg) -> bool,
+        looks: fn(&str) -> bool,
+        rule: &str,
+    ) -> Vec<(Vec<String>, clap::Arg)> {
         fn walk(
             c: &clap::Command,
+            kind: (fn(&clap::Arg) -> bool, fn(&str) -> bool, &str),
             path: &mut Vec<String>,
             out: &mut Vec<(Vec<String>, clap::Arg)>,
         ) {
+            let (is, looks, rule) = kind;
             for a in c.get_arguments() {
                 let long = a.get_long().unwrap_or_default();
-                let looks_sized = ["size", "chunk", "cell", "offset", "len", "slot", "locality"]
-                    .iter()
-                    .any(|w| long.contains(w));
-                assert_eq!(
-                    is_size_arg(a),
-                    looks_sized,
-                    "{path:?} --{long}: a size option takes value_name = \"SIZE\" (or \"OFFSET\") and a bench_core::units parser"
-                );
-                if is_size_arg(a) {
+                assert_eq!(is(a), looks(long), "{path:?} --{long}: {rule}");
+                if is(a) {
                     out.push((path.clone(), a.clone()));
                 }
             }
             for s in c.get_subcommands() {
                 path.push(s.get_name().to_string());
-                walk(s, path, out);
+                walk(s, kind, path, out);
                 path.pop();
             }
         }
         let mut out = Vec::new();
-        walk(&command(), &mut vec![], &mut out);
+        walk(&command(), (is, looks, rule), &mut vec![], &mut out);
         out
+    }
+
+    /// Every size-like option of every command, with the words that lead to it.
+    fn size_options() -> Vec<(Vec<String>, clap::Arg)> {
+        options_of_kind(
+            is_size_arg,
+            |long| {
+                ["size", "chunk", "cell", "offset", "len", "slot", "locality"]
+                    .iter()
+                    .any(|w| long.contains(w))
+            },
+            "a size option takes value_name = \"SIZE\" (or \"OFFSET\") and a bench_core::units parser",
+        )
     }
 
     #[test]
@@ -485,31 +498,11 @@ mod tests {
     /// Every option whose name says it is a wait, with the words that lead to it; each
     /// must be a duration option.
     fn duration_options() -> Vec<(Vec<String>, clap::Arg)> {
-        fn walk(
-            c: &clap::Command,
-            path: &mut Vec<String>,
-            out: &mut Vec<(Vec<String>, clap::Arg)>,
-        ) {
-            for a in c.get_arguments() {
-                let long = a.get_long().unwrap_or_default();
-                assert_eq!(
-                    is_duration_arg(a),
-                    long.contains("timeout"),
-                    "{path:?} --{long}: a duration option takes value_name = \"DURATION\" and bench_core::units::parse_duration"
-                );
-                if is_duration_arg(a) {
-                    out.push((path.clone(), a.clone()));
-                }
-            }
-            for s in c.get_subcommands() {
-                path.push(s.get_name().to_string());
-                walk(s, path, out);
-                path.pop();
-            }
-        }
-        let mut out = Vec::new();
-        walk(&command(), &mut vec![], &mut out);
-        out
+        options_of_kind(
+            is_duration_arg,
+            |long| long.contains("timeout"),
+            "a duration option takes value_name = \"DURATION\" and bench_core::units::parse_duration",
+        )
     }
 
     #[test]

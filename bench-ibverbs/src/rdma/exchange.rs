@@ -126,7 +126,32 @@ impl Remote<'_> {
     }
 }
 
-/// Serves a client's commands on a connected queue pair until `Quit` or EOF.
+/// The client's next command; `idle` is the read timeout already set on `s`.
+fn next_command(
+    s: &mut impl Read,
+    peer: &str,
+    idle: Duration,
+    served: u64,
+) -> Result<Command, VerbsError> {
+    let mut b = [0u8; 9];
+    match s.read_exact(&mut b) {
+        Ok(()) => {}
+        Err(x) if x.kind() == std::io::ErrorKind::UnexpectedEof => {
+            return Err(VerbsError::ClientLeft {
+                peer: peer.into(),
+                served,
+            })
+        }
+        Err(x) => return Err(io_err(peer, idle)(x)),
+    }
+    Command::decode(&b).map_err(|source| VerbsError::Wire {
+        peer: peer.into(),
+        source,
+    })
+}
+
+/// Serves a client's commands on a connected queue pair until `Quit`; a client that closes
+/// the channel before `Quit` failed mid-run, and so does this serving run.
 pub(super) fn serve(
     side: &Side,
     s: &mut TcpStream,
@@ -138,16 +163,7 @@ pub(super) fn serve(
     s.set_read_timeout(Some(idle)).map_err(io_err(peer, idle))?;
     let mut served = 0;
     loop {
-        let mut b = [0u8; 9];
-        match s.read_exact(&mut b) {
-            Ok(()) => {}
-            Err(x) if x.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(served),
-            Err(x) => return Err(io_err(peer, idle)(x)),
-        }
-        let c = Command::decode(&b).map_err(|source| VerbsError::Wire {
-            peer: peer.into(),
-            source,
-        })?;
+        let c = next_command(s, peer, idle, served)?;
         served += 1;
         match c {
             Command::Quit => return Ok(served),
@@ -232,6 +248,32 @@ mod tests {
             }
             e => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn a_client_that_leaves_before_quit_fails_the_serving_run() {
+        let t = Duration::from_secs(1);
+        let mut quit = &Command::Quit.encode()[..];
+        assert!(matches!(
+            next_command(&mut quit, "p:1", t, 0),
+            Ok(Command::Quit)
+        ));
+        // A whole command, then the channel closes: the next read is the client leaving.
+        let bytes = Command::Pong { size: 8, iters: 3 }.encode();
+        let mut r = &bytes[..];
+        assert!(next_command(&mut r, "p:1", t, 0).is_ok());
+        match next_command(&mut r, "p:1", t, 1) {
+            Err(VerbsError::ClientLeft { peer, served }) => {
+                assert_eq!((peer.as_str(), served), ("p:1", 1));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Half a command is a client leaving too, not a command.
+        let mut half = &bytes[..4];
+        assert!(matches!(
+            next_command(&mut half, "p:1", t, 2),
+            Err(VerbsError::ClientLeft { served: 2, .. })
+        ));
     }
 
     #[test]

@@ -2,7 +2,15 @@
 # Compare cxlchar's pinned host <-> GPU bandwidth with nvbandwidth's copy-engine tests on a
 # machine with an NVIDIA GPU, and print the ratios.
 #
-#   ci/compare-gpu.sh [--device N] [--size-mib MIB] [--rounds R]
+#   ci/compare-gpu.sh [--device N] [--size-mib MIB] [--rounds R] [--contention-mib C]
+#
+# Rows: single copies each way (pinned, MIB each) against nvbandwidth's copy-engine tests;
+# one copy each way at once (cxlchar gpu.pool's mixed k = 2 on registered anon, MIB each)
+# against nvbandwidth's bidirectional copy-engine tests; k = 2, 4, 8 concurrent copies of
+# one direction (C MiB each, default 64) against ci/anchors/gpu_streams.cu, a plain
+# cudaMemcpyAsync loop on registered memory, built with nvcc when it is on PATH (else that
+# row says so): the aggregate bandwidths are compared, and cxlchar's per-transfer p50 and
+# its verdict (interleaved or in turn) are printed beside them.
 #
 # Method: the same copy size (nvbandwidth --bufferSize = cxlchar --max-size), pinned host
 # memory on both sides (nvbandwidth: cuMemHostAlloc PORTABLE; cxlchar gpu.bw: cuMemAllocHost),
@@ -16,12 +24,14 @@ set -euo pipefail
 DEV=0
 MIB=512
 ROUNDS=3
+CMIB=64
 while [ $# -gt 0 ]; do
   case "$1" in
     --device) DEV="$2"; shift 2 ;;
     --size-mib) MIB="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    --contention-mib) CMIB="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +73,20 @@ for r in $(seq 1 "$ROUNDS"); do
   h=$(nvb host_to_device_memcpy_ce); d=$(nvb device_to_host_memcpy_ce)
   echo "$r ${h:-nan} ${d:-nan}" >> "$W/rows"
 done
+# One copy each way at once: nvbandwidth's bidirectional tests against cxlchar's mixed k = 2.
+$CX gpu --device "$DEV" --max-size 4M --streams 2 --contention-size "${MIB}M" \
+  --target anon "${CPUARG[@]}" --format json > "$W/bidir.json"
+echo "$(nvb host_to_device_bidirectional_memcpy_ce) $(nvb device_to_host_bidirectional_memcpy_ce)" > "$W/nvbidir"
+# k concurrent copies of one direction: the plain loop against cxlchar's gated streams.
+$CX gpu --device "$DEV" --max-size 4M --streams 1,2,4,8 --contention-size "${CMIB}M" \
+  --target anon "${CPUARG[@]}" --format json > "$W/streams.json"
+if command -v nvcc >/dev/null; then
+  nvcc -O2 -o "$W/gpu_streams" ci/anchors/gpu_streams.cu \
+    && "$W/gpu_streams" "$DEV" "$CMIB" "$((ROUNDS * 5))" 2 4 8 > "$W/loop.txt" \
+    || echo "gpu_streams failed" > "$W/loop.txt"
+else
+  echo "nvcc not found: no plain-loop reference (install the CUDA toolkit)" > "$W/loop.txt"
+fi
 python3 - "$W" "$DEV" "$MIB" "$ROUNDS" <<'PY'
 import json,statistics,sys
 w,dev,mib,rounds=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),int(sys.argv[4])
@@ -81,4 +105,40 @@ for dirn in ("h2d","d2h"):
     n=statistics.median(nv[dirn]) if nv[dirn] else float("nan")
     print("%-5s %12.2f %12.2f %7.3f" % (dirn, c, n, c/n if n==n and n>0 else float("nan")))
 print("GB/s (1e9 B/s), %s copies, GPU %d; ratio = cxlchar / nvbandwidth" % (size, dev))
+
+def params(f):
+    return json.load(open(f)).get("params", {})
+def sharing(doc, dirn, k):
+    for m in doc["measurements"]:
+        if m["id"].endswith("/contention/%s/k%d/first_end_ratio" % (dirn, k)) and m["target"] == "anon":
+            return m["parameters"].get("sharing") or "-"
+    return "-"
+print()
+p = params(w + "/bidir.json")
+nvb = [float(x) if x not in ("", "nan") else float("nan") for x in (open(w + "/nvbidir").read().split() + ["nan", "nan"])[:2]]
+print("%-12s %12s %12s %7s" % ("both ways", "cxlchar", "nvbandwidth", "ratio"))
+for dirn, n in zip(("h2d", "d2h"), nvb):
+    c = p.get("gpu_reg_mixed_%s_k2_bw_gbs@anon" % dirn, float("nan"))
+    print("%-12s %12.2f %12.2f %7.3f" % (dirn, c, n, c / n if n == n and n > 0 else float("nan")))
+print("one copy each way at once, %s each (cxlchar gpu.pool mixed k = 2 on registered anon; nvbandwidth *_bidirectional_memcpy_ce)" % size)
+
+print()
+doc = json.load(open(w + "/streams.json"))
+p = doc.get("params", {})
+loop = {}
+lines = open(w + "/loop.txt").read().splitlines()
+for line in lines[1:]:
+    f = line.split()
+    if len(f) == 4 and f[0] in ("h2d", "d2h"):
+        loop[(f[0], int(f[1]))] = float(f[2])
+print("%-8s %10s %10s %7s %12s %12s" % ("k", "cx_agg", "loop_agg", "ratio", "cx_per_p50", "cx_sharing"))
+for dirn in ("h2d", "d2h"):
+    for k in (2, 4, 8):
+        c = p.get("gpu_reg_%s_k%d_agg_bw_gbs@anon" % (dirn, k), float("nan"))
+        per = p.get("gpu_reg_%s_k%d_bw_gbs@anon" % (dirn, k), float("nan"))
+        l = loop.get((dirn, k), float("nan"))
+        print("%-8s %10.2f %10.2f %7.3f %12.2f %12s" % ("%s k=%d" % (dirn, k), c, l, c / l if l == l and l > 0 else float("nan"), per, sharing(doc, dirn, k)))
+if not loop:
+    print("plain loop: " + (lines[0] if lines else "no output"))
+print("k concurrent copies of one direction on registered anon; aggregate ratio = cxlchar / plain loop; cxlchar per-transfer is timed from its gate (a copy served in turn perceives less)")
 PY

@@ -2,10 +2,9 @@
 //! fails) every copy it enqueued has completed ([`Stream`] synchronizes on drop) before
 //! any buffer it was lent can be freed.
 
-use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, HostSpan, Stream};
-use crate::shape::{
-    contention_sample, copies_per_sample, host_offset, ContentionSample, SweepPoint,
-};
+use crate::contention::{contention_sample, ContentionSample};
+use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, Gate, HostSpan, Stream};
+use crate::shape::{copies_per_sample, host_offset, SweepPoint};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use bench_core::timer::Timer;
 use std::sync::Barrier;
@@ -159,76 +158,106 @@ pub fn latency(
     Ok((v, c.with_per_op("copy", samples as u64)))
 }
 
-/// `k` concurrent copies of `bytes_each` on `k` streams of one device, transfer `i`
-/// between `host[i * bytes_each..]` and `buf[i * bytes_each..]`; each round timed with an
-/// event pair per stream (all on the device's clock).
+/// Concurrent copies of `bytes_each` on one device, one stream each, transfer `i` in
+/// direction `dirs[i]` between `host[i * bytes_each..]` and `buf[i * bytes_each..]`. In
+/// each round every copy is enqueued behind a closed [`Gate`] and released together; each
+/// is timed from the gate event to its own end event (all on the device's clock).
 #[allow(clippy::too_many_arguments)]
 pub fn contention_streams(
     dev: &Device,
     buf: &DeviceBuffer<'_>,
     host: HostSpan<'_>,
-    dir: Dir,
-    k: usize,
+    dirs: &[Dir],
     bytes_each: usize,
     rounds: usize,
     timer: &Timer,
 ) -> Result<(Vec<ContentionSample>, MeasurementCounters), CudaError> {
+    let k = dirs.len();
     let streams: Vec<Stream<'_>> = (0..k).map(|_| Stream::new(dev)).collect::<Result<_, _>>()?;
     let starts: Vec<Event<'_>> = (0..k).map(|_| Event::new(dev)).collect::<Result<_, _>>()?;
     let ends: Vec<Event<'_>> = (0..k).map(|_| Event::new(dev)).collect::<Result<_, _>>()?;
+    // Declared last, dropped first: an open gate never holds the streams' last sync.
+    let gate = Gate::new(dev)?;
+    let t = Timed {
+        streams: &streams,
+        starts: &starts,
+        ends: &ends,
+        gate: &gate,
+    };
     let mut group = CounterGroup::open_with_timer(timer);
     let (out, c) = counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-        let (r, c) = group
-            .count(|| stream_rounds(&streams, &starts, &ends, buf, host, dir, bytes_each, rounds));
+        let (r, c) = group.count(|| t.rounds(buf, host, dirs, bytes_each, rounds));
         r.map(|out| (out, ThreadCounts::single(c)))
     })?;
     Ok((out, c.with_per_op("round", rounds as u64)))
 }
 
-/// The rounds of [`contention_streams`] (a warm-up round first, untimed).
-#[allow(clippy::too_many_arguments)]
-fn stream_rounds(
-    streams: &[Stream<'_>],
-    starts: &[Event<'_>],
-    ends: &[Event<'_>],
-    buf: &DeviceBuffer<'_>,
-    host: HostSpan<'_>,
-    dir: Dir,
-    bytes_each: usize,
-    rounds: usize,
-) -> Result<Vec<ContentionSample>, CudaError> {
-    let k = streams.len();
-    let mut out = Vec::with_capacity(rounds);
-    for round in 0..=rounds {
-        for i in 0..k {
-            let off = i * bytes_each;
-            starts[i].record(&streams[i])?;
-            streams[i].copy(dir, buf, off, host, off, bytes_each)?;
-            ends[i].record(&streams[i])?;
+/// The streams, events and gate of [`contention_streams`].
+struct Timed<'a, 'd> {
+    streams: &'a [Stream<'d>],
+    starts: &'a [Event<'d>],
+    ends: &'a [Event<'d>],
+    gate: &'a Gate<'d>,
+}
+
+impl Timed<'_, '_> {
+    /// The rounds (a warm-up round first, untimed).
+    fn rounds(
+        &self,
+        buf: &DeviceBuffer<'_>,
+        host: HostSpan<'_>,
+        dirs: &[Dir],
+        bytes_each: usize,
+        rounds: usize,
+    ) -> Result<Vec<ContentionSample>, CudaError> {
+        let mut out = Vec::with_capacity(rounds);
+        for round in 0..=rounds {
+            self.gate.close()?;
+            // Opened whatever happened: a failed enqueue must not leave the gate shut.
+            let queued = self.enqueue(buf, host, dirs, bytes_each);
+            self.gate.open();
+            queued?;
+            for e in self.ends {
+                e.synchronize()?;
+            }
+            if round == 0 {
+                continue; // warm-up
+            }
+            let g = self.gate.event();
+            let mut iv = Vec::with_capacity(dirs.len());
+            for (s, e) in self.starts.iter().zip(self.ends) {
+                iv.push((g.elapsed_ns(s)?, g.elapsed_ns(e)?));
+            }
+            if let Some(s) = contention_sample(&iv, bytes_each as u64) {
+                out.push(s);
+            }
         }
-        for e in ends {
-            e.synchronize()?;
-        }
-        if round == 0 {
-            continue; // warm-up
-        }
-        let mut iv = Vec::with_capacity(k);
-        for i in 0..k {
-            iv.push((
-                starts[0].elapsed_ns(&starts[i])?,
-                starts[0].elapsed_ns(&ends[i])?,
-            ));
-        }
-        if let Some(s) = contention_sample(&iv, bytes_each as u64) {
-            out.push(s);
-        }
+        Ok(out)
     }
-    Ok(out)
+
+    /// Every stream: wait for the gate, start event, its copy, end event.
+    fn enqueue(
+        &self,
+        buf: &DeviceBuffer<'_>,
+        host: HostSpan<'_>,
+        dirs: &[Dir],
+        bytes_each: usize,
+    ) -> Result<(), CudaError> {
+        for (i, &dir) in dirs.iter().enumerate() {
+            let off = i * bytes_each;
+            self.streams[i].wait(self.gate.event())?;
+            self.starts[i].record(&self.streams[i])?;
+            self.streams[i].copy(dir, buf, off, host, off, bytes_each)?;
+            self.ends[i].record(&self.streams[i])?;
+        }
+        Ok(())
+    }
 }
 
 /// One copy of `bytes_each` on each device at once (a thread per device, released
 /// together by a barrier), transfer `i` between `host[i * bytes_each..]` and `bufs[i]`;
-/// timed on the host timer (events of different devices share no clock).
+/// timed on the host timer (events of different devices share no clock), each from the
+/// earliest start of its round.
 pub fn contention_devices(
     devs: &[Device],
     bufs: &[DeviceBuffer<'_>],

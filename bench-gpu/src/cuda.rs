@@ -54,6 +54,8 @@ pub const SYMBOLS: &[&str] = &[
     "cuStreamCreate",
     "cuStreamSynchronize",
     "cuStreamDestroy_v2",
+    "cuStreamWaitEvent",
+    "cuLaunchHostFunc",
     "cuEventCreate",
     "cuEventRecord",
     "cuEventSynchronize",
@@ -640,6 +642,13 @@ impl<'d> Stream<'d> {
         )
     }
 
+    /// Makes the work enqueued after this call wait until `e` (as last recorded) completes.
+    pub fn wait(&self, e: &Event<'_>) -> Result<(), CudaError> {
+        // SAFETY: both handles are alive; flags 0 = CU_EVENT_WAIT_DEFAULT.
+        let rc = unsafe { sys::cuStreamWaitEvent(self.s, e.e, 0) };
+        check(rc, "cuStreamWaitEvent")
+    }
+
     /// Waits for everything enqueued.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         // SAFETY: a live stream.
@@ -706,6 +715,79 @@ impl Drop for Event<'_> {
         // SAFETY: created in `new`, destroyed once (the driver defers the release of an
         // incomplete event).
         let _ = unsafe { sys::cuEventDestroy_v2(self.e) };
+    }
+}
+
+/// The longest a closed [`Gate`] holds its stream (a safety bound: the host opens it as
+/// soon as every gated copy is enqueued).
+pub const GATE_MAX_HOLD: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A start line on one device: streams that [`Stream::wait`] on its [`Gate::event`] while
+/// it is closed start together when the host opens it, so that every gated copy is
+/// enqueued before any begins. Closing enqueues, on the gate's own stream, a host function
+/// that spins until [`Gate::open`] (at most [`GATE_MAX_HOLD`]), then the gate event: its
+/// time on the GPU's clock is the common start of the gated copies.
+#[derive(Debug)]
+pub struct Gate<'d> {
+    // Dropped in this order: the stream synchronizes (the host function has returned)
+    // before the flag it reads is freed.
+    stream: Stream<'d>,
+    event: Event<'d>,
+    open: Box<std::sync::atomic::AtomicBool>,
+}
+
+/// The host function of a closed gate. Spins until the flag is set (bounded); calls no
+/// CUDA function (the driver forbids it in host functions).
+unsafe extern "C" fn hold(flag: *mut c_void) {
+    // SAFETY: `flag` is the address of the gate's boxed flag, freed only after the gate's
+    // stream (which runs this function) has synchronized.
+    let open = unsafe { &*(flag as *const std::sync::atomic::AtomicBool) };
+    let t0 = std::time::Instant::now();
+    while !open.load(std::sync::atomic::Ordering::Acquire) && t0.elapsed() < GATE_MAX_HOLD {
+        std::hint::spin_loop();
+    }
+}
+
+impl<'d> Gate<'d> {
+    /// A gate on `dev`, open.
+    pub fn new(dev: &'d Device) -> Result<Gate<'d>, CudaError> {
+        Ok(Gate {
+            stream: Stream::new(dev)?,
+            event: Event::new(dev)?,
+            open: Box::new(std::sync::atomic::AtomicBool::new(true)),
+        })
+    }
+
+    /// Closes the gate: work that waits on [`Gate::event`] from now on starts only after
+    /// [`Gate::open`].
+    pub fn close(&self) -> Result<(), CudaError> {
+        self.open.store(false, std::sync::atomic::Ordering::Release);
+        let flag = &*self.open as *const std::sync::atomic::AtomicBool as *mut c_void;
+        // SAFETY: a live stream; `hold` reads the boxed flag, which outlives the stream's
+        // last synchronization (field order); it calls no CUDA function.
+        let rc = unsafe { sys::cuLaunchHostFunc(self.stream.s, Some(hold), flag) };
+        if let Err(e) = check(rc, "cuLaunchHostFunc") {
+            self.open();
+            return Err(e);
+        }
+        self.event.record(&self.stream).inspect_err(|_| self.open())
+    }
+
+    /// Opens the gate: the gated work starts.
+    pub fn open(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// The gate event (recorded when the gate opens).
+    pub fn event(&self) -> &Event<'d> {
+        &self.event
+    }
+}
+
+impl Drop for Gate<'_> {
+    fn drop(&mut self) {
+        // Never leave a host function spinning: the stream synchronizes next.
+        self.open();
     }
 }
 

@@ -12,7 +12,9 @@
 //!   node (sysfs);
 //! * [`config`]: `cxlchar gpu` options, validated;
 //! * [`copy`]: the timed loops;
-//! * [`shape`]: pure result shaping (bandwidth, shares, measurements, params);
+//! * [`shape`]: pure result shaping of sweeps and latency (bandwidth, measurements,
+//!   params); [`contention`]: of concurrent transfers (per-transfer bandwidth from a
+//!   common start, fairness, order, interleaved or in turn);
 //! * [`host::GpuHostBench`] (`gpu.bw`, one per GPU): pageable and pinned bandwidth
 //!   sweeps and the small-copy latency;
 //! * [`pool::GpuPoolBench`] (`gpu.pool`, one per memory target): bandwidth to a
@@ -22,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod contention;
 pub mod copy;
 pub mod cuda;
 pub mod discovery;

@@ -5,22 +5,24 @@
 //! * a bandwidth sweep 4 KiB .. 1 GiB (quick: .. 64 MiB), both directions, timed with
 //!   CUDA events and with the host cycle timer;
 //! * contention: k = 1, 2, 4, 8 concurrent copies on k streams of one GPU, each to its
-//!   own range of the same target, per-transfer and aggregate bandwidth and each
-//!   transfer's share; with several GPUs (and no `--device`), one copy on each GPU at
-//!   once, timed on the host timer.
+//!   own range of the same target, all released together by a gate, in each direction
+//!   and half each way at once (k even): per-transfer bandwidth from the common start,
+//!   aggregate, each transfer's share, the completion order and whether the device
+//!   interleaved them or ran them in turn; with several GPUs (and no `--device`), one
+//!   copy on each GPU at once, timed on the host timer.
 //!
 //! Params (unqualified names as the benchmark reports them; the runner renames them
 //! `gpu_pool_*` on far memory, as it renames `mem_lat_ns` to `cxl_lat_ns`):
-//! `gpu_reg_{h2d,d2h}_bw_gbs`, `gpu_reg_{dir}_k{k}_bw_gbs`, `gpu_reg_{dir}_k{k}_agg_bw_gbs`
-//! and `gpu_reg_{dir}_share_min_ratio`.
+//! `gpu_reg_{h2d,d2h}_bw_gbs`, `gpu_reg_{dir}_k{k}_bw_gbs`, `gpu_reg_{dir}_k{k}_agg_bw_gbs`,
+//! `gpu_reg_{dir}_share_min_ratio`, `gpu_reg_mixed_{dir}_k{k}_bw_gbs` and
+//! `gpu_reg_mixed_k{k}_agg_bw_gbs`.
 
 use crate::config::GpuConfig;
+use crate::contention::{contention_report, ContentionPoint, Flow};
 use crate::copy::{self, SweepPlan};
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, Registration};
 use crate::discovery::probe;
-use crate::shape::{
-    contention_report, split_fitting, sweep_report, ContentionPoint, Labels, SweepPoint, Timing,
-};
+use crate::shape::{split_fitting, sweep_report, Labels, SweepPoint, Timing};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements, Skip};
 use bench_core::params::Skipped;
 use bench_core::units::{format_size, human_bytes};
@@ -257,25 +259,30 @@ impl PoolRun<'_, '_> {
             return Ok(());
         };
         let buf = DeviceBuffer::new(self.dev, kmax * each)?;
-        for dir in Dir::ALL {
+        // Each direction alone, then half each way at once (even k).
+        let flows = [Flow::One(Dir::H2d), Flow::One(Dir::D2h), Flow::Mixed];
+        for flow in flows {
             for &k in &ks {
+                if flow == Flow::Mixed && (k < 2 || !k.is_multiple_of(2)) {
+                    continue;
+                }
                 self.ctx.progress(&format!(
                     "gpu.pool on {}: {k} concurrent {} copies",
                     self.target,
-                    dir.name()
+                    flow.name()
                 ));
+                let dirs: Vec<Dir> = (0..k).map(|i| flow.dir_of(i)).collect();
                 let (rounds, counters) = copy::contention_streams(
                     self.dev,
                     &buf,
                     self.host,
-                    dir,
-                    k,
+                    &dirs,
                     each,
                     self.rounds(),
                     &self.ctx.timer,
                 )?;
                 points.push(ContentionPoint {
-                    dir,
+                    flow,
                     streams: k,
                     devices: vec![d0],
                     bytes_each: each,
@@ -324,7 +331,7 @@ impl PoolRun<'_, '_> {
                     &self.ctx.timer,
                 )?;
                 points.push(ContentionPoint {
-                    dir,
+                    flow: Flow::One(dir),
                     streams: 1,
                     devices: (0..g).collect(),
                     bytes_each: each,

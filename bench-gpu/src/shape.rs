@@ -1,5 +1,5 @@
-//! Result shaping: pure functions from timings to bandwidths, contention shares,
-//! measurements and params. Nothing here touches the driver, so all of it is tested on
+//! Result shaping of the sweeps and the latency: pure functions from timings to
+//! bandwidths, measurements and params (contention: [`crate::contention`]). Nothing here touches the driver, so all of it is tested on
 //! synthetic timings.
 //!
 //! Conventions: GB = 10^9 bytes, so bytes per nanosecond is GB/s. A sweep point holds the
@@ -10,7 +10,7 @@
 use crate::cuda::Dir;
 use bench_core::bench::{Param, Report, Skip};
 use bench_core::counters::MeasurementCounters;
-use bench_core::params::{Measurement, Warning};
+use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
 use bench_core::target::Placement;
 use bench_core::units::format_size;
@@ -52,64 +52,6 @@ pub fn host_offset(i: usize, size: usize, span: usize) -> usize {
 /// Splits `sizes` into those of at most `limit` bytes and the rest (each in order).
 pub fn split_fitting(sizes: &[usize], limit: usize) -> (Vec<usize>, Vec<usize>) {
     sizes.iter().partition(|&&s| s <= limit)
-}
-
-/// One round of concurrent transfers, shaped.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContentionSample {
-    /// Each transfer's bytes over its own start-to-end time, GB/s.
-    pub per_transfer_gbs: Vec<f64>,
-    /// All bytes over the time from the first start to the last end, GB/s.
-    pub aggregate_gbs: f64,
-    /// Each transfer's share of the summed per-transfer bandwidth (sums to 1).
-    pub shares: Vec<f64>,
-    /// `k x` the smallest share: 1 when the device is shared evenly, towards 0 when one
-    /// transfer starves.
-    pub share_min_ratio: f64,
-    /// Fraction of the round during which every transfer was in flight (last start to
-    /// first end over first start to last end; 0 when they did not all overlap).
-    pub overlap: f64,
-}
-
-/// Shapes one round of `k` transfers of `bytes_each` from their (start, end) times in ns
-/// on one clock. `None` for no transfers or an interval that is empty or reversed.
-pub fn contention_sample(intervals_ns: &[(f64, f64)], bytes_each: u64) -> Option<ContentionSample> {
-    if intervals_ns.is_empty() {
-        return None;
-    }
-    let per: Vec<f64> = intervals_ns
-        .iter()
-        .map(|&(s, e)| bandwidth_gbs(bytes_each, e - s))
-        .collect::<Option<_>>()?;
-    let first_start = intervals_ns
-        .iter()
-        .map(|x| x.0)
-        .fold(f64::INFINITY, f64::min);
-    let last_start = intervals_ns
-        .iter()
-        .map(|x| x.0)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let first_end = intervals_ns
-        .iter()
-        .map(|x| x.1)
-        .fold(f64::INFINITY, f64::min);
-    let last_end = intervals_ns
-        .iter()
-        .map(|x| x.1)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let k = intervals_ns.len();
-    let span = last_end - first_start;
-    let aggregate_gbs = bandwidth_gbs(bytes_each * k as u64, span)?;
-    let sum: f64 = per.iter().sum();
-    let shares: Vec<f64> = per.iter().map(|b| b / sum).collect();
-    let min_share = shares.iter().copied().fold(f64::INFINITY, f64::min);
-    Some(ContentionSample {
-        per_transfer_gbs: per,
-        aggregate_gbs,
-        share_min_ratio: k as f64 * min_share,
-        shares,
-        overlap: ((first_end - last_start) / span).clamp(0.0, 1.0),
-    })
 }
 
 /// The timings of one point of a bandwidth sweep.
@@ -167,7 +109,7 @@ pub struct Labels {
     pub host_timer: String,
 }
 
-fn merged(base: &Value, extra: Value) -> Value {
+pub(crate) fn merged(base: &Value, extra: Value) -> Value {
     let mut out = base.clone();
     if let (Some(o), Value::Object(e)) = (out.as_object_mut(), extra) {
         o.extend(e);
@@ -188,7 +130,7 @@ pub fn finished(report: Report) -> Result<Report, Skip> {
     Ok(report)
 }
 
-fn method_of(timing: Timing, host_timer: &str, what: &str) -> String {
+pub(crate) fn method_of(timing: Timing, host_timer: &str, what: &str) -> String {
     match timing {
         Timing::Events => format!("{what}; timed with CUDA events recorded on the stream before and after the batch (GPU clock, ~0.5 us resolution)"),
         Timing::Host => format!("{what}; timed with the host cycle timer ({host_timer}) from before the first enqueue to after the end event completed (includes enqueue and completion latency)"),
@@ -314,188 +256,8 @@ pub fn latency_report(
     (ms, params)
 }
 
-/// One contention configuration and its rounds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ContentionPoint {
-    /// Direction.
-    pub dir: Dir,
-    /// Concurrent streams on one device (`devices.len() == 1`), or one stream on each of
-    /// `devices`.
-    pub streams: usize,
-    /// Device ordinals taking part.
-    pub devices: Vec<usize>,
-    /// Bytes of each transfer.
-    pub bytes_each: usize,
-    /// How the rounds were timed.
-    pub timing: Timing,
-    /// The rounds.
-    pub rounds: Vec<ContentionSample>,
-    /// Counter evidence of the rounds' section (per round).
-    pub counters: Option<MeasurementCounters>,
-}
-
-impl ContentionPoint {
-    fn label(&self) -> String {
-        if self.devices.len() > 1 {
-            format!("gpus{}", self.devices.len())
-        } else {
-            format!("k{}", self.streams)
-        }
-    }
-}
-
-/// Measurements of contention points (per transfer, aggregate and smallest share, each a
-/// distribution over rounds) and, with `key_prefix`, params from the one-device points
-/// timed with events: `<p>_<dir>_k<k>_bw_gbs` (p50 per-transfer bandwidth with k
-/// concurrent), `<p>_<dir>_k<k>_agg_bw_gbs` (p50 aggregate) for k > 1, and
-/// `<p>_<dir>_share_min_ratio` (p50 of k x smallest share at the largest k). Points whose
-/// transfers overlapped for less than half of a round (median) raise a warning.
-pub fn contention_report(
-    points: &[ContentionPoint],
-    l: &Labels,
-    key_prefix: Option<&str>,
-) -> (Vec<Measurement>, Vec<Param>, Vec<Warning>) {
-    let mut ms = Vec::new();
-    let mut params = Vec::new();
-    let mut warnings = Vec::new();
-    let mut share_at_max: [Option<(usize, f64, String)>; 2] = [None, None];
-    for p in points {
-        let per: Vec<f64> = p
-            .rounds
-            .iter()
-            .flat_map(|r| r.per_transfer_gbs.iter().copied())
-            .collect();
-        let agg: Vec<f64> = p.rounds.iter().map(|r| r.aggregate_gbs).collect();
-        let share: Vec<f64> = p.rounds.iter().map(|r| r.share_min_ratio).collect();
-        let overlap: Vec<f64> = p.rounds.iter().map(|r| r.overlap).collect();
-        let overlap_p50 = bench_core::stats::median(&overlap).unwrap_or(0.0);
-        let n = p.devices.len().max(p.streams);
-        let base = merged(
-            &l.parameters,
-            json!({
-                "dir": p.dir.name(),
-                "streams": p.streams,
-                "devices": p.devices,
-                "transfers": n,
-                "bytes_each": p.bytes_each,
-                "timing": p.timing.name(),
-                "overlap_p50": overlap_p50,
-            }),
-        );
-        let who = if p.devices.len() > 1 {
-            format!("one stream on each of GPUs {:?}", p.devices)
-        } else {
-            format!(
-                "{} streams on GPU {}",
-                p.streams,
-                p.devices.first().copied().unwrap_or(0)
-            )
-        };
-        let what = format!(
-            "{n} concurrent {} copies of {} each ({who}), each on its own range of {}",
-            p.dir.name(),
-            format_size(p.bytes_each),
-            l.memory
-        );
-        let prefix = format!("{}/{}/{}", l.id_prefix, p.dir.name(), p.label());
-        let mut ids = Vec::new();
-        for (suffix, samples, unit, meaning) in [
-            (
-                "per_transfer",
-                &per,
-                "GB/s",
-                "each transfer's bytes over its own start-to-end time",
-            ),
-            (
-                "aggregate",
-                &agg,
-                "GB/s",
-                "all bytes over first start to last end",
-            ),
-            (
-                "share_min",
-                &share,
-                "ratio",
-                "k x the smallest share of the summed per-transfer bandwidth (1 = even)",
-            ),
-        ] {
-            let Some(d) = Distribution::from_samples(samples) else {
-                ids.push(None);
-                continue;
-            };
-            let id = format!("{prefix}/{suffix}");
-            ids.push(Some((id.clone(), d.p50)));
-            ms.push(Measurement {
-                id,
-                benchmark: l.bench.clone(),
-                target: l.target.clone(),
-                parameters: base.clone(),
-                unit: unit.into(),
-                method: method_of(p.timing, &l.host_timer, &format!("{meaning}; {what}")),
-                distribution: d,
-                placement: l.placement.clone(),
-                counters: p.counters.clone(),
-            });
-        }
-        if n > 1 && overlap_p50 < 0.5 {
-            warnings.push(Warning {
-                code: "gpu_overlap".into(),
-                message: format!(
-                    "{what}: the transfers were all in flight for only {:.0}% of a round (median), so the per-transfer figures mix contention with issue skew",
-                    overlap_p50 * 100.0
-                ),
-                remediation: "use a larger --contention-size so that each transfer lasts much longer than it takes to enqueue them all".into(),
-            });
-        }
-        let Some(kp) = key_prefix else { continue };
-        if p.devices.len() > 1 || p.timing != Timing::Events || p.streams < 2 {
-            continue;
-        }
-        let d = p.dir.name();
-        let k = p.streams;
-        if let Some((id, v)) = &ids[0] {
-            params.push(Param::new(
-                format!("{kp}_{d}_k{k}_bw_gbs"),
-                *v,
-                &l.target,
-                format!("p50 per-transfer bandwidth of {what}"),
-                vec![id.clone()],
-            ));
-        }
-        if let Some((id, v)) = &ids[1] {
-            params.push(Param::new(
-                format!("{kp}_{d}_k{k}_agg_bw_gbs"),
-                *v,
-                &l.target,
-                format!("p50 aggregate bandwidth of {what}"),
-                vec![id.clone()],
-            ));
-        }
-        if let Some((id, v)) = &ids[2] {
-            let slot = &mut share_at_max[usize::from(p.dir == Dir::D2h)];
-            if slot.as_ref().is_none_or(|s| k >= s.0) {
-                *slot = Some((k, *v, id.clone()));
-            }
-        }
-    }
-    if let Some(kp) = key_prefix {
-        for (dir, s) in Dir::ALL.iter().zip(share_at_max) {
-            if let Some((k, v, id)) = s {
-                params.push(Param::new(
-                    format!("{kp}_{}_share_min_ratio", dir.name()),
-                    v,
-                    &l.target,
-                    format!("p50 over rounds of k x the smallest share among k = {k} concurrent {} transfers on one GPU (1 = bandwidth shared evenly, 0 = a transfer starved)", dir.name()),
-                    vec![id],
-                ));
-            }
-        }
-    }
-    (ms, params, warnings)
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use bench_core::units::{KIB, MIB};
 
@@ -503,7 +265,7 @@ mod tests {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
     }
 
-    fn labels() -> Labels {
+    pub(crate) fn labels() -> Labels {
         Labels {
             bench: "gpu.bw".into(),
             id_prefix: "gpu.bw/gpu:0/pinned".into(),
@@ -554,41 +316,6 @@ mod tests {
         assert_eq!(fit, vec![4 * KIB, MIB]);
         assert_eq!(rest, vec![64 * MIB]);
         assert!(split_fitting(&[MIB], 0).0.is_empty());
-    }
-
-    #[test]
-    fn even_sharing_gives_equal_shares() {
-        // Two transfers of 1 GB over the same 80 ms: 12.5 GB/s each, 25 aggregate.
-        let s = contention_sample(&[(0.0, 80e6), (0.0, 80e6)], 1_000_000_000).unwrap();
-        assert!(close(s.per_transfer_gbs[0], 12.5));
-        assert!(close(s.aggregate_gbs, 25.0));
-        assert!(close(s.shares[0], 0.5) && close(s.shares[1], 0.5));
-        assert!(close(s.share_min_ratio, 1.0));
-        assert!(close(s.overlap, 1.0));
-    }
-
-    #[test]
-    fn serialized_transfers_show_as_unequal_shares() {
-        // A FIFO engine: both start at 0, the first ends at 40 ms, the second at 80 ms.
-        let s = contention_sample(&[(0.0, 40e6), (0.0, 80e6)], 1_000_000_000).unwrap();
-        assert!(close(s.per_transfer_gbs[0], 25.0));
-        assert!(close(s.per_transfer_gbs[1], 12.5));
-        assert!(close(s.aggregate_gbs, 25.0));
-        assert!(close(s.shares[0], 2.0 / 3.0));
-        assert!(close(s.share_min_ratio, 2.0 / 3.0));
-        assert!(close(s.overlap, 0.5));
-        assert!(close(s.shares.iter().sum::<f64>(), 1.0));
-    }
-
-    #[test]
-    fn disjoint_transfers_do_not_overlap() {
-        let s = contention_sample(&[(0.0, 10.0), (20.0, 30.0)], 100).unwrap();
-        assert_eq!(s.overlap, 0.0);
-        assert!(close(s.aggregate_gbs, 200.0 / 30.0));
-        // A start after the clock origin (events across streams) is fine; reversed is not.
-        assert!(contention_sample(&[(-5.0, 10.0)], 100).is_some());
-        assert!(contention_sample(&[(10.0, 10.0)], 100).is_none());
-        assert!(contention_sample(&[], 100).is_none());
     }
 
     fn point(dir: Dir, size: usize, copies: usize, ns: f64) -> SweepPoint {
@@ -659,72 +386,5 @@ mod tests {
         assert_eq!(params[0].key, "gpu_copy_lat_ns");
         assert!((params[0].value - 10000.0).abs() < 20.0);
         assert_eq!(params[0].info.unit, "ns");
-    }
-
-    fn cpoint(dir: Dir, k: usize, per_gbs: f64) -> ContentionPoint {
-        let t = 1e9 / per_gbs; // 1 GB each
-        ContentionPoint {
-            dir,
-            streams: k,
-            devices: vec![0],
-            bytes_each: 1_000_000_000,
-            timing: Timing::Events,
-            rounds: (0..5)
-                .map(|_| contention_sample(&vec![(0.0, t); k], 1_000_000_000).unwrap())
-                .collect(),
-            counters: None,
-        }
-    }
-
-    #[test]
-    fn contention_params_name_k_and_share() {
-        let points = vec![
-            cpoint(Dir::H2d, 1, 20.0),
-            cpoint(Dir::H2d, 2, 10.0),
-            cpoint(Dir::H2d, 4, 5.0),
-        ];
-        let (ms, params, warnings) = contention_report(&points, &labels(), Some("gpu_reg"));
-        assert_eq!(ms.len(), 9);
-        assert!(warnings.is_empty());
-        let get = |k: &str| params.iter().find(|p| p.key == k).map(|p| p.value);
-        assert!((get("gpu_reg_h2d_k2_bw_gbs").unwrap() - 10.0).abs() < 0.02);
-        assert!((get("gpu_reg_h2d_k4_bw_gbs").unwrap() - 5.0).abs() < 0.01);
-        assert!((get("gpu_reg_h2d_k4_agg_bw_gbs").unwrap() - 20.0).abs() < 0.05);
-        assert!((get("gpu_reg_h2d_share_min_ratio").unwrap() - 1.0).abs() < 0.01);
-        assert_eq!(
-            get("gpu_reg_h2d_k1_bw_gbs"),
-            None,
-            "k = 1 is the sweep's key"
-        );
-        assert_eq!(get("gpu_reg_d2h_share_min_ratio"), None);
-        let m = ms
-            .iter()
-            .find(|m| m.id == "gpu.bw/gpu:0/pinned/h2d/k4/per_transfer")
-            .unwrap();
-        assert_eq!(m.distribution.n, 20, "every transfer of every round");
-        assert_eq!(m.parameters["streams"], 4);
-        for p in &params {
-            assert!(
-                p.info.from.iter().all(|f| ms.iter().any(|m| &m.id == f)),
-                "{}",
-                p.key
-            );
-        }
-    }
-
-    #[test]
-    fn multi_gpu_points_are_measurements_only_and_skew_warns() {
-        let mut p = cpoint(Dir::D2h, 1, 10.0);
-        p.devices = vec![0, 1];
-        p.timing = Timing::Host;
-        p.rounds = (0..3)
-            .map(|_| contention_sample(&[(0.0, 10.0), (20.0, 30.0)], 100).unwrap())
-            .collect();
-        let (ms, params, warnings) = contention_report(&[p], &labels(), Some("gpu_reg"));
-        assert_eq!(ms.len(), 3);
-        assert!(ms[0].id.contains("/gpus2/"));
-        assert!(params.is_empty());
-        assert_eq!(warnings.len(), 1);
-        assert_eq!(warnings[0].code, "gpu_overlap");
     }
 }

@@ -97,6 +97,8 @@ fn gpu_benchmarks_produce_their_keys() {
         "gpu_reg_h2d_k2_bw_gbs",
         "gpu_reg_h2d_k2_agg_bw_gbs",
         "gpu_reg_h2d_share_min_ratio",
+        "gpu_reg_mixed_h2d_k2_bw_gbs",
+        "gpu_reg_mixed_k2_agg_bw_gbs",
     ] {
         assert!(rep.params.iter().any(|p| p.key == k), "{k}");
     }

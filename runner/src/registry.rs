@@ -380,24 +380,32 @@ mod tests {
         }
     }
 
-    /// Every option of every command that `is` accepts, with the words that lead to it;
-    /// an option whose long name `looks` like one must be one (`rule` says what that takes).
-    fn options_of_kind(
+    /// A kind of option: `is` tells one; an option whose long name `looks` like one must
+    /// be one (`rule` says what that takes).
+    #[derive(Clone, Copy)]
+    struct OptionKind {
         is: fn(&clap::Arg) -> bool,
         looks: fn(&str) -> bool,
-        rule: &str,
-    ) -> Vec<(Vec<String>, clap::Arg)> {
+        rule: &'static str,
+    }
+
+    /// Every option of every command of `kind`, with the words that lead to it.
+    fn options_of_kind(kind: OptionKind) -> Vec<(Vec<String>, clap::Arg)> {
         fn walk(
             c: &clap::Command,
-            kind: (fn(&clap::Arg) -> bool, fn(&str) -> bool, &str),
+            kind: OptionKind,
             path: &mut Vec<String>,
             out: &mut Vec<(Vec<String>, clap::Arg)>,
         ) {
-            let (is, looks, rule) = kind;
             for a in c.get_arguments() {
                 let long = a.get_long().unwrap_or_default();
-                assert_eq!(is(a), looks(long), "{path:?} --{long}: {rule}");
-                if is(a) {
+                assert_eq!(
+                    (kind.is)(a),
+                    (kind.looks)(long),
+                    "{path:?} --{long}: {}",
+                    kind.rule
+                );
+                if (kind.is)(a) {
                     out.push((path.clone(), a.clone()));
                 }
             }
@@ -408,21 +416,21 @@ mod tests {
             }
         }
         let mut out = Vec::new();
-        walk(&command(), (is, looks, rule), &mut vec![], &mut out);
+        walk(&command(), kind, &mut vec![], &mut out);
         out
     }
 
     /// Every size-like option of every command, with the words that lead to it.
     fn size_options() -> Vec<(Vec<String>, clap::Arg)> {
-        options_of_kind(
-            is_size_arg,
-            |long| {
+        options_of_kind(OptionKind {
+            is: is_size_arg,
+            looks: |long| {
                 ["size", "chunk", "cell", "offset", "len", "slot", "locality"]
                     .iter()
                     .any(|w| long.contains(w))
             },
-            "a size option takes value_name = \"SIZE\" (or \"OFFSET\") and a bench_core::units parser",
-        )
+            rule: "a size option takes value_name = \"SIZE\" (or \"OFFSET\") and a bench_core::units parser",
+        })
     }
 
     #[test]
@@ -498,11 +506,11 @@ mod tests {
     /// Every option whose name says it is a wait, with the words that lead to it; each
     /// must be a duration option.
     fn duration_options() -> Vec<(Vec<String>, clap::Arg)> {
-        options_of_kind(
-            is_duration_arg,
-            |long| long.contains("timeout"),
-            "a duration option takes value_name = \"DURATION\" and bench_core::units::parse_duration",
-        )
+        options_of_kind(OptionKind {
+            is: is_duration_arg,
+            looks: |long| long.contains("timeout"),
+            rule: "a duration option takes value_name = \"DURATION\" and bench_core::units::parse_duration",
+        })
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //!   whole path (discovery, registration, sweeps, contention on streams and on several
 //!   GPUs, skips for sizes above free memory, RAII, result shaping, runner) runs, and the
 //!   fake reports any resource left unreleased. Its timings are memcpy's, not a GPU's:
-//!   the tests check plumbing only, never a speed.
+//!   the tests check plumbing only, never a speed. With simulated copy engines on a
+//!   virtual clock (`FAKE_CUDA_ENGINES=serial|shared`) the arithmetic of the gated
+//!   contention figures is checked against the two behaviours a device can have.
 //!
 //! Skipped (with a note) where no C compiler is found.
 
@@ -64,6 +66,17 @@ fn fake_driver(dir: &Path) {
 /// Runs `cxlchar gpu ARGS --format json` on the library in `lib_dir` with `devices` fake
 /// GPUs and `free_mb` of free device memory; returns the document and stderr.
 fn run_fake(lib_dir: &Path, devices: u32, free_mb: u32, args: &[&str]) -> (Value, String) {
+    run_fake_with(lib_dir, devices, free_mb, &[], args)
+}
+
+/// [`run_fake`] with more of the fake's environment (`FAKE_CUDA_ENGINES`, `FAKE_CUDA_GBS`).
+fn run_fake_with(
+    lib_dir: &Path,
+    devices: u32,
+    free_mb: u32,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> (Value, String) {
     let out = cxlchar()
         .arg("gpu")
         .args(args)
@@ -71,6 +84,7 @@ fn run_fake(lib_dir: &Path, devices: u32, free_mb: u32, args: &[&str]) -> (Value
         .env("LD_LIBRARY_PATH", lib_dir)
         .env("FAKE_CUDA_DEVICES", devices.to_string())
         .env("FAKE_CUDA_FREE_MB", free_mb.to_string())
+        .envs(env.iter().copied())
         .assert()
         .success()
         .get_output()
@@ -175,6 +189,92 @@ fn fake_driver_runs_the_whole_family_and_releases_everything() {
     assert_eq!(m["parameters"]["pci"], "0000:3b:00.0");
     assert_eq!(m["parameters"]["copy_engines"], 2);
     assert_eq!(m["parameters"]["timing"], "events");
+}
+
+/// The fake's copy engines on a virtual clock, 20 GB/s each way: `serial` serves k copies of
+/// one direction one at a time, as the H200 host's did (a plain loop there: 55 GB/s in all
+/// at k = 2, 4, 8, 27.4 / 13.8 / 6.9 GB/s a copy), `shared` splits itself evenly. The gated
+/// figures must tell them apart and never give a copy served in turn the whole engine.
+#[test]
+fn gated_contention_tells_a_device_that_serves_in_turn_from_one_that_shares() {
+    let d = tempfile::tempdir().unwrap();
+    fake_driver(d.path());
+    let args = [
+        "--quick",
+        "--max-size",
+        "1M",
+        "--streams",
+        "1,2,4,8",
+        "--contention-size",
+        "1M",
+        "--target",
+        "anon",
+    ];
+    for engines in ["serial", "shared"] {
+        let env = [("FAKE_CUDA_ENGINES", engines), ("FAKE_CUDA_GBS", "20")];
+        let (doc, stderr) = run_fake_with(d.path(), 1, 1024, &env, &args);
+        assert!(!stderr.contains("leaked"), "{stderr}");
+        let p = |k: &str| {
+            doc["params"][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{engines}: {k} missing"))
+        };
+        let near = |v: f64, want: f64| (v - want).abs() <= 0.01 * want;
+        // One copy at a time, and the aggregate of k: the engine's 20 GB/s either way.
+        assert!(near(p("gpu_reg_h2d_bw_gbs"), 20.0), "{engines}");
+        let agg = p("gpu_reg_h2d_k8_agg_bw_gbs");
+        assert!(near(agg, 20.0), "{engines}: aggregate {agg}");
+        let per = p("gpu_reg_h2d_k8_bw_gbs");
+        let share = p("gpu_reg_h2d_share_min_ratio");
+        let m = doc["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == "gpu.pool/anon/gpu:0/contention/h2d/k8/first_end_ratio")
+            .unwrap();
+        let in_turn_warned = doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "gpu_in_turn");
+        if engines == "serial" {
+            // The i-th copy perceives 20 / i GB/s: p50 of 20/1 .. 20/8 lies between 20/5
+            // and 20/4, never the engine's 20.
+            assert!(
+                (0.99 * 20.0 / 5.0..=1.01 * 20.0 / 4.0).contains(&per),
+                "{per}"
+            );
+            let h8: f64 = (1..=8).map(|i| 1.0 / f64::from(i)).sum();
+            assert!(near(share, 1.0 / h8), "{share}");
+            assert!(
+                near(m["distribution"]["p50"].as_f64().unwrap(), 1.0 / 8.0),
+                "{m}"
+            );
+            assert_eq!(m["parameters"]["sharing"], "in turn");
+            assert_eq!(
+                m["parameters"]["completion_order"],
+                serde_json::json!([0, 1, 2, 3, 4, 5, 6, 7])
+            );
+            assert!(in_turn_warned, "{}", doc["warnings"]);
+        } else {
+            assert!(near(per, 20.0 / 8.0), "{per}");
+            assert!(near(share, 1.0), "{share}");
+            assert!(near(m["distribution"]["p50"].as_f64().unwrap(), 1.0), "{m}");
+            assert_eq!(m["parameters"]["sharing"], "interleaved");
+            assert!(!in_turn_warned, "{}", doc["warnings"]);
+        }
+        // One copy each way at once: each direction has its own engine.
+        assert!(near(p("gpu_reg_mixed_h2d_k2_bw_gbs"), 20.0), "{engines}");
+        assert!(near(p("gpu_reg_mixed_d2h_k2_bw_gbs"), 20.0), "{engines}");
+        assert!(near(p("gpu_reg_mixed_k2_agg_bw_gbs"), 40.0), "{engines}");
+        // Four each way: each engine serves its four as it serves four of one direction.
+        let mixed8 = p("gpu_reg_mixed_h2d_k8_bw_gbs");
+        let one4 = p("gpu_reg_h2d_k4_bw_gbs");
+        assert!(
+            near(mixed8, one4),
+            "{engines}: mixed k8 h2d {mixed8} vs h2d k4 {one4}"
+        );
+    }
 }
 
 #[test]

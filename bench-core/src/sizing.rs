@@ -358,9 +358,11 @@ impl SizingBook {
     /// The check that covers a working set of `bytes` of `pattern` on `target` run by
     /// `cpus`: a check of the same target and pattern whose CPUs include them and whose
     /// size is at most `bytes` (more CPUs fill more caches, and a larger set than a
-    /// confirmed one misses the caches too). An unconfirmed check covers as well: the keys
-    /// then stand on it, warning included, rather than on a second check that the same
-    /// noise or memory bound would leave unconfirmed.
+    /// confirmed one misses the caches too), or that started at `bytes` (whatever it
+    /// concluded, a second check from the same size would repeat its points under the same
+    /// measurement ids). An unconfirmed check covers as well: the keys then stand on it,
+    /// warning included, rather than on a second check that the same noise or memory bound
+    /// would leave unconfirmed.
     pub fn covering(
         &self,
         target: &str,
@@ -371,7 +373,7 @@ impl SizingBook {
         self.lock().checks.iter().position(|c| {
             c.target == target
                 && c.pattern == pattern
-                && c.reported_bytes <= bytes
+                && (c.reported_bytes <= bytes || c.start_bytes == bytes)
                 && c.covers_cpus(cpus)
         })
     }
@@ -614,7 +616,7 @@ mod tests {
             sizing: String::new(),
             keys: vec!["mem_bw_gbs".into()],
         };
-        let i = b.record_check(o.into_check(&plan, info));
+        let i = b.record_check(o.into_check(&plan, info.clone()));
         // Covered: same target and pattern, CPUs among the check's, at least its size.
         assert_eq!(b.covering("anon", Pattern::Stream, &[1], 2 * GIB), Some(i));
         assert_eq!(b.covering("anon", Pattern::Stream, &[0, 1], GIB), Some(i));
@@ -622,6 +624,18 @@ mod tests {
         assert_eq!(b.covering("anon", Pattern::Chase, &[0], GIB), None);
         assert_eq!(b.covering("node:1", Pattern::Stream, &[0], GIB), None);
         assert_eq!(b.covering("anon", Pattern::Stream, &[2], GIB), None);
+        // A check that grew past its start still covers a second one from the same start:
+        // that one would measure the same points under the same ids.
+        let grew = run::<()>(plan, |bytes, _| {
+            Ok((if bytes == GIB { 20.0 } else { 10.0 }, None))
+        })
+        .unwrap();
+        let mut info2 = info.clone();
+        info2.target = "node:2".into();
+        let j = b.record_check(grew.into_check(&plan, info2));
+        assert!(b.checks()[j].reported_bytes > GIB, "{:?}", b.checks()[j]);
+        assert_eq!(b.covering("node:2", Pattern::Stream, &[0], GIB), Some(j));
+        assert_eq!(b.covering("node:2", Pattern::Stream, &[0], GIB + 1), None);
         b.cover(i, ["flush_bw_gbs".to_string(), "mem_bw_gbs".to_string()]);
         assert_eq!(b.checks()[0].keys, vec!["mem_bw_gbs", "flush_bw_gbs"]);
         assert_eq!(b.grown("anon", Pattern::Stream, &[0, 1]), None);

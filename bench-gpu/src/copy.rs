@@ -183,38 +183,39 @@ pub fn contention_streams(
         starts: &starts,
         ends: &ends,
         gate: &gate,
+        buf,
+        host,
+        dirs,
+        bytes_each,
     };
     let mut group = CounterGroup::open_with_timer(timer);
     let (out, c) = counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-        let (r, c) = group.count(|| t.rounds(buf, host, dirs, bytes_each, rounds));
+        let (r, c) = group.count(|| t.rounds(rounds));
         r.map(|out| (out, ThreadCounts::single(c)))
     })?;
     Ok((out, c.with_per_op("round", rounds as u64)))
 }
 
-/// The streams, events and gate of [`contention_streams`].
+/// The streams, events, gate and copies of [`contention_streams`].
 struct Timed<'a, 'd> {
     streams: &'a [Stream<'d>],
     starts: &'a [Event<'d>],
     ends: &'a [Event<'d>],
     gate: &'a Gate<'d>,
+    buf: &'a DeviceBuffer<'d>,
+    host: HostSpan<'a>,
+    dirs: &'a [Dir],
+    bytes_each: usize,
 }
 
 impl Timed<'_, '_> {
     /// The rounds (a warm-up round first, untimed).
-    fn rounds(
-        &self,
-        buf: &DeviceBuffer<'_>,
-        host: HostSpan<'_>,
-        dirs: &[Dir],
-        bytes_each: usize,
-        rounds: usize,
-    ) -> Result<Vec<ContentionSample>, CudaError> {
+    fn rounds(&self, rounds: usize) -> Result<Vec<ContentionSample>, CudaError> {
         let mut out = Vec::with_capacity(rounds);
         for round in 0..=rounds {
             self.gate.close()?;
             // Opened whatever happened: a failed enqueue must not leave the gate shut.
-            let queued = self.enqueue(buf, host, dirs, bytes_each);
+            let queued = self.enqueue();
             self.gate.open();
             queued?;
             for e in self.ends {
@@ -224,11 +225,11 @@ impl Timed<'_, '_> {
                 continue; // warm-up
             }
             let g = self.gate.event();
-            let mut iv = Vec::with_capacity(dirs.len());
+            let mut iv = Vec::with_capacity(self.dirs.len());
             for (s, e) in self.starts.iter().zip(self.ends) {
                 iv.push((g.elapsed_ns(s)?, g.elapsed_ns(e)?));
             }
-            if let Some(s) = contention_sample(&iv, bytes_each as u64) {
+            if let Some(s) = contention_sample(&iv, self.bytes_each as u64) {
                 out.push(s);
             }
         }
@@ -236,18 +237,13 @@ impl Timed<'_, '_> {
     }
 
     /// Every stream: wait for the gate, start event, its copy, end event.
-    fn enqueue(
-        &self,
-        buf: &DeviceBuffer<'_>,
-        host: HostSpan<'_>,
-        dirs: &[Dir],
-        bytes_each: usize,
-    ) -> Result<(), CudaError> {
-        for (i, &dir) in dirs.iter().enumerate() {
-            let off = i * bytes_each;
+    fn enqueue(&self) -> Result<(), CudaError> {
+        let each = self.bytes_each;
+        for (i, &dir) in self.dirs.iter().enumerate() {
+            let off = i * each;
             self.streams[i].wait(self.gate.event())?;
             self.starts[i].record(&self.streams[i])?;
-            self.streams[i].copy(dir, buf, off, host, off, bytes_each)?;
+            self.streams[i].copy(dir, self.buf, off, self.host, off, each)?;
             self.ends[i].record(&self.streams[i])?;
         }
         Ok(())

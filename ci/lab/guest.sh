@@ -174,6 +174,23 @@ cxl_join() { # guest b: wait for a's namespace, then the same region; find a's d
   echo "CXL $region: guest a's namespace, found without creating one:"
   ndctl list -N -r "$2"; daxctl list -D
   echo "/dev/$dax" > "$OUT/cxl-dax-b"
+  echo "$region" > "$OUT/cxl-region-b"
+}
+
+cxl_all_b() { # guest b, after the srun steps: `cxlchar all` on the shared CXL device by its region
+  # Guest a runs its own `all` and the hardware tests meanwhile (none of which touches the
+  # CXL device) and waits for cxl-all-done-b before it turns the device into system RAM.
+  if [ -f "$OUT/cxl-region-b" ]; then
+    REGION=$(cat "$OUT/cxl-region-b")
+    step "cxlchar all --quick --target cxl:$REGION (the CXL device under test, by its region name)"
+    # The verbs loopback pair is measured by guest a's `all` and the verbs step; this step
+    # is about the CXL target, so soft-RoCE goes first (verbs is then skipped, with its reason).
+    rdma link delete rxe0 2>/dev/null || true
+    timeout 900 "$CX" all --quick --target "cxl:$REGION" --allow-write --out "$OUT/params-cxl-b.json" \
+      > "$OUT/table-cxl-b.txt" 2> "$OUT/table-cxl-b.err" || fail "cxlchar all --target cxl:$REGION"
+    cat "$OUT/table-cxl-b.err" "$OUT/table-cxl-b.txt"
+  fi
+  echo "done" > "$OUT/cxl-all-done-b"
 }
 
 # Slurm across the guests (issue #20): munged and slurmd on both, slurmctld on guest a, one
@@ -408,11 +425,11 @@ if [ "$ROLE" = a ]; then
       timeout 600 "$t" --ignored --test-threads 1 lab_ || fail "ignored tests in $(basename "$t")"
   done
   if [ -n "$CXLDAX" ]; then
-    REGION=$(cat "$OUT/cxl-region-a")
-    step "cxlchar all --quick --target cxl:$REGION (the CXL device under test, by its region name)"
-    timeout 900 "$CX" all --quick --target "cxl:$REGION" --allow-write --out "$OUT/params-cxl-a.json" \
-      > "$OUT/table-cxl-a.txt" 2> "$OUT/table-cxl-a.err" || fail "cxlchar all --target cxl:$REGION"
-    cat "$OUT/table-cxl-a.err" "$OUT/table-cxl-a.txt"
+    # Guest b measures the shared CXL device by its own region name meanwhile (cxl_all_b);
+    # the device is not turned into system RAM before b is done with it.
+    step "wait for guest b's cxlchar all on the CXL device (cxl-all-done-b; at most 1200 s)"
+    for i in $(seq 1 600); do [ -f "$OUT/cxl-all-done-b" ] && break; sleep 2; done
+    [ -f "$OUT/cxl-all-done-b" ] || fail "guest b never wrote cxl-all-done-b"
   fi
   # Last, when nothing needs the CXL devdax any more (guest b is done with it too: its pool
   # follower ended with the leader's run). Never run anything under `numactl --membind` of
@@ -468,6 +485,7 @@ else
   fi
   slurm_stop
   cp /var/log/munge/munged.log "$OUT/munged-b.log" 2>/dev/null
+  cxl_all_b
 fi
 echo "LAB: done $ROLE rc=$RC"
 sync

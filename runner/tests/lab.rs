@@ -433,10 +433,10 @@ fn cxl_dax(g: &str) -> String {
     dax
 }
 
-/// The measurement's memory is backed by guest a's CXL region (`cxl-region-a`) on `mem0`,
-/// serial 0x1234 (QEMU's `sn=`): `placement.backing` names the device under test.
-fn assert_backed_by_the_cxl_device(m: &Value) {
-    let region = out_file("cxl-region-a", "guest a's CXL region");
+/// The measurement's memory is backed by guest `g`'s CXL region (`cxl-region-{g}`) on
+/// `mem0`, serial 0x1234 (QEMU's `sn=`): `placement.backing` names the device under test.
+fn assert_backed_by_the_cxl_device(g: &str, m: &Value) {
+    let region = out_file(&format!("cxl-region-{g}"), "the guest's CXL region");
     let backing = m["placement"]["backing"]
         .as_array()
         .unwrap_or_else(|| panic!("{}: no placement.backing", m["id"]));
@@ -473,7 +473,7 @@ fn cross_host_pool_messaging_over_the_shared_cxl_device() {
             "{}: target {t} is not the CXL devdax {dax_a}",
             m["id"]
         );
-        assert_backed_by_the_cxl_device(m);
+        assert_backed_by_the_cxl_device("a", m);
     }
     for test in ["flag", "ring_lat", "ring_bw"] {
         assert!(
@@ -559,7 +559,7 @@ fn cxl_backed_numa_node_was_measured_with_placement_verified() {
             Some(checked),
             "every page on node {node}: {p}"
         );
-        assert_backed_by_the_cxl_device(m);
+        assert_backed_by_the_cxl_device("a", m);
     }
 }
 
@@ -681,14 +681,15 @@ fn targets_lists_the_cxl_device_with_its_chain() {
     );
 }
 
-/// The done-when: `cxlchar all --quick --target cxl:regionN` measured the CXL
-/// device (resolved to its devdax device), every measurement naming the device under test.
+/// `cxlchar all --quick --target cxl:regionN` (guest b, its own name for the shared device)
+/// measured the CXL device (resolved to its devdax device), every measurement naming the
+/// device under test.
 #[test]
 #[ignore = "needs the emulated lab (ci/lab/run)"]
 fn all_on_the_cxl_region_measured_the_device() {
-    let dax = cxl_dax("a");
+    let dax = cxl_dax("b");
     let target = format!("dax:{dax}");
-    let p = read_json(&out_dir().join("params-cxl-a.json"));
+    let p = read_json(&out_dir().join("params-cxl-b.json"));
     assert_schema_valid(&p);
     let on: Vec<&Value> = p["measurements"]
         .as_array()
@@ -703,7 +704,7 @@ fn all_on_the_cxl_region_measured_the_device() {
         );
     }
     for m in &on {
-        assert_backed_by_the_cxl_device(m);
+        assert_backed_by_the_cxl_device("b", m);
     }
     let keys: Vec<&String> = p["params"]
         .as_object()
@@ -715,7 +716,7 @@ fn all_on_the_cxl_region_measured_the_device() {
         keys.iter().any(|k| k.starts_with("cxl_bw_gbs")),
         "no far bandwidth key on {target}: {keys:?}"
     );
-    let err = out_file("table-cxl-a.err", "stderr of all --target cxl:");
+    let err = out_file("table-cxl-b.err", "stderr of all --target cxl:");
     assert!(err.contains(&format!("is {target}: CXL pmem")), "{err}");
 }
 
@@ -737,7 +738,7 @@ fn far_memory_that_is_not_cxl_is_said_to_be_so() {
             "no far_not_cxl for {t}: {w:?}"
         );
     }
-    let cxl = read_json(&out_dir().join("params-cxl-a.json"));
+    let cxl = read_json(&out_dir().join("params-cxl-b.json"));
     assert!(
         !cxl["warnings"]
             .as_array()

@@ -15,7 +15,7 @@
 //! files mean "not offered": a machine without CXL has an empty [`CxlBus`].
 
 use crate::pci::Link;
-use crate::topology::{read_trim, read_u64};
+use crate::sysfs::{read_trim, read_u64};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};

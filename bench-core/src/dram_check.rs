@@ -308,7 +308,7 @@ pub struct CheckInfo {
 }
 
 /// The warning a check that did not simply agree gives, with its cause and fix.
-pub fn warning(c: &DramCheck) -> Option<crate::params::Warning> {
+pub fn warning(c: &DramCheck) -> Option<crate::warning::Warning> {
     use crate::units::format_size;
     let [small, large] = c.compared_bytes;
     let who = format!(
@@ -352,7 +352,7 @@ pub fn warning(c: &DramCheck) -> Option<crate::params::Warning> {
             },
         ),
     };
-    Some(crate::params::Warning {
+    Some(crate::warning::Warning {
         code: "dram_check".into(),
         message,
         remediation: remediation.into(),

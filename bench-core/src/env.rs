@@ -3,8 +3,8 @@
 //! [`Environment::capture`] reads /proc and /sys once; [`Environment::warnings`] turns
 //! distorting settings into [`Warning`]s that say how to fix them, as hyperfine does.
 
-use crate::params::Warning;
 use crate::topology::Topology;
+use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::fs;
 

@@ -7,7 +7,7 @@
 //! the loads; stores go through intrinsics (`storeu`/`stream`), never through `memcpy`.
 //! Non-temporal stores need aligned destinations: a scalar head runs up to the vector
 //! alignment, a scalar tail finishes odd sizes, and every NT kernel ends with `sfence`
-//! (bench-core's [`store_fence`](bench_core::cacheline::store_fence), the one home of
+//! ([`store_fence`](crate::cacheline::store_fence), the one home of
 //! fence and flush primitives; the loops themselves are kernels, not primitives).
 //! `memset` is the C library's (`ptr::write_bytes`), as tinymembench and mbw measure it.
 
@@ -374,7 +374,7 @@ mod x86 {
                         unsafe { *p.add(k) = val };
                     }
                     if nt {
-                        bench_core::cacheline::store_fence();
+                        crate::cacheline::store_fence();
                     }
                 }
 
@@ -417,7 +417,7 @@ mod x86 {
                         unsafe { *d.add(k) = *s.add(k) };
                     }
                     if nt {
-                        bench_core::cacheline::store_fence();
+                        crate::cacheline::store_fence();
                     }
                 }
 

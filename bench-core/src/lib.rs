@@ -24,6 +24,9 @@
 //! * [`sizing`]: the DRAM working set of a target (from the latency sweep's DRAM plateau,
 //!   else from sysfs), shared by every family that must miss the caches;
 //! * [`cacheline`]: flush, fence and non-temporal store primitives;
+//! * [`kernels`]: the streaming loops (read, write, non-temporal write, copy, memset) per
+//!   ISA, for every family that streams memory from CPUs (bench-mem's bandwidth and
+//!   agents, the CPU agents beside bench-gpu's DMA);
 //! * [`lockstep`]: pinned threads running timed samples together (the multi-threaded
 //!   bandwidth families of bench-mem and bench-cxl);
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
@@ -40,6 +43,7 @@ pub mod cxl;
 pub mod dram_check;
 pub mod env;
 pub mod error;
+pub mod kernels;
 pub mod keys;
 pub mod lockstep;
 pub mod params;
@@ -47,10 +51,12 @@ pub mod pci;
 pub mod pin;
 pub mod sizing;
 pub mod stats;
+mod sysfs;
 pub mod target;
 pub mod testing;
 pub mod timer;
 pub mod topology;
+pub mod warning;
 
 pub use error::CoreError;
 

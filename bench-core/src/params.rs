@@ -11,6 +11,8 @@ use crate::env::Environment;
 use crate::stats::Distribution;
 use crate::target::Placement;
 use crate::timer::TimerInfo;
+/// The warnings of the document ([`crate::warning`]).
+pub use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -65,17 +67,6 @@ pub struct Skipped {
     pub target: String,
     /// Why, with what to do about it where something can be done.
     pub reason: String,
-}
-
-/// A condition that may distort results, with how to fix it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Warning {
-    /// Stable identifier (`governor`, `smt`, `thp`, `placement`, ...).
-    pub code: String,
-    /// What is wrong.
-    pub message: String,
-    /// How to fix it (may be empty when nothing can be done).
-    pub remediation: String,
 }
 
 /// The tool that wrote the file.

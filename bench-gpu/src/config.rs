@@ -1,9 +1,6 @@
 //! What `cxlchar gpu` runs, validated before the driver is touched.
 
-use crate::host::GpuHostBench;
-use crate::pool::GpuPoolBench;
 use crate::shape::transfer_sizes;
-use bench_core::bench::{Benchmark, BoxError, Options, Planned, Setup};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, GIB, KIB, MIB};
 use thiserror::Error;
@@ -126,6 +123,13 @@ impl GpuConfig {
             .unwrap_or(if quick { 8 * MIB } else { 64 * MIB })
     }
 
+    /// Bytes of each GPU copy beside the CPU agents ([`crate::with_cpu`]): the contention
+    /// size when given, else 64M, with and without `--quick` (the figure must not change
+    /// meaning with the run's length).
+    pub fn with_cpu_copy_bytes(&self) -> usize {
+        self.contention_size.unwrap_or(64 * MIB)
+    }
+
     /// Host bytes the target sweep and the contention tests need on a memory target, with
     /// `gpus` devices taking part in the multi-GPU test.
     pub fn target_bytes(&self, quick: bool, gpus: usize) -> usize {
@@ -169,46 +173,6 @@ impl GpuArgs {
         };
         c.validate()?;
         Ok(c)
-    }
-}
-
-impl Setup for GpuArgs {
-    /// Planned after one discovery: without a usable driver or device the family is one
-    /// `gpu` skip with the reason (nothing is allocated); otherwise a `gpu.bw` device
-    /// benchmark per GPU (pageable and pinned host memory, target `gpu:N`) and one
-    /// `gpu.pool` memory benchmark, placed on every target like the memory families (so
-    /// its keys are qualified and renamed on far memory). A `--device` beyond the GPUs
-    /// present is an error.
-    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        let config = self.config()?;
-        let inv = match crate::discovery::probe() {
-            Ok(inv) => inv,
-            Err(e) => return Ok(Planned::skip(crate::FAMILY, e.to_string())),
-        };
-        let n = inv.devices.len();
-        config.validate_device(n)?;
-        let devices: Vec<usize> = match config.device {
-            Some(d) => vec![d],
-            None => (0..n).collect(),
-        };
-        let mut benchmarks: Vec<Box<dyn Benchmark>> = devices
-            .into_iter()
-            .map(|device| {
-                Box::new(GpuHostBench {
-                    device,
-                    config: config.clone(),
-                }) as Box<dyn Benchmark>
-            })
-            .collect();
-        benchmarks.push(Box::new(GpuPoolBench { config, gpus: n }));
-        Ok(Planned {
-            benchmarks,
-            skipped: vec![],
-        })
-    }
-
-    fn far_nodes_by_default(&self) -> bool {
-        true
     }
 }
 
@@ -298,28 +262,6 @@ mod tests {
     }
 
     #[test]
-    fn no_driver_plans_a_family_skip_and_nothing_else() {
-        if crate::cuda::library_present() {
-            return;
-        }
-        let a = GpuArgs {
-            device: None,
-            max_size: None,
-            streams: None,
-            contention_size: None,
-        };
-        let p = a.plan(&Options::default()).unwrap();
-        assert!(p.benchmarks.is_empty());
-        assert_eq!(p.skipped.len(), 1);
-        assert_eq!(p.skipped[0].benchmark, "gpu");
-        assert!(
-            p.skipped[0].reason.contains("libcuda"),
-            "{}",
-            p.skipped[0].reason
-        );
-    }
-
-    #[test]
     fn bad_options_are_errors() {
         let a = GpuArgs {
             device: None,
@@ -328,7 +270,6 @@ mod tests {
             contention_size: None,
         };
         assert!(a.config().unwrap_err().to_string().contains("--max-size"));
-        assert!(a.plan(&Options::default()).is_err());
         let a = GpuArgs {
             streams: Some(vec![0]),
             max_size: None,

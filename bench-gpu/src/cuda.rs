@@ -418,6 +418,33 @@ impl<'a> HostSpan<'a> {
         self.ptr
     }
 
+    /// The `len` bytes at `off` as a span of their own. Panics past the end.
+    pub fn sub(&self, off: usize, len: usize) -> HostSpan<'a> {
+        assert!(
+            off.checked_add(len).is_some_and(|e| e <= self.len),
+            "sub-span past the span"
+        );
+        HostSpan {
+            // SAFETY: in bounds (asserted) of the live span.
+            ptr: unsafe { self.ptr.add(off) },
+            len,
+            _owner: PhantomData,
+        }
+    }
+
+    /// The span's bytes, for a CPU thread that streams them in place.
+    ///
+    /// # Safety
+    /// While the slice lives, nothing else may read or write the span: no copy from or
+    /// into it is in flight or enqueued, and no other thread reaches it through another
+    /// copy of this span (or a span overlapping it).
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn as_mut_slice(&self) -> &'a mut [u8] {
+        // SAFETY: the span is alive for 'a (its owner is borrowed) and exclusive to the
+        // caller while the slice lives (the caller's contract).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+
     /// Copies `out.len()` bytes at `off` of the span into `out`. Panics past the end.
     ///
     /// # Safety

@@ -10,7 +10,8 @@
 //!   registrations, streams and events;
 //! * [`discovery`]: GPUs with name, memory, copy engines, PCI address, PCIe link and NUMA
 //!   node (sysfs);
-//! * [`config`]: `cxlchar gpu` options, validated;
+//! * [`config`]: `cxlchar gpu` options, validated; [`plan`]: what they plan (one
+//!   discovery, then the benchmarks per GPU and per target);
 //! * [`copy`]: the timed loops;
 //! * [`shape`]: pure result shaping of sweeps and latency (bandwidth, measurements,
 //!   params); [`contention`]: of concurrent transfers (per-transfer bandwidth from a
@@ -18,7 +19,8 @@
 //! * [`host::GpuHostBench`] (`gpu.bw`, one per GPU): pageable and pinned bandwidth
 //!   sweeps and the small-copy latency;
 //! * [`pool::GpuPoolBench`] (`gpu.pool`, one per memory target): bandwidth to a
-//!   registered target and how concurrent transfers share it.
+//!   registered target, how concurrent transfers share it, and ([`with_cpu`]) what the
+//!   GPU's DMA and CPU agents streaming the same target cost each other.
 //!
 //! See docs/gpu.md for the method and the conventions.
 #![deny(missing_docs)]
@@ -29,8 +31,10 @@ pub mod copy;
 pub mod cuda;
 pub mod discovery;
 pub mod host;
+pub mod plan;
 pub mod pool;
 pub mod shape;
+pub mod with_cpu;
 
 /// The family name in `skipped` when no GPU can be used.
 pub const FAMILY: &str = "gpu";

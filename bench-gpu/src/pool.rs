@@ -9,13 +9,17 @@
 //!   and half each way at once (k even): per-transfer bandwidth from the common start,
 //!   aggregate, each transfer's share, the completion order and whether the device
 //!   interleaved them or ran them in turn; with several GPUs (and no `--device`), one
-//!   copy on each GPU at once, timed on the host timer.
+//!   copy on each GPU at once, timed on the host timer;
+//! * CPU agents beside the GPU ([`with_cpu`]): the CPUs after the first stream one part
+//!   of the region while one stream copies through another, each side alone and both at
+//!   once, in each direction.
 //!
 //! Params (unqualified names as the benchmark reports them; the runner renames them
 //! `gpu_pool_*` on far memory, as it renames `mem_lat_ns` to `cxl_lat_ns`):
 //! `gpu_reg_{h2d,d2h}_bw_gbs`, `gpu_reg_{dir}_k{k}_bw_gbs`, `gpu_reg_{dir}_k{k}_agg_bw_gbs`,
-//! `gpu_reg_{dir}_share_min_ratio`, `gpu_reg_mixed_{dir}_k{k}_bw_gbs` and
-//! `gpu_reg_mixed_k{k}_agg_bw_gbs`.
+//! `gpu_reg_{dir}_share_min_ratio`, `gpu_reg_mixed_{dir}_k{k}_bw_gbs`,
+//! `gpu_reg_mixed_k{k}_agg_bw_gbs`, `gpu_reg_{dir}_beside_cpu_{bw_gbs,ratio}` and
+//! `gpu_reg_cpu_beside_{dir}_{bw_gbs,ratio}`.
 
 use crate::config::GpuConfig;
 use crate::contention::{contention_report, ContentionPoint, Flow};
@@ -23,8 +27,11 @@ use crate::copy::{self, SweepPlan};
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, Registration};
 use crate::discovery::probe;
 use crate::shape::{split_fitting, sweep_report, Labels, SweepPoint, Timing};
+use crate::with_cpu::{self, with_cpu_report, CpuSide, GpuSide, WithCpuPlan, WithCpuPoint};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements, Skip};
+use bench_core::kernels::{Isa, IsaSet};
 use bench_core::params::Skipped;
+use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, human_bytes};
 
 /// Key prefix of this benchmark's params (`gpu_pool_` on far memory, see the module).
@@ -49,7 +56,29 @@ impl Default for GpuPoolBench {
     }
 }
 
+/// The parts of the region the CPU-agents test uses, and how they were sized.
+#[derive(Debug, Clone)]
+struct WithCpuParts {
+    gpu_bytes: usize,
+    cpu_bytes: usize,
+    sizing: String,
+}
+
 impl GpuPoolBench {
+    /// The GPU's and the agents' parts for the CPUs after the first (None with one CPU):
+    /// each a streaming DRAM working set of the agents' CPUs on `target`.
+    fn with_cpu_parts(&self, ctx: &Context, target: &TargetSpec) -> Option<WithCpuParts> {
+        let agents = ctx.cpus.get(1..).filter(|a| !a.is_empty())?;
+        let (bytes, sizing) = ctx.dram_stream_bytes(target, agents);
+        let (gpu_bytes, cpu_bytes) =
+            with_cpu::part_bytes(bytes, self.config.with_cpu_copy_bytes(), agents.len());
+        Some(WithCpuParts {
+            gpu_bytes,
+            cpu_bytes,
+            sizing: sizing.explain(),
+        })
+    }
+
     fn multi_gpu(&self) -> usize {
         if self.config.device.is_some() {
             1
@@ -78,12 +107,15 @@ impl Benchmark for GpuPoolBench {
         Requirements::default()
     }
 
-    fn region_bytes(&self, ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
-        self.config.target_bytes(ctx.quick, self.multi_gpu())
+    fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
+        let base = self.config.target_bytes(ctx.quick, self.multi_gpu());
+        self.with_cpu_parts(ctx, target)
+            .map_or(base, |w| base.max(w.gpu_bytes + w.cpu_bytes))
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
+        let with_cpu = self.with_cpu_parts(ctx, region.spec());
         self.config
             .validate()
             .map_err(|e| Skip::new(e.to_string()))?;
@@ -154,14 +186,23 @@ impl Benchmark for GpuPoolBench {
         if let Err(e) = run.devices(&self.config, n, &mut points) {
             part_failed(&mut report, "multi-GPU contention", e);
         }
-        let labels = Labels {
+        let contention = Labels {
             id_prefix: format!("{}/contention", labels.id_prefix),
-            ..labels
+            ..labels.clone()
         };
-        let (ms, ps, ws) = contention_report(&points, &labels, Some(KEY_PREFIX));
+        let (ms, ps, ws) = contention_report(&points, &contention, Some(KEY_PREFIX));
         report.measurements.extend(ms);
         report.params.extend(ps);
         report.warnings.extend(ws);
+        // CPU agents and the GPU on the same target, each alone and together.
+        match run.with_cpu(&self.config, with_cpu.as_ref(), &mut report) {
+            Ok(points) => {
+                let (ms, ps) = with_cpu_report(&points, &labels, Some(KEY_PREFIX));
+                report.measurements.extend(ms);
+                report.params.extend(ps);
+            }
+            Err(e) => part_failed(&mut report, "CPU agents beside the GPU", e),
+        }
         drop(reg);
         Ok(crate::shape::finished(report)?)
     }
@@ -295,6 +336,61 @@ impl PoolRun<'_, '_> {
         Ok(())
     }
 
+    /// The CPU-agents test in both directions ([`with_cpu`]); a skipped entry when it
+    /// cannot run here.
+    fn with_cpu(
+        &self,
+        config: &GpuConfig,
+        parts: Option<&WithCpuParts>,
+        report: &mut Report,
+    ) -> Result<Vec<WithCpuPoint>, CudaError> {
+        let Some(parts) = parts else {
+            report.skipped.push(self.skipped(
+                "CPU agents beside the GPU: needs 2 CPUs (the first drives the GPU, the others stream the target); give more with --cpu".into(),
+            ));
+            return Ok(Vec::new());
+        };
+        let copy = config.with_cpu_copy_bytes();
+        if copy > self.limit || parts.gpu_bytes + parts.cpu_bytes > self.len {
+            report.skipped.push(self.too_big(format!(
+                "CPU agents beside the GPU: copies of {} through {} beside {} of CPU streams ({})",
+                format_size(copy),
+                format_size(parts.gpu_bytes),
+                format_size(parts.cpu_bytes),
+                parts.sizing
+            )));
+            return Ok(Vec::new());
+        }
+        let isa = IsaSet::detect().choose(None).unwrap_or(Isa::Scalar);
+        let buf = DeviceBuffer::new(self.dev, copy)?;
+        let gpu = GpuSide {
+            dev: self.dev,
+            buf: &buf,
+            host: self.host.sub(0, parts.gpu_bytes),
+        };
+        let agents = &self.ctx.cpus[1..];
+        let cpu = CpuSide {
+            cpus: agents,
+            host: self.host.sub(parts.gpu_bytes, parts.cpu_bytes),
+            isa,
+        };
+        let plan = WithCpuPlan::new(self.ctx.quick, copy);
+        let mut points = Vec::new();
+        for dir in Dir::ALL {
+            self.ctx.progress(&format!(
+                "gpu.pool on {}: {} copies beside {} CPU agent(s) ({})",
+                self.target,
+                dir.name(),
+                agents.len(),
+                with_cpu::cpu_access(dir)
+            ));
+            let mut p = with_cpu::measure(&gpu, &cpu, dir, plan, &self.ctx.timer)?;
+            p.sizing = parts.sizing.clone();
+            points.push(p);
+        }
+        Ok(points)
+    }
+
     fn devices(
         &self,
         config: &GpuConfig,
@@ -361,7 +457,11 @@ mod tests {
 
     #[test]
     fn region_fits_the_sweep_and_every_stream() {
-        let ctx = Context::quick_local();
+        // One CPU: no CPU agents, the sweep and the streams alone size the region.
+        let ctx = Context {
+            cpus: vec![0],
+            ..Context::quick_local()
+        };
         let b = GpuPoolBench::default();
         assert_eq!(b.region_bytes(&ctx, &TargetSpec::Anon), 64 << 20);
         let b = GpuPoolBench {
@@ -381,6 +481,30 @@ mod tests {
             64 << 20,
             "one device: no multi-GPU test"
         );
+    }
+
+    /// With CPU agents the region holds the GPU's part and the agents' part, each at
+    /// least the agents' streaming DRAM working set, the same with and without --quick.
+    #[test]
+    fn region_holds_both_parts_of_the_cpu_agents_test() {
+        let two = Context {
+            cpus: vec![0, 0],
+            ..Context::quick_local()
+        };
+        let b = GpuPoolBench::default();
+        let (stream, _) = two.dram_stream_bytes(&TargetSpec::Anon, &[0]);
+        let quick = b.region_bytes(&two, &TargetSpec::Anon);
+        assert!(quick >= 2 * stream, "{quick} < 2 x {stream}");
+        let full = Context {
+            quick: false,
+            ..two.clone()
+        };
+        let parts = b.with_cpu_parts(&full, &TargetSpec::Anon).unwrap();
+        assert_eq!(
+            b.with_cpu_parts(&two, &TargetSpec::Anon).unwrap().gpu_bytes,
+            parts.gpu_bytes
+        );
+        assert!(b.region_bytes(&full, &TargetSpec::Anon) >= parts.gpu_bytes + parts.cpu_bytes);
     }
 
     /// Without libcuda: a skip naming libcuda, after the region was placed.

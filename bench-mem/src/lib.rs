@@ -17,7 +17,7 @@ pub mod alltoall;
 pub mod alltoall_order;
 pub mod bandwidth;
 pub use bench_core::chase;
-pub mod kernels;
+pub use bench_core::kernels;
 pub mod latency;
 pub mod levels;
 pub mod loaded;

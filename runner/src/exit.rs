@@ -1,22 +1,62 @@
-//! Exit statuses of the measuring commands (docs/safety.md is the one place that states
-//! them): 0 what was asked was measured; 1 an error (a benchmark failed, an input or an
-//! output was refused); 2 a command-line error (clap); 3 nothing was measured; 4 part of
-//! what was asked was skipped (single-family commands without `--best-effort`); 130 and
-//! 143 interrupted by SIGINT / SIGTERM before `--out` was in place (a signal after the
-//! rename exits 0, the run being complete: [`bench_core::cleanup::complete`]).
+//! Exit statuses of every command (docs/safety.md is the one place that states them):
+//! [`Status`]. Measuring commands: 0 what was asked was measured; 1 an error (a benchmark
+//! failed, an input or an output was refused); 2 a command-line error (clap); 3 nothing
+//! was measured; 4 part of what was asked was skipped (single-family commands without
+//! `--best-effort`); 130 and 143 interrupted by SIGINT / SIGTERM before `--out` was in
+//! place (a signal after the rename exits 0, the run being complete:
+//! [`bench_core::cleanup::complete`]). Consumers (`model`, `check`, `diff`, `report`,
+//! `export`): 0 success; 1 a `check` bound failed; 2 invalid input; 3 the file lacks what
+//! was asked.
 
 use std::fmt;
 
-/// Exit status: the run measured nothing (every benchmark or target skipped).
-pub const EXIT_NOTHING_MEASURED: i32 = 3;
-/// Exit status: a benchmark or target the user asked for was skipped.
-pub const EXIT_PARTIAL: i32 = 4;
+/// How `cxlchar` ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// 0: what was asked was done (measured, written, evaluated, every bound passed).
+    Success,
+    /// 1: an error, or an acceptance bound failed.
+    Failed,
+    /// 2: the command line or an input file is invalid.
+    Invalid,
+    /// 3: nothing was measured, or the file lacks what was asked.
+    NotMeasured,
+    /// 4: part of what was asked was skipped.
+    Partial,
+}
 
-/// An error that ends `cxlchar` with a specific exit status (any other error exits 1).
+impl Status {
+    /// The process exit status.
+    pub fn code(self) -> i32 {
+        match self {
+            Status::Success => 0,
+            Status::Failed => 1,
+            Status::Invalid => 2,
+            Status::NotMeasured => 3,
+            Status::Partial => 4,
+        }
+    }
+}
+
+/// A status reads as its number (`would exit 3`).
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.code())
+    }
+}
+
+/// A status is written into documents (a check's `exit_code`) as its number.
+impl serde::Serialize for Status {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.code())
+    }
+}
+
+/// An error that ends `cxlchar` with a specific status (any other error exits 1).
 #[derive(Debug)]
 pub struct Exit {
     /// The status.
-    pub code: i32,
+    pub status: Status,
     /// What to print after `error: `.
     pub message: String,
 }
@@ -29,7 +69,8 @@ impl fmt::Display for Exit {
 
 impl std::error::Error for Exit {}
 
-/// The exit status of an error: its [`Exit`] code, else 1.
-pub fn code_of(e: &anyhow::Error) -> i32 {
-    e.downcast_ref::<Exit>().map_or(1, |x| x.code)
+/// The status of an error: its [`Exit`] status, else [`Status::Failed`].
+pub fn status_of(e: &anyhow::Error) -> Status {
+    e.downcast_ref::<Exit>()
+        .map_or(Status::Failed, |x| x.status)
 }

@@ -1,30 +1,10 @@
-//! `cxlchar pool msg`: a follower serves its leader and measures nothing; every other
-//! role plans and measures like any registry command.
+//! The serving side of `cxlchar pool msg` (`--role follower`, and a fleet's pool pair):
+//! it measures nothing, it answers its leader.
 
 use crate::cli::RunArgs;
 use anyhow::{anyhow, Context as _, Result};
 use bench_core::bench::Options;
 use bench_cxl::msg::MsgArgs;
-use bench_cxl::pool::Role;
-use clap::{ArgMatches, FromArgMatches};
-
-/// Runs `pool msg`.
-pub fn msg(run: &RunArgs, m: &ArgMatches) -> Result<()> {
-    let msg = MsgArgs::from_arg_matches(m).map_err(|e| anyhow!(e))?;
-    if msg
-        .role
-        .as_deref()
-        .map(str::parse::<Role>)
-        .transpose()
-        .map_err(|e| anyhow!(e))?
-        == Some(Role::Follower)
-    {
-        let (n, source) = serve(run, &msg)?;
-        println!("follower: served {n} commands from the leader on {source}");
-        return Ok(());
-    }
-    crate::registry::measure_setup(run, &msg)
-}
 
 /// Serves a leader as `pool msg --role follower` does: on `msg`'s `--pool` window, pinned
 /// to the first `--cpu`, until the leader ends. Returns the number of commands served and

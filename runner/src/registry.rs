@@ -8,9 +8,12 @@
 //! `FromArgMatches` and planned through its [`Setup`].
 
 use crate::cli::{Cli, RunArgs};
-use crate::run::Plan;
+use crate::run::{options, Plan};
+use crate::session::Intent;
 use anyhow::{anyhow, Result};
-use bench_core::bench::{Options, Setup};
+use bench_core::bench::Setup;
+use bench_cxl::msg::MsgArgs;
+use bench_cxl::pool::Role;
 use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 
 /// Every benchmark command, in the order of `--help` (groups appear in the order of
@@ -34,11 +37,32 @@ pub fn registry() -> Vec<Entry> {
         Entry::new::<flush_bw::FlushBwArgs>("pool flush-bw").all(10),
         Entry::new::<msg::MsgArgs>("pool msg")
             .all(11)
-            .run_with(crate::pool::msg),
+            .intent_with(pool_msg),
         Entry::new::<msg_scale::MsgScaleArgs>("pool msg-scale").all(12),
         Entry::new::<bench_ibverbs::bench::VerbsArgs>("verbs").all(16),
         Entry::new::<bench_gpu::config::GpuArgs>("gpu").all(13),
     ]
+}
+
+/// What `pool msg` asks for: a follower serves, any other role measures its plan.
+fn pool_msg(run: &RunArgs, m: &ArgMatches) -> Result<Intent> {
+    let msg = MsgArgs::from_arg_matches(m).map_err(|e| anyhow!(e))?;
+    if msg
+        .role
+        .as_deref()
+        .map(str::parse::<Role>)
+        .transpose()
+        .map_err(|e| anyhow!(e))?
+        == Some(Role::Follower)
+    {
+        let run = run.clone();
+        return Ok(Intent::Serve(Box::new(move || {
+            let (n, source) = crate::pool::serve(&run, &msg)?;
+            println!("follower: served {n} commands from the leader on {source}");
+            Ok(())
+        })));
+    }
+    Ok(Intent::measure(run, crate::run::plan(run, &msg)?))
 }
 
 /// Groups of commands the derive does not define, with their one-line help.
@@ -50,8 +74,8 @@ const GROUPS: &[(&str, &str)] = &[
     ),
 ];
 
-/// How a matched command runs (given its shared options and its own matches).
-type RunFn = fn(&RunArgs, &ArgMatches) -> Result<()>;
+/// What a matched command asks for (given its shared options and its own matches).
+type IntentFn = fn(&RunArgs, &ArgMatches) -> Result<Intent>;
 
 /// One benchmark command.
 pub struct Entry {
@@ -67,8 +91,8 @@ pub struct Entry {
     augment: fn(clap::Command) -> clap::Command,
     /// Reads the command's options back.
     setup: fn(&ArgMatches) -> Result<Box<dyn Setup>, clap::Error>,
-    /// Runs it: plan and measure, unless the entry says otherwise.
-    run: RunFn,
+    /// Its intent: measure its plan, unless the entry says otherwise.
+    intent: IntentFn,
 }
 
 impl Entry {
@@ -81,9 +105,9 @@ impl Entry {
             args_from_all: false,
             augment: A::augment_args,
             setup: |m| Ok(Box::new(A::from_arg_matches(m)?)),
-            run: |run, m| {
+            intent: |run, m| {
                 let a = A::from_arg_matches(m).map_err(|e| anyhow!(e))?;
-                measure_setup(run, &a)
+                Ok(Intent::measure(run, crate::run::plan(run, &a)?))
             },
         }
     }
@@ -107,9 +131,9 @@ impl Entry {
         self.all(n)
     }
 
-    /// Runs through `f` instead of plan-and-measure (a pool follower measures nothing).
-    pub fn run_with(mut self, f: RunFn) -> Entry {
-        self.run = f;
+    /// Asks `f` for its intent instead of plan-and-measure (a pool follower serves).
+    pub fn intent_with(mut self, f: IntentFn) -> Entry {
+        self.intent = f;
         self
     }
 
@@ -249,36 +273,9 @@ pub fn is_duration_arg(a: &clap::Arg) -> bool {
         .is_some_and(|v| v.iter().any(|n| n == "DURATION"))
 }
 
-/// The shared options as a configuration sees them.
-pub fn options(run: &RunArgs) -> Result<Options> {
-    Ok(Options {
-        quick: run.quick,
-        allow_write: run.allow_write,
-        cpus: crate::run::resolve_cpus(run)?,
-        targets: run.targets.clone(),
-    })
-}
-
-/// Plans `setup` against `run`: what [`measure_setup`] measures (a fleet's pair runs
-/// execute it in-process, [`crate::fleet::pairs`]).
-pub fn plan(run: &RunArgs, setup: &dyn Setup) -> Result<Plan> {
-    let p = setup.plan(&options(run)?).map_err(|e| anyhow!(e))?;
-    Ok(Plan {
-        benches: p.benchmarks,
-        skipped: p.skipped,
-        far_nodes_by_default: setup.far_nodes_by_default(),
-        interleave_parts: setup.interleave_parts(),
-    })
-}
-
-/// Plans `setup` against `run` and measures.
-pub fn measure_setup(run: &RunArgs, setup: &dyn Setup) -> Result<()> {
-    crate::measure(run, plan(run, setup)?, run.best_effort, false)
-}
-
-/// Runs the registry's command that `m` (the top-level matches) names; `None` when it
-/// names a command of the derive.
-pub fn dispatch(m: &ArgMatches) -> Option<Result<()>> {
+/// The shared options and the intent of the registry's command that `m` (the top-level
+/// matches) names; `None` when it names a command of the derive.
+pub fn dispatch(m: &ArgMatches) -> Option<Result<(RunArgs, Intent)>> {
     let (top, sub) = m.subcommand()?;
     let entries = registry();
     let (e, leaf) = entries.iter().find_map(|e| match e.path.as_slice() {
@@ -292,14 +289,16 @@ pub fn dispatch(m: &ArgMatches) -> Option<Result<()>> {
     Some(
         RunArgs::from_arg_matches(leaf)
             .map_err(|e| anyhow!(e))
-            .and_then(|run| (e.run)(&run, leaf)),
+            .and_then(|run| Ok(((e.intent)(&run, leaf)?, run)))
+            .map(|(intent, run)| (run, intent)),
     )
 }
 
 /// `cxlchar all`: every registry entry marked for it, in rank order, each with its
 /// defaults (or `all`'s options where it adds them); far-memory nodes are default
-/// targets, and the nodes of an `interleave:` target are measured as well.
-pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<()> {
+/// targets, and the nodes of an `interleave:` target are measured as well. Best effort by
+/// design (what this machine lacks is skipped), and a fleet run measures its pairs.
+pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<Intent> {
     let opts = options(run)?;
     let mut entries: Vec<Entry> = registry()
         .into_iter()
@@ -320,13 +319,17 @@ pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<()> {
         plan.benches.extend(p.benchmarks);
         plan.skipped.extend(p.skipped);
     }
-    // `all` is best effort by design: what this machine lacks is skipped.
-    crate::measure(run, plan, true, true)
+    Ok(Intent::Measure {
+        plan,
+        best_effort: true,
+        pairs_by_default: true,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::bench::Options;
 
     #[test]
     fn the_command_line_is_consistent() {

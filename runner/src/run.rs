@@ -2,9 +2,8 @@
 //! benchmark on each target, and assemble the params document.
 
 use crate::cli::RunArgs;
-use crate::export;
-use anyhow::{bail, Context as _, Result};
-use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Subject};
+use anyhow::{anyhow, bail, Context as _, Result};
+use bench_core::bench::{Benchmark, Context, Input, NotRun, Options, Report, Setup, Subject};
 use bench_core::env::Environment;
 use bench_core::params::{ParamInfo, ParamsFile, Skipped, Tool, Warning, SCHEMA_VERSION};
 use bench_core::target::{Region, TargetSpec};
@@ -117,6 +116,28 @@ pub fn resolve_targets(
     Ok(targets)
 }
 
+/// The shared options as a configuration sees them.
+pub fn options(run: &RunArgs) -> Result<Options> {
+    Ok(Options {
+        quick: run.quick,
+        allow_write: run.allow_write,
+        cpus: resolve_cpus(run)?,
+        targets: run.targets.clone(),
+    })
+}
+
+/// Plans `setup` against `run` (a command's plan; a fleet's pair runs execute theirs
+/// in-process, [`crate::fleet::pairs`]).
+pub fn plan(run: &RunArgs, setup: &dyn Setup) -> Result<Plan> {
+    let p = setup.plan(&options(run)?).map_err(|e| anyhow!(e))?;
+    Ok(Plan {
+        benches: p.benchmarks,
+        skipped: p.skipped,
+        far_nodes_by_default: setup.far_nodes_by_default(),
+        interleave_parts: setup.interleave_parts(),
+    })
+}
+
 /// The CPUs of a run: those named (each must be allowed), or every allowed CPU.
 pub fn resolve_cpus(args: &RunArgs) -> Result<Vec<usize>> {
     let allowed = bench_core::pin::allowed_cpus();
@@ -164,7 +185,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         plan.interleave_parts,
     )?;
     if let Some(out) = &args.out {
-        export::json::check_writable(out)?;
+        crate::document::write::check_writable(out)?;
     }
     // A bar with an ETA when stderr is a terminal, nothing otherwise (crate::progress);
     // cleared when `bar` is dropped, before the caller prints to stdout.

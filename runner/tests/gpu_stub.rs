@@ -277,6 +277,85 @@ fn gated_contention_tells_a_device_that_serves_in_turn_from_one_that_shares() {
     }
 }
 
+/// CPU agents beside the GPU on one target: each side alone and together, with the
+/// ratios. The fake's virtual-clock engines take no memory bandwidth from the CPUs, so
+/// the GPU's figure beside them is its figure alone; its copies in `sync` mode are host
+/// memcpys, which really share this machine's memory with the agents.
+#[test]
+fn cpu_agents_beside_the_gpu_are_measured_alone_and_together() {
+    let d = tempfile::tempdir().unwrap();
+    fake_driver(d.path());
+    let args = [
+        "--quick",
+        "--max-size",
+        "1M",
+        "--streams",
+        "1",
+        "--contention-size",
+        "1M",
+        "--cpu",
+        "0,1",
+        "--target",
+        "anon",
+    ];
+    for engines in ["serial", "sync"] {
+        let env = [("FAKE_CUDA_ENGINES", engines), ("FAKE_CUDA_GBS", "20")];
+        let (doc, stderr) = run_fake_with(d.path(), 1, 1024, &env, &args);
+        assert!(!stderr.contains("leaked"), "{stderr}");
+        let p = |k: &str| {
+            doc["params"][k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{engines}: {k} missing: {}", doc["skipped"]))
+        };
+        for dir in ["h2d", "d2h"] {
+            let gpu = p(&format!("gpu_reg_{dir}_beside_cpu_bw_gbs"));
+            let gpu_ratio = p(&format!("gpu_reg_{dir}_beside_cpu_ratio"));
+            let cpu = p(&format!("gpu_reg_cpu_beside_{dir}_bw_gbs"));
+            let cpu_ratio = p(&format!("gpu_reg_cpu_beside_{dir}_ratio"));
+            assert!(gpu > 0.0 && cpu > 0.0, "{engines} {dir}: {gpu} {cpu}");
+            assert!(cpu_ratio > 0.0 && gpu_ratio > 0.0, "{engines} {dir}");
+            if engines == "serial" {
+                assert!((gpu / 20.0 - 1.0).abs() < 0.01, "{dir}: {gpu}");
+                assert!((gpu_ratio - 1.0).abs() < 0.01, "{dir}: {gpu_ratio}");
+            }
+            for series in ["gpu_alone", "gpu_beside_cpu", "cpu_alone", "cpu_beside_gpu"] {
+                let id = format!("gpu.pool/anon/gpu:0/with-cpu/{dir}/{series}");
+                let m = doc["measurements"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|m| m["id"] == id.as_str())
+                    .unwrap_or_else(|| panic!("{engines}: no {id}"));
+                assert_eq!(m["parameters"]["agents"], 1, "{m}");
+                assert_eq!(m["parameters"]["copy_bytes"], 1 << 20, "{m}");
+            }
+        }
+    }
+    // One CPU: nothing to stream beside the GPU, said so.
+    let one = [
+        "--quick",
+        "--max-size",
+        "1M",
+        "--streams",
+        "1",
+        "--cpu",
+        "0",
+        "--target",
+        "anon",
+    ];
+    let (doc, _) = run_fake(d.path(), 1, 1024, &one);
+    assert!(doc["params"]["gpu_reg_h2d_beside_cpu_bw_gbs"].is_null());
+    assert!(
+        doc["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["reason"].as_str().unwrap().contains("needs 2 CPUs")),
+        "{}",
+        doc["skipped"]
+    );
+}
+
 #[test]
 fn fake_driver_with_little_memory_skips_what_does_not_fit() {
     let d = tempfile::tempdir().unwrap();

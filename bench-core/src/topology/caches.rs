@@ -10,8 +10,8 @@
 //! makes that sum an overestimate, which only makes a DRAM working set safer). L1 is left
 //! out: at 32-64 KiB per core it never matters next to the levels above it.
 
-use super::{read_trim, read_u64};
 use crate::pin::{format_cpu_list, parse_cpu_list};
+use crate::sysfs::{read_trim, read_u64};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs;

@@ -13,6 +13,7 @@ pub use caches::{CacheInstance, CacheReach};
 
 use crate::cxl::{Backing, BackingShare, CxlBus, Range};
 use crate::pin::parse_cpu_list;
+use crate::sysfs::{read_trim, read_u64};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -139,18 +140,6 @@ pub struct Topology {
     /// The kernel's CXL bus: memory devices, decoders, regions (empty without CXL).
     #[serde(default, skip_serializing_if = "CxlBus::is_empty")]
     pub cxl: CxlBus,
-}
-
-pub(crate) fn read_trim(p: &Path) -> Option<String> {
-    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
-}
-
-pub(crate) fn read_u64(p: &Path) -> Option<u64> {
-    let s = read_trim(p)?;
-    match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => s.parse().ok(),
-    }
 }
 
 /// Parses a cache size such as `48K`, `2048K`, `32M`.

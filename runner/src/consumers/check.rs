@@ -10,7 +10,8 @@
 
 use super::keys;
 use super::spec::{Limit, Spec};
-use crate::fleet::file::{FleetFile, PairKind};
+use crate::document::fleet::{FleetFile, PairKind};
+use crate::exit::Status;
 use crate::output::table::{Align::*, TextTable};
 use bench_core::params::ParamsFile;
 use serde::Serialize;
@@ -231,7 +232,7 @@ pub struct FleetSuite {
     /// Where in the fleet file the params are (`hosts[0].params`, `pairs[2].params`).
     pub source: String,
     /// [`exit_code`] of `results`.
-    pub exit_code: i32,
+    pub exit_code: Status,
     /// One result per required key and bound of this part of the spec.
     pub results: Vec<CheckResult>,
 }
@@ -319,15 +320,15 @@ pub fn check_fleet(spec: &Spec, f: &FleetFile) -> Vec<FleetSuite> {
 
 /// Exit status of a fleet check: the worst over the suites (1 a bound failed anywhere,
 /// else 3 a non-optional check not measured anywhere, else 0).
-pub fn fleet_exit_code(suites: &[FleetSuite]) -> i32 {
+pub fn fleet_exit_code(suites: &[FleetSuite]) -> Status {
     let all: Vec<CheckResult> = suites.iter().flat_map(|s| s.results.clone()).collect();
     exit_code(&all)
 }
 
-fn verdict(code: i32) -> &'static str {
+fn verdict(code: Status) -> &'static str {
     match code {
-        super::EXIT_OK => "pass",
-        super::EXIT_FAILED => "FAIL",
+        Status::Success => "pass",
+        Status::Failed => "FAIL",
         _ => "NOT MEASURED",
     }
 }
@@ -373,7 +374,7 @@ pub fn render_fleet_table(spec: &Spec, fleet: &str, suites: &[FleetSuite]) -> St
         verdict(code),
         suites
             .iter()
-            .filter(|x| x.exit_code == super::EXIT_OK)
+            .filter(|x| x.exit_code == Status::Success)
             .count(),
         suites.len()
     ));
@@ -382,16 +383,16 @@ pub fn render_fleet_table(spec: &Spec, fleet: &str, suites: &[FleetSuite]) -> St
 
 /// Exit status for a set of results: 0 all pass (optional bounds may be not measured),
 /// 1 a bound failed, 3 nothing failed but a non-optional check was not measured.
-pub fn exit_code(results: &[CheckResult]) -> i32 {
+pub fn exit_code(results: &[CheckResult]) -> Status {
     if results.iter().any(|r| r.outcome == Outcome::Fail) {
-        super::EXIT_FAILED
+        Status::Failed
     } else if results
         .iter()
         .any(|r| r.outcome == Outcome::NotMeasured && !r.optional)
     {
-        super::EXIT_NOT_MEASURED
+        Status::NotMeasured
     } else {
-        super::EXIT_OK
+        Status::Success
     }
 }
 
@@ -498,7 +499,7 @@ mod tests {
             r[0].reason
         );
         assert_eq!(r[1].outcome, Outcome::Pass);
-        assert_eq!(exit_code(&r), super::super::EXIT_FAILED);
+        assert_eq!(exit_code(&r), Status::Failed);
         let t = render_table(&s, "p.json", &r);
         assert!(t.contains(&long), "{t}");
     }
@@ -545,14 +546,14 @@ optional = true
         assert!(r[3].reason.contains("mem.bandwidth"), "{}", r[3].reason);
         assert_eq!(r[4].outcome, Outcome::NotMeasured);
         assert!(r[4].optional);
-        assert_eq!(exit_code(&r), 1);
+        assert_eq!(exit_code(&r), Status::Failed);
         // Without the failure: not measured (non-optional) is exit 3, never 0.
         let f = file(&[
             ("mem_lat_ns", 100.0),
             ("cxl_lat_ns", 200.0),
             ("l1_lat_ns", 1.0),
         ]);
-        assert_eq!(exit_code(&check(&s, &f)), 3);
+        assert_eq!(exit_code(&check(&s, &f)), Status::NotMeasured);
         // A relative bound whose reference key is absent is not measured, not a pass.
         let f = file(&[("cxl_lat_ns", 1.0)]);
         let r = check(&s, &f);

@@ -14,7 +14,7 @@
 //! listed), each host's params compared as above; pairs matched by kind and unordered
 //! host pair, their params compared the same way.
 
-use crate::fleet::file::{FleetFile, PairKind, PairResult};
+use crate::document::fleet::{FleetFile, PairKind, PairResult};
 use crate::output::table::{Align::*, TextTable};
 use bench_core::params::{Measurement, ParamsFile};
 use bench_core::stats::Distribution;

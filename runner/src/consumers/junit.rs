@@ -7,11 +7,11 @@ pub use crate::output::markup::escape;
 use std::path::Path;
 
 /// Refuses a `--junit` path before anything is read or written: it must be a regular file
-/// or a new path ([`crate::export::json::check_output`]) and none of `inputs` (the params
+/// or a new path ([`crate::document::write::check_output`]) and none of `inputs` (the params
 /// file, the spec), even through another name.
 pub fn check_output(junit: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
-    crate::export::json::check_output(junit).map_err(|e| e.context("--junit"))?;
-    crate::export::json::check_not_input(junit, inputs).map_err(|e| e.context("--junit"))
+    crate::document::write::check_output(junit).map_err(|e| e.context("--junit"))?;
+    crate::document::write::check_not_input(junit, inputs).map_err(|e| e.context("--junit"))
 }
 
 /// The JUnit document of one params.json: one test suite.

@@ -1,6 +1,6 @@
 //! Consumers of params.json: `cxlchar model` (the seed papers' models), `cxlchar check`
 //! (acceptance bounds, JUnit) and `cxlchar diff` (two runs compared against their noise).
-//! `check` and `diff` also read fleet files ([`crate::fleet::file`]): a verdict per host
+//! `check` and `diff` also read fleet files ([`crate::document::fleet`]): a verdict per host
 //! (and pair), hosts and pairs compared by name; `model` refuses one, naming the way to
 //! take one host's params out.
 //!
@@ -13,7 +13,6 @@ pub mod check;
 pub mod diff;
 pub mod junit;
 pub mod keys;
-pub mod load;
 pub mod model;
 pub mod spec;
 
@@ -21,18 +20,11 @@ pub mod spec;
 mod proptests;
 
 use crate::cli::{CheckArgs, DiffArgs, Format, ModelArgs};
+use crate::document::load;
+use crate::exit::Status;
 use crate::output::text::printable_lines;
 use anyhow::{Context, Result};
 use std::io::Write;
-
-/// Exit status: success.
-pub const EXIT_OK: i32 = 0;
-/// Exit status: a bound failed.
-pub const EXIT_FAILED: i32 = 1;
-/// Exit status: invalid input.
-pub const EXIT_INVALID: i32 = 2;
-/// Exit status: not measured / not evaluable.
-pub const EXIT_NOT_MEASURED: i32 = 3;
 
 fn print(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
@@ -65,19 +57,19 @@ fn emit<T: serde::Serialize>(
     }
 }
 
-/// Runs a consumer: errors are printed and become [`EXIT_INVALID`].
-pub fn run(f: impl FnOnce() -> Result<i32>) -> i32 {
+/// Runs a consumer: errors are printed and become [`Status::Invalid`].
+pub fn run(f: impl FnOnce() -> Result<Status>) -> Status {
     match f() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {}", printable_lines(&format!("{e:#}")));
-            EXIT_INVALID
+            Status::Invalid
         }
     }
 }
 
 /// `cxlchar model`.
-pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
+pub fn model_cmd(a: &ModelArgs) -> Result<Status> {
     let file = load::load(&a.params)?;
     let mut inputs = model::Inputs::from_file(&file);
     inputs.msg_baseline = a.baseline;
@@ -107,15 +99,15 @@ pub fn model_cmd(a: &ModelArgs) -> Result<i32> {
     }
     let evaluated = results.iter().filter(|r| r.evaluated()).count();
     let code = if (!a.model.is_empty() && evaluated < results.len()) || evaluated == 0 {
-        EXIT_NOT_MEASURED
+        Status::NotMeasured
     } else {
-        EXIT_OK
+        Status::Success
     };
     Ok(code)
 }
 
 /// `cxlchar check`.
-pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
+pub fn check_cmd(a: &CheckArgs) -> Result<Status> {
     if let Some(j) = &a.junit {
         junit::check_output(j, &[&a.params, &a.spec])?;
     }
@@ -130,7 +122,7 @@ pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
     let params_name = a.params.display().to_string();
     if let Some(j) = &a.junit {
         let xml = junit::render(&spec.name, &params_name, &results);
-        crate::export::json::write_atomic(j, &xml)
+        crate::document::write::write_atomic(j, &xml)
             .with_context(|| format!("writing {}", j.display()))?;
     }
     let doc = serde_json::json!({
@@ -153,14 +145,14 @@ pub fn check_cmd(a: &CheckArgs) -> Result<i32> {
 fn check_fleet_cmd(
     a: &CheckArgs,
     spec: &spec::Spec,
-    fleet: &crate::fleet::file::FleetFile,
-) -> Result<i32> {
+    fleet: &crate::document::fleet::FleetFile,
+) -> Result<Status> {
     let suites = check::check_fleet(spec, fleet);
     let fleet_name = a.params.display().to_string();
     let code = check::fleet_exit_code(&suites);
     if let Some(j) = &a.junit {
         let xml = junit::render_fleet(&spec.name, &fleet_name, &suites);
-        crate::export::json::write_atomic(j, &xml)
+        crate::document::write::write_atomic(j, &xml)
             .with_context(|| format!("writing {}", j.display()))?;
     }
     let doc = serde_json::json!({
@@ -180,7 +172,7 @@ fn check_fleet_cmd(
 }
 
 /// `cxlchar diff`.
-pub fn diff_cmd(a: &DiffArgs) -> Result<i32> {
+pub fn diff_cmd(a: &DiffArgs) -> Result<Status> {
     let (fa, fb) = match (load::load_any(&a.a)?, load::load_any(&a.b)?) {
         (load::Input::Params(x), load::Input::Params(y)) => (x, y),
         (load::Input::Fleet(x), load::Input::Fleet(y)) => return diff_fleet_cmd(a, &x, &y),
@@ -209,15 +201,15 @@ pub fn diff_cmd(a: &DiffArgs) -> Result<i32> {
         &r,
         &r.warnings,
     )?;
-    Ok(EXIT_OK)
+    Ok(Status::Success)
 }
 
 /// `cxlchar diff` on two fleet files.
 fn diff_fleet_cmd(
     a: &DiffArgs,
-    fa: &crate::fleet::file::FleetFile,
-    fb: &crate::fleet::file::FleetFile,
-) -> Result<i32> {
+    fa: &crate::document::fleet::FleetFile,
+    fb: &crate::document::fleet::FleetFile,
+) -> Result<Status> {
     let r = diff::diff_fleet(fa, fb);
     let (na, nb) = (a.a.display().to_string(), a.b.display().to_string());
     emit(
@@ -227,5 +219,5 @@ fn diff_fleet_cmd(
         &r,
         &r.warnings,
     )?;
-    Ok(EXIT_OK)
+    Ok(Status::Success)
 }

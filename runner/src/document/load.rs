@@ -3,7 +3,7 @@
 //! unreadable, not JSON, truncated, not a params.json, another schema version, or a
 //! layout that does not match this version.
 //!
-//! A fleet file (`format: "cxlchar-fleet"`, [`crate::fleet::file`]) is read by
+//! A fleet file (`format: "cxlchar-fleet"`, [`crate::document::fleet`]) is read by
 //! [`load_any`] (`check`, `diff`, `report`, `plot` take either): the same input rules, its
 //! own `fleet_schema_version` (another one is refused, naming both), and every host's and
 //! pair's params held to the params.json rules above. [`load`] refuses a fleet file with
@@ -19,7 +19,7 @@
 //! (`ulimit -v`) is an error naming the need, not an abort mid-parse. A key given twice
 //! in one JSON object is an error, not "the last one wins".
 
-use crate::fleet::file::{FleetFile, FLEET_FORMAT, FLEET_SCHEMA_VERSION};
+use crate::document::fleet::{FleetFile, FLEET_FORMAT, FLEET_SCHEMA_VERSION};
 use anyhow::{anyhow, bail, Context, Result};
 use bench_core::params::{ParamsFile, SCHEMA_VERSION};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};

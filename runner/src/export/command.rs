@@ -1,7 +1,7 @@
 //! `cxlchar export`: a params.json (read with the consumers' loader) to the Mess curve
 //! format ([`super::mess`]), OpenMetrics text ([`super::openmetrics`]) and CSV
 //! ([`super::csv`]). Everything is rendered and every output checked before anything is
-//! written, and every file is written atomically ([`super::json::write_atomic`]); an
+//! written, and every file is written atomically ([`crate::document::write::write_atomic`]); an
 //! output that is the input, a symbolic link or not a regular file is refused. The Mess
 //! files are written below their folder without following a link ([`OutDir`]), and an
 //! export that fails removes every file and folder it created.
@@ -9,27 +9,28 @@
 //! Exit status as the consumers': 0 written; 2 invalid input or an output refused; 3
 //! `--mess` asked and the file has no `mem.loaded` curve (nothing written).
 
-use super::json::{check_not_input, check_output, write_atomic};
 use super::mess::{self, NoCurves};
 use super::outdir::OutDir;
 use super::{csv::CsvExporter, openmetrics::OpenMetricsExporter, Exporter};
 use crate::cli::ExportArgs;
-use crate::consumers::{load, EXIT_INVALID, EXIT_NOT_MEASURED, EXIT_OK};
+use crate::document::load;
+use crate::document::write::{check_not_input, check_output, write_atomic};
+use crate::exit::Status;
 use crate::output::text::printable_lines;
 use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs `export`; errors are printed, the exit status returned.
-pub fn run(a: &ExportArgs) -> i32 {
+pub fn run(a: &ExportArgs) -> Status {
     match export(a) {
-        Ok(()) => EXIT_OK,
+        Ok(()) => Status::Success,
         Err(e) => {
             eprintln!("error: {}", printable_lines(&format!("{e:#}")));
             if e.downcast_ref::<NoCurves>().is_some() {
-                EXIT_NOT_MEASURED
+                Status::NotMeasured
             } else {
-                EXIT_INVALID
+                Status::Invalid
             }
         }
     }

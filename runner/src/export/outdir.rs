@@ -2,7 +2,7 @@
 //! so that every write stays under it: each component below DIR is created and opened
 //! relative to its parent's descriptor with `O_NOFOLLOW` (`mkdirat`, `openat`), so a
 //! symbolic link anywhere under DIR (`DIR/anon -> /etc`) is refused, never followed.
-//! Each file is written atomically as [`super::json::write_atomic`] writes one (a new
+//! Each file is written atomically as [`crate::document::write::write_atomic`] writes one (a new
 //! temporary file, fsynced, renamed over a regular file or a new name).
 //!
 //! All or nothing as far as the file system allows: an [`OutDir`] dropped before
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 /// The longest file name (bytes) the file systems cxlchar writes to take (`NAME_MAX`).
 pub const NAME_MAX_BYTES: usize = 255;
 
-/// The most bytes [`super::json::temp_name`] adds to a file name.
+/// The most bytes [`crate::document::write::temp_name`] adds to a file name.
 const TEMP_EXTRA_BYTES: usize = ".".len() + ".".len() + 10 + ".tmp".len();
 
 /// What a name below the folder is, seen without following a link.
@@ -268,7 +268,7 @@ impl OutDir {
         let tmp = self
             .path
             .join(rel)
-            .with_file_name(super::json::temp_name(file));
+            .with_file_name(crate::document::write::temp_name(file));
         if tmp.as_os_str().len() >= bench_core::cleanup::PATH_BYTES {
             bail!(
                 "refusing to write {}: its temporary file's path is {} bytes, more than the \
@@ -353,7 +353,7 @@ impl OutDir {
         };
         let out = self.show(rel);
         check_file(dir, file, &out)?;
-        let tmp_name = super::json::temp_name(file);
+        let tmp_name = crate::document::write::temp_name(file);
         let tmp = c_name(&tmp_name)?;
         let name = c_name(file)?;
         let _registered = bench_core::cleanup::register(&dir_path.join(&tmp_name))?;

@@ -10,13 +10,13 @@
 //! [`wire::first_message_time`], and at most [`MAX_PENDING`] connections wait for theirs.
 
 use super::auth::{self, Keys};
-use super::file::{
-    FleetFile, FleetHost, LauncherInfo, PairKind, PairResult, PairSkipped, PoolPair, FLEET_FORMAT,
-    FLEET_SCHEMA_VERSION,
-};
 use super::launcher::Launch;
 use super::pairs::{self, Candidates};
 use super::wire::{self, Hello, Sender, ToCoordinator, ToRank};
+use crate::document::fleet::{
+    FleetFile, FleetHost, LauncherInfo, PairKind, PairResult, PairSkipped, PoolPair, FLEET_FORMAT,
+    FLEET_SCHEMA_VERSION,
+};
 use anyhow::{anyhow, Result};
 use bench_core::params::{ParamsFile, Warning};
 use std::collections::{BTreeMap, BTreeSet};
@@ -559,7 +559,7 @@ impl Coordinator {
             warnings,
         };
         let json = serde_json::to_string_pretty(&file)?;
-        crate::export::json::write_result(&self.cfg.out, &json, 0)?;
+        crate::document::write::write_result(&self.cfg.out, &json, 0)?;
         Ok(file)
     }
 

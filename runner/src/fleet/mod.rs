@@ -10,7 +10,6 @@
 
 pub mod auth;
 pub mod coordinator;
-pub mod file;
 pub mod launcher;
 pub mod outliers;
 pub mod pairs;
@@ -19,9 +18,8 @@ pub mod summary;
 pub mod wire;
 
 use crate::cli::{FleetPair, RunArgs};
-use crate::run::Plan;
+use crate::document::fleet::PairKind;
 use anyhow::{anyhow, bail, Context, Result};
-use file::PairKind;
 use launcher::{Launch, Rank0};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, OnceLock};
@@ -117,12 +115,13 @@ fn bind(launch: &Launch, ports: &[u16]) -> Result<TcpListener> {
     ))
 }
 
-/// Measures as one rank of a fleet job (`--fleet-out`); `pairs_by_default`: the command
-/// runs the pairs unless `--fleet-pairs` says otherwise (`all`).
+/// Takes part in a fleet job (`--fleet-out`) as this process's rank: `measure` measures
+/// this host when the rank is told to (the session's plan, refused as a run of its own
+/// would be); `pairs_by_default`: the command runs the pairs unless `--fleet-pairs` says
+/// otherwise (`all`).
 pub fn measure(
     args: &RunArgs,
-    plan: Plan,
-    best_effort: bool,
+    measure: &mut dyn FnMut() -> Result<bench_core::params::ParamsFile>,
     pairs_by_default: bool,
 ) -> Result<()> {
     let fa = &args.fleet;
@@ -176,7 +175,7 @@ pub fn measure(
     let mut ports = launch.ports(fa.fleet_port);
     let abort: Arc<OnceLock<String>> = Arc::default();
     let coordinator = if launch.rank == 0 {
-        crate::export::json::check_output(&out)?;
+        crate::document::write::check_output(&out)?;
         let listener = bind(&launch, &ports)?;
         ports = vec![listener.local_addr()?.port()];
         // The verbs pairs of a round take the ports just above the rendezvous.
@@ -214,17 +213,6 @@ pub fn measure(
     } else {
         None
     };
-    let mut plan = Some(plan);
-    let mut measure = || -> Result<bench_core::params::ParamsFile> {
-        let plan = plan
-            .take()
-            .ok_or_else(|| anyhow!("asked to measure twice"))?;
-        let outcome = crate::run::execute(args, plan)?;
-        if let Some(r) = crate::refusal(&outcome, best_effort) {
-            return Err(anyhow!(r.message));
-        }
-        Ok(outcome.file)
-    };
     let rank = launch.rank;
     let finished = participant::run(
         participant::Config {
@@ -236,7 +224,7 @@ pub fn measure(
             abort: Some(abort),
         },
         args,
-        &mut measure,
+        measure,
     );
     match coordinator {
         Some(c) => {

@@ -455,7 +455,7 @@ fn measure_in_process<A: Args + FromArgMatches + Setup>(
     let name = command.rsplit(' ').next().unwrap_or(command);
     let args: A = parse_args(name, argv)?;
     let r = pair_run_args(run);
-    let plan = crate::registry::plan(&r, &args)?;
+    let plan = crate::run::plan(&r, &args)?;
     let mut outcome = crate::run::execute(&r, plan)?;
     let mut cmd: Vec<String> = std::iter::once("cxlchar")
         .chain(command.split(' '))

@@ -235,7 +235,7 @@ fn fatal(rank: usize, msg: &str) -> ! {
     for p in bench_core::cleanup::registered() {
         let _ = std::fs::remove_file(p);
     }
-    std::process::exit(1);
+    std::process::exit(crate::exit::Status::Failed.code());
 }
 
 /// Takes part in the job; `measure` measures this host (called at most once).

@@ -2,10 +2,10 @@
 //! report shares: the hosts, the distribution of each key across hosts with the outliers
 //! of [`super::outliers`], the pair matrices host x host, the pairs not measured and why.
 
-use super::file::{FleetFile, PairKind};
 use super::outliers::{self, Verdict};
+use crate::document::fleet::{FleetFile, PairKind};
+use crate::output::num;
 use crate::output::table::{Align::*, TextTable};
-use crate::report::html::num;
 use serde::Serialize;
 use std::collections::BTreeSet;
 
@@ -340,7 +340,7 @@ pub fn render_text(f: &FleetFile) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::fleet::file::{
+    use crate::document::fleet::{
         FleetHost, LauncherInfo, PairResult, PairSkipped, FLEET_FORMAT, FLEET_SCHEMA_VERSION,
     };
     use bench_core::params::ParamsFile;
@@ -349,7 +349,7 @@ pub(crate) mod tests {
     pub(crate) fn params(keys: &[(&str, f64)]) -> ParamsFile {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/params-a.json");
-        let mut f = crate::consumers::load::load(&path).unwrap();
+        let mut f = crate::document::load::load(&path).unwrap();
         f.params = keys.iter().map(|(k, v)| (k.to_string(), *v)).collect();
         f
     }

@@ -7,7 +7,7 @@
 //! plotters escapes the text it draws (`<`, `&`, quotes), so a label taken from the file
 //! cannot inject markup.
 //!
-//! The file is read by the consumers' loader ([`crate::consumers::load`]); each chart
+//! The file is read by the consumers' loader ([`crate::document::load`]); each chart
 //! reads its measurements' parameters by their registered names
 //! ([`bench_core::keys::parameters`]). Charts, each drawn only when its measurements are
 //! in the file, one module each:
@@ -45,11 +45,11 @@ use bench_core::keys::parameters::KIND;
 use bench_core::params::{Measurement, ParamsFile};
 use std::path::{Path, PathBuf};
 
-use crate::consumers::load::Input;
+use crate::document::load::Input;
 
 /// Reads a params.json or a fleet file.
 pub fn load(path: &Path) -> Result<Input> {
-    crate::consumers::load::load_any(path)
+    crate::document::load::load_any(path)
 }
 
 /// What `plot` draws: a params.json's charts or a fleet file's pair heatmaps.
@@ -285,7 +285,7 @@ pub fn plot(f: &(impl Drawable + ?Sized), dir: &Path) -> Result<PlotOutcome> {
         match &c.svg {
             Some(svg) => {
                 let p = dir.join(&c.file);
-                crate::export::json::write_atomic(&p, svg)?;
+                crate::document::write::write_atomic(&p, svg)?;
                 out.written.push(p);
             }
             None => out.skipped.push(format!("{}: {}", c.file, c.note)),

@@ -3,7 +3,7 @@
 
 use super::heatmap::{self, Heatmap};
 use super::Chart;
-use crate::fleet::file::FleetFile;
+use crate::document::fleet::FleetFile;
 use crate::fleet::summary::{self, Matrix};
 use anyhow::{Context, Result};
 
@@ -40,7 +40,7 @@ pub fn render(m: &Matrix) -> Result<Option<String>> {
         row_desc: "host",
         col_desc: "host",
         cells: &cells,
-        format: &|v| crate::report::html::num(Some(v)),
+        format: &|v| crate::output::num(Some(v)),
     })
 }
 

@@ -3,12 +3,14 @@
 //! pairs not measured and, with `--spec`, the verdict per host and pair. Self-contained
 //! like the params.json page (same head, style, escaping and render check).
 
-use super::html::{esc, num, table};
+use super::html::{esc, table};
 use super::{acceptance, head, links, plots, tail, Acceptance};
 use crate::consumers::check::{self, FleetSuite};
-use crate::fleet::file::FleetFile;
+use crate::document::fleet::FleetFile;
+use crate::exit::Status;
 use crate::fleet::outliers;
 use crate::fleet::summary::{self, outlier_text};
+use crate::output::num;
 use crate::plot::Chart;
 use std::fmt::Write as _;
 
@@ -149,8 +151,8 @@ fn fleet_acceptance(a: &FleetAcceptance) -> String {
         .iter()
         .map(|x| {
             let (class, label) = match x.exit_code {
-                crate::consumers::EXIT_OK => ("pass", "pass"),
-                crate::consumers::EXIT_FAILED => ("fail", "FAIL"),
+                Status::Success => ("pass", "pass"),
+                Status::Failed => ("fail", "FAIL"),
                 _ => ("nm", "NOT MEASURED"),
             };
             vec![
@@ -167,7 +169,7 @@ fn fleet_acceptance(a: &FleetAcceptance) -> String {
         esc(a.spec),
         a.suites
             .iter()
-            .filter(|x| x.exit_code == crate::consumers::EXIT_OK)
+            .filter(|x| x.exit_code == Status::Success)
             .count(),
         a.suites.len(),
         table("verdicts", &["suite", "kind", "verdict", "params"], &rows)

@@ -27,12 +27,15 @@ pub mod html;
 
 use crate::cli::ReportArgs;
 use crate::consumers::check::{self, CheckResult, Outcome};
-use crate::consumers::{load, spec};
+use crate::consumers::spec;
+use crate::document::load;
+use crate::exit::Status;
+use crate::output::num;
 use crate::plot::Chart;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
 use bench_core::units::format_size;
-use html::{esc, num, table};
+use html::{esc, table};
 use std::fmt::Write as _;
 
 /// The acceptance part of a report: the spec's name and the results.
@@ -44,13 +47,13 @@ pub struct Acceptance<'a> {
 }
 
 /// `cxlchar report`.
-pub fn report_cmd(a: &ReportArgs) -> Result<i32> {
+pub fn report_cmd(a: &ReportArgs) -> Result<Status> {
     let mut inputs = vec![a.params.as_path()];
     if let Some(s) = &a.spec {
         inputs.push(s.as_path());
     }
-    crate::export::json::check_output(&a.out).map_err(|e| e.context("--out"))?;
-    crate::export::json::check_not_input(&a.out, &inputs)?;
+    crate::document::write::check_output(&a.out).map_err(|e| e.context("--out"))?;
+    crate::document::write::check_not_input(&a.out, &inputs)?;
     let spec = match &a.spec {
         Some(p) => {
             let text = load::read_input(p, "spec ")?;
@@ -69,9 +72,9 @@ pub fn report_cmd(a: &ReportArgs) -> Result<i32> {
             };
             let charts = crate::plot::pairs::charts(&f)?;
             let page = fleet::render(&f, &a.params.display().to_string(), &charts, acc.as_ref());
-            crate::export::json::write_atomic(&a.out, &page)?;
+            crate::document::write::write_atomic(&a.out, &page)?;
             println!("{}", a.out.display());
-            return Ok(crate::consumers::EXIT_OK);
+            return Ok(Status::Success);
         }
     };
     let spec_name = a.spec.as_ref().map(|p| p.display().to_string());
@@ -87,9 +90,9 @@ pub fn report_cmd(a: &ReportArgs) -> Result<i32> {
         &charts,
         acceptance.as_ref(),
     );
-    crate::export::json::write_atomic(&a.out, &page)?;
+    crate::document::write::write_atomic(&a.out, &page)?;
     println!("{}", a.out.display());
-    Ok(crate::consumers::EXIT_OK)
+    Ok(Status::Success)
 }
 
 const STYLE: &str = "

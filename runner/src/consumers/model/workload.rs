@@ -292,7 +292,7 @@ pub fn normalize(raw: [f64; 4], used: &[Class], cmax: f64) -> Weights {
 impl Workload {
     /// Reads and checks a workload file.
     pub fn load(path: &Path) -> Result<Workload> {
-        let text = super::super::load::read_input(path, "workload ")?;
+        let text = crate::document::load::read_input(path, "workload ")?;
         Self::parse(&text).with_context(|| format!("workload {}", path.display()))
     }
 

@@ -1,0 +1,85 @@
+//! What `cxlchar gpu` plans: one discovery, then a `gpu.bw` benchmark per GPU and one
+//! `gpu.pool` benchmark placed on every memory target.
+
+use crate::config::GpuArgs;
+use crate::host::GpuHostBench;
+use crate::pool::GpuPoolBench;
+use bench_core::bench::{Benchmark, BoxError, Options, Planned, Setup};
+
+impl Setup for GpuArgs {
+    /// Planned after one discovery: without a usable driver or device the family is one
+    /// `gpu` skip with the reason (nothing is allocated); otherwise a `gpu.bw` device
+    /// benchmark per GPU (pageable and pinned host memory, target `gpu:N`) and one
+    /// `gpu.pool` memory benchmark, placed on every target like the memory families (so
+    /// its keys are qualified and renamed on far memory). A `--device` beyond the GPUs
+    /// present is an error.
+    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+        let config = self.config()?;
+        let inv = match crate::discovery::probe() {
+            Ok(inv) => inv,
+            Err(e) => return Ok(Planned::skip(crate::FAMILY, e.to_string())),
+        };
+        let n = inv.devices.len();
+        config.validate_device(n)?;
+        let devices: Vec<usize> = match config.device {
+            Some(d) => vec![d],
+            None => (0..n).collect(),
+        };
+        let mut benchmarks: Vec<Box<dyn Benchmark>> = devices
+            .into_iter()
+            .map(|device| {
+                Box::new(GpuHostBench {
+                    device,
+                    config: config.clone(),
+                }) as Box<dyn Benchmark>
+            })
+            .collect();
+        benchmarks.push(Box::new(GpuPoolBench { config, gpus: n }));
+        Ok(Planned {
+            benchmarks,
+            skipped: vec![],
+        })
+    }
+
+    fn far_nodes_by_default(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_driver_plans_a_family_skip_and_nothing_else() {
+        if crate::cuda::library_present() {
+            return;
+        }
+        let a = GpuArgs {
+            device: None,
+            max_size: None,
+            streams: None,
+            contention_size: None,
+        };
+        let p = a.plan(&Options::default()).unwrap();
+        assert!(p.benchmarks.is_empty());
+        assert_eq!(p.skipped.len(), 1);
+        assert_eq!(p.skipped[0].benchmark, "gpu");
+        assert!(
+            p.skipped[0].reason.contains("libcuda"),
+            "{}",
+            p.skipped[0].reason
+        );
+    }
+
+    #[test]
+    fn bad_options_are_errors_of_the_plan() {
+        let a = GpuArgs {
+            device: None,
+            max_size: Some(100),
+            streams: None,
+            contention_size: None,
+        };
+        assert!(a.plan(&Options::default()).is_err());
+    }
+}

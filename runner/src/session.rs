@@ -1,0 +1,131 @@
+//! Executing what a command asked for ([`Intent`]): a plan measured here or as one rank
+//! of a launcher job ([`crate::fleet`]), or a peer served. The one place that turns an
+//! [`Outcome`] into a refusal (exit 3 or 4, `--out` untouched) and writes `--out`.
+//!
+//! The commands only plan ([`crate::registry`], [`crate::run::plan`]); `main` parses,
+//! hands the intent here and exits with the status.
+
+use crate::cli::RunArgs;
+use crate::exit::{Exit, Status};
+use crate::export::{self, Exporter};
+use crate::run::{Outcome, Plan};
+use anyhow::{anyhow, Context, Result};
+use bench_core::params::ParamsFile;
+use std::io::Write;
+
+/// What a command asks for.
+pub enum Intent {
+    /// Measure a plan: `best_effort` accepts a partial result; `pairs_by_default` runs the
+    /// fleet's pairwise matrices unless `--fleet-pairs` says otherwise (`all`).
+    Measure {
+        /// The plan.
+        plan: Plan,
+        /// Exit 0 with a partial result.
+        best_effort: bool,
+        /// A fleet run measures its pairs unless told otherwise.
+        pairs_by_default: bool,
+    },
+    /// Serve a peer that measures (`pool msg --role follower`): nothing is measured here.
+    Serve(Box<dyn FnOnce() -> Result<()>>),
+}
+
+impl Intent {
+    /// A plan measured as a single command does: best effort as `--best-effort` says, no
+    /// fleet pairs unless asked for.
+    pub fn measure(run: &RunArgs, plan: Plan) -> Intent {
+        Intent::Measure {
+            plan,
+            best_effort: run.best_effort,
+            pairs_by_default: false,
+        }
+    }
+}
+
+/// Carries out `intent` with the shared options `args`.
+pub fn execute(args: &RunArgs, intent: Intent) -> Result<Status> {
+    let (plan, best_effort, pairs_by_default) = match intent {
+        Intent::Serve(serve) => return serve().map(|()| Status::Success),
+        Intent::Measure {
+            plan,
+            best_effort,
+            pairs_by_default,
+        } => (plan, best_effort, pairs_by_default),
+    };
+    if args.fleet.fleet_out.is_some() {
+        let mut plan = Some(plan);
+        let mut measure = || -> Result<ParamsFile> {
+            let plan = plan
+                .take()
+                .ok_or_else(|| anyhow!("asked to measure twice"))?;
+            let outcome = crate::run::execute(args, plan)?;
+            match refusal(&outcome, best_effort) {
+                Some(r) => Err(anyhow!(r.message)),
+                None => Ok(outcome.file),
+            }
+        };
+        crate::fleet::measure(args, &mut measure, pairs_by_default)?;
+        return Ok(Status::Success);
+    }
+    measure_here(args, plan, best_effort)
+}
+
+/// Runs the plan, prints its params document and writes `--out` when what was asked was
+/// measured (docs/safety.md): nothing measured exits 3 and a skipped part exits 4
+/// (unless `best_effort`), both leaving `--out` as it was. A benchmark that failed fails
+/// the run: nothing is written.
+fn measure_here(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<Status> {
+    let outcome = crate::run::execute(args, plan)?;
+    let file = &outcome.file;
+    let text = export::for_format(args.format).render(file)?;
+    let refusal = refusal(&outcome, best_effort);
+    let json = match (&refusal, &args.out) {
+        (None, Some(_)) => Some(export::json::JsonExporter.render(file)?),
+        _ => None,
+    };
+    // The report first: once `--out` is in place nothing is left that can fail, and a
+    // signal exits 0 (the run is complete, `--out` holds it).
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+        .context("writing to stdout")?;
+    drop(stdout);
+    if let (Some(out), Some(json)) = (&args.out, &json) {
+        crate::document::write::write_result(out, json, 0)?;
+    }
+    if let Some(mut r) = refusal {
+        if let Some(out) = &args.out {
+            r.message
+                .push_str(&format!("; {} not written", out.display()));
+        }
+        return Err(r.into());
+    }
+    if let Some(out) = &args.out {
+        if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+            eprintln!("wrote {}", out.display());
+        }
+    }
+    Ok(Status::Success)
+}
+
+/// Why a run's outcome is not what was asked: nothing measured (exit 3), or a part
+/// skipped without `best_effort` (exit 4); `None`: it is.
+fn refusal(outcome: &Outcome, best_effort: bool) -> Option<Exit> {
+    if outcome.measured_nothing() {
+        Some(Exit {
+            status: Status::NotMeasured,
+            message: "nothing was measured: every benchmark or target was skipped (reasons above)"
+                .into(),
+        })
+    } else if outcome.skipped_whole > 0 && !best_effort {
+        Some(Exit {
+            status: Status::Partial,
+            message: format!(
+                "partially measured: {} benchmark(s) or target(s) asked for were skipped (reasons above); fix them or pass --best-effort to accept a partial result",
+                outcome.skipped_whole
+            ),
+        })
+    } else {
+        None
+    }
+}

@@ -18,7 +18,7 @@ use std::str::FromStr;
 pub struct BarSpecError {
     /// The text.
     pub spec: String,
-    /// Why.
+    /// What is wrong with it.
     pub reason: String,
 }
 

@@ -154,7 +154,7 @@ pub enum ScaleError {
     Queue {
         /// The pair.
         pair: usize,
-        /// Why.
+        /// The error that made the cell unmeasurable.
         err: CellError,
     },
     /// No progress.

@@ -193,7 +193,7 @@ cxl_all_b() { # guest b, after the srun steps: `cxlchar all` on the shared CXL d
   echo "done" > "$OUT/cxl-all-done-b"
 }
 
-# Slurm across the guests (issue #20): munged and slurmd on both, slurmctld on guest a, one
+# Slurm across the guests: munged and slurmd on both, slurmctld on guest a, one
 # partition of the two one-CPU nodes; guest a runs `srun -N2 -n2` (hostname, env, and the
 # fleet run: `cxlchar all --fleet-out`, a verbs pair over rxe0 and a pool pair over the CXL
 # device both guests map). The daemons start only after each guest's own measurements and
@@ -310,7 +310,7 @@ slurm_fleet() { # guest a: srun across both guests; then guest b may go on (mark
       cat "$OUT/fleet.err" "$OUT/fleet.txt"
     else
       echo "fleet: not built ($CX all --help has no --fleet-out)" | tee "$OUT/fleet.txt"
-      fail "fleet: not built: cxlchar all has no --fleet-out (issue #20), the srun fleet step did not run"
+      fail "fleet: not built: cxlchar all has no --fleet-out, the srun fleet step did not run"
     fi
   fi
   slurm_stop

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A real quick run written before issue #19, with `mem.loaded` curves of the old mixes
+/// A real quick run written by an earlier version, with `mem.loaded` curves of the old mixes
 /// (read, read-write): the compatibility case.
 fn fixture() -> PathBuf {
     repo("results/plots/params-all-quick.json")

@@ -72,7 +72,7 @@ fn data(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-/// Issue #15's live bug: `msg_rate_mps` (and every produced key) is accepted by `check`
+/// A bug once seen live: `msg_rate_mps` (and every produced key) is accepted by `check`
 /// and `--what-if`; a key nobody produces is still refused, by name.
 #[test]
 fn every_produced_key_is_accepted_by_check_and_what_if() {

@@ -452,7 +452,7 @@ fn assert_backed_by_the_cxl_device(g: &str, m: &Value) {
     assert_eq!(memdevs[0]["serial"], "0x1234", "{}: {b}", m["id"]);
 }
 
-/// Issue #18 item 5: guest b's Type-3 device maps guest a's backing file and label area
+/// Guest b's Type-3 device maps guest a's backing file and label area
 /// with the same serial; b found a's devdax namespace by itself and `cxlchar pool msg` ran
 /// between the guests over it (a leads and measures, b follows), next to the ivshmem run.
 #[test]
@@ -508,7 +508,7 @@ fn cross_host_pool_messaging_over_the_shared_cxl_device() {
     assert_eq!(out_file("cxl-ready-a", "guest a's marker"), dax_a);
 }
 
-/// Issue #18 item 1: at the end of guest a's run its CXL dax device was onlined as system
+/// At the end of guest a's run its CXL dax device was onlined as system
 /// RAM (kmem): a NUMA node with memory and no CPUs, backed by the CXL device, measured with
 /// every page of the buffer verified on that node.
 #[test]
@@ -628,7 +628,7 @@ fn sysfs_snapshots_cover_the_devdax_and_the_cxl_backed_node() {
     }
 }
 
-/// Issue #18 item 2: `cxlchar targets` in guest a lists the CXL memory device with its
+/// `cxlchar targets` in guest a lists the CXL memory device with its
 /// chain (serial, capacity, PCI function and link, port path, decoders, region) and says
 /// what backs each dax device and memory-only node: the CXL devdax and, after kmem, node N
 /// are the region on mem0; the NVDIMM and node 1 (QEMU RAM without CPUs) are not CXL.
@@ -749,7 +749,7 @@ fn far_memory_that_is_not_cxl_is_said_to_be_so() {
     );
 }
 
-// Issue #20: Slurm across the guests. Guest a runs slurmctld, both guests slurmd; guest a
+// Slurm across the guests. Guest a runs slurmctld, both guests slurmd; guest a
 // runs `srun -N2 -n2 --label hostname`, `... env` (srun-hostname.txt, srun-env.txt) and the
 // fleet run `srun -N2 -n2 cxlchar all --quick --allow-write --fleet-pool-offset 32M
 // --fleet-pool-len 8M --fleet-out fleet.json` (fleet.txt, fleet.err).

@@ -23,7 +23,7 @@ pub const INJECTED_BW_GBS: &str = "injected_bw_gbs";
 pub const DELAY_PAUSE: &str = "delay_pause";
 /// Read share of a loaded-latency point's traffic in percent, counting the RFO read a
 /// temporal store causes (`mem.loaded`: read 100, 3r1w 80, 2r1w 75, 1r1w 67, nt-write 0;
-/// files before issue #19 lack it, their `read-write` mix is 67).
+/// files of earlier versions lack it, their `read-write` mix is 67).
 pub const READ_PCT: &str = "read_pct";
 /// Loads to stores of a loaded-latency point's traffic, by instruction (and byte) count,
 /// as `"R:W"` (`mem.loaded`: `"1:0"`, `"3:1"`, `"2:1"`, `"1:1"`, `"0:1"`).

@@ -17,7 +17,7 @@ const CT: &str = "cxlchar mem copy-threshold";
 const AO: &str = "cxlchar mem alltoall-order";
 const LOADED: &str = "cxlchar mem loaded";
 const LOADED_OLD: &str =
-    "cxlchar mem loaded before issue #19 (no longer written; the 1r1w keys replace it)";
+    "cxlchar mem loaded of earlier versions, before the 1r1w mixes (no longer written; the 1r1w keys replace it)";
 const ATOMICS: &str = "cxlchar pool atomics";
 const ATOMICS_FAR: &str =
     "cxlchar pool atomics --target node:N (a memory-only node) or --target dax:/dev/daxX.Y";
@@ -265,8 +265,8 @@ pub static REGISTRY: &[KeyDef] = &[
     key("loaded_lat_max_bw_{mix}_gbs", Gbs, "mem.loaded", LOADED, "largest injected bandwidth of the curve with loads and stores", "max of the points' `injected_bw_gbs`: bytes loaded + stored by the traffic threads' instructions / their time (RFO not counted), GB = 1e9 B", "000 (latency under bandwidth load; MLC -W3/-W2/-W5/-W6)").vars(&[LOADED_MIX]),
     key("loaded_lat_at_max_bw_{mix}_ns", Ns, "mem.loaded", LOADED, "chase latency at that point", "the point's p50 of 256-load batch means", "000").vars(&[LOADED_MIX]),
     key("loaded_lat_p99_at_max_bw_{mix}_ns", Ns, "mem.loaded", LOADED, "per-load tail latency at that point", "the point's `per_load_p99_ns`", "000").vars(&[LOADED_MIX]),
-    key("loaded_lat_max_bw_rw_gbs", Gbs, "mem.loaded", LOADED_OLD, "largest injected bandwidth with read + write (copy) traffic, in files written before issue #19 (now `loaded_lat_max_bw_1r1w_gbs`)", "max of the points' `injected_bw_gbs` (bytes read + written by a copy within each chunk)", "000"),
-    key("loaded_lat_at_max_bw_rw_ns", Ns, "mem.loaded", LOADED_OLD, "chase latency at that point, copy traffic, in files written before issue #19 (now `loaded_lat_at_max_bw_1r1w_ns`)", "the point's p50", "000"),
+    key("loaded_lat_max_bw_rw_gbs", Gbs, "mem.loaded", LOADED_OLD, "largest injected bandwidth with read + write (copy) traffic, in files of earlier versions (now `loaded_lat_max_bw_1r1w_gbs`)", "max of the points' `injected_bw_gbs` (bytes read + written by a copy within each chunk)", "000"),
+    key("loaded_lat_at_max_bw_rw_ns", Ns, "mem.loaded", LOADED_OLD, "chase latency at that point, copy traffic, in files of earlier versions (now `loaded_lat_at_max_bw_1r1w_ns`)", "the point's p50", "000"),
     // ---------------------------------------------------------------- pool.atomics
     key("atomic_lat_ns", Ns, "pool.atomics", ATOMICS, "latency of one atomic RMW on the target's memory", "median of the p50 per-op latencies of dependent chains of fetch-add, CAS, exchange over the DRAM working set of the first CPU (4 x the caches it can fill, checked: `dram_check`; randomized 256-byte slots, TLB-local order; each operation goes on where the previous stopped; the known successor for CAS/exchange comes from a counter, off the dependency chain)", "000 (`CXL_ATOMIC_LAT` on local memory)").far("cxl_atomic_lat_ns"),
     key("cxl_atomic_lat_ns", Ns, "pool.atomics", ATOMICS_FAR, "`atomic_lat_ns` measured on far memory (memory-only NUMA node, dax)", "as `atomic_lat_ns`, renamed by the runner for far targets", "000 `CXL_ATOMIC_LAT`; transfer = 2 x this").of("atomic_lat_ns").models(MSG_PATH),

@@ -125,7 +125,7 @@ pub enum ToRank {
     /// Not accepted, and why (a rank of this job stops; a refusal whose proof does not
     /// check is a stranger's, and the rank looks further).
     Refused {
-        /// Why.
+        /// What rank 0 says is wrong with the rank (sent back to it).
         reason: String,
         /// Rank 0's proof over the reason, as for `Admitted`.
         proof: String,

@@ -3,7 +3,7 @@
 //! ([`coordinator`], over [`wire`]), and does what it is told ([`participant`]): the
 //! lowest rank of each host measures it (hosts of one machine in turn), then the hosts
 //! pair up in rounds ([`pairs`]); rank 0 writes every host's params and the pairs into
-//! one fleet file ([`file`](mod@file)). A rank acts only for its own job: rank 0 and the
+//! one fleet file ([`crate::document::fleet`]). A rank acts only for its own job: rank 0 and the
 //! ranks prove the job's key to each other ([`auth`]), and rank 0's commands name no
 //! path, offset or size. docs/fleet.md is the user's guide, docs/safety.md the threat
 //! model.

@@ -172,8 +172,16 @@ pub fn render_text(f: &FleetFile) -> String {
         f.started_at,
         f.finished_at
     );
+    s.push_str(&hosts_text(f));
+    s.push_str(&keys_text(f));
+    s.push_str(&pairs_text(f));
+    s.push_str(&skipped_and_warnings_text(f));
+    s
+}
 
-    s.push_str("hosts\n");
+/// The hosts table: ranks, the measuring rank, address, CPU, keys and warnings by code.
+fn hosts_text(f: &FleetFile) -> String {
+    let mut s = String::from("hosts\n");
     let mut t = TextTable::new(&[
         ("host", Left),
         ("ranks", Left),
@@ -185,15 +193,6 @@ pub fn render_text(f: &FleetFile) -> String {
     ])
     .indent(2);
     for h in &f.hosts {
-        // Each code once, in first-seen order, with how often it came (`disturbed x14`).
-        let mut codes: Vec<(&str, usize)> = Vec::new();
-        for w in &h.params.warnings {
-            match codes.iter_mut().find(|(c, _)| *c == w.code) {
-                Some((_, n)) => *n += 1,
-                None => codes.push((w.code.as_str(), 1)),
-            }
-        }
-        let total = h.params.warnings.len();
         t.row([
             h.host.clone(),
             h.ranks
@@ -205,31 +204,48 @@ pub fn render_text(f: &FleetFile) -> String {
             h.address.clone(),
             h.params.environment.cpu.model.clone(),
             h.params.params.len().to_string(),
-            if codes.is_empty() {
-                "-".into()
-            } else {
-                let list: Vec<String> = codes
-                    .iter()
-                    .map(|(c, n)| {
-                        if *n > 1 {
-                            format!("{c} x{n}")
-                        } else {
-                            c.to_string()
-                        }
-                    })
-                    .collect();
-                format!("{total} ({})", list.join(", "))
-            },
+            warning_codes(&h.params.warnings),
         ]);
     }
     s.push_str(&t.render());
+    s
+}
 
+/// Warnings by code, each once in first-seen order with how often it came
+/// (`3 (disturbed x2, thp)`), `-` for none.
+fn warning_codes(warnings: &[bench_core::params::Warning]) -> String {
+    let mut codes: Vec<(&str, usize)> = Vec::new();
+    for w in warnings {
+        match codes.iter_mut().find(|(c, _)| *c == w.code) {
+            Some((_, n)) => *n += 1,
+            None => codes.push((w.code.as_str(), 1)),
+        }
+    }
+    if codes.is_empty() {
+        return "-".into();
+    }
+    let list: Vec<String> = codes
+        .iter()
+        .map(|(c, n)| {
+            if *n > 1 {
+                format!("{c} x{n}")
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
+    format!("{} ({})", warnings.len(), list.join(", "))
+}
+
+/// Each key every host has, across hosts (median, MAD, outliers), then the keys some
+/// hosts lack and the outlier hosts.
+fn keys_text(f: &FleetFile) -> String {
     let dists = distributions(f);
-    s.push_str(&format!(
+    let mut s = format!(
         "\nper key across hosts ({} key(s) every host has)\n  rule: {}\n",
         dists.len(),
         outliers::RULE
-    ));
+    );
     let mut t = TextTable::new(&[
         ("key", Left),
         ("unit", Left),
@@ -278,7 +294,12 @@ pub fn render_text(f: &FleetFile) -> String {
             flagged.join(", ")
         }
     ));
+    s
+}
 
+/// One host x host matrix per pair kind and key.
+fn pairs_text(f: &FleetFile) -> String {
+    let mut s = String::new();
     for m in matrices(f) {
         if !m.any() {
             s.push_str(&format!(
@@ -305,11 +326,12 @@ pub fn render_text(f: &FleetFile) -> String {
         }
         s.push_str(&t.render());
     }
+    s
+}
 
-    s.push_str(&format!(
-        "\npairs not measured ({})\n",
-        f.pairs_skipped.len()
-    ));
+/// The pairs not measured, with the reasons, then the fleet's own warnings.
+fn skipped_and_warnings_text(f: &FleetFile) -> String {
+    let mut s = format!("\npairs not measured ({})\n", f.pairs_skipped.len());
     if !f.pairs_skipped.is_empty() {
         let mut t = TextTable::new(&[("kind", Left), ("hosts", Left), ("reason", Left)]).indent(2);
         for p in &f.pairs_skipped {

@@ -59,6 +59,8 @@ impl Default for GpuPoolBench {
 /// The parts of the region the CPU-agents test uses, and how they were sized.
 #[derive(Debug, Clone)]
 struct WithCpuParts {
+    /// The agents' CPUs: every CPU of the run after the first (which drives the GPU).
+    agents: Vec<usize>,
     gpu_bytes: usize,
     cpu_bytes: usize,
     sizing: String,
@@ -73,6 +75,7 @@ impl GpuPoolBench {
         let (gpu_bytes, cpu_bytes) =
             with_cpu::part_bytes(bytes, self.config.with_cpu_copy_bytes(), agents.len());
         Some(WithCpuParts {
+            agents: agents.to_vec(),
             gpu_bytes,
             cpu_bytes,
             sizing: sizing.explain(),
@@ -368,7 +371,7 @@ impl PoolRun<'_, '_> {
             buf: &buf,
             host: self.host.sub(0, parts.gpu_bytes),
         };
-        let agents = &self.ctx.cpus[1..];
+        let agents = &parts.agents;
         let cpu = CpuSide {
             cpus: agents,
             host: self.host.sub(parts.gpu_bytes, parts.cpu_bytes),
@@ -386,6 +389,13 @@ impl PoolRun<'_, '_> {
             ));
             let mut p = with_cpu::measure(&gpu, &cpu, dir, plan, &self.ctx.timer)?;
             p.sizing = parts.sizing.clone();
+            if p.cpu_alone.is_empty() || p.cpu_beside_gpu.is_empty() {
+                report.skipped.push(self.skipped(format!(
+                    "CPU agents beside the GPU ({}): no window in which every agent was pinned to its CPU ({}) and streamed",
+                    dir.name(),
+                    bench_core::pin::format_cpu_list(agents)
+                )));
+            }
             points.push(p);
         }
         Ok(points)
@@ -480,6 +490,37 @@ mod tests {
             b.region_bytes(&ctx, &TargetSpec::Anon),
             64 << 20,
             "one device: no multi-GPU test"
+        );
+    }
+
+    /// The 16-core H200 host of shared/server-runs (one 300 MiB L3, 2 MiB L2 per core):
+    /// 15 agents, each part 4 x (300 + 15 x 2) MiB, whole 64 MiB copies for the GPU and
+    /// whole 4 MiB chunks per agent; the same parts with and without --quick.
+    #[test]
+    fn the_h200_hosts_parts_leave_its_300m_l3() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = bench_core::topology::fixtures::Server::h200_host();
+        bench_core::topology::fixtures::write_server(dir.path(), &server).unwrap();
+        let quick = Context {
+            topology: bench_core::topology::Topology::read(dir.path()),
+            cpus: (0..16).collect(),
+            ..Context::quick_local()
+        };
+        let full = Context {
+            quick: false,
+            ..quick.clone()
+        };
+        let b = GpuPoolBench::default();
+        let p = b.with_cpu_parts(&quick, &TargetSpec::Anon).unwrap();
+        let mib = 1 << 20;
+        assert_eq!(p.agents, (1..16).collect::<Vec<_>>());
+        assert_eq!(p.gpu_bytes, 1344 * mib, "{}", p.sizing);
+        assert_eq!(p.cpu_bytes, 15 * 88 * mib, "{}", p.sizing);
+        let f = b.with_cpu_parts(&full, &TargetSpec::Anon).unwrap();
+        assert_eq!((f.gpu_bytes, f.cpu_bytes), (p.gpu_bytes, p.cpu_bytes));
+        assert_eq!(
+            b.region_bytes(&quick, &TargetSpec::Anon),
+            b.region_bytes(&full, &TargetSpec::Anon)
         );
     }
 

@@ -289,8 +289,10 @@ pub fn dispatch(m: &ArgMatches) -> Option<Result<(RunArgs, Intent)>> {
     Some(
         RunArgs::from_arg_matches(leaf)
             .map_err(|e| anyhow!(e))
-            .and_then(|run| Ok(((e.intent)(&run, leaf)?, run)))
-            .map(|(intent, run)| (run, intent)),
+            .and_then(|run| {
+                let intent = (e.intent)(&run, leaf)?;
+                Ok((run, intent))
+            }),
     )
 }
 

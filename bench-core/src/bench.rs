@@ -9,6 +9,7 @@
 //! [`Setup`] turns it into benchmarks against the shared [`Options`].
 
 use crate::dram_check::Pattern;
+use crate::effort::Effort;
 use crate::params::{Measurement, ParamInfo, PrefetchCheck, Skipped, Warning};
 use crate::sizing::{DramSizing, SizingBook};
 use crate::target::{Region, TargetSpec};
@@ -25,8 +26,8 @@ pub struct Context {
     pub topology: Topology,
     /// CPUs the user allowed for measuring threads (first = the main measuring CPU).
     pub cpus: Vec<usize>,
-    /// Short run: fewer sizes and samples, same methods.
-    pub quick: bool,
+    /// How many points and samples (`--quick` or a full run; [`crate::effort`]).
+    pub effort: &'static Effort,
     /// Seed of every random order (chases are reproducible for a seed).
     pub seed: u64,
     /// Progress reporter (a line of text); the runner decides where it goes.
@@ -43,7 +44,7 @@ impl Context {
             timer: Timer::calibrate(crate::timer::Calibration::QUICK),
             topology: Topology::system(),
             cpus: crate::pin::allowed_cpus(),
-            quick: true,
+            effort: &crate::effort::QUICK,
             seed: 1,
             progress: Arc::new(|_| {}),
             sizing: SizingBook::default(),
@@ -364,16 +365,28 @@ pub trait Benchmark {
 
 /// The options every measuring command shares, as a benchmark's configuration sees them
 /// when it is turned into benchmarks ([`Setup::plan`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Options {
-    /// `--quick`.
-    pub quick: bool,
+    /// How many points and samples (`--quick` or a full run).
+    pub effort: &'static Effort,
     /// `--allow-write`: writing into dax and file targets and PCI BARs is allowed.
     pub allow_write: bool,
     /// The CPUs of the run (`--cpu`, else every allowed CPU).
     pub cpus: Vec<usize>,
     /// The targets named with `--target` (empty: the runner's defaults).
     pub targets: Vec<TargetSpec>,
+}
+
+impl Default for Options {
+    /// A full run on no CPUs and the default targets, writing nothing.
+    fn default() -> Options {
+        Options {
+            effort: &crate::effort::FULL,
+            allow_write: false,
+            cpus: vec![],
+            targets: vec![],
+        }
+    }
 }
 
 /// Benchmarks to run, and parts skipped as a whole (`gpu` without a driver).

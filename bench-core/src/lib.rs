@@ -41,6 +41,7 @@ pub mod cleanup;
 pub mod counters;
 pub mod cxl;
 pub mod dram_check;
+pub mod effort;
 pub mod env;
 pub mod error;
 pub mod kernels;

@@ -20,18 +20,6 @@ pub struct Budget {
     pub max_samples: usize,
 }
 
-impl Budget {
-    /// The budget of a bandwidth point (`mem.bandwidth`, `pool.flush-bw`): 200 ms (30 ms
-    /// when quick), 5 to 2000 samples.
-    pub fn bandwidth(quick: bool) -> Budget {
-        Budget {
-            time: Duration::from_millis(if quick { 30 } else { 200 }),
-            min_samples: 5,
-            max_samples: 2000,
-        }
-    }
-}
-
 /// The samples of a lockstep run and the counter evidence of its threads.
 #[derive(Debug, Clone)]
 pub struct Lockstep {

@@ -235,7 +235,7 @@ impl Benchmark for AtomicsBench {
             big = confirmed;
         }
         let placement = region.placement().clone();
-        let samples = if ctx.quick { 15 } else { 60 };
+        let samples = ctx.effort.pool.atomic_samples;
         let mut group = CounterGroup::open_with_timer(&ctx.timer);
         for (si, &size) in [4096usize, big].iter().enumerate() {
             let slots = size / 64;
@@ -425,7 +425,7 @@ fn dram_check(
         max_bytes: whole_blocks(limit.max(big), false),
         better: Better::Lower,
     };
-    let samples = if ctx.quick { 15 } else { 60 };
+    let samples = ctx.effort.pool.atomic_samples;
     let mut group = CounterGroup::open_with_timer(&ctx.timer);
     let outcome = dc::run(plan, |bytes, pass| {
         region
@@ -483,7 +483,8 @@ fn dram_check(
 /// Dependent atomic RMW latency (fetch-add, CAS, exchange) vs plain loads on a target.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AtomicsArgs {
-    /// Working set (default: 2x LLC, 64 MiB .. 1 GiB; quick: 64 MiB); at least one line.
+    /// Working set (default: the target's DRAM working set for the first CPU, as the latency
+    /// sweep's: 4 x the caches it can fill, the same with --quick); at least one line.
     #[arg(long, value_name = "SIZE", value_parser = parse_line_size)]
     pub size: Option<usize>,
 }

@@ -211,7 +211,7 @@ impl Benchmark for C2cBench {
         // SAFETY: the region is page aligned and at least 4 KiB; offset 0 is an aligned
         // AtomicU64 that only this benchmark touches while the borrow lasts.
         let line = unsafe { &*(region.as_mut_ptr() as *const AtomicU64) };
-        let (samples, trips) = if ctx.quick { (10, 1000) } else { (40, 5000) };
+        let (samples, trips) = ctx.effort.pool.c2c;
         let mut report = Report::default();
         let cpus = ctx.cpus.clone();
         for kind in [PingPong::Cas, PingPong::Flag] {

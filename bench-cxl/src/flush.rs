@@ -155,7 +155,7 @@ impl FlushBench {
 }
 
 fn samples(ctx: &Context, size: usize) -> usize {
-    let base = if ctx.quick { 20 } else { 200 };
+    let base = ctx.effort.pool.flush_samples;
     if size >= 32 * 1024 {
         base / 2
     } else {

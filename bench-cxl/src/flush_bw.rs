@@ -23,7 +23,7 @@ use crate::measurement;
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
 };
-use bench_core::lockstep::{gbs, lockstep, Budget};
+use bench_core::lockstep::{gbs, lockstep};
 use bench_core::params::{Skipped, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::TargetSpec;
@@ -234,12 +234,12 @@ pub struct Point {
 
 /// The points of a run with `t` threads: every column at `t`; in a full run also the
 /// best method (`best`) and the reference at every count 1..t.
-pub fn points(t: usize, quick: bool, best: Option<Column>) -> Vec<Point> {
+pub fn points(t: usize, every_count: bool, best: Option<Column>) -> Vec<Point> {
     let mut v: Vec<Point> = Column::ALL
         .iter()
         .map(|&column| Point { column, threads: t })
         .collect();
-    if !quick {
+    if every_count {
         for n in 1..t {
             for column in [Some(Column::Stores), best].into_iter().flatten() {
                 v.push(Point { column, threads: n });
@@ -277,7 +277,7 @@ impl FlushBwBench {
         LayoutError,
     > {
         let layout = ChunkLayout::new(len, p.threads, self.chunk, SAMPLE_BYTES_PER_THREAD)?;
-        let budget = Budget::bandwidth(ctx.quick);
+        let budget = ctx.effort.bandwidth_point;
         let cursors: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(start)).collect();
         let base = base as usize;
         let column = p.column;
@@ -361,7 +361,7 @@ impl Benchmark for FlushBwBench {
         }
         // Where the next point starts in each thread's part (chunks): where the last ended.
         let mut cursor = 0usize;
-        for p in points(t, ctx.quick, best) {
+        for p in points(t, ctx.effort.pool.flush_bw_every_count, best) {
             if p.column.unavailable().is_some() {
                 continue;
             }
@@ -712,10 +712,10 @@ mod tests {
     fn points_have_every_column_at_t_and_the_sweep_only_when_full() {
         let flush = Column::Flush(FlushMethod::ClflushoptSfence);
         let best = Some(flush);
-        let q = points(4, true, best);
+        let q = points(4, false, best);
         assert_eq!(q.len(), Column::ALL.len());
         assert!(q.iter().all(|p| p.threads == 4));
-        let f = points(4, false, best);
+        let f = points(4, true, best);
         for n in 1..4 {
             for c in [Column::Stores, flush] {
                 assert!(f.contains(&Point {
@@ -728,7 +728,7 @@ mod tests {
         let set: BTreeSet<_> = f.iter().map(|p| (p.column.name(), p.threads)).collect();
         assert_eq!(set.len(), f.len(), "no point planned twice");
         // Without a flush instruction: the reference alone in the sweep.
-        assert_eq!(points(3, false, None).len(), Column::ALL.len() + 2);
+        assert_eq!(points(3, true, None).len(), Column::ALL.len() + 2);
     }
 
     #[test]
@@ -759,7 +759,7 @@ mod tests {
             assert!(bytes >= 4 * reach, "{bytes} vs caches {reach}");
             assert!(bytes >= bench_core::sizing::STREAM_FLOOR_BYTES);
             let full = Context {
-                quick: false,
+                effort: &bench_core::effort::FULL,
                 ..ctx.clone()
             };
             assert_eq!(working_set(None, &full, &TargetSpec::Anon, t).0, bytes);

@@ -20,7 +20,7 @@ use crate::cacheline::{flush_range, invalidate_method, invalidate_range, FlushMe
 use crate::measurement;
 use crate::pool::{
     follower_rendezvous, leader_rendezvous, off, state, Link, PoolError, PoolMap, PoolSource,
-    PoolSpec, Role, DEFAULT_POOL_BYTES,
+    PoolSpec, Role,
 };
 use crate::ring::{self, Coherence, Consumer, Producer};
 use bench_core::bench::{
@@ -30,6 +30,7 @@ use bench_core::bench::{
 use bench_core::counters::{
     self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
+use bench_core::effort::Effort;
 use bench_core::params::Skipped;
 use bench_core::stats::{hockney_fit, Distribution};
 use bench_core::units::format_size;
@@ -353,17 +354,14 @@ fn ring_err() -> PoolError {
     }
 }
 
-/// Message sizes: 8 B .. [`MAX_MESSAGE_BYTES`] (powers of two; quick: powers of eight up
-/// to 256 KiB), at most `max`.
-pub fn sizes(quick: bool, max: usize) -> Vec<usize> {
-    let v: Vec<usize> = if quick {
-        (1..=6).map(|i| 1usize << (3 * i)).collect()
-    } else {
-        (3..=MAX_MESSAGE_BYTES.ilog2())
-            .map(|i| 1usize << i)
-            .collect()
-    };
-    v.into_iter().filter(|&s| s <= max).collect()
+/// Message sizes: 8 B .. [`MAX_MESSAGE_BYTES`] in powers of 2^`log_step` (1: every power
+/// of two; `--quick`: 3, powers of eight), at most `max`.
+pub fn sizes(log_step: u32, max: usize) -> Vec<usize> {
+    (3..=MAX_MESSAGE_BYTES.ilog2())
+        .step_by(log_step.max(1) as usize)
+        .map(|i| 1usize << i)
+        .filter(|&s| s <= max)
+        .collect()
 }
 
 /// Runs a follower: opens the pool, pairs with the leader, serves until told to quit.
@@ -401,17 +399,10 @@ impl MsgBench {
         }
     }
 
-    fn pool_spec(&self, quick: bool) -> (PoolSpec, bool) {
+    fn pool_spec(&self, effort: &Effort) -> (PoolSpec, bool) {
         match &self.pool {
             Some(s) => (s.clone(), false),
-            None => (
-                PoolSpec::scratch_file(if quick {
-                    8 << 20
-                } else {
-                    DEFAULT_POOL_BYTES * 2
-                }),
-                true,
-            ),
+            None => (PoolSpec::scratch_file(effort.pool.msg_window_bytes), true),
         }
     }
 
@@ -452,9 +443,10 @@ impl MsgBench {
                 reason: why,
             }),
         }
-        let (fs, ft) = if ctx.quick { (10, 1000) } else { (40, 4000) };
-        let bw_bytes: usize = if ctx.quick { 4 << 20 } else { 64 << 20 };
-        let bw_reps = if ctx.quick { 3 } else { 5 };
+        let effort = &ctx.effort.pool;
+        let (fs, ft) = effort.msg_flag;
+        let (bw_bytes, most) = effort.msg_stream;
+        let bw_reps = effort.msg_stream_reps;
         // Counters of the leader (this thread) only: the follower is another process,
         // possibly on another host.
         let mut group = CounterGroup::open_with_timer(&ctx.timer);
@@ -487,16 +479,15 @@ impl MsgBench {
             let mut fit = Vec::new();
             let mut lat_ids = Vec::new();
             let mut best_bw = (0.0f64, String::new());
-            for size in sizes(ctx.quick, max) {
+            for size in sizes(effort.msg_size_log_step, max.min(effort.msg_largest_bytes)) {
                 ctx.progress(&format!(
                     "pool.msg on {target}: ring {} ({mname})",
                     format_size(size)
                 ));
-                let n: u64 = match (ctx.quick, size <= 65536) {
-                    (true, true) => 200,
-                    (true, false) => 20,
-                    (false, true) => 2000,
-                    (false, false) => 100,
+                let n = if size <= 65536 {
+                    effort.msg_ring_messages.0
+                } else {
+                    effort.msg_ring_messages.1
                 };
                 let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
                     l.ring_lat(ctx, &mut group, m, size, n, &mut src, &mut dst)
@@ -509,8 +500,7 @@ impl MsgBench {
                 lat_ids.push(id.clone());
                 report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_lat", "mode": mname, "size_bytes": size, "messages": n}), "ns",
                     format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, placement.clone(), counters));
-                let count =
-                    (bw_bytes / size).clamp(4, if ctx.quick { 5_000 } else { 50_000 }) as u64;
+                let count = (bw_bytes / size).clamp(4, most) as u64;
                 // The repetitions are one counted section (their counts added up).
                 let (bws, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
                     let mut bws = Vec::with_capacity(bw_reps);
@@ -575,7 +565,7 @@ impl MsgBench {
     }
 
     fn run_inner(&self, ctx: &Context) -> Result<Report, PoolError> {
-        let (spec, created) = self.pool_spec(ctx.quick);
+        let (spec, created) = self.pool_spec(ctx.effort);
         // A pool file of our own is removed on SIGINT/SIGTERM too (docs/safety.md).
         let _registered = match &spec.source {
             PoolSource::File(p) if created => bench_core::cleanup::register(p).ok(),
@@ -716,9 +706,7 @@ impl PoolArgs {
         let spec = PoolSpec {
             source: p.parse()?,
             offset: self.offset,
-            len: self
-                .len
-                .unwrap_or(if opts.quick { 8 << 20 } else { 64 << 20 }),
+            len: self.len.unwrap_or(opts.effort.pool.msg_window_bytes),
             allow_write: opts.allow_write,
             force: self.force,
             scratch: false,
@@ -791,10 +779,18 @@ mod tests {
 
     #[test]
     fn sizes_cover_8b_to_4m() {
-        let s = sizes(false, usize::MAX);
+        let s = sizes(1, usize::MAX);
         assert_eq!((s[0], *s.last().unwrap()), (8, MAX_MESSAGE_BYTES));
         assert_eq!(MAX_MESSAGE_BYTES, 4 << 20);
-        assert!(sizes(true, usize::MAX).len() <= 6);
-        assert!(sizes(false, 1000).iter().all(|&x| x <= 1000));
+        let quick = &bench_core::effort::QUICK.pool;
+        assert_eq!(
+            sizes(quick.msg_size_log_step, quick.msg_largest_bytes).len(),
+            6
+        );
+        assert_eq!(
+            bench_core::effort::FULL.pool.msg_largest_bytes,
+            MAX_MESSAGE_BYTES
+        );
+        assert!(sizes(1, 1000).iter().all(|&x| x <= 1000));
     }
 }

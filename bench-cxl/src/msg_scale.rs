@@ -104,10 +104,10 @@ pub fn pair_counts(cpus: usize) -> (Vec<usize>, Vec<usize>) {
     (run, not_run)
 }
 
-/// Message sizes: 1 KiB .. 1 MiB, powers of two (quick: powers of four).
-pub fn sizes(quick: bool) -> Vec<usize> {
+/// Message sizes: 1 KiB .. 1 MiB, powers of two (`every`) or of four.
+pub fn sizes(every: bool) -> Vec<usize> {
     (10..=20)
-        .filter(|i| !quick || i % 2 == 0)
+        .filter(|i| every || i % 2 == 0)
         .map(|i| 1usize << i)
         .collect()
 }
@@ -130,9 +130,8 @@ pub fn peak(curve: &[(usize, f64)]) -> Option<(usize, f64)> {
     )
 }
 
-/// Messages each pair streams per repetition for `size`-byte messages.
-fn stream_count(quick: bool, size: usize) -> u64 {
-    let bytes: usize = if quick { 2 << 20 } else { 32 << 20 };
+/// Messages each pair streams per repetition (of `bytes` in all) for `size`-byte messages.
+fn stream_count(bytes: usize, size: usize) -> u64 {
     (bytes / size).clamp(8, 20_000) as u64
 }
 
@@ -506,7 +505,7 @@ impl Sweep<'_> {
     fn latency(&mut self, p: usize, cell: usize) -> Result<(String, f64), ScaleError> {
         let lay = layout(p, cell);
         let cpus = self.cpus(p);
-        let n = if self.ctx.quick { 2_000 } else { 20_000 };
+        let n = self.ctx.effort.pool.msg_scale_round_trips;
         let (samples, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
             run_phase(
                 self.ctx,
@@ -558,9 +557,9 @@ impl Sweep<'_> {
     ) -> Result<Vec<(usize, f64, String)>, ScaleError> {
         let lay = layout(p, cell);
         let cpus = self.cpus(p);
-        let reps = if self.ctx.quick { 3 } else { 5 };
+        let (bytes, reps) = self.ctx.effort.pool.msg_scale_stream;
         let mut out = Vec::new();
-        for size in sizes(self.ctx.quick) {
+        for size in sizes(self.ctx.effort.pool.msg_scale_every_size) {
             self.ctx.progress(&format!(
                 "pool.msg-scale on {}: {what}, {p} pair(s), {} cells, {} messages ({})",
                 self.target,
@@ -568,7 +567,7 @@ impl Sweep<'_> {
                 format_size(size),
                 self.mode.name()
             ));
-            let count = stream_count(self.ctx.quick, size);
+            let count = stream_count(bytes, size);
             let phase = Phase::Bw { size, count, reps };
             let (times, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
                 run_phase(self.ctx, self.pool, &lay, cell, &cpus, self.mode, phase)
@@ -926,9 +925,9 @@ mod tests {
 
     #[test]
     fn sizes_cover_1k_to_1m() {
-        let s = sizes(false);
+        let s = sizes(true);
         assert_eq!((s[0], *s.last().unwrap(), s.len()), (1024, 1 << 20, 11));
-        let q = sizes(true);
+        let q = sizes(false);
         assert_eq!((q[0], *q.last().unwrap()), (1024, 1 << 20));
         assert!(q.len() < s.len());
     }

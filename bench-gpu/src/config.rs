@@ -1,8 +1,9 @@
 //! What `cxlchar gpu` runs, validated before the driver is touched.
 
 use crate::shape::transfer_sizes;
+use bench_core::effort::Effort;
 use bench_core::units::parse_positive_size;
-use bench_core::units::{format_size, GIB, KIB, MIB};
+use bench_core::units::{format_size, GIB, KIB};
 use thiserror::Error;
 
 /// Smallest copy of the bandwidth sweep.
@@ -21,7 +22,7 @@ pub struct GpuConfig {
     /// Measure only this device (`None`: every device for the host sweep, device 0 for the
     /// target sweep and the stream contention, every device for the multi-GPU contention).
     pub device: Option<usize>,
-    /// Largest copy of the sweep (`None`: 1 GiB; quick: 64 MiB).
+    /// Largest copy of the sweep (`None`: 1 GiB, the same with --quick).
     pub max_size: Option<usize>,
     /// Concurrent stream counts of the contention test (`None`: 1, 2, 4, 8).
     pub streams: Option<Vec<usize>>,
@@ -95,14 +96,14 @@ impl GpuConfig {
     }
 
     /// Largest copy of the sweep.
-    pub fn max_size(&self, quick: bool) -> usize {
-        self.max_size.unwrap_or(if quick { 64 * MIB } else { GIB })
+    pub fn max_size(&self, effort: &Effort) -> usize {
+        self.max_size.unwrap_or(effort.gpu.sweep_max_bytes)
     }
 
-    /// Copy sizes of the sweep: from 4 KiB by factors of 4 (quick: 16) up to and
-    /// including the largest.
-    pub fn sizes(&self, quick: bool) -> Vec<usize> {
-        transfer_sizes(MIN_SIZE, self.max_size(quick), if quick { 16 } else { 4 })
+    /// Copy sizes of the sweep: from 4 KiB by the effort's factor (4; quick: 16) up to and
+    /// including the largest (1 GiB, with and without `--quick`).
+    pub fn sizes(&self, effort: &Effort) -> Vec<usize> {
+        transfer_sizes(MIN_SIZE, self.max_size(effort), effort.gpu.sweep_step)
     }
 
     /// Stream counts of the contention test, ascending, with 1 (the reference) included.
@@ -117,25 +118,18 @@ impl GpuConfig {
         v
     }
 
-    /// Bytes of each concurrent transfer.
-    pub fn contention_size(&self, quick: bool) -> usize {
-        self.contention_size
-            .unwrap_or(if quick { 8 * MIB } else { 64 * MIB })
-    }
-
-    /// Bytes of each GPU copy beside the CPU agents ([`crate::with_cpu`]): the contention
-    /// size when given, else 64M, with and without `--quick` (the figure must not change
-    /// meaning with the run's length).
-    pub fn with_cpu_copy_bytes(&self) -> usize {
-        self.contention_size.unwrap_or(64 * MIB)
+    /// Bytes of each concurrent transfer, and of each GPU copy beside the CPU agents
+    /// ([`crate::with_cpu`]): the same with and without `--quick`.
+    pub fn contention_size(&self, effort: &Effort) -> usize {
+        self.contention_size.unwrap_or(effort.gpu.contention_bytes)
     }
 
     /// Host bytes the target sweep and the contention tests need on a memory target, with
     /// `gpus` devices taking part in the multi-GPU test.
-    pub fn target_bytes(&self, quick: bool, gpus: usize) -> usize {
+    pub fn target_bytes(&self, effort: &Effort, gpus: usize) -> usize {
         let k = self.stream_counts().last().copied().unwrap_or(1).max(gpus);
-        self.max_size(quick)
-            .max(k.saturating_mul(self.contention_size(quick)))
+        self.max_size(effort)
+            .max(k.saturating_mul(self.contention_size(effort)))
     }
 }
 
@@ -149,15 +143,16 @@ pub struct GpuArgs {
     /// for host memory, GPU 0 for the targets, all GPUs at once for multi-GPU contention.
     #[arg(long, value_name = "N")]
     pub device: Option<usize>,
-    /// Largest copy of the sweeps (default 1G, quick 64M); sizes grow from 4K by x4
-    /// (quick x16).
+    /// Largest copy of the sweeps (default 1G, the same with --quick); sizes grow from 4K
+    /// by x4 (quick x16, the largest always included).
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub max_size: Option<usize>,
     /// Concurrent copies (streams on one GPU) of the contention test, comma-separated
     /// (default 1,2,4,8; 1 is always measured as the reference).
     #[arg(long, value_name = "K,..", value_delimiter = ',')]
     pub streams: Option<Vec<usize>>,
-    /// Bytes of each concurrent copy in the contention test (default 64M, quick 8M).
+    /// Bytes of each concurrent copy in the contention test (default 64M, the same with
+    /// --quick).
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub contention_size: Option<usize>,
 }
@@ -179,19 +174,29 @@ impl GpuArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::units::MIB;
 
     #[test]
     fn defaults_are_valid_and_sized() {
         let c = GpuConfig::default();
         c.validate().unwrap();
-        assert_eq!(c.max_size(false), GIB);
-        assert_eq!(c.max_size(true), 64 * MIB);
-        assert_eq!(c.sizes(false).len(), 10); // 4K 16K ... 1G
-        assert_eq!(*c.sizes(true).last().unwrap(), 64 * MIB);
+        let (quick, full) = (&bench_core::effort::QUICK, &bench_core::effort::FULL);
+        assert_eq!(c.max_size(full), GIB);
+        assert_eq!(
+            c.max_size(quick),
+            GIB,
+            "the headline size does not change with --quick"
+        );
+        assert_eq!(c.sizes(full).len(), 10); // 4K 16K ... 1G
+        assert_eq!(
+            c.sizes(quick),
+            [4 << 10, 64 << 10, MIB, 16 * MIB, 256 * MIB, GIB]
+        );
         assert_eq!(c.stream_counts(), vec![1, 2, 4, 8]);
-        assert_eq!(c.target_bytes(true, 1), 64 * MIB);
-        assert_eq!(c.target_bytes(false, 1), GIB);
-        assert_eq!(c.target_bytes(true, 16), 16 * 8 * MIB);
+        assert_eq!(c.contention_size(quick), c.contention_size(full));
+        assert_eq!(c.target_bytes(quick, 1), GIB);
+        assert_eq!(c.target_bytes(full, 1), GIB);
+        assert_eq!(c.target_bytes(quick, 32), 32 * 64 * MIB);
     }
 
     #[test]
@@ -255,7 +260,7 @@ mod tests {
             max_size: Some(3 * MIB),
             ..Default::default()
         };
-        let s = c.sizes(false);
+        let s = c.sizes(&bench_core::effort::FULL);
         assert_eq!(s.first(), Some(&MIN_SIZE));
         assert_eq!(s.last(), Some(&(3 * MIB)));
         assert!(s.windows(2).all(|w| w[0] < w[1]));

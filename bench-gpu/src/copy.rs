@@ -6,6 +6,7 @@ use crate::contention::{contention_sample, ContentionSample};
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, Gate, HostSpan, Stream};
 use crate::shape::{copies_per_sample, host_offset, SweepPoint};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
+use bench_core::effort::Effort;
 use bench_core::timer::Timer;
 use std::sync::Barrier;
 
@@ -21,12 +22,13 @@ pub struct SweepPlan {
 }
 
 impl SweepPlan {
-    /// Quick or full.
-    pub fn new(quick: bool) -> SweepPlan {
+    /// The effort's samples and copies.
+    pub fn new(effort: &Effort) -> SweepPlan {
+        let (bytes_per_sample, max_copies) = effort.gpu.sweep_sample_bytes;
         SweepPlan {
-            samples: if quick { 8 } else { 30 },
-            bytes_per_sample: if quick { 16 << 20 } else { 64 << 20 },
-            max_copies: if quick { 64 } else { 256 },
+            samples: effort.gpu.sweep_samples,
+            bytes_per_sample,
+            max_copies,
         }
     }
 }

@@ -71,7 +71,7 @@ impl GpuHostBench {
         key: Option<&str>,
         report: &mut Report,
     ) -> Result<(), CudaError> {
-        let plan = SweepPlan::new(ctx.quick);
+        let plan = SweepPlan::new(ctx.effort);
         let mut points = Vec::new();
         for dir in Dir::ALL {
             let name = format!("{} on {}", labels.memory, self.target());
@@ -134,7 +134,7 @@ impl Benchmark for GpuHostBench {
         let dev = Device::open(self.device).map_err(&skip)?;
         let mut report = Report::default();
         let (free, _) = dev.mem_info().map_err(&skip)?;
-        let (sizes, too_big) = split_fitting(&self.config.sizes(ctx.quick), free / 10 * 9);
+        let (sizes, too_big) = split_fitting(&self.config.sizes(ctx.effort), free / 10 * 9);
         for s in too_big {
             report.skipped.push(self.skipped(format!(
                 "copies of {}: more than 90% of the {} of device memory free",
@@ -194,7 +194,7 @@ impl Benchmark for GpuHostBench {
                     "gpu.bw: {LAT_BYTES}-byte copies on {}",
                     self.target()
                 ));
-                let samples = if ctx.quick { 500 } else { 5000 };
+                let samples = ctx.effort.gpu.latency_samples;
                 type Lat = (Dir, Vec<f64>, Option<MeasurementCounters>);
                 let lat: Result<Vec<Lat>, CudaError> = Dir::ALL
                     .into_iter()

@@ -73,7 +73,7 @@ impl GpuPoolBench {
         let agents = ctx.cpus.get(1..).filter(|a| !a.is_empty())?;
         let (bytes, sizing) = ctx.dram_stream_bytes(target, agents);
         let (gpu_bytes, cpu_bytes) =
-            with_cpu::part_bytes(bytes, self.config.with_cpu_copy_bytes(), agents.len());
+            with_cpu::part_bytes(bytes, self.config.contention_size(ctx.effort), agents.len());
         Some(WithCpuParts {
             agents: agents.to_vec(),
             gpu_bytes,
@@ -111,7 +111,7 @@ impl Benchmark for GpuPoolBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
-        let base = self.config.target_bytes(ctx.quick, self.multi_gpu());
+        let base = self.config.target_bytes(ctx.effort, self.multi_gpu());
         self.with_cpu_parts(ctx, target)
             .map_or(base, |w| base.max(w.gpu_bytes + w.cpu_bytes))
     }
@@ -241,7 +241,7 @@ impl PoolRun<'_, '_> {
     }
 
     fn sweep(&self, config: &GpuConfig, report: &mut Report) -> Result<Vec<SweepPoint>, CudaError> {
-        let (sizes, too_big) = split_fitting(&config.sizes(self.ctx.quick), self.limit);
+        let (sizes, too_big) = split_fitting(&config.sizes(self.ctx.effort), self.limit);
         for s in too_big {
             report
                 .skipped
@@ -259,7 +259,7 @@ impl PoolRun<'_, '_> {
                 self.host,
                 dir,
                 &sizes,
-                SweepPlan::new(self.ctx.quick),
+                SweepPlan::new(self.ctx.effort),
                 &self.ctx.timer,
                 &|size| {
                     self.ctx.progress(&format!(
@@ -275,11 +275,7 @@ impl PoolRun<'_, '_> {
     }
 
     fn rounds(&self) -> usize {
-        if self.ctx.quick {
-            5
-        } else {
-            20
-        }
+        self.ctx.effort.gpu.contention_rounds
     }
 
     fn streams(
@@ -289,7 +285,7 @@ impl PoolRun<'_, '_> {
         points: &mut Vec<ContentionPoint>,
         report: &mut Report,
     ) -> Result<(), CudaError> {
-        let each = config.contention_size(self.ctx.quick);
+        let each = config.contention_size(self.ctx.effort);
         let (ks, too_many): (Vec<usize>, Vec<usize>) = config
             .stream_counts()
             .into_iter()
@@ -353,7 +349,7 @@ impl PoolRun<'_, '_> {
             ));
             return Ok(Vec::new());
         };
-        let copy = config.with_cpu_copy_bytes();
+        let copy = config.contention_size(self.ctx.effort);
         if copy > self.limit || parts.gpu_bytes + parts.cpu_bytes > self.len {
             report.skipped.push(self.too_big(format!(
                 "CPU agents beside the GPU: copies of {} through {} beside {} of CPU streams ({})",
@@ -377,7 +373,7 @@ impl PoolRun<'_, '_> {
             host: self.host.sub(parts.gpu_bytes, parts.cpu_bytes),
             isa,
         };
-        let plan = WithCpuPlan::new(self.ctx.quick, copy);
+        let plan = WithCpuPlan::new(self.ctx.effort, copy);
         let mut points = Vec::new();
         for dir in Dir::ALL {
             self.ctx.progress(&format!(
@@ -407,7 +403,7 @@ impl PoolRun<'_, '_> {
         n: usize,
         points: &mut Vec<ContentionPoint>,
     ) -> Result<(), CudaError> {
-        let each = config.contention_size(self.ctx.quick);
+        let each = config.contention_size(self.ctx.effort);
         let gs: Vec<usize> = gpu_counts(n)
             .into_iter()
             .filter(|&g| g * each <= self.len)
@@ -473,12 +469,20 @@ mod tests {
             ..Context::quick_local()
         };
         let b = GpuPoolBench::default();
-        assert_eq!(b.region_bytes(&ctx, &TargetSpec::Anon), 64 << 20);
+        assert_eq!(
+            b.region_bytes(&ctx, &TargetSpec::Anon),
+            1 << 30,
+            "the 1 GiB copy"
+        );
         let b = GpuPoolBench {
-            gpus: 16,
+            gpus: 32,
             ..Default::default()
         };
-        assert_eq!(b.region_bytes(&ctx, &TargetSpec::Anon), 16 * (8 << 20));
+        assert_eq!(
+            b.region_bytes(&ctx, &TargetSpec::Anon),
+            32 * (64 << 20),
+            "32 GPUs' 64 MiB copies at once"
+        );
         let b = GpuPoolBench {
             gpus: 16,
             config: GpuConfig {
@@ -488,7 +492,7 @@ mod tests {
         };
         assert_eq!(
             b.region_bytes(&ctx, &TargetSpec::Anon),
-            64 << 20,
+            1 << 30,
             "one device: no multi-GPU test"
         );
     }
@@ -507,7 +511,7 @@ mod tests {
             ..Context::quick_local()
         };
         let full = Context {
-            quick: false,
+            effort: &bench_core::effort::FULL,
             ..quick.clone()
         };
         let b = GpuPoolBench::default();
@@ -537,7 +541,7 @@ mod tests {
         let quick = b.region_bytes(&two, &TargetSpec::Anon);
         assert!(quick >= 2 * stream, "{quick} < 2 x {stream}");
         let full = Context {
-            quick: false,
+            effort: &bench_core::effort::FULL,
             ..two.clone()
         };
         let parts = b.with_cpu_parts(&full, &TargetSpec::Anon).unwrap();

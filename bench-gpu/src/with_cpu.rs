@@ -21,6 +21,7 @@ use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, HostSpan, Stream}
 use crate::shape::{host_offset, merged, Labels};
 use bench_core::bench::Param;
 use bench_core::counters::{CounterGroup, Counts, MeasurementCounters, ThreadCounts};
+use bench_core::effort::Effort;
 use bench_core::kernels::{self, Isa};
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
@@ -50,11 +51,13 @@ pub struct WithCpuPlan {
 }
 
 impl WithCpuPlan {
-    /// Quick or full: shorter windows and fewer rounds, the same copies and footprints.
-    pub fn new(quick: bool, copy_bytes: usize) -> WithCpuPlan {
+    /// The effort's windows and rounds (shorter and fewer with `--quick`), the same
+    /// copies and footprints.
+    pub fn new(effort: &Effort, copy_bytes: usize) -> WithCpuPlan {
+        let (window, rounds) = effort.gpu.with_cpu;
         WithCpuPlan {
-            window_ns: if quick { 0.2e9 } else { 0.5e9 },
-            rounds: if quick { 3 } else { 8 },
+            window_ns: window.as_nanos() as f64,
+            rounds,
             copy_bytes,
             batch: 4,
         }

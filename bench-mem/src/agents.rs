@@ -43,7 +43,6 @@ use bench_core::target::{Access, Region, TargetSpec};
 use bench_core::topology::Topology;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use serde_json::json;
-use std::time::Duration;
 
 /// Name of the one-target benchmark.
 pub const ONE: &str = "mem.agents";
@@ -252,7 +251,7 @@ struct Agents<'a> {
 impl Agents<'_> {
     fn budget(&self) -> Budget {
         Budget {
-            time: Duration::from_millis(if self.ctx.quick { 30 } else { 200 }),
+            time: self.ctx.effort.mem.agents_point,
             min_samples: 5,
             max_samples: 2000,
         }
@@ -841,7 +840,7 @@ mod tests {
         }
         assert!(!rule.is_empty());
         let full = Context {
-            quick: false,
+            effort: &bench_core::effort::FULL,
             ..ctx.clone()
         };
         assert!(c.size(&full, &[&TargetSpec::Anon]).0 >= 64 * MIB);

@@ -35,6 +35,7 @@
 
 use crate::kernels::{self, Isa, IsaSet};
 use bench_core::bench::Context;
+use bench_core::effort::Effort;
 use bench_core::params::Warning;
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::target::TargetSpec;
@@ -252,29 +253,24 @@ pub unsafe fn run_copies(
 /// fixed limit).
 pub const UNKNOWN_MEMORY_BUDGET: usize = 1 << 30;
 
-/// Buffer ceiling of a quick run (`--quick`, `all --quick` in CI): the former fixed limit,
-/// so that a quick run on a many-core machine does not allocate and copy tens of GiB.
-pub const QUICK_BUDGET: usize = 1 << 30;
-
 /// Largest block size of the sweeps by default (`--max-size`).
 pub const DEFAULT_MAX_SIZE: usize = 16 * MIB;
 
 /// The bytes of buffers an all-to-all may allocate on a target offering `available` bytes
 /// (`bench_core::sizing::available_for`): 1/[`MEMORY_SHARE_DIVISOR`] of it, as every
-/// memory-bounded size in cxlchar; [`UNKNOWN_MEMORY_BUDGET`] when unknown; at most
-/// [`QUICK_BUDGET`] in a quick run.
-pub fn buffer_budget(available: Option<usize>, quick: bool) -> usize {
+/// memory-bounded size in cxlchar; [`UNKNOWN_MEMORY_BUDGET`] when unknown; at most the
+/// effort's cap (`--quick`: 1 GiB).
+pub fn buffer_budget(available: Option<usize>, effort: &Effort) -> usize {
     let b = available.map_or(UNKNOWN_MEMORY_BUDGET, |a| a / MEMORY_SHARE_DIVISOR);
-    if quick {
-        b.min(QUICK_BUDGET)
-    } else {
-        b
-    }
+    effort
+        .mem
+        .alltoall_buffer_cap_bytes
+        .map_or(b, |cap| b.min(cap))
 }
 
 /// Block sizes 1 KiB .. `max` in powers of four (`quick`) or two, `max` itself last.
-pub fn block_sizes(quick: bool, max: usize) -> Vec<usize> {
-    let step = if quick { 4 } else { 2 };
+pub fn block_sizes(effort: &Effort, max: usize) -> Vec<usize> {
+    let step = effort.mem.alltoall_block_step;
     let max = max.max(KIB);
     let mut v = vec![KIB];
     while *v.last().expect("non-empty") < max {
@@ -304,7 +300,7 @@ pub fn region_bytes(
     counts: &[usize],
     sizes: &[usize],
 ) -> usize {
-    let budget = buffer_budget(ctx.available(target), ctx.quick);
+    let budget = buffer_budget(ctx.available(target), ctx.effort);
     counts
         .iter()
         .filter_map(|&p| {
@@ -317,16 +313,15 @@ pub fn region_bytes(
 }
 
 /// In words, where [`buffer_budget`] came from.
-pub fn budget_rule(available: Option<usize>, quick: bool) -> String {
+pub fn budget_rule(available: Option<usize>, effort: &Effort) -> String {
     let base = if available.is_some() {
         "a quarter of the memory the target offers (MemAvailable; a node's free memory, half a dax device, the free huge pages)"
     } else {
         "1 GiB (the memory the target offers is unknown)"
     };
-    if quick {
-        format!("{base}, at most 1 GiB in a quick run")
-    } else {
-        base.to_string()
+    match effort.mem.alltoall_buffer_cap_bytes {
+        Some(cap) => format!("{base}, at most {} in a quick run", format_size(cap)),
+        None => base.to_string(),
     }
 }
 
@@ -341,7 +336,7 @@ pub struct RegionSizes {
 impl RegionSizes {
     /// For a region of `region_len` bytes on `target`, sized by [`region_bytes`].
     pub fn new(ctx: &Context, target: &TargetSpec, region_len: usize) -> RegionSizes {
-        let words = budget_rule(ctx.available(target), ctx.quick);
+        let words = budget_rule(ctx.available(target), ctx.effort);
         RegionSizes {
             target: target.to_string(),
             budget: region_len,
@@ -573,11 +568,12 @@ mod tests {
 
     #[test]
     fn sizes_are_bounded_by_memory_and_max() {
-        let q = block_sizes(true, DEFAULT_MAX_SIZE);
+        use bench_core::effort::{FULL, QUICK};
+        let q = block_sizes(&QUICK, DEFAULT_MAX_SIZE);
         assert_eq!((q[0], *q.last().unwrap()), (K, 16 * K * K));
-        assert_eq!(block_sizes(false, DEFAULT_MAX_SIZE).len(), 15);
+        assert_eq!(block_sizes(&FULL, DEFAULT_MAX_SIZE).len(), 15);
         assert_eq!(
-            block_sizes(false, MIB),
+            block_sizes(&FULL, MIB),
             [
                 K,
                 2 * K,
@@ -592,22 +588,22 @@ mod tests {
                 MIB
             ]
         );
-        assert_eq!(*block_sizes(true, 100 * K).last().unwrap(), 100 * K);
-        assert_eq!(block_sizes(true, 10), [K]);
+        assert_eq!(*block_sizes(&QUICK, 100 * K).last().unwrap(), 100 * K);
+        assert_eq!(block_sizes(&QUICK, 10), [K]);
         // The former fixed 1 GiB: P = 32 stopped at 512 KiB.
-        let all = block_sizes(false, MIB);
+        let all = block_sizes(&FULL, MIB);
         let (fit, cut) = sizes_within(&all, 32, 1 << 30);
         assert_eq!((*fit.last().unwrap(), cut), (512 * K, Some(MIB)));
         // 8 GiB available -> 2 GiB budget: P = 32 reaches 1 MiB.
-        let b = buffer_budget(Some(8 << 30), false);
+        let b = buffer_budget(Some(8 << 30), &FULL);
         assert_eq!(b, 2 << 30);
-        assert_eq!(buffer_budget(Some(8 << 30), true), QUICK_BUDGET);
-        assert_eq!(buffer_budget(Some(2 << 30), true), 512 * MIB);
-        assert!(budget_rule(Some(1), true).contains("quick"));
-        assert!(!budget_rule(None, false).contains("quick"));
+        assert_eq!(buffer_budget(Some(8 << 30), &QUICK), 1 << 30);
+        assert_eq!(buffer_budget(Some(2 << 30), &QUICK), 512 * MIB);
+        assert!(budget_rule(Some(1), &QUICK).contains("quick"));
+        assert!(!budget_rule(None, &FULL).contains("quick"));
         let (fit, cut) = sizes_within(&all, 32, b);
         assert_eq!((*fit.last().unwrap(), cut), (MIB, None));
-        assert_eq!(buffer_budget(None, false), UNKNOWN_MEMORY_BUDGET);
+        assert_eq!(buffer_budget(None, &FULL), UNKNOWN_MEMORY_BUDGET);
         // Nothing fits: empty, cut at the first size.
         assert_eq!(sizes_within(&all, 32, 1000), (vec![], Some(K)));
         let w = size_bound_warning("anon", 32, &[K, 512 * K], Some(MIB), 1 << 30, "a quarter")

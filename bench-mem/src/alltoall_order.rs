@@ -18,12 +18,12 @@ use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
 };
+use bench_core::effort::Effort;
 use bench_core::params::{Measurement, Skipped, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, parse_positive_size, KIB, MIB};
 use serde_json::json;
-use std::time::Duration;
 
 /// Which orders to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -124,10 +124,10 @@ pub struct AlltoallOrderBench {
 /// The default thread counts for `cpus` CPUs: the powers of two from 2 up to it and `cpus`
 /// itself; in a quick run the largest power of two and `cpus`. P = 1 only on one CPU (with
 /// one thread the three orders are the same single copy).
-pub fn default_counts(cpus: usize, quick: bool) -> Vec<usize> {
+pub fn default_counts(cpus: usize, effort: &Effort) -> Vec<usize> {
     let cpus = cpus.max(1);
     let top = 1usize << cpus.ilog2();
-    let mut v: Vec<usize> = if quick || cpus == 1 {
+    let mut v: Vec<usize> = if !effort.mem.alltoall_every_power_of_two || cpus == 1 {
         vec![top]
     } else {
         (1..=cpus.ilog2()).map(|k| 1usize << k).collect()
@@ -153,12 +153,12 @@ impl AlltoallOrderBench {
     fn counts(&self, ctx: &Context) -> Vec<usize> {
         self.threads
             .clone()
-            .unwrap_or_else(|| default_counts(ctx.cpus.len(), ctx.quick))
+            .unwrap_or_else(|| default_counts(ctx.cpus.len(), ctx.effort))
     }
 
     /// The sweep's sizes, with the reference size added where the sweep misses it.
-    fn sizes(&self, quick: bool) -> Vec<usize> {
-        let mut v = alltoall::block_sizes(quick, self.max_size);
+    fn sizes(&self, effort: &Effort) -> Vec<usize> {
+        let mut v = alltoall::block_sizes(effort, self.max_size);
         if !v.contains(&self.ref_size) {
             v.push(self.ref_size);
             v.sort_unstable();
@@ -182,7 +182,7 @@ impl Benchmark for AlltoallOrderBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
-        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.quick))
+        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.effort))
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -193,11 +193,11 @@ impl Benchmark for AlltoallOrderBench {
         let base = region.as_mut_ptr() as usize;
         let bound = alltoall::RegionSizes::new(ctx, region.spec(), region.len());
         let budget = Budget {
-            time: Duration::from_millis(if ctx.quick { 15 } else { 100 }),
+            time: ctx.effort.mem.alltoall_order_point,
             min_samples: 5,
             max_samples: 1000,
         };
-        let wanted = self.sizes(ctx.quick);
+        let wanted = self.sizes(ctx.effort);
         let mut rep = Report::default();
         for p in self.counts(ctx) {
             let orders: Vec<Order> = self
@@ -337,13 +337,16 @@ mod tests {
 
     #[test]
     fn default_counts_are_powers_of_two_and_the_cpus() {
-        assert_eq!(default_counts(1, false), [1]);
-        assert_eq!(default_counts(1, true), [1]);
-        assert_eq!(default_counts(2, true), [2]);
-        assert_eq!(default_counts(2, false), [2]);
-        assert_eq!(default_counts(32, false), [2, 4, 8, 16, 32]);
-        assert_eq!(default_counts(12, false), [2, 4, 8, 12]);
-        assert_eq!(default_counts(12, true), [8, 12]);
+        assert_eq!(default_counts(1, &bench_core::effort::FULL), [1]);
+        assert_eq!(default_counts(1, &bench_core::effort::QUICK), [1]);
+        assert_eq!(default_counts(2, &bench_core::effort::QUICK), [2]);
+        assert_eq!(default_counts(2, &bench_core::effort::FULL), [2]);
+        assert_eq!(
+            default_counts(32, &bench_core::effort::FULL),
+            [2, 4, 8, 16, 32]
+        );
+        assert_eq!(default_counts(12, &bench_core::effort::FULL), [2, 4, 8, 12]);
+        assert_eq!(default_counts(12, &bench_core::effort::QUICK), [8, 12]);
     }
 
     #[test]

@@ -26,6 +26,7 @@ use bench_core::bench::{
 };
 use bench_core::counters::MeasurementCounters;
 use bench_core::dram_check::{self, Pattern};
+use bench_core::effort::Effort;
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::target::{Region, TargetSpec};
@@ -206,7 +207,7 @@ impl BandwidthBench {
                 });
             }
         }
-        if !ctx.quick {
+        if ctx.effort.mem.bandwidth_size_sweep {
             let mut s = 16 * KIB;
             while s < dram {
                 for &k in &self.kernels {
@@ -374,7 +375,7 @@ impl BandwidthBench {
                 rep,
                 &p,
                 id.clone(),
-                (isa, check_budget(ctx.quick)),
+                (isa, check_budget(ctx.effort)),
             )?;
             Ok::<_, Skip>((m, Some(id)))
         })?;
@@ -482,8 +483,8 @@ pub fn stream_check(
 
 /// The budget of a DRAM check's point: twice a bandwidth point's time (the check compares
 /// medians, and a VM's bandwidth drifts), the same minimum of samples.
-fn check_budget(quick: bool) -> Budget {
-    let b = Budget::bandwidth(quick);
+fn check_budget(effort: &Effort) -> Budget {
+    let b = effort.bandwidth_point;
     Budget {
         time: 2 * b.time,
         ..b
@@ -577,7 +578,7 @@ impl Benchmark for BandwidthBench {
             let p50 = match rep.measurements.iter().find(|m| m.id == id) {
                 Some(m) => m.distribution.p50,
                 None => {
-                    let budget = Budget::bandwidth(ctx.quick);
+                    let budget = ctx.effort.bandwidth_point;
                     self.record(ctx, region, &mut rep, &p, id.clone(), (isa, budget))?
                 }
             };
@@ -672,7 +673,7 @@ mod tests {
 
     fn ctx(quick: bool) -> Context {
         Context {
-            quick,
+            effort: Effort::of(quick),
             ..Context::quick_local()
         }
     }

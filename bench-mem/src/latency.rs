@@ -33,6 +33,7 @@ use bench_core::chase::{
 };
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::dram_check::{self, DramCheck, Pattern};
+use bench_core::effort::Effort;
 use bench_core::params::{CheckedChain, Measurement, PrefetchCheck, Warning};
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
@@ -40,7 +41,7 @@ use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Parameters of the latency sweep.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,14 +121,6 @@ pub const MIN_DRAM_POINT_BYTES: usize = 32 * MIB;
 /// transition between the last cache and DRAM, not a cache level.
 pub const TRANSITION_SHARE: f64 = 0.5;
 
-/// Samples per point are taken for this long (at least [`MIN_BATCHES`] batches).
-fn budget(quick: bool) -> Duration {
-    if quick {
-        Duration::from_millis(40)
-    } else {
-        Duration::from_millis(250)
-    }
-}
 const MIN_BATCHES: usize = 64;
 const BATCH_TARGET_NS: f64 = 50_000.0;
 
@@ -216,7 +209,7 @@ impl LatencyBench {
 
     /// The candidate sizes of the sweep up to `cap` (touched bytes), ascending; the
     /// adaptive sweep stops early at the DRAM plateau.
-    pub fn sweep_sizes(&self, cap: usize, quick: bool) -> Vec<usize> {
+    pub fn sweep_sizes(&self, cap: usize, effort: &Effort) -> Vec<usize> {
         let round = |s: usize| self.layout.round_touched(s);
         if let Some(sizes) = &self.sizes {
             let mut v: Vec<usize> = sizes.iter().map(|&s| round(s)).collect();
@@ -224,7 +217,7 @@ impl LatencyBench {
             v.dedup();
             return v;
         }
-        let per_octave = if quick { 1 } else { 2 };
+        let per_octave = effort.mem.latency_points_per_octave;
         let grid = |k: u32| -> [usize; 2] { [1usize << k, 3usize << (k.max(1) - 1)] };
         let mut v = Vec::new();
         for k in 0..48u32 {
@@ -291,7 +284,7 @@ impl LatencyBench {
             &mut (samples, p),
             |(samples, p)| {
                 samples.clear();
-                let deadline = Instant::now() + budget(ctx.quick);
+                let deadline = Instant::now() + ctx.effort.mem.latency_point;
                 while samples.len() < MIN_BATCHES || Instant::now() < deadline {
                     let a = timer.start();
                     *p = chain.walk(*p, batch);
@@ -796,7 +789,7 @@ impl Benchmark for LatencyBench {
         }
 
         // 2. The sweep, up to the DRAM plateau (or the cap).
-        let sizes = self.sweep_sizes(cap, ctx.quick);
+        let sizes = self.sweep_sizes(cap, ctx.effort);
         let mut points: Vec<SweepPoint> = Vec::new();
         let mut plateau: Option<DramPlateau> = None;
         let mut stop_at: Option<usize> = None;
@@ -1328,11 +1321,11 @@ mod tests {
         let (cap, r) = b.cap(&rule(32 * M), None);
         assert_eq!(cap, 132 * M, "4 x the caches of the CPU, touched lines");
         assert_eq!(r.rule, sizing::SizingRule::CacheReach);
-        let s = b.sweep_sizes(cap, false);
+        let s = b.sweep_sizes(cap, &bench_core::effort::FULL);
         assert_eq!(s[0], 4096);
         assert_eq!(*s.last().unwrap(), 132 * M);
         assert!(s.contains(&(6 * 1024)), "two points per octave");
-        let q = b.sweep_sizes(cap, true);
+        let q = b.sweep_sizes(cap, &bench_core::effort::QUICK);
         assert!(!q.contains(&(6 * 1024)), "one point per octave when quick");
         assert!(s.windows(2).all(|w| w[0] < w[1]));
         // An Intel-like 480 MiB LLC: the cap touches 4 x 481 MiB, the memory bound applies.
@@ -1394,7 +1387,10 @@ mod tests {
             sizes: Some(vec![100, 64 * 1024, 4096]),
             ..Default::default()
         };
-        assert_eq!(b.sweep_sizes(0, false), vec![64, 4096, 65536]);
+        assert_eq!(
+            b.sweep_sizes(0, &bench_core::effort::FULL),
+            vec![64, 4096, 65536]
+        );
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! target's DRAM working set ([`bench_core::sizing`]: 4 x the DRAM plateau's start found by
 //! the latency sweep, else 4 x the sysfs LLC) while every other `--cpu` streams through its
 //! own buffer in chunks separated by an injection delay (a spin loop of `delay` pause
-//! instructions), from no delay (full load) through [`DELAYS`] (denser near full load, where
-//! the curve bends) to no load at all (idle).
+//! instructions), from no delay (full load) through the effort plan's delays
+//! ([`bench_core::effort::MemEffort::loaded_delays`], denser near full load, where the
+//! curve bends) to no load at all (idle).
 //!
 //! **Traffic mixes** ([`Mix`], MLC's `-W` family in spirit: all reads, 3:1, 2:1, 1:1,
 //! all non-temporal writes). A chunk is `R + W` consecutive cache lines of the thread's
@@ -50,51 +51,7 @@ use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
-
-/// Injection delays (pause instructions between chunks), full load first, denser near full
-/// load where the latency rises; `None` is the idle point (no traffic threads).
-pub const DELAYS: [Option<u32>; 19] = [
-    Some(0),
-    Some(5),
-    Some(10),
-    Some(20),
-    Some(35),
-    Some(50),
-    Some(75),
-    Some(100),
-    Some(150),
-    Some(200),
-    Some(300),
-    Some(400),
-    Some(600),
-    Some(800),
-    Some(1200),
-    Some(1600),
-    Some(3200),
-    Some(6400),
-    None,
-];
-
-/// The points of `--quick` (a subset of [`DELAYS`]).
-pub const QUICK_DELAYS: [Option<u32>; 9] = [
-    Some(0),
-    Some(10),
-    Some(35),
-    Some(100),
-    Some(200),
-    Some(400),
-    Some(1600),
-    Some(6400),
-    None,
-];
-
-/// Duration of one point (traffic running, chase sampling): 5 mixes x 19 points x 100 ms
-/// keep the full curve set near the 2 x 11 x 400 ms it replaces (a few thousand batches
-/// and tens of thousands of single loads per point).
-const POINT: Duration = Duration::from_millis(100);
-/// Duration of one point with `--quick`.
-const QUICK_POINT: Duration = Duration::from_millis(50);
+use std::time::Instant;
 
 /// The traffic of the load threads (also the `--mix` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -398,11 +355,7 @@ impl Benchmark for LoadedLatencyBench {
             });
         }
         bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
-        let (dur, delays): (Duration, &[Option<u32>]) = if ctx.quick {
-            (QUICK_POINT, &QUICK_DELAYS)
-        } else {
-            (POINT, &DELAYS)
-        };
+        let (dur, delays) = (ctx.effort.mem.loaded_point, ctx.effort.mem.loaded_delays);
         let timer = &ctx.timer;
         let timer_overhead_ns = timer.info().overhead_ns;
         let timer_resolution_ns = timer.info().resolution_ns;
@@ -669,23 +622,6 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Vec<Mix>, clap::Error> {
         let cli = Cli::try_parse_from(std::iter::once("loaded").chain(args.iter().copied()))?;
         Ok(mixes_of(&cli.args.mix))
-    }
-
-    #[test]
-    fn delays_go_from_full_load_to_idle_and_quick_is_a_subset() {
-        for d in [&DELAYS[..], &QUICK_DELAYS[..]] {
-            assert!(d.len() >= 9);
-            assert_eq!(d[0], Some(0));
-            assert_eq!(*d.last().unwrap(), None);
-            assert!(d[..d.len() - 1].windows(2).all(|w| w[0] < w[1]));
-        }
-        assert!(DELAYS.len() >= 16);
-        assert!(QUICK_DELAYS.len() < DELAYS.len());
-        assert!(QUICK_DELAYS.iter().all(|d| DELAYS.contains(d)));
-        // Denser near full load: the first half of the loaded points covers less than a
-        // tenth of the delay range.
-        let loaded: Vec<u32> = DELAYS.iter().flatten().copied().collect();
-        assert!(loaded[loaded.len() / 2] * 10 < *loaded.last().unwrap());
     }
 
     #[test]

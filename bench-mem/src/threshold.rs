@@ -30,11 +30,11 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Skip,
 };
+use bench_core::effort::Effort;
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use serde_json::json;
-use std::time::Duration;
 
 /// Noise allowance of the crossover test: NT "wins" when within 2% of temporal or better.
 pub const WIN_TOLERANCE: f64 = 0.98;
@@ -66,13 +66,13 @@ pub struct CopyThresholdBench {
 }
 
 impl CopyThresholdBench {
-    fn sizes(&self, quick: bool) -> Vec<usize> {
+    fn sizes(&self, effort: &Effort) -> Vec<usize> {
         let max = if self.max_size == 0 {
             alltoall::DEFAULT_MAX_SIZE
         } else {
             self.max_size
         };
-        alltoall::block_sizes(quick, max)
+        alltoall::block_sizes(effort, max)
     }
 
     fn counts(&self, ctx: &Context) -> Vec<usize> {
@@ -80,7 +80,7 @@ impl CopyThresholdBench {
             return t.clone();
         }
         let n = ctx.cpus.len();
-        if ctx.quick || n <= 2 {
+        if !ctx.effort.mem.threshold_every_count || n <= 2 {
             let mut v = vec![1, n];
             v.dedup();
             v
@@ -109,7 +109,7 @@ impl Benchmark for CopyThresholdBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &bench_core::target::TargetSpec) -> usize {
-        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.quick))
+        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.effort))
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -120,17 +120,13 @@ impl Benchmark for CopyThresholdBench {
         let mut rep = Report::default();
         let base = region.as_mut_ptr() as usize;
         let budget = Budget {
-            time: if ctx.quick {
-                Duration::from_millis(40)
-            } else {
-                Duration::from_millis(150)
-            },
+            time: ctx.effort.mem.threshold_point,
             min_samples: 5,
             max_samples: 1000,
         };
         let counts = self.counts(ctx);
         let all = *counts.iter().max().unwrap_or(&1);
-        let wanted = self.sizes(ctx.quick);
+        let wanted = self.sizes(ctx.effort);
         let bound = alltoall::RegionSizes::new(ctx, region.spec(), region.len());
         for &p in &counts {
             let rule = l2.map(|l| l / p);

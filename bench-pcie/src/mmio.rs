@@ -23,7 +23,7 @@ use bench_core::stats::Distribution;
 use bench_core::target::{Region, Window, WindowSource};
 use serde_json::json;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Window of the BAR the benchmark touches (bytes, a power of two).
 pub const WINDOW: usize = 4096;
@@ -101,11 +101,7 @@ pub(crate) fn sample_batches(
     batch: usize,
     mut op: impl FnMut(),
 ) -> Option<(Distribution, MeasurementCounters)> {
-    let budget = if ctx.quick {
-        Duration::from_millis(30)
-    } else {
-        Duration::from_millis(200)
-    };
+    let budget = ctx.effort.pcie.mmio_point;
     for _ in 0..batch {
         op();
     }

@@ -4,6 +4,7 @@
 use crate::cli::RunArgs;
 use anyhow::{anyhow, Context as _, Result};
 use bench_core::bench::Options;
+use bench_core::effort::Effort;
 use bench_cxl::msg::MsgArgs;
 
 /// Serves a leader as `pool msg --role follower` does: on `msg`'s `--pool` window, pinned
@@ -12,7 +13,7 @@ use bench_cxl::msg::MsgArgs;
 /// ([`crate::fleet::pairs::serve_pool`]).
 pub fn serve(run: &RunArgs, msg: &MsgArgs) -> Result<(u64, String)> {
     let opts = Options {
-        quick: run.quick,
+        effort: Effort::of(run.quick),
         allow_write: run.allow_write,
         ..Default::default()
     };

@@ -4,10 +4,11 @@
 use crate::cli::RunArgs;
 use anyhow::{anyhow, bail, Context as _, Result};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Options, Report, Setup, Subject};
+use bench_core::effort::Effort;
 use bench_core::env::Environment;
 use bench_core::params::{ParamInfo, ParamsFile, Skipped, Tool, Warning, SCHEMA_VERSION};
 use bench_core::target::{Region, TargetSpec};
-use bench_core::timer::{Calibration, Timer};
+use bench_core::timer::Timer;
 use bench_core::topology::Topology;
 use bench_core::CoreError;
 use std::collections::BTreeMap;
@@ -119,7 +120,7 @@ pub fn resolve_targets(
 /// The shared options as a configuration sees them.
 pub fn options(run: &RunArgs) -> Result<Options> {
     Ok(Options {
-        quick: run.quick,
+        effort: Effort::of(run.quick),
         allow_write: run.allow_write,
         cpus: resolve_cpus(run)?,
         targets: run.targets.clone(),
@@ -196,16 +197,13 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     // affinity (what the user or a launcher allowed), not the one CPU pinned below.
     let env = Environment::capture();
     bench_core::pin::pin_current(cpus[0]).with_context(|| format!("pinning to CPU {}", cpus[0]))?;
-    let timer = Timer::calibrate(if args.quick {
-        Calibration::QUICK
-    } else {
-        Calibration::NORMAL
-    });
+    let effort = Effort::of(args.quick);
+    let timer = Timer::calibrate(effort.timer);
     let ctx = Context {
         timer: timer.clone(),
         topology: topo.clone(),
         cpus,
-        quick: args.quick,
+        effort,
         seed: args.seed,
         progress,
         sizing: bench_core::sizing::SizingBook::default(),

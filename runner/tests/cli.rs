@@ -177,7 +177,7 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
                 .collect();
             assert_eq!(
                 pts.len(),
-                bench_mem::loaded::QUICK_DELAYS.len(),
+                bench_core::effort::QUICK.mem.loaded_delays.len(),
                 "{mix}: loaded-latency points"
             );
             for m in pts {

@@ -27,12 +27,8 @@ pub(super) fn bandwidth(
     let mut best = None;
     for &size in sizes(ctx) {
         ctx.progress(&format!("verbs.bw write {size} B"));
-        let msgs = if ctx.quick {
-            ((4 << 20) / size).clamp(64, 2000)
-        } else {
-            ((256 << 20) / size).clamp(256, 100_000)
-        };
-        let reps = if ctx.quick { 2 } else { 5 };
+        let (bytes, (fewest, most), reps) = ctx.effort.verbs.bandwidth_stream;
+        let msgs = (bytes / size).clamp(fewest, most);
         let inline = size <= a.max_inline as usize;
         let mut wcs = [ffi::ibv_wc::default(); BURST];
         let (s, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {

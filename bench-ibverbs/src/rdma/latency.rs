@@ -30,11 +30,8 @@ pub(super) fn latency(
     let mut points = Vec::new();
     let mut ids = Vec::new();
     for &size in sizes(ctx) {
-        let iters = match (ctx.quick, size) {
-            (true, _) => 60,
-            (false, s) if s >= 262_144 => 200,
-            _ => 2000,
-        };
+        let (small, large) = ctx.effort.verbs.latency_iters;
+        let iters = if size >= 262_144 { large } else { small };
         let warm = iters / 10;
         ctx.progress(&format!("verbs.lat send/recv {size} B"));
         let inline = size <= a.max_inline as usize;

@@ -49,11 +49,6 @@ const SIDE_BYTES: usize = 2 * MAX_MSG;
 const SCQ_DEPTH: i32 = 1024;
 /// Inline size asked for at QP creation (reduced until the device accepts).
 const INLINE_ASK: [u32; 4] = [256, 128, 64, 0];
-/// Sizes of the post breakdown.
-pub const POST_SIZES: [usize; 5] = [8, 64, 256, 1024, 4096];
-/// Sizes of latency and bandwidth.
-pub const LAT_SIZES: [usize; 7] = [8, 64, 512, 4096, 32768, 262144, MAX_MSG];
-const QUICK_SIZES: [usize; 3] = [8, 4096, MAX_MSG];
 const BURST: usize = 16;
 
 /// Runs the configured measurements (or serves them with `--server`).
@@ -161,12 +156,10 @@ fn measure(
     Ok(out.rep)
 }
 
+/// Sizes of latency and bandwidth (the effort plan's, at most [`MAX_MSG`]: the largest
+/// is the message the buffers are registered for).
 pub(super) fn sizes(ctx: &Context) -> &'static [usize] {
-    if ctx.quick {
-        &QUICK_SIZES
-    } else {
-        &LAT_SIZES
-    }
+    ctx.effort.verbs.sweep_sizes
 }
 
 /// Helpers of the lab tests (an RDMA device in the emulated lab).
@@ -195,6 +188,15 @@ mod test_util {
 #[cfg(test)]
 mod tests {
     use super::test_util::{lab_cfg, lab_ctx};
+
+    #[test]
+    fn every_size_of_either_effort_fits_the_registered_buffers() {
+        for e in [&bench_core::effort::QUICK, &bench_core::effort::FULL] {
+            assert!(e.verbs.sweep_sizes.iter().all(|&s| s <= super::MAX_MSG));
+            assert_eq!(e.verbs.sweep_sizes.last(), Some(&super::MAX_MSG));
+            assert!(e.verbs.post_sizes.iter().all(|&s| s <= super::MAX_MSG));
+        }
+    }
     use super::*;
 
     /// The whole family on rxe0 loopback returns every key.

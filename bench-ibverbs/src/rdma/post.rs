@@ -6,7 +6,7 @@ use super::exchange::Remote;
 use super::qp::{completion_error, Side};
 use super::report::Out;
 use super::wr::{post_one, Op, Wr};
-use super::{BURST, POST_SIZES, SCQ_DEPTH, SQ_DEPTH};
+use super::{BURST, SCQ_DEPTH, SQ_DEPTH};
 use crate::config::VerbsConfig;
 use crate::error::VerbsError;
 use crate::wire::Command;
@@ -31,8 +31,9 @@ pub(super) fn post_breakdown(
     // Counters of this thread (the peer is another queue pair of this thread, or another
     // process): every measured loop is one counted section, repeated while disturbed.
     let mut group = CounterGroup::open_with_timer(&ctx.timer);
-    let rounds = if ctx.quick { 8 } else { 200 };
-    let sizes: &[usize] = if ctx.quick { &[8, 4096] } else { &POST_SIZES };
+    let effort = &ctx.effort.verbs;
+    let rounds = effort.post_rounds;
+    let sizes = effort.post_sizes;
     let mut post_inline_id = None;
     let mut post_dma_id = None;
     for op in [Op::Write, Op::Send] {
@@ -152,7 +153,7 @@ pub(super) fn post_breakdown(
 
     // Polls: empty CQ, and a CQ holding completions.
     let mut wc = [ffi::ibv_wc::default(); 1];
-    let n = if ctx.quick { 2000 } else { 100_000 };
+    let n = effort.inject_posts;
     let mut buf = counters::sample_buffer(n);
     let (empty, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
         buf.clear();
@@ -193,7 +194,7 @@ pub(super) fn post_breakdown(
     }
     a.wait_send(BURST, t)?;
     let settle = (t0.elapsed() * 2).max(Duration::from_micros(20));
-    let prog_rounds = if ctx.quick { 10 } else { 500 };
+    let prog_rounds = effort.progress_rounds;
     let mut buf = counters::sample_buffer(prog_rounds * BURST);
     let (full, mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
         buf.clear();
@@ -252,7 +253,7 @@ pub(super) fn post_breakdown(
 
     // Busy post: fill the send queue without polling, then time failing posts.
     let limit = (SCQ_DEPTH as usize / 2).min(4 * SQ_DEPTH as usize);
-    let attempts = if ctx.quick { 1000 } else { 20_000 };
+    let attempts = effort.full_queue_attempts;
     let mut buf = counters::sample_buffer(attempts);
     let ((busy, outstanding), mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
         let mut w = Wr::new(a, Op::Write, 8, inline8, true);
@@ -301,8 +302,7 @@ pub(super) fn post_breakdown(
 
     // Injection: put_bw style, 8-byte inline writes, every one signaled, poll a batch
     // of 16 after every 16 posts, busy posts when the queue is full.
-    let msgs = if ctx.quick { 2000 } else { 50_000 };
-    let reps = if ctx.quick { 3 } else { 10 };
+    let (msgs, reps) = effort.message_rate;
     let mut wcs = [ffi::ibv_wc::default(); BURST];
     let depth = SQ_DEPTH as usize;
     let ((inj, rate), mc) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {

@@ -1,0 +1,351 @@
+//! How much a run measures: the one place where `--quick` is decided.
+//!
+//! A quick run and a full run measure the same things with the same methods on the same
+//! footprints (every DRAM working set comes from [`crate::sizing`], which takes no effort
+//! level); they differ only in how many points a sweep takes and how many samples, or how
+//! much time, each point gets. Every family reads those numbers from the [`Effort`] in its
+//! [`crate::bench::Context`] (or [`crate::bench::Options`] when it is planned); no family
+//! branches on `--quick` itself. The two plans, [`QUICK`] and [`FULL`], sit side by side
+//! below, and a test holds that the quick one never asks for more than the full one.
+
+use crate::lockstep::Budget;
+use crate::timer::Calibration;
+use std::time::Duration;
+
+/// The effort level a user asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// `--quick`: fewer points and samples.
+    Quick,
+    /// The default: every point, the full sample budgets.
+    Full,
+}
+
+/// Points, samples and durations of every family for one [`Level`].
+#[derive(Debug)]
+pub struct Effort {
+    /// The level these numbers are for.
+    pub level: Level,
+    /// How long the timer is calibrated.
+    pub timer: Calibration,
+    /// A bandwidth point of the lockstep kernels (`mem.bandwidth`, `pool.flush-bw`, the
+    /// CPU agents).
+    pub bandwidth_point: Budget,
+    /// The memory family.
+    pub mem: MemEffort,
+    /// The pool family (coherence, flushes, messaging).
+    pub pool: PoolEffort,
+    /// The PCIe family.
+    pub pcie: PcieEffort,
+    /// The RDMA verbs family.
+    pub verbs: VerbsEffort,
+    /// The GPU family.
+    pub gpu: GpuEffort,
+}
+
+/// The memory family's points and samples.
+#[derive(Debug)]
+pub struct MemEffort {
+    /// Sampling time of one latency-sweep point (at least a fixed number of batches).
+    pub latency_point: Duration,
+    /// Sweep sizes per octave of the latency sweep: 1 (2^k) or 2 (2^k and 3 x 2^(k-1)).
+    pub latency_points_per_octave: usize,
+    /// Whether `mem.bandwidth` adds the per-size sweep (16 KiB .. DRAM, one thread) to
+    /// its level and DRAM points.
+    pub bandwidth_size_sweep: bool,
+    /// Sampling time of one loaded-latency point (traffic running, the chase sampling).
+    pub loaded_point: Duration,
+    /// The loaded-latency curve's injection delays (pause instructions between chunks),
+    /// full load first, `None` the idle point.
+    pub loaded_delays: &'static [Option<u32>],
+    /// Sampling time of one `mem.agents` point.
+    pub agents_point: Duration,
+    /// Sampling time of one `mem.copy-threshold` size.
+    pub threshold_point: Duration,
+    /// Whether `mem.copy-threshold` measures every thread count 1..=P (else 1 and P).
+    pub threshold_every_count: bool,
+    /// Sampling time of one `mem.alltoall-order` size.
+    pub alltoall_order_point: Duration,
+    /// Whether `mem.alltoall-order` takes every power of two up to the CPUs (else the
+    /// largest one and the CPU count).
+    pub alltoall_every_power_of_two: bool,
+    /// Factor between consecutive all-to-all block sizes (1 KiB .. the largest).
+    pub alltoall_block_step: usize,
+    /// The most all-to-all buffers may take, beside a quarter of what the target offers.
+    pub alltoall_buffer_cap_bytes: Option<usize>,
+}
+
+/// The pool family's points and samples.
+#[derive(Debug)]
+pub struct PoolEffort {
+    /// Core-to-core transfers: samples, and round trips per sample.
+    pub c2c: (usize, u64),
+    /// Atomics: samples per operation and placement.
+    pub atomic_samples: usize,
+    /// Flush costs: samples per point below 32 KiB (half that from 32 KiB on).
+    pub flush_samples: usize,
+    /// Whether `pool.flush-bw` measures every thread count 1..T (else T only).
+    pub flush_bw_every_count: bool,
+    /// `pool msg`: flag ping-pong samples and round trips per sample.
+    pub msg_flag: (usize, u64),
+    /// `pool msg`: sizes 8 B .. in powers of 2^this (1: every power of two).
+    pub msg_size_log_step: u32,
+    /// `pool msg`: the largest message size (within what the pool's rings hold).
+    pub msg_largest_bytes: usize,
+    /// `pool msg`: round trips per ring-latency sample, up to 64 KiB and above it.
+    pub msg_ring_messages: (u64, u64),
+    /// `pool msg`: bytes streamed per ring-bandwidth sample, and the most messages.
+    pub msg_stream: (usize, usize),
+    /// `pool msg`: ring-bandwidth samples per size.
+    pub msg_stream_reps: usize,
+    /// `pool msg`: the window it takes in a pool when none is given (`--len`), and the
+    /// scratch pool it creates without `--pool`.
+    pub msg_window_bytes: usize,
+    /// `pool msg-scale`: whether every power of two 1 KiB .. 1 MiB is a size (else every
+    /// power of four).
+    pub msg_scale_every_size: bool,
+    /// `pool msg-scale`: round trips per latency sample.
+    pub msg_scale_round_trips: u64,
+    /// `pool msg-scale`: bytes each pair streams per repetition, and repetitions.
+    pub msg_scale_stream: (usize, usize),
+}
+
+/// The PCIe family's sampling time.
+#[derive(Debug)]
+pub struct PcieEffort {
+    /// Sampling time of one MMIO point.
+    pub mmio_point: Duration,
+}
+
+/// The RDMA verbs family's points and samples.
+#[derive(Debug)]
+pub struct VerbsEffort {
+    /// Message sizes of the post breakdown.
+    pub post_sizes: &'static [usize],
+    /// Rounds of the post/poll breakdown per size.
+    pub post_rounds: usize,
+    /// Posts timed for the injection overhead.
+    pub inject_posts: usize,
+    /// Rounds of the progress (busy-post) test.
+    pub progress_rounds: usize,
+    /// Attempts of the full-queue test.
+    pub full_queue_attempts: usize,
+    /// Message rate: messages per repetition, and repetitions.
+    pub message_rate: (usize, usize),
+    /// Message sizes of the latency and bandwidth sweeps (up to the largest message).
+    pub sweep_sizes: &'static [usize],
+    /// Ping-pong iterations per size: small sizes, sizes from 256 KiB.
+    pub latency_iters: (usize, usize),
+    /// Write bandwidth: bytes per repetition, the message count's bounds, repetitions.
+    pub bandwidth_stream: (usize, (usize, usize), usize),
+}
+
+/// The GPU family's points and samples.
+#[derive(Debug)]
+pub struct GpuEffort {
+    /// The size sweep's factor between sizes (4 KiB .. the largest copy).
+    pub sweep_step: usize,
+    /// The largest copy of the size sweep when `--max-size` is not given.
+    pub sweep_max_bytes: usize,
+    /// Samples per size of the sweep.
+    pub sweep_samples: usize,
+    /// Bytes each sample copies (at least one copy), and the most copies per sample.
+    pub sweep_sample_bytes: (usize, usize),
+    /// Small-copy latency samples.
+    pub latency_samples: usize,
+    /// Bytes of each concurrent transfer of the contention tests (`--contention-size`).
+    pub contention_bytes: usize,
+    /// Rounds of each contention test.
+    pub contention_rounds: usize,
+    /// Beside the CPU agents: the length of each timed window, and rounds.
+    pub with_cpu: (Duration, usize),
+}
+
+const fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+const MIB: usize = 1 << 20;
+
+/// `--quick`.
+pub const QUICK: Effort = Effort {
+    level: Level::Quick,
+    timer: Calibration::QUICK,
+    bandwidth_point: Budget {
+        time: ms(30),
+        min_samples: 5,
+        max_samples: 2000,
+    },
+    mem: MemEffort {
+        latency_point: ms(40),
+        latency_points_per_octave: 1,
+        bandwidth_size_sweep: false,
+        loaded_point: ms(50),
+        loaded_delays: &QUICK_DELAYS,
+        agents_point: ms(30),
+        threshold_point: ms(40),
+        threshold_every_count: false,
+        alltoall_order_point: ms(15),
+        alltoall_every_power_of_two: false,
+        alltoall_block_step: 4,
+        alltoall_buffer_cap_bytes: Some(1 << 30),
+    },
+    pool: PoolEffort {
+        c2c: (10, 1000),
+        atomic_samples: 15,
+        flush_samples: 20,
+        flush_bw_every_count: false,
+        msg_flag: (10, 1000),
+        msg_size_log_step: 3,
+        msg_largest_bytes: 256 << 10,
+        msg_ring_messages: (200, 20),
+        msg_stream: (4 * MIB, 5_000),
+        msg_stream_reps: 3,
+        msg_window_bytes: 8 * MIB,
+        msg_scale_every_size: false,
+        msg_scale_round_trips: 2_000,
+        msg_scale_stream: (2 * MIB, 3),
+    },
+    pcie: PcieEffort { mmio_point: ms(30) },
+    verbs: VerbsEffort {
+        post_sizes: &[8, 4096],
+        post_rounds: 8,
+        inject_posts: 2_000,
+        progress_rounds: 10,
+        full_queue_attempts: 1_000,
+        message_rate: (2_000, 3),
+        sweep_sizes: &[8, 4096, 1 << 20],
+        latency_iters: (60, 60),
+        bandwidth_stream: (4 * MIB, (64, 2_000), 2),
+    },
+    gpu: GpuEffort {
+        sweep_step: 16,
+        sweep_max_bytes: 1 << 30,
+        sweep_samples: 8,
+        sweep_sample_bytes: (16 * MIB, 64),
+        latency_samples: 500,
+        contention_bytes: 64 * MIB,
+        contention_rounds: 5,
+        with_cpu: (ms(200), 3),
+    },
+};
+
+/// The default: every point, the full budgets.
+pub const FULL: Effort = Effort {
+    level: Level::Full,
+    timer: Calibration::NORMAL,
+    bandwidth_point: Budget {
+        time: ms(200),
+        min_samples: 5,
+        max_samples: 2000,
+    },
+    mem: MemEffort {
+        latency_point: ms(250),
+        latency_points_per_octave: 2,
+        bandwidth_size_sweep: true,
+        loaded_point: ms(100),
+        loaded_delays: &DELAYS,
+        agents_point: ms(200),
+        threshold_point: ms(150),
+        threshold_every_count: true,
+        alltoall_order_point: ms(100),
+        alltoall_every_power_of_two: true,
+        alltoall_block_step: 2,
+        alltoall_buffer_cap_bytes: None,
+    },
+    pool: PoolEffort {
+        c2c: (40, 5000),
+        atomic_samples: 60,
+        flush_samples: 200,
+        flush_bw_every_count: true,
+        msg_flag: (40, 4000),
+        msg_size_log_step: 1,
+        msg_largest_bytes: 4 * MIB,
+        msg_ring_messages: (2000, 100),
+        msg_stream: (64 * MIB, 50_000),
+        msg_stream_reps: 5,
+        msg_window_bytes: 64 * MIB,
+        msg_scale_every_size: true,
+        msg_scale_round_trips: 20_000,
+        msg_scale_stream: (32 * MIB, 5),
+    },
+    pcie: PcieEffort {
+        mmio_point: ms(200),
+    },
+    verbs: VerbsEffort {
+        post_sizes: &[8, 64, 256, 1024, 4096],
+        post_rounds: 200,
+        inject_posts: 100_000,
+        progress_rounds: 500,
+        full_queue_attempts: 20_000,
+        message_rate: (50_000, 10),
+        sweep_sizes: &[8, 64, 512, 4096, 32768, 262144, 1 << 20],
+        latency_iters: (2000, 200),
+        bandwidth_stream: (256 * MIB, (256, 100_000), 5),
+    },
+    gpu: GpuEffort {
+        sweep_step: 4,
+        sweep_max_bytes: 1 << 30,
+        sweep_samples: 30,
+        sweep_sample_bytes: (64 * MIB, 256),
+        latency_samples: 5000,
+        contention_bytes: 64 * MIB,
+        contention_rounds: 20,
+        with_cpu: (ms(500), 8),
+    },
+};
+
+/// The loaded-latency delays of a full run: denser near full load, where the latency
+/// rises.
+const DELAYS: [Option<u32>; 19] = [
+    Some(0),
+    Some(5),
+    Some(10),
+    Some(20),
+    Some(35),
+    Some(50),
+    Some(75),
+    Some(100),
+    Some(150),
+    Some(200),
+    Some(300),
+    Some(400),
+    Some(600),
+    Some(800),
+    Some(1200),
+    Some(1600),
+    Some(3200),
+    Some(6400),
+    None,
+];
+
+/// The loaded-latency delays of `--quick` (a subset of the full run's).
+const QUICK_DELAYS: [Option<u32>; 9] = [
+    Some(0),
+    Some(10),
+    Some(35),
+    Some(100),
+    Some(200),
+    Some(400),
+    Some(1600),
+    Some(6400),
+    None,
+];
+
+impl Effort {
+    /// The plan of `--quick` (`true`) or of a full run.
+    pub fn of(quick: bool) -> &'static Effort {
+        if quick {
+            &QUICK
+        } else {
+            &FULL
+        }
+    }
+
+    /// Whether this is `--quick` (for what a run records and the commands it starts).
+    pub fn is_quick(&self) -> bool {
+        self.level == Level::Quick
+    }
+}
+
+#[cfg(test)]
+mod tests;

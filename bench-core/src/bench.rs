@@ -10,9 +10,9 @@
 
 use crate::dram_check::Pattern;
 use crate::effort::Effort;
+use crate::memory::{Region, TargetSpec};
 use crate::params::{Measurement, ParamInfo, PrefetchCheck, Skipped, Warning};
 use crate::sizing::{DramSizing, SizingBook};
-use crate::target::{Region, TargetSpec};
 use crate::timer::Timer;
 use crate::topology::Topology;
 use std::sync::Arc;

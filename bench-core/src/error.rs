@@ -51,7 +51,7 @@ pub enum CoreError {
     },
     /// A mapping refused by the write guard, or failed.
     #[error(transparent)]
-    Map(#[from] crate::target::MapError),
+    Map(#[from] crate::memory::MapError),
     /// Reading a sysfs or procfs file failed.
     #[error("cannot read {path}: {source}")]
     Read {

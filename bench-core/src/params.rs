@@ -8,8 +8,8 @@
 //! incompatible change.
 
 use crate::env::Environment;
+use crate::memory::Placement;
 use crate::stats::Distribution;
-use crate::target::Placement;
 use crate::timer::TimerInfo;
 /// The warnings of the document ([`crate::warning`]).
 pub use crate::warning::Warning;

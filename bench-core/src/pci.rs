@@ -2,7 +2,7 @@
 //! on cxlchar's command line (`pci:DOMAIN:BUS:DEV.FN/BAR`, shared by MMIO costs and a
 //! memory pool in a BAR), a device's PCIe link and NUMA node from sysfs (shared by PCI
 //! discovery and GPU discovery), and one device directory read from sysfs ([`read_device`]:
-//! its driver and BARs, which the write guard of [`crate::target::guard`] checks before a
+//! its driver and BARs, which the write guard of [`crate::memory::guard`] checks before a
 //! BAR is mapped). Listing every device stays with bench-pcie.
 
 use serde::{Deserialize, Serialize};

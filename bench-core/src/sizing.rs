@@ -24,7 +24,7 @@
 //! made are kept in the [`SizingBook`] with the sizes, and lift later families' sizes.
 
 use crate::dram_check::{DramCheck, Pattern};
-use crate::target::TargetSpec;
+use crate::memory::TargetSpec;
 use crate::topology::{CacheReach, Topology};
 use crate::units::MIB;
 use serde::{Deserialize, Serialize};

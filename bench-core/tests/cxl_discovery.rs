@@ -134,13 +134,17 @@ fn the_memory_only_dram_node_is_not_called_cxl() {
 
 #[test]
 fn cxl_specs_parse_and_print() {
-    use bench_core::target::TargetSpec;
+    use bench_core::memory::{CxlName, TargetArg, TargetSpec};
     for s in ["cxl:region0", "cxl:region12", "cxl:mem3"] {
-        let t: TargetSpec = s.parse().unwrap();
-        assert_eq!(t, TargetSpec::Cxl(s[4..].into()));
+        let t: TargetArg = s.parse().unwrap();
+        assert_eq!(t, TargetArg::Cxl(CxlName::new(&s[4..]).unwrap()));
         assert_eq!(t.to_string(), s);
-        assert_eq!(t.kind(), "cxl");
+        // A name is no target: the spec grammar sends it to the resolution.
+        let e = s.parse::<TargetSpec>().unwrap_err().to_string();
+        assert!(e.contains("resolve"), "{s}: {e}");
     }
+    let t: TargetArg = "node:1".parse().unwrap();
+    assert_eq!(t, TargetArg::Target(TargetSpec::Node(1)));
     for bad in [
         "cxl:",
         "cxl",
@@ -149,39 +153,37 @@ fn cxl_specs_parse_and_print() {
         "cxl:mem0x",
         "cxl:decoder0.0",
     ] {
-        let e = bad.parse::<TargetSpec>().unwrap_err().to_string();
-        assert!(e.contains("cxl:regionN or cxl:memN"), "{bad}: {e}");
+        let e = bad.parse::<TargetArg>().unwrap_err().to_string();
+        assert!(
+            e.contains("cxl:regionN or cxl:memN") || e.contains("unknown target"),
+            "{bad}: {e}"
+        );
     }
 }
 
 #[test]
 fn cxl_names_resolve_to_the_dax_device_with_its_chain() {
-    use bench_core::target::{backing_of, TargetSpec};
+    use bench_core::memory::{backing_of, CxlName, TargetArg, TargetSpec};
     let t = Topology::read(&fixture("sysfs-cxl-devdax"));
     let dax = TargetSpec::Dax("/dev/dax1.0".into());
+    let cxl = |n: &str| CxlName::new(n).unwrap();
     for name in ["region1", "mem0"] {
-        let spec = TargetSpec::Cxl(name.into());
-        assert_eq!(spec.resolve(&t).unwrap(), dax, "cxl:{name}");
+        let spec = cxl(name).resolve(&t).unwrap();
+        assert_eq!(spec, dax, "cxl:{name}");
         assert!(spec.is_far_memory(&t), "node 2 has no CPUs");
     }
-    // Anything else resolves to itself.
-    assert_eq!(dax.resolve(&t).unwrap(), dax);
-    let chain = backing_of(&TargetSpec::Cxl("region1".into()), &t);
+    // A target given as one resolves to itself.
+    assert_eq!(TargetArg::Target(dax.clone()).resolve(&t).unwrap(), dax);
+    let chain = backing_of(&cxl("region1").resolve(&t).unwrap(), &t);
     assert_eq!(chain.len(), 1);
     assert!(chain[0].backing.is_cxl());
     assert_eq!(
         chain[0].bytes, 534773760,
         "the whole devdax device (map=mem)"
     );
-    let e = TargetSpec::Cxl("region9".into())
-        .resolve(&t)
-        .unwrap_err()
-        .to_string();
+    let e = cxl("region9").resolve(&t).unwrap_err().to_string();
     assert!(e.contains("no CXL region region9 (regions: region1"), "{e}");
-    let e = TargetSpec::Cxl("mem4".into())
-        .resolve(&t)
-        .unwrap_err()
-        .to_string();
+    let e = cxl("mem4").resolve(&t).unwrap_err().to_string();
     assert!(
         e.contains("no CXL memory device mem4 (memory devices: mem0)"),
         "{e}"
@@ -193,10 +195,10 @@ fn cxl_names_resolve_to_the_dax_device_with_its_chain() {
 
 #[test]
 fn a_machine_without_cxl_refuses_cxl_names_with_the_lists() {
-    use bench_core::target::TargetSpec;
     let d = tempfile::tempdir().unwrap();
     let t = Topology::read(d.path());
-    let e = TargetSpec::Cxl("region0".into())
+    let e = bench_core::memory::CxlName::new("region0")
+        .unwrap()
         .resolve(&t)
         .unwrap_err()
         .to_string();
@@ -207,7 +209,7 @@ fn a_machine_without_cxl_refuses_cxl_names_with_the_lists() {
 /// (`daxctl reconfigure-device --mode=system-ram`): node 2, no CPUs, three 128 MiB blocks.
 #[test]
 fn the_kmem_node_is_backed_by_the_cxl_region_and_cxl_names_resolve_to_it() {
-    use bench_core::target::TargetSpec;
+    use bench_core::memory::TargetSpec;
     let t = Topology::read(&fixture("sysfs-cxl-ram"));
     let n2 = t.node(2).expect("node 2");
     assert!(n2.cpus.is_empty() && n2.mem_total_bytes > 0);
@@ -238,7 +240,10 @@ fn the_kmem_node_is_backed_by_the_cxl_region_and_cxl_names_resolve_to_it() {
     assert!(!d.is_devdax());
     for name in ["region1", "mem0"] {
         assert_eq!(
-            TargetSpec::Cxl(name.into()).resolve(&t).unwrap(),
+            bench_core::memory::CxlName::new(name)
+                .unwrap()
+                .resolve(&t)
+                .unwrap(),
             TargetSpec::Node(2),
             "cxl:{name}"
         );

@@ -25,8 +25,8 @@ use bench_core::bench::{
 };
 use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
+use bench_core::memory::TargetSpec;
 use bench_core::stats::Distribution;
-use bench_core::target::TargetSpec;
 use bench_core::units::format_size;
 use bench_core::units::parse_positive_size;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -406,7 +406,7 @@ fn sample(
 /// grown for it. Returns the check's index in the run's book and the size that stands.
 fn dram_check(
     ctx: &Context,
-    region: &mut bench_core::target::Region,
+    region: &mut bench_core::memory::Region,
     report: &mut Report,
     big: usize,
     rule_bytes: usize,

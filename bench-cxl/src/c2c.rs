@@ -201,7 +201,7 @@ impl Benchmark for C2cBench {
             target_kinds: vec![],
         }
     }
-    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

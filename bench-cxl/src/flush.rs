@@ -18,9 +18,9 @@ use bench_core::bench::{
     Setup,
 };
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
+use bench_core::memory::{guard, Access, Region, Window, WindowSource};
 use bench_core::params::Skipped;
 use bench_core::stats::Distribution;
-use bench_core::target::{guard, Access, Region, Window, WindowSource};
 use bench_core::units::format_size;
 use std::path::PathBuf;
 
@@ -235,7 +235,7 @@ impl Benchmark for FlushBench {
     fn requires(&self) -> Requirements {
         Requirements::default()
     }
-    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         MAX_SIZE
     }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

@@ -24,9 +24,9 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
 };
 use bench_core::lockstep::{gbs, lockstep};
+use bench_core::memory::TargetSpec;
 use bench_core::params::{Skipped, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -459,7 +459,7 @@ impl FlushBwBench {
     fn dram_check(
         &self,
         ctx: &Context,
-        region: &mut bench_core::target::Region,
+        region: &mut bench_core::memory::Region,
         rep: &mut Report,
         threads: usize,
         len: usize,
@@ -628,7 +628,7 @@ impl Setup for FlushBwArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::target::Region;
+    use bench_core::memory::Region;
     use std::collections::BTreeSet;
 
     #[test]

@@ -31,9 +31,9 @@ pub mod pool;
 pub mod ring;
 
 use bench_core::counters::MeasurementCounters;
+use bench_core::memory::Placement;
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
-use bench_core::target::Placement;
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn measurement(

@@ -650,7 +650,7 @@ impl Benchmark for MsgBench {
             target_kinds: vec!["anon"],
         }
     }
-    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -713,7 +713,7 @@ impl PoolArgs {
         };
         if !spec
             .offset
-            .is_multiple_of(bench_core::target::page_size() as u64)
+            .is_multiple_of(bench_core::memory::page_size() as u64)
         {
             return Err(format!(
                 "--offset {} is not a multiple of the page size",

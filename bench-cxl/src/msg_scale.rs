@@ -479,7 +479,7 @@ struct Sweep<'a> {
     pool: &'a PoolMap,
     target: String,
     mode: Coherence,
-    placement: bench_core::target::Placement,
+    placement: bench_core::memory::Placement,
     report: Report,
 }
 
@@ -632,7 +632,7 @@ impl MsgScaleBench {
                 PoolSpec::scratch_file(
                     max_need
                         .max(MIN_POOL_BYTES)
-                        .next_multiple_of(bench_core::target::page_size()),
+                        .next_multiple_of(bench_core::memory::page_size()),
                 ),
                 true,
             ),
@@ -831,7 +831,7 @@ impl Benchmark for MsgScaleBench {
             target_kinds: vec!["anon"],
         }
     }
-    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::target::TargetSpec) -> usize {
+    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

@@ -17,7 +17,7 @@
 //!
 //! Nothing here is timed; the loops are in [`crate::copy`].
 
-use bench_core::target::Region;
+use bench_core::memory::Region;
 use cudarc::driver::sys;
 use std::ffi::{c_char, c_int, c_void};
 use std::marker::PhantomData;

@@ -12,8 +12,8 @@ use crate::discovery::{probe, GpuInfo};
 use crate::shape::{latency_report, split_fitting, sweep_report, Labels};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Skip, Subject};
 use bench_core::counters::MeasurementCounters;
+use bench_core::memory::{page_size, pages_per_node, Placement, Verification};
 use bench_core::params::Skipped;
-use bench_core::target::{page_size, pages_per_node, Placement, Verification};
 use bench_core::units::{format_size, human_bytes};
 
 /// Bytes of the small-copy latency test.

@@ -30,8 +30,8 @@ use crate::shape::{split_fitting, sweep_report, Labels, SweepPoint, Timing};
 use crate::with_cpu::{self, with_cpu_report, CpuSide, GpuSide, WithCpuPlan, WithCpuPoint};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements, Skip};
 use bench_core::kernels::{Isa, IsaSet};
+use bench_core::memory::TargetSpec;
 use bench_core::params::Skipped;
-use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, human_bytes};
 
 /// Key prefix of this benchmark's params (`gpu_pool_` on far memory, see the module).
@@ -450,7 +450,7 @@ impl PoolRun<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::target::{Region, TargetSpec};
+    use bench_core::memory::{Region, TargetSpec};
 
     #[test]
     fn gpu_counts_double_up_to_n() {

@@ -10,9 +10,9 @@
 use crate::cuda::Dir;
 use bench_core::bench::{Param, Report, Skip};
 use bench_core::counters::MeasurementCounters;
+use bench_core::memory::Placement;
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
-use bench_core::target::Placement;
 use bench_core::units::format_size;
 use serde_json::{json, Value};
 

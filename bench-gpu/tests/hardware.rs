@@ -4,7 +4,7 @@
 //! fail: they never pass by skipping.
 
 use bench_core::bench::{Benchmark, Context, Input};
-use bench_core::target::{Region, TargetSpec};
+use bench_core::memory::{Region, TargetSpec};
 use bench_gpu::config::GpuConfig;
 use bench_gpu::cuda::{
     self, Device, DeviceBuffer, Dir, HostSpan, PinnedBuffer, Registration, Stream,

@@ -4,7 +4,7 @@ use crate::config::{Mode, Peer, VerbsConfig};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Planned, Report, Setup, Skip, Subject,
 };
-use bench_core::target::TargetSpec;
+use bench_core::memory::TargetSpec;
 
 /// Post breakdown, latency and bandwidth on one RDMA device.
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,6 @@
 //! What `cxlchar verbs` runs, validated before anything opens a device.
 
-use bench_core::target::TargetSpec;
+use bench_core::memory::TargetSpec;
 use std::time::Duration;
 use thiserror::Error;
 

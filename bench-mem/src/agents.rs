@@ -36,10 +36,10 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Subject,
 };
+use bench_core::memory::{Access, Region, TargetArg, TargetSpec};
 use bench_core::params::{Measurement, Skipped};
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::stats::Distribution;
-use bench_core::target::{Access, Region, TargetSpec};
 use bench_core::topology::Topology;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use serde_json::json;
@@ -344,7 +344,7 @@ struct Labels<'a> {
     size_rule: &'a str,
     isa: Isa,
     targets: Vec<String>,
-    placement: Option<bench_core::target::Placement>,
+    placement: Option<bench_core::memory::Placement>,
     placements: serde_json::Value,
 }
 
@@ -699,7 +699,7 @@ pub struct AgentsArgs {
     /// dax:/dev/daxX.Y (with --allow-write). Default: two far-memory nodes if the machine
     /// has them, else that part is skipped ("needs two memory targets").
     #[arg(long, value_delimiter = ',', value_name = "SPEC,SPEC")]
-    pub spread: Option<Vec<TargetSpec>>,
+    pub spread: Option<Vec<TargetArg>>,
 }
 
 impl AgentsArgs {
@@ -739,6 +739,7 @@ impl AgentsArgs {
         let [a, b] = v.as_slice() else {
             return Err(format!("--spread takes two targets, {} given", v.len()).into());
         };
+        let (a, b) = (&a.resolve(topo)?, &b.resolve(topo)?);
         if a == b {
             return Err(format!("--spread needs two different targets, {a} given twice").into());
         }
@@ -908,7 +909,7 @@ mod tests {
 
     #[test]
     fn bad_options_are_errors() {
-        let args = |spread: Option<Vec<TargetSpec>>, agents: Option<Vec<usize>>| AgentsArgs {
+        let args = |spread: Option<Vec<TargetArg>>, agents: Option<Vec<usize>>| AgentsArgs {
             size: None,
             agents,
             dirs: vec![],
@@ -916,18 +917,21 @@ mod tests {
         };
         let opts = Options::default();
         let topo = Topology::system();
-        let e = args(Some(vec![TargetSpec::Anon]), None)
+        let e = args(Some(vec![TargetSpec::Anon.into()]), None)
             .spread_targets(&opts, &topo)
             .unwrap_err();
         assert!(e.to_string().contains("two targets"), "{e}");
-        let e = args(Some(vec![TargetSpec::Anon, TargetSpec::Anon]), None)
-            .spread_targets(&opts, &topo)
-            .unwrap_err();
+        let e = args(
+            Some(vec![TargetSpec::Anon.into(), TargetSpec::Anon.into()]),
+            None,
+        )
+        .spread_targets(&opts, &topo)
+        .unwrap_err();
         assert!(e.to_string().contains("two different targets"), "{e}");
         let e = args(
             Some(vec![
-                TargetSpec::Anon,
-                TargetSpec::Dax("/dev/dax-none-9.9".into()),
+                TargetSpec::Anon.into(),
+                TargetSpec::Dax("/dev/dax-none-9.9".into()).into(),
             ]),
             None,
         )

@@ -36,9 +36,9 @@
 use crate::kernels::{self, Isa, IsaSet};
 use bench_core::bench::Context;
 use bench_core::effort::Effort;
+use bench_core::memory::TargetSpec;
 use bench_core::params::Warning;
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
-use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, KIB, MIB};
 
 /// A copy method of the all-to-all.

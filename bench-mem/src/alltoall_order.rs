@@ -19,9 +19,9 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
 };
 use bench_core::effort::Effort;
+use bench_core::memory::TargetSpec;
 use bench_core::params::{Measurement, Skipped, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, parse_positive_size, KIB, MIB};
 use serde_json::json;
 
@@ -373,7 +373,7 @@ mod tests {
             isa: None,
         };
         // Room for 1 KiB and 4 KiB blocks (a quick sweep to 4K).
-        let mut r = bench_core::target::Region::allocate(
+        let mut r = bench_core::memory::Region::allocate(
             &TargetSpec::Anon,
             alltoall::buffer_bytes(p, 4 * KIB),
             &ctx.topology,

@@ -27,9 +27,9 @@ use bench_core::bench::{
 use bench_core::counters::MeasurementCounters;
 use bench_core::dram_check::{self, Pattern};
 use bench_core::effort::Effort;
+use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
@@ -669,7 +669,7 @@ impl Setup for BandwidthArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::target::TargetSpec;
+    use bench_core::memory::TargetSpec;
 
     fn ctx(quick: bool) -> Context {
         Context {

@@ -34,10 +34,10 @@ use bench_core::chase::{
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::dram_check::{self, DramCheck, Pattern};
 use bench_core::effort::Effort;
+use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{CheckedChain, Measurement, PrefetchCheck, Warning};
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
-use bench_core::target::{Region, TargetSpec};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
@@ -1247,7 +1247,7 @@ impl Setup for LatencyArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::target::TargetSpec;
+    use bench_core::memory::TargetSpec;
 
     const M: usize = 1024 * 1024;
 
@@ -1459,7 +1459,7 @@ mod tests {
             random_at_max: false,
             ..Default::default()
         };
-        let mut r = bench_core::target::Region::allocate(
+        let mut r = bench_core::memory::Region::allocate(
             &TargetSpec::Anon,
             b.region_bytes(&ctx, &TargetSpec::Anon),
             &ctx.topology,

@@ -44,10 +44,10 @@ use bench_core::bench::{
 };
 use bench_core::counters::{self, CounterGroup, ThreadCounts};
 use bench_core::keys::parameters as pk;
+use bench_core::memory::TargetSpec;
 use bench_core::params::{Measurement, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
-use bench_core::target::TargetSpec;
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -743,7 +743,7 @@ mod tests {
         };
         let b = LoadedLatencyBench::default();
         let e = b
-            .check(&ctx, &bench_core::target::TargetSpec::Anon)
+            .check(&ctx, &bench_core::memory::TargetSpec::Anon)
             .unwrap_err();
         assert!(e.reason.contains("needs 2 CPUs"), "{e}");
     }

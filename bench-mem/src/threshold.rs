@@ -108,7 +108,7 @@ impl Benchmark for CopyThresholdBench {
         }
     }
 
-    fn region_bytes(&self, ctx: &Context, target: &bench_core::target::TargetSpec) -> usize {
+    fn region_bytes(&self, ctx: &Context, target: &bench_core::memory::TargetSpec) -> usize {
         alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.effort))
     }
 
@@ -295,8 +295,8 @@ mod tests {
             max_size: 0,
         };
         // Buffers for 4 KiB blocks at most: sizes 1 KiB and 4 KiB.
-        let mut r = bench_core::target::Region::allocate(
-            &bench_core::target::TargetSpec::Anon,
+        let mut r = bench_core::memory::Region::allocate(
+            &bench_core::memory::TargetSpec::Anon,
             2 * p * p * 4 * K,
             &ctx.topology,
         )

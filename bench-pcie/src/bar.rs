@@ -1,18 +1,18 @@
 //! `pci:DOMAIN:BUS:DEV.FN/BAR`: a device BAR as a benchmark target. The spec, its lookup
 //! in sysfs ([`BarSpec::resolve`]), the write guard ([`Access`]: `--allow-write`, and a
 //! device with a kernel driver bound refused unless `--force`) and the mapping
-//! (`bench_core::target::Region::map_window`: uncached `resourceN`, write-combining
+//! (`bench_core::memory::Region::map_window`: uncached `resourceN`, write-combining
 //! `resourceN_wc`) live in bench-core, shared with the pool and the flush costs; they are
 //! re-exported here.
 
+pub use bench_core::memory::{Access, MapError as BarError};
 pub use bench_core::pci::{BarSpec, BarSpecError};
-pub use bench_core::target::{Access, MapError as BarError};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::discovery::write_fake_pci;
-    use bench_core::target::{Region, Window, WindowSource};
+    use bench_core::memory::{Region, Window, WindowSource};
 
     #[test]
     fn resolves_against_fake_sysfs() {

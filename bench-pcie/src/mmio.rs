@@ -18,9 +18,9 @@ use bench_core::bench::{
 };
 use bench_core::cacheline::{store_8b_volatile, store_fence, wc_store};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
+use bench_core::memory::{Region, Window, WindowSource};
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::{Region, Window, WindowSource};
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;

@@ -40,9 +40,9 @@ use bench_core::bench::{
 };
 use bench_core::cacheline::{store_8b_volatile, store_fence, LINE};
 use bench_core::counters::MeasurementCounters;
+use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{Measurement, Skipped, Warning};
 use bench_core::stats::Distribution;
-use bench_core::target::{Region, TargetSpec};
 use serde_json::json;
 
 /// Slots of the descriptor ring: 256 descriptors of 64 bytes (a 16 KiB send queue, the
@@ -463,7 +463,7 @@ impl Setup for PostPartsArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::target::TargetSpec;
+    use bench_core::memory::TargetSpec;
 
     #[test]
     fn the_ring_advances_one_slot_per_post_and_wraps() {

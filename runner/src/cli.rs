@@ -1,7 +1,7 @@
 //! Command-line interface (clap derive). Values are validated as they are parsed, so a
 //! bad CPU list, target spec or size fails before anything runs.
 
-use bench_core::target::TargetSpec;
+use bench_core::memory::TargetArg;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -285,7 +285,7 @@ pub struct RunArgs {
     /// else as the NUMA node it was onlined into; each measurement's placement names the
     /// region, its memory devices and their serials).
     #[arg(long = "target", short = 't', value_name = "SPEC", value_parser = parse_target)]
-    pub targets: Vec<TargetSpec>,
+    pub targets: Vec<TargetArg>,
     /// CPUs to measure on (list/ranges, e.g. 0 or 2-3); the first runs single-thread tests.
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpu: Option<CpuList>,
@@ -367,7 +367,7 @@ pub enum FleetPair {
     None,
 }
 
-fn parse_target(s: &str) -> Result<TargetSpec, String> {
+fn parse_target(s: &str) -> Result<TargetArg, String> {
     s.parse().map_err(|e: bench_core::CoreError| e.to_string())
 }
 

@@ -5,7 +5,7 @@ use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
 use bench_core::env::Environment;
-use bench_core::target::TargetSpec;
+use bench_core::memory::TargetSpec;
 use bench_core::timer::{Calibration, Timer};
 use bench_core::topology::Topology;
 use bench_core::units::{format_size, human_bytes};
@@ -90,12 +90,12 @@ pub fn cxl_offered(topo: &Topology) -> Vec<(String, String)> {
             .map(|m| m.name.clone()),
     );
     names
-        .map(|n| {
-            let spec = TargetSpec::Cxl(n);
+        .filter_map(|n| bench_core::memory::CxlName::new(&n).ok())
+        .map(|spec| {
             let note = match spec.resolve(topo) {
                 Ok(t) => format!(
                     "= {t}: {}{}",
-                    bench_core::cxl::describe_shares(&bench_core::target::backing_of(&t, topo)),
+                    bench_core::cxl::describe_shares(&bench_core::memory::backing_of(&t, topo)),
                     if t.is_destructive() {
                         " (needs --allow-write)"
                     } else {
@@ -283,7 +283,7 @@ fn backing_lines(s: &mut String, topo: &Topology) {
 /// The `interleave:` targets: plain interleave over the nodes with memory, and weighted
 /// interleave at the kernel's current weights (or why it is unavailable).
 pub fn interleave_offered(topo: &Topology) -> Vec<(String, String)> {
-    use bench_core::target::interleave::{NO_WEIGHTED_INTERLEAVE, WEIGHTS_DIR};
+    use bench_core::memory::interleave::{NO_WEIGHTED_INTERLEAVE, WEIGHTS_DIR};
     let nodes: Vec<usize> = topo
         .nodes
         .iter()
@@ -425,7 +425,7 @@ pub fn targets(format: Format) -> Result<()> {
                 None => writeln!(
                     s,
                     "interleave: MPOL_INTERLEAVE; weighted interleave unavailable: {}",
-                    bench_core::target::interleave::NO_WEIGHTED_INTERLEAVE
+                    bench_core::memory::interleave::NO_WEIGHTED_INTERLEAVE
                 )?,
                 Some(w) => writeln!(
                     s,

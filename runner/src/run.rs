@@ -6,8 +6,8 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Options, Report, Setup, Subject};
 use bench_core::effort::Effort;
 use bench_core::env::Environment;
+use bench_core::memory::{Region, TargetArg, TargetSpec};
 use bench_core::params::{ParamInfo, ParamsFile, Skipped, Tool, Warning, SCHEMA_VERSION};
-use bench_core::target::{Region, TargetSpec};
 use bench_core::timer::Timer;
 use bench_core::topology::Topology;
 use bench_core::CoreError;
@@ -87,10 +87,10 @@ pub fn resolve_targets(
         for named in &args.targets {
             // `cxl:regionN` / `cxl:memN` become the dax device or node behind them.
             let s = &named.resolve(topo)?;
-            if s != named {
+            if let TargetArg::Cxl(_) = named {
                 eprintln!(
                     "{named} is {s}: {}",
-                    bench_core::cxl::describe_shares(&bench_core::target::backing_of(s, topo))
+                    bench_core::cxl::describe_shares(&bench_core::memory::backing_of(s, topo))
                 );
             }
             if !t.contains(s) {
@@ -99,7 +99,9 @@ pub fn resolve_targets(
             if let (true, TargetSpec::Interleave(il)) = (interleave_parts, s) {
                 for n in il.nodes() {
                     let part = TargetSpec::Node(*n);
-                    if !t.contains(&part) && !args.targets.contains(&part) {
+                    if !t.contains(&part)
+                        && !args.targets.contains(&TargetArg::Target(part.clone()))
+                    {
                         t.push(part);
                     }
                 }
@@ -109,7 +111,7 @@ pub fn resolve_targets(
     };
     for t in &targets {
         t.validate(topo)?;
-        t.check_write(bench_core::target::Access {
+        t.check_write(bench_core::memory::Access {
             allow_write: args.allow_write,
             force: false,
         })?;
@@ -117,13 +119,19 @@ pub fn resolve_targets(
     Ok(targets)
 }
 
-/// The shared options as a configuration sees them.
+/// The shared options as a configuration sees them (the named targets resolved on this
+/// machine: a `cxl:` name is the target behind it).
 pub fn options(run: &RunArgs) -> Result<Options> {
+    let topo = Topology::system();
     Ok(Options {
         effort: Effort::of(run.quick),
         allow_write: run.allow_write,
         cpus: resolve_cpus(run)?,
-        targets: run.targets.clone(),
+        targets: run
+            .targets
+            .iter()
+            .map(|t| t.resolve(&topo))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -348,7 +356,7 @@ pub fn far_not_cxl_warnings(targets: &[TargetSpec], topo: &Topology) -> Vec<Warn
         .iter()
         .filter(|t| t.is_far_memory(topo) && !t.is_interleaved())
         .filter_map(|t| {
-            let shares = bench_core::target::backing_of(t, topo);
+            let shares = bench_core::memory::backing_of(t, topo);
             if !shares.is_empty() && shares.iter().all(|s| s.backing.is_cxl()) {
                 return None;
             }

@@ -61,7 +61,8 @@ fn a_measurement_naming_its_cxl_device_is_valid_params_json() {
     // The chain as the lab fixture gives it, in a real quick run's measurement.
     let fixture = repo("bench-core/tests/fixtures/sysfs-cxl-devdax");
     let topo = bench_core::topology::Topology::read(&fixture);
-    let chain = bench_core::target::backing_of(&"cxl:region1".parse().unwrap(), &topo);
+    let region1 = bench_core::memory::CxlName::new("region1").unwrap();
+    let chain = bench_core::memory::backing_of(&region1.resolve(&topo).unwrap(), &topo);
     assert_eq!(chain.len(), 1, "{chain:?}");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("p.json");

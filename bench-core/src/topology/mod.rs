@@ -187,7 +187,7 @@ impl Topology {
             cache_instances: caches::read_instances(root),
             dax,
             hugepages: read_hugepages(root),
-            weighted_interleave: crate::target::interleave::read_weights(root),
+            weighted_interleave: crate::memory::interleave::read_weights(root),
             cxl,
         }
     }

@@ -176,7 +176,7 @@ mod tests {
     use super::*;
     use crate::pool::spec::tests::spec;
     use crate::pool::{PoolSpec, MIN_POOL_BYTES};
-    use bench_core::target::MapError;
+    use bench_core::memory::MapError;
 
     #[test]
     fn foreign_data_is_refused_unless_forced() {

@@ -31,7 +31,7 @@
 //! → leader, each half of the rest.
 //!
 //! The module is split along its concerns: [`spec`] (where the pool is and how it is
-//! mapped: a window of a bench-core [`Region`](bench_core::target::Region), through the
+//! mapped: a window of a bench-core [`Region`](bench_core::memory::Region), through the
 //! write guard), [`header`] (the header words and the leader's claim rules) and [`link`]
 //! (heartbeats and the rendezvous).
 
@@ -126,7 +126,7 @@ pub enum PoolError {
     },
     /// The write guard refused the pool, or mapping it failed.
     #[error(transparent)]
-    Map(#[from] bench_core::target::MapError),
+    Map(#[from] bench_core::memory::MapError),
     /// Non-coherent mode without a flush instruction.
     #[error("non-coherent mode needs a cache flush instruction: {0}")]
     NoFlush(String),

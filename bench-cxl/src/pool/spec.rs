@@ -7,8 +7,8 @@
 use super::header::{Header, HEADER_BYTES, MAGIC};
 use super::PoolError;
 use crate::cacheline::invalidate_method;
+use bench_core::memory::{guard, Access, MapError, Region, Window, WindowSource};
 use bench_core::pci::BarSpec;
-use bench_core::target::{guard, Access, MapError, Region, Window, WindowSource};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -58,11 +58,10 @@ impl PoolSource {
             spec: s.into(),
             reason,
         };
-        let spec: bench_core::target::TargetSpec = s
-            .parse()
-            .map_err(|e: bench_core::CoreError| cxl(e.to_string()))?;
-        match spec.resolve(topo) {
-            Ok(bench_core::target::TargetSpec::Dax(p)) => Ok(PoolSource::Dax(p)),
+        let name = bench_core::memory::CxlName::new(s.strip_prefix("cxl:").unwrap_or(s))
+            .map_err(|e| cxl(e.to_string()))?;
+        match name.resolve(topo) {
+            Ok(bench_core::memory::TargetSpec::Dax(p)) => Ok(PoolSource::Dax(p)),
             Ok(other) => Err(cxl(format!(
                 "it is {other}, not a devdax device: a pool must be mapped shared (create a devdax namespace on the region: ndctl create-namespace -m devdax --map=mem)"
             ))),
@@ -240,15 +239,15 @@ impl PoolMap {
     }
     /// Faults every page of the window in, then reports on which NUMA nodes its pages
     /// are (`move_pages(2)` query), for the measurements' `placement`.
-    pub fn placement(&self) -> bench_core::target::Placement {
-        let page = bench_core::target::page_size();
+    pub fn placement(&self) -> bench_core::memory::Placement {
+        let page = bench_core::memory::page_size();
         for o in (0..self.len()).step_by(page) {
             // SAFETY: o < len: inside the mapping; a volatile read faults the page in.
             unsafe { self.ptr().add(o).read_volatile() };
         }
-        let per_node = bench_core::target::pages_per_node(self.ptr(), self.len(), page);
-        bench_core::target::Placement {
-            verification: bench_core::target::Verification::Reported,
+        let per_node = bench_core::memory::pages_per_node(self.ptr(), self.len(), page);
+        bench_core::memory::Placement {
+            verification: bench_core::memory::Verification::Reported,
             method: format!(
                 "move_pages(2) query of every page of the pool window {}",
                 self.name()

@@ -8,7 +8,7 @@ use crate::config::VerbsConfig;
 use crate::error::VerbsError;
 use crate::wire::QpInfo;
 use bench_core::bench::Context;
-use bench_core::target::Region;
+use bench_core::memory::Region;
 use ibverbs_sys as ffi;
 use std::ffi::CStr;
 use std::ptr::null_mut;

@@ -3,9 +3,9 @@
 
 use bench_core::bench::{Param, Report};
 use bench_core::counters::MeasurementCounters;
+use bench_core::memory::Region;
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
-use bench_core::target::Region;
 
 /// Collects measurements and params of one run.
 pub(super) struct Out<'a> {

@@ -1,6 +1,8 @@
-//! Memory targets: where a benchmark's memory lives, and the proof of it.
+//! Memory targets and the regions on them: where a benchmark's memory lives, and the
+//! proof of it. Every mapping cxlchar makes is a [`Region`] obtained here.
 //!
-//! A [`TargetSpec`] is parsed from the numactl-like syntax of `--target`:
+//! `--target` takes the numactl-like syntax below: a [`TargetSpec`], or a CXL name that
+//! stands for one on this machine ([`TargetArg`], resolved before anything is placed):
 //!
 //! | spec | memory | placement proof |
 //! |---|---|---|
@@ -12,14 +14,14 @@
 //! | `interleave:A=wA,B=wB` | `mbind(MPOL_WEIGHTED_INTERLEAVE)` (Linux 6.9+); the weights must be the kernel's current sysfs weights, which cxlchar never writes | page share per node against weight / sum |
 //! | `dax:/dev/daxX.Y` | shared mmap of a device-dax, length a multiple of its alignment | the device's sysfs `target_node` |
 //! | `file:PATH` | shared mmap of a file (e.g. on fs-dax/pmem) | none: measured with a warning |
-//! | `cxl:regionN`, `cxl:memN` | the region's devdax device, else the NUMA node its memory was onlined into (a memory device: its one region), found by address ([`crate::cxl`]) | that of the `dax:` or `node:` target it resolves to |
+//! | `cxl:regionN`, `cxl:memN` | the region's devdax device, else the NUMA node its memory was onlined into (a memory device: its one region), found by address ([`crate::cxl`]) | that of the `dax:` or `node:` target it resolves to ([`CxlName::resolve`]) |
 //!
 //! Every placement also records what backs the memory ([`Placement::backing`]): the CXL
 //! region and its memory devices with their serials, an NVDIMM, or "not CXL", so a
 //! measurement names the device under test.
 //!
 //! [`Region::allocate`] maps, places, pre-faults and verifies. A file it maps for writing
-//! (a `file:` target, a pool file) has its blocks reserved first (`target::reserve`), so that a
+//! (a `file:` target, a pool file) has its blocks reserved first (`memory::reserve`), so that a
 //! full file system is an error, not a SIGBUS. A spec that names
 //! something absent is a [`CoreError::TargetSpec`] (the user's mistake); a target that
 //! exists but cannot be used now is a [`CoreError::TargetUnavailable`] (reported as
@@ -31,11 +33,13 @@
 //! every mapping cxlchar makes, and every mapping outside its own anonymous memory passes
 //! the one write [`guard`] (`--allow-write`, what a path really is, driver-bound devices).
 
+mod arg;
 pub mod guard;
 pub mod interleave;
 mod reserve;
 mod window;
 
+pub use arg::{CxlName, TargetArg};
 pub use guard::{Access, MapError};
 pub use interleave::{Interleave, ShareProof};
 pub use window::{Window, WindowSource};
@@ -94,9 +98,6 @@ pub enum TargetSpec {
     Dax(PathBuf),
     /// A file mapped shared.
     File(PathBuf),
-    /// A CXL region (`region1`) or memory device (`mem0`) by its kernel name, resolved
-    /// ([`TargetSpec::resolve`]) to the `dax:` device or `node:` behind it.
-    Cxl(String),
     /// A PCI BAR. Not a `--target` (the memory benchmarks would write device registers):
     /// only [`Region::map_window`] maps one, after the [`guard`]'s checks.
     Bar(BarSpec),
@@ -113,7 +114,6 @@ impl TargetSpec {
             TargetSpec::Interleave(_) => "interleave",
             TargetSpec::Dax(_) => "dax",
             TargetSpec::File(_) => "file",
-            TargetSpec::Cxl(_) => "cxl",
             TargetSpec::Bar(_) => "pci",
         }
     }
@@ -121,10 +121,9 @@ impl TargetSpec {
     /// Whether measuring this target writes into memory that may hold someone's data (a
     /// device or a file), and so needs the user's explicit consent (`--allow-write`).
     pub fn is_destructive(&self) -> bool {
-        // A `cxl:` name is destructive until resolved (it may name a dax device).
         matches!(
             self,
-            TargetSpec::Dax(_) | TargetSpec::File(_) | TargetSpec::Bar(_) | TargetSpec::Cxl(_)
+            TargetSpec::Dax(_) | TargetSpec::File(_) | TargetSpec::Bar(_)
         )
     }
 
@@ -155,101 +154,7 @@ impl TargetSpec {
                     .is_none_or(|node| node.cpus.is_empty()),
                 _ => true,
             },
-            TargetSpec::Cxl(_) => self.resolve(topo).map_or(true, |t| t.is_far_memory(topo)),
             _ => false,
-        }
-    }
-
-    /// The `dax:` or `node:` target a `cxl:` name stands for on this machine (any other
-    /// spec is itself). A region resolves to its one devdax device, else to the NUMA node
-    /// its memory was onlined into (`daxctl reconfigure-device --mode=system-ram`), which
-    /// must hold CXL memory only; a memory device to its one region. Anything else is
-    /// the user's mistake, named with the remedy.
-    pub fn resolve(&self, topo: &Topology) -> Result<TargetSpec, CoreError> {
-        let TargetSpec::Cxl(name) = self else {
-            return Ok(self.clone());
-        };
-        let err = |reason: String| CoreError::TargetSpec {
-            spec: self.to_string(),
-            reason,
-        };
-        let cxl = &topo.cxl;
-        fn list<T: fmt::Display>(v: impl IntoIterator<Item = T>) -> String {
-            let v: Vec<String> = v.into_iter().map(|x| x.to_string()).collect();
-            if v.is_empty() {
-                "none".to_string()
-            } else {
-                v.join(", ")
-            }
-        }
-        let region = if name.starts_with("mem") {
-            if cxl.memdev(name).is_none() {
-                return Err(err(format!(
-                    "no CXL memory device {name} (memory devices: {})",
-                    list(cxl.memdevs.iter().map(|m| &m.name))
-                )));
-            }
-            match cxl.regions_of(name).as_slice() {
-                [one] => one.name.clone(),
-                [] => {
-                    return Err(err(format!(
-                        "{name} is in no CXL region: create one (e.g. cxl create-region -m -t pmem -d decoder0.0 -w 1 {name})"
-                    )))
-                }
-                many => {
-                    return Err(err(format!(
-                        "{name} is in {} regions ({}): name one as cxl:regionN",
-                        many.len(),
-                        list(many.iter().map(|r| &r.name))
-                    )))
-                }
-            }
-        } else {
-            name.clone()
-        };
-        if cxl.region(&region).is_none() {
-            return Err(err(format!(
-                "no CXL region {region} (regions: {}; `cxl list -R` shows them)",
-                list(cxl.regions.iter().map(|r| &r.name))
-            )));
-        }
-        let in_region = |b: &crate::cxl::Backing| matches!(b, crate::cxl::Backing::CxlRegion { region: r, .. } if *r == region);
-        let devdax: Vec<&crate::topology::DaxDevice> = topo
-            .dax
-            .iter()
-            .filter(|d| d.is_devdax() && d.backing.as_ref().is_some_and(in_region))
-            .collect();
-        match devdax.as_slice() {
-            [one] => return Ok(TargetSpec::Dax(one.path.clone())),
-            [] => {}
-            many => {
-                return Err(err(format!(
-                    "{region} has {} devdax devices ({}): name one as dax:/dev/daxX.Y",
-                    many.len(),
-                    list(many.iter().map(|d| &d.name))
-                )))
-            }
-        }
-        let nodes: Vec<&crate::topology::NumaNode> = topo
-            .nodes
-            .iter()
-            .filter(|n| n.backing.iter().any(|s| in_region(&s.backing)))
-            .collect();
-        match nodes.as_slice() {
-            [one] if one.is_cxl() => Ok(TargetSpec::Node(one.id)),
-            [one] => Err(err(format!(
-                "node {} holds {region} and other memory ({}): its placement would not prove CXL; measure node:{} knowingly",
-                one.id,
-                crate::cxl::describe_shares(&one.backing),
-                one.id
-            ))),
-            [] => Err(err(format!(
-                "{region} has neither a devdax device nor a NUMA node: create a devdax namespace on it (ndctl create-namespace -m devdax -r <its nd region>) or online it (daxctl reconfigure-device --mode=system-ram daxX.Y)"
-            ))),
-            many => Err(err(format!(
-                "{region} is spread over nodes {}: name one as node:N",
-                list(many.iter().map(|n| n.id))
-            ))),
         }
     }
 
@@ -264,9 +169,6 @@ impl TargetSpec {
     /// weighted interleave weights that are not the kernel's). A kernel without weighted
     /// interleave is no mistake: [`Region::allocate`] reports it unavailable (skipped).
     pub fn validate(&self, topo: &Topology) -> Result<(), CoreError> {
-        if let TargetSpec::Cxl(_) = self {
-            return self.resolve(topo)?.validate(topo);
-        }
         let err = |reason: String| CoreError::TargetSpec {
             spec: self.to_string(),
             reason,
@@ -340,7 +242,6 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Interleave(il) => write!(f, "interleave:{il}"),
             TargetSpec::Dax(p) => write!(f, "dax:{}", p.display()),
             TargetSpec::File(p) => write!(f, "file:{}", p.display()),
-            TargetSpec::Cxl(n) => write!(f, "cxl:{n}"),
             TargetSpec::Bar(b) => write!(f, "{b}"),
         }
     }
@@ -381,17 +282,8 @@ impl FromStr for TargetSpec {
             )),
             ("dax", Some(a)) if !a.is_empty() => Ok(TargetSpec::Dax(PathBuf::from(a))),
             ("file", Some(a)) if !a.is_empty() => Ok(TargetSpec::File(PathBuf::from(a))),
-            ("cxl", Some(a))
-                if ["region", "mem"].iter().any(|p| {
-                    a.strip_prefix(p).is_some_and(|n| {
-                        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
-                    })
-                }) =>
-            {
-                Ok(TargetSpec::Cxl(a.to_string()))
-            }
             ("cxl", _) => Err(err(
-                "cxl: takes a CXL region or memory device by its kernel name: cxl:regionN or cxl:memN (`cxlchar targets` lists them)",
+                "a cxl: name stands for the dax: device or node: behind it on a machine (TargetArg::resolve): give that target here",
             )),
             ("node" | "dax" | "file", _) => Err(err("missing argument after ':'")),
             ("anon" | "thp", Some(_)) => Err(err("this target takes no argument")),
@@ -481,9 +373,6 @@ impl Region {
     pub fn allocate(spec: &TargetSpec, len: usize, topo: &Topology) -> Result<Region, CoreError> {
         if len == 0 {
             return Err(unavailable(spec, "zero-length region"));
-        }
-        if let TargetSpec::Cxl(_) = spec {
-            return Region::allocate(&spec.resolve(topo)?, len, topo);
         }
         let page = page_size();
         let mut region = match spec {
@@ -627,7 +516,6 @@ impl Region {
                     "a BAR is mapped as a window (Region::map_window), not allocated",
                 ))
             }
-            TargetSpec::Cxl(_) => unreachable!("resolved above"),
         };
         region.prefault(topo);
         region.placement = region.verify(topo)?;
@@ -799,7 +687,7 @@ impl Region {
                     path.display()
                 ));
             }
-            TargetSpec::Bar(_) | TargetSpec::Cxl(_) => {}
+            TargetSpec::Bar(_) => {}
         }
         Ok(p)
     }
@@ -911,10 +799,6 @@ pub fn backing_of(spec: &TargetSpec, topo: &Topology) -> Vec<crate::cxl::Backing
             .collect(),
         TargetSpec::Node(n) => node(*n),
         TargetSpec::Interleave(il) => il.nodes().iter().flat_map(|n| node(*n)).collect(),
-        TargetSpec::Cxl(_) => spec
-            .resolve(topo)
-            .map(|t| backing_of(&t, topo))
-            .unwrap_or_default(),
         _ => Vec::new(),
     }
 }

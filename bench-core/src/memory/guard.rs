@@ -155,7 +155,7 @@ pub enum MapError {
         /// Why (the directory is on devtmpfs, sysfs, ...).
         reason: String,
     },
-    /// The file system has no room for a file window (`target::reserve`): refused
+    /// The file system has no room for a file window (`memory::reserve`): refused
     /// before anything was mapped or written (else the first store into an unallocated
     /// page would get SIGBUS).
     #[error("no room for {path}: {reason}; nothing was mapped or written: free space on its file system, use a smaller window, or put the file on another file system")]
@@ -527,8 +527,8 @@ pub fn system_root() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::{Region, TargetSpec, Window, WindowSource};
     use crate::pci::write_fake_pci;
-    use crate::target::{Region, TargetSpec, Window, WindowSource};
 
     fn window(source: WindowSource, write: bool) -> Window {
         Window {

@@ -6,8 +6,11 @@
 //!   calibrated against `CLOCK_MONOTONIC_RAW`, with its own overhead measured so that it
 //!   can be subtracted, and a portable `clock_gettime` fallback;
 //! * [`pin`]: CPU lists (`0-3,6`) and thread pinning with `core_affinity`;
-//! * [`target`]: memory targets (`anon`, `thp`, `hugetlb:2M`, `node:N`, `dax:/dev/daxX.Y`,
-//!   `file:PATH`) allocated as a [`target::Region`] whose placement is verified;
+//! * [`memory`]: memory targets (`anon`, `thp`, `hugetlb:2M`, `node:N`, `dax:/dev/daxX.Y`,
+//!   `file:PATH`, and the `cxl:` names that resolve to one) and the [`memory::Region`]s on
+//!   them, whose placement is verified;
+//! * [`effort`]: how many points, samples and how much time each family takes, quick or
+//!   full: the one place where `--quick` is decided;
 //! * [`topology`]: what the machine offers (NUMA nodes, caches, dax devices, hugepage
 //!   pools), read from sysfs under a configurable root so that it can be tested;
 //! * [`env`](mod@env): the environment that changes results, and warnings that say how to fix it;

@@ -36,22 +36,22 @@
 //! With two CPUs there is one traffic thread: the curve then spans what one core can
 //! inject, which the output says.
 
-use crate::chase::{Chain, ChainLayout, ChaseOrder};
+use crate::chase::{Chain, ChainLayout, ChaseOrder, Cursor};
 use crate::kernels::{self, IsaSet};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Skip,
 };
-use bench_core::counters::{self, CounterGroup, ThreadCounts};
+use bench_core::counters::{self, CounterGroup, Counts, MeasurementCounters, ThreadCounts};
 use bench_core::keys::parameters as pk;
-use bench_core::memory::TargetSpec;
+use bench_core::memory::{Placement, TargetSpec};
 use bench_core::params::{Measurement, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The traffic of the load threads (also the `--mix` values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -336,7 +336,6 @@ impl Benchmark for LoadedLatencyBench {
             )));
         }
         let (chase_mem, load_mem) = region.as_mut_slice().split_at_mut(span);
-        let load_base = load_mem.as_mut_ptr() as usize;
         let chain = Chain::build(
             chase_mem,
             layout,
@@ -345,7 +344,6 @@ impl Benchmark for LoadedLatencyBench {
             ctx.seed,
         )
         .map_err(|e| Skip::new(e.to_string()))?;
-        let chase_params = chain.describe();
         let mut rep = Report::default();
         if loaders == 1 {
             rep.warnings.push(Warning {
@@ -355,213 +353,46 @@ impl Benchmark for LoadedLatencyBench {
             });
         }
         bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
-        let (dur, delays) = (ctx.effort.mem.loaded_point, ctx.effort.mem.loaded_delays);
-        let timer = &ctx.timer;
-        let timer_overhead_ns = timer.info().overhead_ns;
-        let timer_resolution_ns = timer.info().resolution_ns;
-        // The chain is built and one lap run; the traffic threads never touch its memory.
-        let mut p = chain.cursor();
-        // Counters: the chase thread measures (its counts are recorded, per load); the
-        // traffic threads are helpers, each counting its own streaming loop, so that a
-        // disturbance on any of them flags and repeats the point.
-        let mut group = CounterGroup::open_with_timer(timer);
-        let mut samples = counters::sample_buffer(MAX_SAMPLES);
-        let mut singles = counters::sample_buffer(MAX_PER_LOAD);
+        let mut rig = Rig {
+            ctx,
+            p: chain.cursor(),
+            chain: &chain,
+            load_base: load_mem.as_mut_ptr() as usize,
+            load_bytes,
+            isa,
+            point: ctx.effort.mem.loaded_point,
+            group: CounterGroup::open_with_timer(&ctx.timer),
+            samples: counters::sample_buffer(MAX_SAMPLES),
+            singles: counters::sample_buffer(MAX_PER_LOAD),
+        };
+        let labels = Labels {
+            target: &target,
+            placement: &placement,
+            chase_bytes,
+            sizing: &sizing,
+            chase: chain.describe(),
+        };
         for &mix in &self.mixes {
             let mut curve: Vec<Point> = Vec::new();
-            let (r_lines, w_lines) = mix.lines();
-            for &delay in delays {
-                let n_threads = if delay.is_some() { loaders } else { 0 };
-                let ((bw, loaded, stored, kept, single), counters) =
-                    counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-                        let stop = AtomicBool::new(false);
-                        let loaded = AtomicU64::new(0);
-                        let stored = AtomicU64::new(0);
-                        let mut traffic_ns = 0u64;
-                        let mut threads = Vec::with_capacity(1 + n_threads);
-                        samples.clear();
-                        singles.clear();
-                        std::thread::scope(|s| {
-                            let handles: Vec<_> = (0..n_threads)
-                                .map(|t| {
-                                    let (stop, loaded, stored) = (&stop, &loaded, &stored);
-                                    let cpu = ctx.cpus[1 + t];
-                                    let d = delay.unwrap_or(0);
-                                    s.spawn(move || {
-                                        let _ = bench_core::pin::pin_current(cpu);
-                                        let mut g = CounterGroup::open();
-                                        // SAFETY: thread t owns [load_base + t*load_bytes,
-                                        // +load_bytes), disjoint from the chase and from the
-                                        // other threads.
-                                        let buf = unsafe {
-                                            std::slice::from_raw_parts_mut(
-                                                (load_base + t * load_bytes) as *mut u8,
-                                                load_bytes,
-                                            )
-                                        };
-                                        let t0 = Instant::now();
-                                        let (done, c) = g.count(|| {
-                                            traffic(buf, mix, isa, d, || {
-                                                !stop.load(Ordering::Relaxed)
-                                            })
-                                        });
-                                        std::hint::black_box(done.acc);
-                                        loaded.fetch_add(done.loaded, Ordering::Relaxed);
-                                        stored.fetch_add(done.stored, Ordering::Relaxed);
-                                        (t0.elapsed().as_nanos() as u64, c)
-                                    })
-                                })
-                                .collect();
-                            let end = Instant::now() + dur;
-                            let ((), c) = group.count(|| {
-                                while (Instant::now() < end || samples.len() < 32)
-                                    && samples.len() < MAX_SAMPLES
-                                {
-                                    let a = timer.start();
-                                    p = chain.walk(p, BATCH);
-                                    let b = timer.stop();
-                                    samples.push(timer.elapsed_ns(a, b) / BATCH as f64);
-                                    if singles.len() + PER_LOAD_EVERY_BATCH <= MAX_PER_LOAD {
-                                        for _ in 0..PER_LOAD_EVERY_BATCH {
-                                            let a = timer.start();
-                                            p = chain.step(p);
-                                            let b = timer.stop();
-                                            singles.push(timer.elapsed_ns(a, b));
-                                        }
-                                    }
-                                }
-                            });
-                            stop.store(true, Ordering::Relaxed);
-                            threads.push(ThreadCounts::measuring(
-                                format!("chase thread (CPU {})", ctx.cpus[0]),
-                                c,
-                            ));
-                            for (t, h) in handles.into_iter().enumerate() {
-                                let (ns, c) = h.join().expect("traffic thread");
-                                traffic_ns = traffic_ns.max(ns);
-                                threads.push(ThreadCounts::helper(
-                                    format!("traffic thread {t} (CPU {})", ctx.cpus[1 + t]),
-                                    c,
-                                ));
-                            }
-                        });
-                        let (ld, st) = (loaded.into_inner(), stored.into_inner());
-                        let bw = if traffic_ns > 0 {
-                            (ld + st) as f64 / traffic_ns as f64
-                        } else {
-                            0.0
-                        };
-                        ((bw, ld, st, samples.clone(), singles.clone()), threads)
-                    });
-                let counters =
-                    counters.with_per_op("load", (BATCH * kept.len() + single.len()) as u64);
-                let d = Distribution::from_samples(&kept)
-                    .ok_or_else(|| Skip::new("no valid chase samples"))?;
-                let per_load = Distribution::from_samples(&single)
-                    .ok_or_else(|| Skip::new("no valid single-load chase samples"))?;
-                let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
-                let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
+            for &delay in ctx.effort.mem.loaded_delays {
+                let (sampled, counters) = rig.point(mix, delay, loaders);
+                let (point, m) =
+                    self.measurement(&rig, &labels, (mix, delay), sampled, counters)?;
                 ctx.progress(&format!(
-                    "{id}: {:.1} ns (per load p99 {:.1} ns) at {bw:.1} GB/s{}",
-                    d.p50,
-                    per_load.p99,
-                    counters.summary()
+                    "{}: {:.1} ns (per load p99 {:.1} ns) at {:.1} GB/s{}",
+                    m.id,
+                    point.p50,
+                    point.per_load_p99,
+                    point.bw,
+                    m.counters.as_ref().map_or(String::new(), |c| c.summary())
                 ));
-                curve.push(Point {
-                    bw,
-                    p50: d.p50,
-                    per_load_p99: per_load.p99,
-                    id: id.clone(),
-                });
-                let mut parameters = json!({
-                    "mix": mix.name(), "delay_pause": delay, "traffic_threads": n_threads,
-                    "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
-                    "chunk_bytes": mix.chunk_bytes(), "isa": isa.name(), "chase_cpu": ctx.cpus[0],
-                    "chase": chase_params, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
-                });
-                for (k, v) in [
-                    (pk::READ_PCT, json!(mix.read_pct())),
-                    (pk::LOAD_STORE_RATIO, json!(mix.ratio())),
-                    ("chunk_lines", json!({ "loaded": r_lines, "stored": w_lines })),
-                    ("stores", json!(mix.store_kind())),
-                    ("traffic_loaded_bytes", json!(loaded)),
-                    ("traffic_stored_bytes", json!(stored)),
-                    ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
-                    ("batch_loads", json!(BATCH)),
-                    ("point_ms", json!(dur.as_millis() as u64)),
-                    (pk::PER_LOAD_P50_NS, json!(per_load.p50)),
-                    (pk::PER_LOAD_P99_NS, json!(per_load.p99)),
-                    (pk::PER_LOAD_SAMPLES, json!(per_load.n)),
-                    (pk::TIMER_OVERHEAD_NS, json!(timer_overhead_ns)),
-                    ("timer_resolution_ns", json!(timer_resolution_ns)),
-                ] {
-                    parameters[k] = v;
-                }
-                rep.measurements.push(Measurement {
-                    id,
-                    benchmark: self.name().into(),
-                    target: target.clone(),
-                    parameters,
-                    unit: "ns".into(),
-                    method: format!(
-                        "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions; per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads / their time (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines)",
-                        mix.name(),
-                        mix.chunk_text(),
-                        delay.map_or("(idle: no traffic threads)".to_string(), |d| d.to_string()),
-                        mix.read_pct()
-                    ),
-                    distribution: d,
-                    placement: Some(placement.clone()),
-                    counters: Some(counters),
-                });
+                curve.push(point);
+                rep.measurements.push(m);
             }
-            let bws: Vec<f64> = curve.iter().map(|c| c.bw).collect();
-            if let Some(at) = max_bandwidth_index(&bws) {
-                let top = &curve[at];
-                let from: Vec<String> = curve.iter().map(|c| c.id.clone()).collect();
-                let (bw_key, lat_key, p99_key) = match mix.key_part() {
-                    None => (
-                        "loaded_lat_max_bw_gbs".to_string(),
-                        "loaded_lat_at_max_bw_ns".to_string(),
-                        "loaded_lat_p99_at_max_bw_ns".to_string(),
-                    ),
-                    Some(m) => (
-                        format!("loaded_lat_max_bw_{m}_gbs"),
-                        format!("loaded_lat_at_max_bw_{m}_ns"),
-                        format!("loaded_lat_p99_at_max_bw_{m}_ns"),
-                    ),
-                };
-                for (key, value, what) in [
-                    (bw_key, top.bw, "largest injected bandwidth of the curve"),
-                    (
-                        lat_key,
-                        top.p50,
-                        "p50 of the chase's 256-load batch means at the largest injected bandwidth",
-                    ),
-                    (
-                        p99_key,
-                        top.per_load_p99,
-                        "p99 of single timed chase loads at the largest injected bandwidth",
-                    ),
-                ] {
-                    rep.params.push(Param::new(
-                        key,
-                        value,
-                        &target,
-                        format!(
-                            "{what}, {} traffic ({} loads:stores, {} % reads), {loaders} traffic thread(s), chase over {} touched ({})",
-                            mix.name(),
-                            mix.ratio(),
-                            mix.read_pct(),
-                            format_size(chase_bytes),
-                            sizing.explain()
-                        ),
-                        from.clone(),
-                    ));
-                }
-            }
+            rep.params
+                .extend(curve_params(&labels, mix, &curve, loaders));
         }
-        std::hint::black_box(p);
+        std::hint::black_box(rig.p);
         // The DRAM checks the keys stand on: the chase (CPU 0) and the traffic (the rest).
         let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
         let chase = crate::latency::chase_check(ctx, region, chase_bytes, &mut rep)?;
@@ -577,6 +408,302 @@ impl Benchmark for LoadedLatencyBench {
         }
         Ok(rep)
     }
+}
+
+impl LoadedLatencyBench {
+    /// The measurement of one point of `mix`'s curve, and the point.
+    fn measurement(
+        &self,
+        rig: &Rig<'_, '_>,
+        labels: &Labels<'_>,
+        (mix, delay): (Mix, Option<u32>),
+        s: Sampled,
+        counters: MeasurementCounters,
+    ) -> Result<(Point, Measurement), NotRun> {
+        let (ctx, target) = (rig.ctx, labels.target);
+        let (r_lines, w_lines) = mix.lines();
+        let (bw, loaded, stored, n_threads) = (s.bw, s.loaded, s.stored, s.threads);
+        let (chase_bytes, sizing, load_bytes, isa) =
+            (labels.chase_bytes, labels.sizing, rig.load_bytes, rig.isa);
+        let chase_params = labels.chase.clone();
+        let (timer_overhead_ns, timer_resolution_ns, dur) = (
+            ctx.timer.info().overhead_ns,
+            ctx.timer.info().resolution_ns,
+            rig.point,
+        );
+        let counters =
+            counters.with_per_op("load", (BATCH * s.batches.len() + s.singles.len()) as u64);
+        let d = Distribution::from_samples(&s.batches)
+            .ok_or_else(|| Skip::new("no valid chase samples"))?;
+        let per_load = Distribution::from_samples(&s.singles)
+            .ok_or_else(|| Skip::new("no valid single-load chase samples"))?;
+        let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
+        let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
+        let point = Point {
+            bw,
+            p50: d.p50,
+            per_load_p99: per_load.p99,
+            id: id.clone(),
+        };
+        let mut parameters = json!({
+            "mix": mix.name(), "delay_pause": delay, "traffic_threads": n_threads,
+            "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
+            "chunk_bytes": mix.chunk_bytes(), "isa": isa.name(), "chase_cpu": ctx.cpus[0],
+            "chase": chase_params, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
+        });
+        for (k, v) in [
+            (pk::READ_PCT, json!(mix.read_pct())),
+            (pk::LOAD_STORE_RATIO, json!(mix.ratio())),
+            ("chunk_lines", json!({ "loaded": r_lines, "stored": w_lines })),
+            ("stores", json!(mix.store_kind())),
+            ("traffic_loaded_bytes", json!(loaded)),
+            ("traffic_stored_bytes", json!(stored)),
+            ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
+            ("batch_loads", json!(BATCH)),
+            ("point_ms", json!(dur.as_millis() as u64)),
+            (pk::PER_LOAD_P50_NS, json!(per_load.p50)),
+            (pk::PER_LOAD_P99_NS, json!(per_load.p99)),
+            (pk::PER_LOAD_SAMPLES, json!(per_load.n)),
+            (pk::TIMER_OVERHEAD_NS, json!(timer_overhead_ns)),
+            ("timer_resolution_ns", json!(timer_resolution_ns)),
+        ] {
+            parameters[k] = v;
+        }
+        let m = Measurement {
+            id,
+            benchmark: self.name().into(),
+            target: target.to_string(),
+            parameters,
+            unit: "ns".into(),
+            method: format!(
+                "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions; per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads / their time (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines)",
+                mix.name(),
+                mix.chunk_text(),
+                delay.map_or("(idle: no traffic threads)".to_string(), |d| d.to_string()),
+                mix.read_pct()
+            ),
+            distribution: d,
+            placement: Some(labels.placement.clone()),
+            counters: Some(counters),
+        };
+        Ok((point, m))
+    }
+}
+
+/// The keys of one mix's curve: its largest injected bandwidth and the latency (p50 and
+/// per-load p99) there.
+fn curve_params(labels: &Labels<'_>, mix: Mix, curve: &[Point], loaders: usize) -> Vec<Param> {
+    let (target, chase_bytes, sizing) = (labels.target, labels.chase_bytes, labels.sizing);
+    let mut params = Vec::new();
+    let bws: Vec<f64> = curve.iter().map(|c| c.bw).collect();
+    if let Some(at) = max_bandwidth_index(&bws) {
+        let top = &curve[at];
+        let from: Vec<String> = curve.iter().map(|c| c.id.clone()).collect();
+        let (bw_key, lat_key, p99_key) = match mix.key_part() {
+            None => (
+                "loaded_lat_max_bw_gbs".to_string(),
+                "loaded_lat_at_max_bw_ns".to_string(),
+                "loaded_lat_p99_at_max_bw_ns".to_string(),
+            ),
+            Some(m) => (
+                format!("loaded_lat_max_bw_{m}_gbs"),
+                format!("loaded_lat_at_max_bw_{m}_ns"),
+                format!("loaded_lat_p99_at_max_bw_{m}_ns"),
+            ),
+        };
+        for (key, value, what) in [
+            (bw_key, top.bw, "largest injected bandwidth of the curve"),
+            (
+                lat_key,
+                top.p50,
+                "p50 of the chase's 256-load batch means at the largest injected bandwidth",
+            ),
+            (
+                p99_key,
+                top.per_load_p99,
+                "p99 of single timed chase loads at the largest injected bandwidth",
+            ),
+        ] {
+            params.push(Param::new(
+                    key,
+                    value,
+                    target,
+                    format!(
+                        "{what}, {} traffic ({} loads:stores, {} % reads), {loaders} traffic thread(s), chase over {} touched ({})",
+                        mix.name(),
+                        mix.ratio(),
+                        mix.read_pct(),
+                        format_size(chase_bytes),
+                        sizing.explain()
+                    ),
+                    from.clone(),
+                ));
+        }
+    }
+    params
+}
+
+/// What every measurement of a run records beside its point.
+struct Labels<'a> {
+    target: &'a str,
+    placement: &'a Placement,
+    chase_bytes: usize,
+    sizing: &'a DramSizing,
+    chase: serde_json::Value,
+}
+
+/// The chase and the traffic threads' buffers of a run, and what a point reuses.
+struct Rig<'a, 'c> {
+    ctx: &'a Context,
+    chain: &'a Chain<'c>,
+    p: Cursor,
+    /// Thread t's buffer is [load_base + t load_bytes, + load_bytes), past the chase.
+    load_base: usize,
+    load_bytes: usize,
+    isa: kernels::Isa,
+    /// How long each point samples.
+    point: Duration,
+    group: CounterGroup,
+    samples: Vec<f64>,
+    singles: Vec<f64>,
+}
+
+/// One point's samples: the injected bandwidth (GB/s), the bytes the traffic loaded and
+/// stored, the chase's batch means and single loads, and the traffic threads.
+struct Sampled {
+    bw: f64,
+    loaded: u64,
+    stored: u64,
+    batches: Vec<f64>,
+    singles: Vec<f64>,
+    threads: usize,
+}
+
+impl Rig<'_, '_> {
+    /// One point: `loaders` traffic threads with `delay` (none when idle) beside the
+    /// chase, repeated while a thread was disturbed.
+    fn point(
+        &mut self,
+        mix: Mix,
+        delay: Option<u32>,
+        loaders: usize,
+    ) -> (Sampled, MeasurementCounters) {
+        let threads = if delay.is_some() { loaders } else { 0 };
+        counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+            self.attempt(mix, delay, threads)
+        })
+    }
+
+    /// One attempt at a point: the traffic threads started, the chase sampled for the
+    /// point's time, the threads stopped; every thread's counts.
+    fn attempt(
+        &mut self,
+        mix: Mix,
+        delay: Option<u32>,
+        n_threads: usize,
+    ) -> (Sampled, Vec<ThreadCounts>) {
+        let ctx = self.ctx;
+        let stop = AtomicBool::new(false);
+        let loaded = AtomicU64::new(0);
+        let stored = AtomicU64::new(0);
+        let mut traffic_ns = 0u64;
+        let mut threads = Vec::with_capacity(1 + n_threads);
+        self.samples.clear();
+        self.singles.clear();
+        let (base, bytes, isa) = (self.load_base, self.load_bytes, self.isa);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n_threads)
+                .map(|t| {
+                    let (stop, loaded, stored) = (&stop, &loaded, &stored);
+                    let cpu = ctx.cpus[1 + t];
+                    let buf = (base + t * bytes, bytes);
+                    let d = delay.unwrap_or(0);
+                    s.spawn(move || inject(cpu, buf, (mix, isa, d), stop, (loaded, stored)))
+                })
+                .collect();
+            let ((), c) = self.chase();
+            stop.store(true, Ordering::Relaxed);
+            threads.push(ThreadCounts::measuring(
+                format!("chase thread (CPU {})", ctx.cpus[0]),
+                c,
+            ));
+            for (t, h) in handles.into_iter().enumerate() {
+                let (ns, c) = h.join().expect("traffic thread");
+                traffic_ns = traffic_ns.max(ns);
+                threads.push(ThreadCounts::helper(
+                    format!("traffic thread {t} (CPU {})", ctx.cpus[1 + t]),
+                    c,
+                ));
+            }
+        });
+        let (ld, st) = (loaded.into_inner(), stored.into_inner());
+        let bw = if traffic_ns > 0 {
+            (ld + st) as f64 / traffic_ns as f64
+        } else {
+            0.0
+        };
+        let sampled = Sampled {
+            bw,
+            loaded: ld,
+            stored: st,
+            batches: self.samples.clone(),
+            singles: self.singles.clone(),
+            threads: n_threads,
+        };
+        (sampled, threads)
+    }
+
+    /// The chase for the point's time (at least 32 batches): batch means, and single
+    /// timed loads after each batch; counted.
+    fn chase(&mut self) -> ((), Counts) {
+        let timer = &self.ctx.timer;
+        let end = Instant::now() + self.point;
+        let (chain, p, samples, singles) = (
+            self.chain,
+            &mut self.p,
+            &mut self.samples,
+            &mut self.singles,
+        );
+        self.group.count(|| {
+            while (Instant::now() < end || samples.len() < 32) && samples.len() < MAX_SAMPLES {
+                let a = timer.start();
+                *p = chain.walk(*p, BATCH);
+                let b = timer.stop();
+                samples.push(timer.elapsed_ns(a, b) / BATCH as f64);
+                if singles.len() + PER_LOAD_EVERY_BATCH <= MAX_PER_LOAD {
+                    for _ in 0..PER_LOAD_EVERY_BATCH {
+                        let a = timer.start();
+                        *p = chain.step(*p);
+                        let b = timer.stop();
+                        singles.push(timer.elapsed_ns(a, b));
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// A traffic thread pinned to `cpu`: `mix` traffic through its buffer (`buf`: address,
+/// length) with `delay` pauses after each chunk until `stop`; adds the bytes it loaded
+/// and stored; returns its time (ns) and counts.
+fn inject(
+    cpu: usize,
+    (addr, len): (usize, usize),
+    (mix, isa, delay): (Mix, kernels::Isa, u32),
+    stop: &AtomicBool,
+    (loaded, stored): (&AtomicU64, &AtomicU64),
+) -> (u64, Counts) {
+    let _ = bench_core::pin::pin_current(cpu);
+    let mut g = CounterGroup::open();
+    // SAFETY: each traffic thread owns its [addr, addr + len), disjoint from the chase and
+    // from the other threads, inside the region the run holds until they are joined.
+    let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
+    let t0 = Instant::now();
+    let (done, c) = g.count(|| traffic(buf, mix, isa, delay, || !stop.load(Ordering::Relaxed)));
+    std::hint::black_box(done.acc);
+    loaded.fetch_add(done.loaded, Ordering::Relaxed);
+    stored.fetch_add(done.stored, Ordering::Relaxed);
+    (t0.elapsed().as_nanos() as u64, c)
 }
 
 /// Load latency while the other CPUs inject traffic, from full load to idle: an

@@ -259,94 +259,126 @@ impl Benchmark for PostPartsBench {
             pio: None,
             state: Ring::new(SLOTS),
         };
-        let p50 = |rep: &mut Report, path: &mut PostPath, upto: Upto, id: &str, what: &str| {
-            let (d, c) = sample_batches(ctx, BATCH, || path.post(upto))
-                .ok_or_else(|| Skip::new(format!("no valid samples of {what}")))?;
-            let v = d.p50;
-            push_measurement(rep, region, &base, &target, id, what, d, c);
-            Ok::<_, NotRun>(v)
-        };
-        let md = p50(
-            &mut rep,
-            &mut path,
-            Upto::Md,
-            "md_write_64b",
-            "64 B descriptor stores into the next ring slot",
-        )?;
-        let md_b = p50(
-            &mut rep,
-            &mut path,
-            Upto::MdBarrier,
-            "md_write_64b_sfence",
-            "64 B descriptor stores + sfence",
-        )?;
-        let dbc = p50(
-            &mut rep,
-            &mut path,
-            Upto::Dbc,
-            "md_sfence_dbc",
-            "descriptor + sfence + 8 B DBC store",
-        )?;
-        let host = p50(
-            &mut rep,
-            &mut path,
-            Upto::DbcBarrier,
-            "post_host",
-            "descriptor + sfence + 8 B DBC store + sfence",
-        )?;
-        let mid = |id: &str| format!("{NAME}/{target}/{id}");
-        rep.params.push(Param::new(
-            "md_write_64b_ns",
-            md,
-            &target,
-            "p50 of 64 B descriptor stores (8 x 8 B) into the next slot of a 256-slot ring, batches of back-to-back posts (stand-in for seed 004's MD setup)",
-            vec![mid("md_write_64b")],
-        ));
-        let barrier = |rep: &mut Report,
-                       key: &str,
-                       with: f64,
-                       without: f64,
-                       what: &str,
-                       ids: [&str; 2]| {
-            match barrier_cost(with, without) {
-            Some(v) => rep.params.push(Param::new(
-                key,
-                v,
-                &target,
-                format!("p50({what} + sfence) - p50({what}): the sfence after it"),
-                ids.iter().map(|i| mid(i)).collect(),
-            )),
-            None => rep.warnings.push(Warning {
-                code: "post-parts-negative-barrier".into(),
-                message: format!("{target}: {key} not published: p50 with the sfence ({with:.2} ns) is below p50 without it ({without:.2} ns), noise larger than the barrier"),
-                remediation: "run without --quick on an idle, pinned core".into(),
-            }),
-        }
-        };
-        barrier(
-            &mut rep,
-            "store_barrier_ns",
-            md_b,
-            md,
-            "descriptor",
-            ["md_write_64b_sfence", "md_write_64b"],
-        );
-        barrier(
-            &mut rep,
-            "dbc_store_barrier_ns",
-            host,
-            dbc,
-            "descriptor + sfence + DBC store",
-            ["post_host", "md_sfence_dbc"],
-        );
-        rep.params.push(Param::new(
-            "post_host_microops_ns",
-            host,
-            &target,
-            "p50 of descriptor + sfence + DBC store + sfence as one sequence, batches of back-to-back posts",
-            vec![mid("post_host")],
-        ));
+        host_parts(ctx, region, &mut rep, &base, &mut path)?;
         rep.skipped.extend(self.doorbell_skip(&target));
+        self.pio_part(ctx, region, &mut rep, &base, &mut path)?;
+        Ok(rep)
+    }
+}
+
+/// The host's parts of a post on the ring in `region`: the descriptor stores, the
+/// barriers after them and after the doorbell store, and the sequence as a whole.
+fn host_parts(
+    ctx: &Context,
+    region: &Region,
+    rep: &mut Report,
+    base: &serde_json::Value,
+    path: &mut PostPath,
+) -> Result<(), NotRun> {
+    let target = region.spec().to_string();
+    let p50 = |rep: &mut Report, path: &mut PostPath, upto: Upto, id: &str, what: &str| {
+        let (d, c) = sample_batches(ctx, BATCH, || path.post(upto))
+            .ok_or_else(|| Skip::new(format!("no valid samples of {what}")))?;
+        let v = d.p50;
+        push_measurement(rep, region, base, &target, id, what, d, c);
+        Ok::<_, NotRun>(v)
+    };
+    let md = p50(
+        rep,
+        path,
+        Upto::Md,
+        "md_write_64b",
+        "64 B descriptor stores into the next ring slot",
+    )?;
+    let md_b = p50(
+        rep,
+        path,
+        Upto::MdBarrier,
+        "md_write_64b_sfence",
+        "64 B descriptor stores + sfence",
+    )?;
+    let dbc = p50(
+        rep,
+        path,
+        Upto::Dbc,
+        "md_sfence_dbc",
+        "descriptor + sfence + 8 B DBC store",
+    )?;
+    let host = p50(
+        rep,
+        path,
+        Upto::DbcBarrier,
+        "post_host",
+        "descriptor + sfence + 8 B DBC store + sfence",
+    )?;
+    let mid = |id: &str| format!("{NAME}/{target}/{id}");
+    rep.params.push(Param::new(
+        "md_write_64b_ns",
+        md,
+        &target,
+        "p50 of 64 B descriptor stores (8 x 8 B) into the next slot of a 256-slot ring, batches of back-to-back posts (stand-in for seed 004's MD setup)",
+        vec![mid("md_write_64b")],
+    ));
+    let barrier = |rep: &mut Report,
+                   key: &str,
+                   with: f64,
+                   without: f64,
+                   what: &str,
+                   ids: [&str; 2]| {
+        match barrier_cost(with, without) {
+        Some(v) => rep.params.push(Param::new(
+            key,
+            v,
+            &target,
+            format!("p50({what} + sfence) - p50({what}): the sfence after it"),
+            ids.iter().map(|i| mid(i)).collect(),
+        )),
+        None => rep.warnings.push(Warning {
+            code: "post-parts-negative-barrier".into(),
+            message: format!("{target}: {key} not published: p50 with the sfence ({with:.2} ns) is below p50 without it ({without:.2} ns), noise larger than the barrier"),
+            remediation: "run without --quick on an idle, pinned core".into(),
+        }),
+    }
+    };
+    barrier(
+        rep,
+        "store_barrier_ns",
+        md_b,
+        md,
+        "descriptor",
+        ["md_write_64b_sfence", "md_write_64b"],
+    );
+    barrier(
+        rep,
+        "dbc_store_barrier_ns",
+        host,
+        dbc,
+        "descriptor + sfence + DBC store",
+        ["post_host", "md_sfence_dbc"],
+    );
+    rep.params.push(Param::new(
+        "post_host_microops_ns",
+        host,
+        &target,
+        "p50 of descriptor + sfence + DBC store + sfence as one sequence, batches of back-to-back posts",
+        vec![mid("post_host")],
+    ));
+    Ok(())
+}
+
+impl PostPartsBench {
+    /// The whole post with the PIO copy of the descriptor into the BAR's write-combining
+    /// window (`--bar`); a skipped entry when there is no BAR or no WC mapping of it.
+    fn pio_part(
+        &self,
+        ctx: &Context,
+        region: &Region,
+        rep: &mut Report,
+        base: &serde_json::Value,
+        path: &mut PostPath,
+    ) -> Result<(), NotRun> {
+        let target = region.spec().to_string();
+        let mid = |id: &str| format!("{NAME}/{target}/{id}");
         let bar = match self.pio_bench() {
             Ok(b) => b,
             Err(reason) => {
@@ -355,7 +387,7 @@ impl Benchmark for PostPartsBench {
                     target: target.clone(),
                     reason,
                 });
-                return Ok(rep);
+                return Ok(());
             }
         };
         let (dev, b) = bar.validate().map_err(|e| Skip::new(e.to_string()))?;
@@ -371,7 +403,7 @@ impl Benchmark for PostPartsBench {
                         bar.target()
                     ),
                 });
-                return Ok(rep);
+                return Ok(());
             }
         };
         let bufs = (window / PIO_STRIDE).clamp(1, 2);
@@ -389,7 +421,7 @@ impl Benchmark for PostPartsBench {
             o.extend(e.clone());
         }
         push_measurement(
-            &mut rep,
+            rep,
             region,
             &params,
             &target,
@@ -408,7 +440,7 @@ impl Benchmark for PostPartsBench {
             ),
             vec![mid("post_pio")],
         ));
-        Ok(rep)
+        Ok(())
     }
 }
 

@@ -93,15 +93,17 @@ PY
 # Guest a's CXL devdax namespace is small on purpose: TCG emulates the CXL window as MMIO
 # (every access goes through QEMU's device model, tens of MB/s), and cxlchar sizes every
 # working set within what a target offers (a quarter of it; the DRAM check's larger size
-# half), so a 48 MiB device keeps `cxlchar all --quick` on it to about six minutes (96 MiB
-# took thirteen; the whole 510 MiB device did not finish in 10 minutes). The sizes it could
-# not reach are in its memory_bound sizing rules and size_bound warnings. The pool windows
-# below lie past 32M, inside the device.
-CXL_NS_SIZE=48M
+# half), and the time of `cxlchar all --quick` on it grows with its size (48 MiB: about six
+# minutes, 96 MiB thirteen; the whole 510 MiB device did not finish in 10 minutes): 32 MiB
+# keeps guest b's run on it, the longest step of the lab, near guest a's runs beside it.
+# The sizes it could not reach are in its memory_bound sizing rules and size_bound
+# warnings. The pool windows below lie at 16M..24M, inside the 30 MiB device (a
+# 32M namespace less its 2 MiB info block).
+CXL_NS_SIZE=32M
 # The CXL pool window of `pool msg` (the same on both guests): inside the 2 MiB-aligned
 # devdax device and clear of the bytes `mem latency` wrote at its start; --quick, the
 # smallest `pool msg` run.
-CXL_POOL_WINDOW="--offset 32M --len 8M"
+CXL_POOL_WINDOW="--offset 16M --len 8M"
 
 cxl_region() { # both guests: the Type-3 device mem0 -> a pmem region; prints "CXLREGION NDREGION"
   modprobe -a cxl_acpi cxl_pci cxl_mem >&2 || return 1
@@ -286,7 +288,7 @@ slurm_wait_idle() { # until sinfo shows both nodes idle (bounded: 180 s)
 }
 
 # The fleet run's pool window (the same on both guests): the pool msg window above.
-FLEET_POOL_WINDOW="--fleet-pool-offset 32M --fleet-pool-len 8M"
+FLEET_POOL_WINDOW="--fleet-pool-offset 16M --fleet-pool-len 8M"
 
 slurm_fleet() { # guest a: srun across both guests; then guest b may go on (marker fleet-done-a)
   if ! slurm_start; then

@@ -751,7 +751,7 @@ fn far_memory_that_is_not_cxl_is_said_to_be_so() {
 
 // Slurm across the guests. Guest a runs slurmctld, both guests slurmd; guest a
 // runs `srun -N2 -n2 --label hostname`, `... env` (srun-hostname.txt, srun-env.txt) and the
-// fleet run `srun -N2 -n2 cxlchar all --quick --allow-write --fleet-pool-offset 32M
+// fleet run `srun -N2 -n2 cxlchar all --quick --allow-write --fleet-pool-offset 16M
 // --fleet-pool-len 8M --fleet-out fleet.json` (fleet.txt, fleet.err).
 
 /// The environment each rank of `srun -N2 -n2 --label env` saw: rank -> (name -> value).
@@ -926,7 +926,7 @@ fn fleet_pairs_are_verbs_over_rxe_and_pool_over_the_cxl_device() {
             pool["pool"]
         );
     }
-    assert_eq!(pool["pool"]["offset_bytes"], 32 << 20, "{}", pool["pool"]);
+    assert_eq!(pool["pool"]["offset_bytes"], 16 << 20, "{}", pool["pool"]);
     assert_eq!(pool["pool"]["len_bytes"], 8 << 20, "{}", pool["pool"]);
     assert!(
         pool["params"]["params"]["pool_msg_lat_ns"]

@@ -420,17 +420,8 @@ impl LoadedLatencyBench {
         s: Sampled,
         counters: MeasurementCounters,
     ) -> Result<(Point, Measurement), NotRun> {
-        let (ctx, target) = (rig.ctx, labels.target);
+        let (target, sizing, timer) = (labels.target, labels.sizing, rig.ctx.timer.info());
         let (r_lines, w_lines) = mix.lines();
-        let (bw, loaded, stored, n_threads) = (s.bw, s.loaded, s.stored, s.threads);
-        let (chase_bytes, sizing, load_bytes, isa) =
-            (labels.chase_bytes, labels.sizing, rig.load_bytes, rig.isa);
-        let chase_params = labels.chase.clone();
-        let (timer_overhead_ns, timer_resolution_ns, dur) = (
-            ctx.timer.info().overhead_ns,
-            ctx.timer.info().resolution_ns,
-            rig.point,
-        );
         let counters =
             counters.with_per_op("load", (BATCH * s.batches.len() + s.singles.len()) as u64);
         let d = Distribution::from_samples(&s.batches)
@@ -440,32 +431,32 @@ impl LoadedLatencyBench {
         let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
         let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
         let point = Point {
-            bw,
+            bw: s.bw,
             p50: d.p50,
             per_load_p99: per_load.p99,
             id: id.clone(),
         };
         let mut parameters = json!({
-            "mix": mix.name(), "delay_pause": delay, "traffic_threads": n_threads,
-            "injected_bw_gbs": bw, "chase_bytes": chase_bytes, "traffic_bytes_per_thread": load_bytes,
-            "chunk_bytes": mix.chunk_bytes(), "isa": isa.name(), "chase_cpu": ctx.cpus[0],
-            "chase": chase_params, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
+            "mix": mix.name(), "delay_pause": delay, "traffic_threads": s.threads,
+            "injected_bw_gbs": s.bw, "chase_bytes": labels.chase_bytes, "traffic_bytes_per_thread": rig.load_bytes,
+            "chunk_bytes": mix.chunk_bytes(), "isa": rig.isa.name(), "chase_cpu": rig.ctx.cpus[0],
+            "chase": &labels.chase, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
         });
         for (k, v) in [
             (pk::READ_PCT, json!(mix.read_pct())),
             (pk::LOAD_STORE_RATIO, json!(mix.ratio())),
             ("chunk_lines", json!({ "loaded": r_lines, "stored": w_lines })),
             ("stores", json!(mix.store_kind())),
-            ("traffic_loaded_bytes", json!(loaded)),
-            ("traffic_stored_bytes", json!(stored)),
+            ("traffic_loaded_bytes", json!(s.loaded)),
+            ("traffic_stored_bytes", json!(s.stored)),
             ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
             ("batch_loads", json!(BATCH)),
-            ("point_ms", json!(dur.as_millis() as u64)),
+            ("point_ms", json!(rig.point.as_millis() as u64)),
             (pk::PER_LOAD_P50_NS, json!(per_load.p50)),
             (pk::PER_LOAD_P99_NS, json!(per_load.p99)),
             (pk::PER_LOAD_SAMPLES, json!(per_load.n)),
-            (pk::TIMER_OVERHEAD_NS, json!(timer_overhead_ns)),
-            ("timer_resolution_ns", json!(timer_resolution_ns)),
+            (pk::TIMER_OVERHEAD_NS, json!(timer.overhead_ns)),
+            ("timer_resolution_ns", json!(timer.resolution_ns)),
         ] {
             parameters[k] = v;
         }

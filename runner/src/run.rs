@@ -120,18 +120,18 @@ pub fn resolve_targets(
 }
 
 /// The shared options as a configuration sees them (the named targets resolved on this
-/// machine: a `cxl:` name is the target behind it).
+/// machine: a `cxl:` name is the target behind it; the topology is read only for one).
 pub fn options(run: &RunArgs) -> Result<Options> {
-    let topo = Topology::system();
+    let topo = std::cell::OnceCell::new();
+    let resolve = |t: &TargetArg| match t {
+        TargetArg::Target(spec) => Ok(spec.clone()),
+        TargetArg::Cxl(name) => name.resolve(topo.get_or_init(Topology::system)),
+    };
     Ok(Options {
         effort: Effort::of(run.quick),
         allow_write: run.allow_write,
         cpus: resolve_cpus(run)?,
-        targets: run
-            .targets
-            .iter()
-            .map(|t| t.resolve(&topo))
-            .collect::<Result<_, _>>()?,
+        targets: run.targets.iter().map(resolve).collect::<Result<_, _>>()?,
     })
 }
 

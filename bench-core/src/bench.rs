@@ -10,7 +10,7 @@
 
 use crate::dram_check::Pattern;
 use crate::effort::Effort;
-use crate::memory::{Region, TargetSpec};
+use crate::memory::{OnMemory, Region, TargetSpec};
 use crate::params::{Measurement, ParamInfo, PrefetchCheck, Skipped, Warning};
 use crate::sizing::{DramSizing, SizingBook};
 use crate::timer::Timer;
@@ -53,7 +53,7 @@ impl Context {
 
     /// The memory `target` offers, as this run first read it
     /// ([`crate::sizing::SizingBook::available`]).
-    pub fn available(&self, target: &TargetSpec) -> Option<usize> {
+    pub fn available(&self, target: &impl OnMemory) -> Option<usize> {
         self.sizing.available(target, &self.topology)
     }
 
@@ -77,7 +77,12 @@ impl Context {
     /// ([`crate::sizing`]): 4 x the caches those CPUs can fill, raised by this run's
     /// latency plateau on the target and by any check that grew past its rule for CPUs
     /// among them. Not yet bounded by memory.
-    pub fn dram_sizing(&self, target: &TargetSpec, cpus: &[usize], pattern: Pattern) -> DramSizing {
+    pub fn dram_sizing(
+        &self,
+        target: &impl OnMemory,
+        cpus: &[usize],
+        pattern: Pattern,
+    ) -> DramSizing {
         let base = DramSizing::for_cpus(self.cache_reach(cpus), self.topology.llc_bytes());
         let key = target.to_string();
         let s = match self.sizing.get(&key) {
@@ -100,7 +105,7 @@ impl Context {
     /// bound applied).
     pub fn dram_touched(
         &self,
-        target: &TargetSpec,
+        target: &impl OnMemory,
         cpus: &[usize],
         span_per_touched: usize,
     ) -> (usize, DramSizing) {
@@ -117,7 +122,7 @@ impl Context {
     /// [`Context::dram_sizing`]'s bytes, at least [`crate::sizing::STREAM_FLOOR_BYTES`]
     /// ([`crate::sizing::stream_bytes`]); bounded by 1/[`crate::sizing::MEMORY_SHARE_DIVISOR`]
     /// of the memory the target offers. The same with and without `--quick`.
-    pub fn dram_stream_bytes(&self, target: &TargetSpec, cpus: &[usize]) -> (usize, DramSizing) {
+    pub fn dram_stream_bytes(&self, target: &impl OnMemory, cpus: &[usize]) -> (usize, DramSizing) {
         let mut s = self.dram_sizing(target, cpus, Pattern::Stream);
         let want = crate::sizing::stream_bytes(s.touched_bytes);
         let (bytes, capped) = crate::sizing::cap_by_memory(want, 1, self.available(target));
@@ -130,7 +135,7 @@ impl Context {
     /// The largest size the larger working set of a DRAM check on `target` may have (a
     /// span of at most 1/[`crate::sizing::CHECK_MEMORY_SHARE_DIVISOR`] of the memory the
     /// target offers, as this run first read it), in bytes of memory spanned.
-    pub fn check_span_limit(&self, target: &TargetSpec) -> usize {
+    pub fn check_span_limit(&self, target: &impl OnMemory) -> usize {
         self.available(target).map_or(usize::MAX, |a| {
             a / crate::sizing::CHECK_MEMORY_SHARE_DIVISOR
         })

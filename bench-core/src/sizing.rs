@@ -24,7 +24,7 @@
 //! made are kept in the [`SizingBook`] with the sizes, and lift later families' sizes.
 
 use crate::dram_check::{DramCheck, Pattern};
-use crate::memory::TargetSpec;
+use crate::memory::{OnMemory, TargetSpec};
 use crate::topology::{CacheReach, Topology};
 use crate::units::MIB;
 use serde::{Deserialize, Serialize};
@@ -237,9 +237,13 @@ pub fn cap_by_memory(
 /// The memory a chase on `target` may draw from, in the units [`cap_by_memory`] takes
 /// (it allows 1/[`MEMORY_SHARE_DIVISOR`] of it per chase): the system's `MemAvailable`,
 /// and for a NUMA node also what that node has free, for a dax device half the device (a chase
-/// and a check chain twice its span fit), for reserved huge pages the free pool.
-pub fn available_for(target: &TargetSpec, topo: &Topology) -> Option<usize> {
+/// and a check chain twice its span fit), for reserved huge pages the free pool; for a BAR
+/// window the system's alone.
+pub fn available_for(target: &impl OnMemory, topo: &Topology) -> Option<usize> {
     let sys = available_memory_bytes();
+    let Some(target) = target.memory_target() else {
+        return sys;
+    };
     let own = match target {
         TargetSpec::Node(n) => node_offers(topo, *n),
         // Each node holds its share of the region: the tightest node bounds it.
@@ -340,7 +344,7 @@ impl SizingBook {
     /// this run and the same ever after: a bound that does not move with the regions the
     /// run itself holds at the moment (a family asking while its own region is mapped
     /// would otherwise size itself smaller than the runner placed it).
-    pub fn available(&self, target: &TargetSpec, topo: &Topology) -> Option<usize> {
+    pub fn available(&self, target: &impl OnMemory, topo: &Topology) -> Option<usize> {
         *self
             .lock()
             .available

@@ -25,7 +25,7 @@ use bench_core::bench::{
 };
 use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
-use bench_core::memory::TargetSpec;
+use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::stats::Distribution;
 use bench_core::units::format_size;
 use bench_core::units::parse_positive_size;
@@ -134,7 +134,7 @@ fn whole_blocks(touched: usize, up: bool) -> usize {
 }
 
 /// The working set (touched bytes, in whole blocks) and the rule that chose it.
-fn working_set(size: Option<usize>, ctx: &Context, target: &TargetSpec) -> (usize, String) {
+fn working_set(size: Option<usize>, ctx: &Context, target: &impl OnMemory) -> (usize, String) {
     let (touched, why) = match size {
         Some(s) => (s, "given with --size".to_string()),
         None => {
@@ -214,8 +214,8 @@ impl Benchmark for AtomicsBench {
     }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
-        let (touched, why) = working_set(self.size, ctx, region.spec());
-        let target = region.spec().to_string();
+        let (touched, why) = working_set(self.size, ctx, region.origin());
+        let target = region.origin().to_string();
         let mut report = Report::default();
         // The touched bytes the region holds, in whole blocks.
         let mut big = whole_blocks(
@@ -413,12 +413,12 @@ fn dram_check(
     why: &str,
 ) -> Result<Option<(usize, usize)>, NotRun> {
     use bench_core::dram_check::{self as dc, Better, CheckInfo, Pattern, Plan};
-    let target = region.spec().to_string();
+    let target = region.origin().to_string();
     let cpu0 = ctx.cpus_for(1);
     if let Some(i) = ctx.sizing.covering(&target, Pattern::Chase, &cpu0, big) {
         return Ok(Some((i, big)));
     }
-    let limit = ctx.check_span_limit(region.spec()) / LAYOUT.span_per_touched();
+    let limit = ctx.check_span_limit(region.origin()) / LAYOUT.span_per_touched();
     let plan = Plan {
         start_bytes: big,
         floor_bytes: whole_blocks(rule_bytes, true),

@@ -206,7 +206,7 @@ impl Benchmark for C2cBench {
     }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let placement = region.placement().clone();
         // SAFETY: the region is page aligned and at least 4 KiB; offset 0 is an aligned
         // AtomicU64 that only this benchmark touches while the borrow lasts.

@@ -243,7 +243,7 @@ impl Benchmark for FlushBench {
         if region.len() < MAX_SIZE {
             return Err(NotRun::skip("region smaller than 128 KiB"));
         }
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let placement = region.placement().clone();
         let mut report = Report::default();
         let p = region.as_mut_ptr();

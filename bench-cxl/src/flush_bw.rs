@@ -24,7 +24,7 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
 };
 use bench_core::lockstep::{gbs, lockstep};
-use bench_core::memory::TargetSpec;
+use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::{Skipped, Warning};
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, parse_positive_size, MIB};
@@ -207,7 +207,7 @@ impl Default for FlushBwBench {
 fn working_set(
     size: Option<usize>,
     ctx: &Context,
-    target: &TargetSpec,
+    target: &impl OnMemory,
     threads: usize,
 ) -> (usize, String) {
     match size {
@@ -323,12 +323,12 @@ impl Benchmark for FlushBwBench {
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         let t = self.threads(ctx);
-        let (want, why) = working_set(self.size, ctx, region.spec(), t);
+        let (want, why) = working_set(self.size, ctx, region.origin(), t);
         let mut len = want.min(region.len());
         if let Err(e) = ChunkLayout::new(len, t, self.chunk, SAMPLE_BYTES_PER_THREAD) {
             return Err(NotRun::skip(e.to_string()));
         }
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let mut rep = Report::default();
         let check = match self.size {
             Some(_) => None,
@@ -466,7 +466,7 @@ impl FlushBwBench {
         why: &str,
     ) -> Result<(usize, usize), NotRun> {
         use bench_core::dram_check::{self as dc, Better, CheckInfo, Pattern, Plan};
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let cpus = ctx.cpus_for(threads);
         if let Some(i) = ctx.sizing.covering(&target, Pattern::Stream, &cpus, len) {
             return Ok((i, len));
@@ -474,7 +474,7 @@ impl FlushBwBench {
         let plan = Plan {
             start_bytes: len,
             floor_bytes: len,
-            max_bytes: ctx.check_span_limit(region.spec()).max(len),
+            max_bytes: ctx.check_span_limit(region.origin()).max(len),
             better: Better::Higher,
         };
         let p = Point {

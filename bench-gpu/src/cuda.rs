@@ -567,7 +567,7 @@ impl<'d, 'm> Registration<'d, 'm> {
                 name: "read-only mapping".into(),
                 text: format!(
                     "{} is mapped read-only: a copy from the device would write it",
-                    region.spec()
+                    region.origin()
                 ),
             });
         }

@@ -30,7 +30,7 @@ use crate::shape::{split_fitting, sweep_report, Labels, SweepPoint, Timing};
 use crate::with_cpu::{self, with_cpu_report, CpuSide, GpuSide, WithCpuPlan, WithCpuPoint};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements, Skip};
 use bench_core::kernels::{Isa, IsaSet};
-use bench_core::memory::TargetSpec;
+use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::Skipped;
 use bench_core::units::{format_size, human_bytes};
 
@@ -69,7 +69,7 @@ struct WithCpuParts {
 impl GpuPoolBench {
     /// The GPU's and the agents' parts for the CPUs after the first (None with one CPU):
     /// each a streaming DRAM working set of the agents' CPUs on `target`.
-    fn with_cpu_parts(&self, ctx: &Context, target: &TargetSpec) -> Option<WithCpuParts> {
+    fn with_cpu_parts(&self, ctx: &Context, target: &impl OnMemory) -> Option<WithCpuParts> {
         let agents = ctx.cpus.get(1..).filter(|a| !a.is_empty())?;
         let (bytes, sizing) = ctx.dram_stream_bytes(target, agents);
         let (gpu_bytes, cpu_bytes) =
@@ -118,7 +118,7 @@ impl Benchmark for GpuPoolBench {
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
-        let with_cpu = self.with_cpu_parts(ctx, region.spec());
+        let with_cpu = self.with_cpu_parts(ctx, region.origin());
         self.config
             .validate()
             .map_err(|e| Skip::new(e.to_string()))?;
@@ -129,7 +129,7 @@ impl Benchmark for GpuPoolBench {
             .map_err(|e| Skip::new(e.to_string()))?;
         let d0 = self.config.device.unwrap_or(0);
         let info = &inv.devices[d0];
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let placement = region.placement().clone();
         let dev = Device::open(d0).map_err(|e| Skip::new(format!("GPU {d0}: {e}")))?;
         let len = region.len();

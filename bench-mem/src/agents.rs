@@ -36,7 +36,7 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Subject,
 };
-use bench_core::memory::{Access, Region, TargetArg, TargetSpec};
+use bench_core::memory::{Access, OnMemory, Region, TargetArg, TargetSpec};
 use bench_core::params::{Measurement, Skipped};
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::stats::Distribution;
@@ -146,7 +146,7 @@ impl AgentsConfig {
     /// source plus destination (2 S) at least the single CPU's footprint, and two or more
     /// agents (2 k S) at least the footprint of every CPU of the run; in whole MiB, at
     /// least 64 MiB, the same with and without `--quick`. Also says which rule chose it.
-    fn size(&self, ctx: &Context, targets: &[&TargetSpec]) -> (usize, String) {
+    fn size<T: OnMemory>(&self, ctx: &Context, targets: &[&T]) -> (usize, String) {
         if let Some(s) = self.size {
             return (s, "--size".into());
         }
@@ -186,7 +186,7 @@ impl AgentsConfig {
                       // One CPU: the second is the first check again, which covers it (same start).
         for threads in [1, ctx.cpus.len()] {
             let bytes = ctx
-                .dram_stream_bytes(&region.spec().clone(), &ctx.cpus_for(threads))
+                .dram_stream_bytes(&region.origin().clone(), &ctx.cpus_for(threads))
                 .0;
             if let Some(i) = crate::bandwidth::stream_check(ctx, region, threads, bytes, rep)? {
                 v.push(i);
@@ -210,7 +210,7 @@ impl AgentsConfig {
     fn fitting(
         &self,
         ctx: &Context,
-        target: &TargetSpec,
+        target: &impl OnMemory,
         targets: usize,
         size: usize,
     ) -> (Vec<usize>, Vec<usize>) {
@@ -303,7 +303,7 @@ fn private_buffers(ctx: &Context, k: usize, size: usize) -> Result<Vec<Region>, 
 fn placements(regions: &[Region]) -> Vec<serde_json::Value> {
     regions
         .iter()
-        .map(|r| json!({"target": r.spec().to_string(), "placement": r.placement()}))
+        .map(|r| json!({"target": r.origin().to_string(), "placement": r.placement()}))
         .collect()
 }
 
@@ -480,7 +480,7 @@ impl Benchmark for AgentsBench {
         let isa = IsaSet::detect()
             .choose(None)
             .map_err(|e| NotRun::skip(e.to_string()))?;
-        let spec = region.spec().clone();
+        let spec = region.origin().clone();
         let target = spec.to_string();
         let (size, rule) = self.config.size(ctx, &[&spec]);
         let (ks, too_big) = self.config.fitting(ctx, &spec, 1, size);

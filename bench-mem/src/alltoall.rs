@@ -36,7 +36,7 @@
 use crate::kernels::{self, Isa, IsaSet};
 use bench_core::bench::Context;
 use bench_core::effort::Effort;
-use bench_core::memory::TargetSpec;
+use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::Warning;
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::units::{format_size, KIB, MIB};
@@ -335,7 +335,7 @@ pub struct RegionSizes {
 
 impl RegionSizes {
     /// For a region of `region_len` bytes on `target`, sized by [`region_bytes`].
-    pub fn new(ctx: &Context, target: &TargetSpec, region_len: usize) -> RegionSizes {
+    pub fn new(ctx: &Context, target: &impl OnMemory, region_len: usize) -> RegionSizes {
         let words = budget_rule(ctx.available(target), ctx.effort);
         RegionSizes {
             target: target.to_string(),

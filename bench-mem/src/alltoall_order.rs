@@ -188,10 +188,10 @@ impl Benchmark for AlltoallOrderBench {
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         let isa = self.validate(ctx.cpus.len()).map_err(Skip::new)?;
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let l2 = ctx.topology.cache_bytes(2);
         let base = region.as_mut_ptr() as usize;
-        let bound = alltoall::RegionSizes::new(ctx, region.spec(), region.len());
+        let bound = alltoall::RegionSizes::new(ctx, region.origin(), region.len());
         let budget = Budget {
             time: ctx.effort.mem.alltoall_order_point,
             min_samples: 5,

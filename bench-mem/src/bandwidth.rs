@@ -27,7 +27,7 @@ use bench_core::bench::{
 use bench_core::counters::MeasurementCounters;
 use bench_core::dram_check::{self, Pattern};
 use bench_core::effort::Effort;
-use bench_core::memory::{Region, TargetSpec};
+use bench_core::memory::{OnMemory, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
 use bench_core::units::parse_positive_size;
@@ -136,7 +136,7 @@ impl BandwidthBench {
     /// The DRAM footprint of each thread count measured (one thread, and every thread
     /// of the all-threads points): 4 x the caches of its CPUs, streamed
     /// ([`Context::dram_stream_bytes`]).
-    fn dram_defaults(&self, ctx: &Context, target: &TargetSpec) -> BTreeMap<usize, usize> {
+    fn dram_defaults(&self, ctx: &Context, target: &impl OnMemory) -> BTreeMap<usize, usize> {
         let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
         [1, threads]
             .into_iter()
@@ -347,12 +347,12 @@ impl BandwidthBench {
         start: usize,
         sizing: &bench_core::sizing::DramSizing,
     ) -> Result<dram_check::DramCheck, Skip> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let kernel = self.check_kernel();
         let plan = dram_check::Plan {
             start_bytes: start,
             floor_bytes: start,
-            max_bytes: ctx.check_span_limit(region.spec()).max(start),
+            max_bytes: ctx.check_span_limit(region.origin()).max(start),
             better: dram_check::Better::Higher,
         };
         let outcome = dram_check::run(plan, |bytes, pass| {
@@ -417,7 +417,7 @@ impl BandwidthBench {
         rep.measurements.push(Measurement {
             id,
             benchmark: self.name().into(),
-            target: region.spec().to_string(),
+            target: region.origin().to_string(),
             parameters: json!({
                 "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
                 "threads": p.threads, "size_bytes": p.size, "passes_per_sample": how.passes,
@@ -453,7 +453,7 @@ pub fn stream_check(
     bytes: usize,
     report: &mut Report,
 ) -> Result<Option<usize>, Skip> {
-    let target = region.spec().clone();
+    let target = region.origin().clone();
     let cpus = ctx.cpus_for(threads);
     let t = target.to_string();
     if let Some(i) = ctx.sizing.covering(&t, Pattern::Stream, &cpus, bytes) {
@@ -542,7 +542,7 @@ impl Benchmark for BandwidthBench {
         let isa = self
             .validate(IsaSet::detect(), ctx.cpus.len())
             .map_err(|e| Skip::new(e.to_string()))?;
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let mut rep = Report::default();
         if self.threads.unwrap_or(ctx.cpus.len()) == 1 {
             rep.warnings.push(Warning {
@@ -554,7 +554,7 @@ impl Benchmark for BandwidthBench {
             });
         }
         // The DRAM check of each thread count, unless a check of this run covers it.
-        let mut dram = self.dram_defaults(ctx, region.spec());
+        let mut dram = self.dram_defaults(ctx, region.origin());
         let mut check_of: BTreeMap<usize, usize> = BTreeMap::new();
         if self.sizes.is_none() {
             for (&threads, size) in dram.iter_mut() {
@@ -563,7 +563,7 @@ impl Benchmark for BandwidthBench {
                     check_of.insert(threads, i);
                     continue;
                 }
-                let (_, sizing) = ctx.dram_stream_bytes(region.spec(), &cpus);
+                let (_, sizing) = ctx.dram_stream_bytes(region.origin(), &cpus);
                 let check = self.dram_check(ctx, region, &mut rep, isa, threads, *size, &sizing)?;
                 *size = check.reported_bytes;
                 rep.warnings.extend(dram_check::warning(&check));

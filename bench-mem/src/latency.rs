@@ -400,7 +400,7 @@ impl LatencyBench {
         report.measurements.push(Measurement {
             id: id.to_string(),
             benchmark: self.name().into(),
-            target: region.spec().to_string(),
+            target: region.origin().to_string(),
             parameters: p.params,
             unit: "ns".into(),
             method,
@@ -427,7 +427,7 @@ impl LatencyBench {
         value: f64,
         default_id: String,
     ) -> Result<(PrefetchCheck, Vec<(usize, String)>), Skip> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let slot = self.layout.slot_bytes;
         let alt_slot = if slot >= 1024 { slot / 2 } else { slot * 2 };
         let others = [
@@ -549,9 +549,9 @@ impl LatencyBench {
         sweep: &[SweepPoint],
         sizing: String,
     ) -> Result<Option<DramPoint>, Skip> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let span = |t: usize| self.layout.span_bytes(t);
-        let mut max_bytes = self.check_max_bytes(ctx.check_span_limit(region.spec()), start);
+        let mut max_bytes = self.check_max_bytes(ctx.check_span_limit(region.origin()), start);
         let larger = (2 * start).max(floor).min(max_bytes);
         if self
             .ensure(ctx, region, span(larger), span(larger))
@@ -676,7 +676,7 @@ pub fn chase_check(
     start: usize,
     report: &mut Report,
 ) -> Result<Option<usize>, Skip> {
-    let target = region.spec().clone();
+    let target = region.origin().clone();
     let cpu0 = ctx.cpus_for(1);
     let t = target.to_string();
     if let Some(i) = ctx.sizing.covering(&t, Pattern::Chase, &cpu0, start) {
@@ -746,9 +746,9 @@ impl Benchmark for LatencyBench {
         if let Some(&cpu) = ctx.cpus.first() {
             bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
         }
-        let target = region.spec().to_string();
-        let available = ctx.available(region.spec());
-        let rule = ctx.dram_sizing(region.spec(), &ctx.cpus_for(1), Pattern::Chase);
+        let target = region.origin().to_string();
+        let available = ctx.available(region.origin());
+        let rule = ctx.dram_sizing(region.origin(), &ctx.cpus_for(1), Pattern::Chase);
         let (cap, cap_rule) = self.cap(&rule, available);
         let span_limit = self.layout.span_bytes(cap).max(region.len());
         let mut report = Report::default();

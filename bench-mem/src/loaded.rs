@@ -44,7 +44,7 @@ use bench_core::bench::{
 };
 use bench_core::counters::{self, CounterGroup, Counts, MeasurementCounters, ThreadCounts};
 use bench_core::keys::parameters as pk;
-use bench_core::memory::{Placement, TargetSpec};
+use bench_core::memory::{OnMemory, Placement, TargetSpec};
 use bench_core::params::{Measurement, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
@@ -258,7 +258,7 @@ impl Default for LoadedLatencyBench {
 impl LoadedLatencyBench {
     /// The chase's working set (touched bytes) on `target` and how it was chosen: 4 x the
     /// caches of every CPU of the run (the traffic threads fill them too).
-    fn chase_touched(ctx: &Context, target: &TargetSpec) -> (usize, DramSizing) {
+    fn chase_touched(ctx: &Context, target: &impl OnMemory) -> (usize, DramSizing) {
         let layout = ChainLayout::DEFAULT;
         let (t, s) = ctx.dram_touched(target, &ctx.cpus, layout.span_per_touched());
         (layout.round_touched(t), s)
@@ -266,7 +266,7 @@ impl LoadedLatencyBench {
 
     /// Each traffic thread's buffer: together the streaming DRAM footprint of every CPU
     /// of the run ([`Context::dram_stream_bytes`]), at least 64 MiB each.
-    fn load_bytes(ctx: &Context, target: &TargetSpec) -> usize {
+    fn load_bytes(ctx: &Context, target: &impl OnMemory) -> usize {
         let threads = ctx.cpus.len().saturating_sub(1).max(1);
         let (total, _) = ctx.dram_stream_bytes(target, &ctx.cpus);
         // Rounded up: together at least the footprint the bandwidth check confirmed.
@@ -320,10 +320,10 @@ impl Benchmark for LoadedLatencyBench {
         let isa = IsaSet::detect()
             .choose(None)
             .map_err(|e| Skip::new(e.to_string()))?;
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let placement = region.placement().clone();
-        let (chase_bytes, sizing) = Self::chase_touched(ctx, region.spec());
-        let load_bytes = Self::load_bytes(ctx, region.spec());
+        let (chase_bytes, sizing) = Self::chase_touched(ctx, region.origin());
+        let load_bytes = Self::load_bytes(ctx, region.origin());
         let loaders = ctx.cpus.len() - 1;
         let layout = ChainLayout::DEFAULT;
         let span = layout.span_bytes(chase_bytes);

@@ -115,7 +115,7 @@ impl Benchmark for CopyThresholdBench {
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         let isa = self.validate(ctx.cpus.len()).map_err(Skip::new)?;
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let l2 = ctx.topology.cache_bytes(2);
         let mut rep = Report::default();
         let base = region.as_mut_ptr() as usize;
@@ -127,7 +127,7 @@ impl Benchmark for CopyThresholdBench {
         let counts = self.counts(ctx);
         let all = *counts.iter().max().unwrap_or(&1);
         let wanted = self.sizes(ctx.effort);
-        let bound = alltoall::RegionSizes::new(ctx, region.spec(), region.len());
+        let bound = alltoall::RegionSizes::new(ctx, region.origin(), region.len());
         for &p in &counts {
             let rule = l2.map(|l| l / p);
             let sizes = bound.sizes(&wanted, p, &mut rep.warnings);

@@ -243,7 +243,7 @@ impl Benchmark for PostPartsBench {
                 region.len()
             )));
         }
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         if let Some(&cpu) = ctx.cpus.first() {
             bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
         }
@@ -275,7 +275,7 @@ fn host_parts(
     base: &serde_json::Value,
     path: &mut PostPath,
 ) -> Result<(), NotRun> {
-    let target = region.spec().to_string();
+    let target = region.origin().to_string();
     let p50 = |rep: &mut Report, path: &mut PostPath, upto: Upto, id: &str, what: &str| {
         let (d, c) = sample_batches(ctx, BATCH, || path.post(upto))
             .ok_or_else(|| Skip::new(format!("no valid samples of {what}")))?;
@@ -377,7 +377,7 @@ impl PostPartsBench {
         base: &serde_json::Value,
         path: &mut PostPath,
     ) -> Result<(), NotRun> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let mid = |id: &str| format!("{NAME}/{target}/{id}");
         let bar = match self.pio_bench() {
             Ok(b) => b,

@@ -33,6 +33,7 @@
 //! every mapping cxlchar makes, and every mapping outside its own anonymous memory passes
 //! the one write [`guard`] (`--allow-write`, what a path really is, driver-bound devices).
 
+mod allocate;
 mod arg;
 pub mod guard;
 pub mod interleave;
@@ -48,7 +49,7 @@ use crate::pci::BarSpec;
 use crate::topology::Topology;
 use crate::units::{format_size, MIB};
 use crate::CoreError;
-use memmap2::{Advice, Mmap, MmapMut, MmapOptions};
+use memmap2::{Mmap, MmapMut, MmapOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -98,13 +99,10 @@ pub enum TargetSpec {
     Dax(PathBuf),
     /// A file mapped shared.
     File(PathBuf),
-    /// A PCI BAR. Not a `--target` (the memory benchmarks would write device registers):
-    /// only [`Region::map_window`] maps one, after the [`guard`]'s checks.
-    Bar(BarSpec),
 }
 
 impl TargetSpec {
-    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `interleave`, `dax`, `file`, `pci`.
+    /// Short kind name: `anon`, `thp`, `hugetlb`, `node`, `interleave`, `dax`, `file`.
     pub fn kind(&self) -> &'static str {
         match self {
             TargetSpec::Anon => "anon",
@@ -114,17 +112,13 @@ impl TargetSpec {
             TargetSpec::Interleave(_) => "interleave",
             TargetSpec::Dax(_) => "dax",
             TargetSpec::File(_) => "file",
-            TargetSpec::Bar(_) => "pci",
         }
     }
 
     /// Whether measuring this target writes into memory that may hold someone's data (a
     /// device or a file), and so needs the user's explicit consent (`--allow-write`).
     pub fn is_destructive(&self) -> bool {
-        matches!(
-            self,
-            TargetSpec::Dax(_) | TargetSpec::File(_) | TargetSpec::Bar(_)
-        )
+        matches!(self, TargetSpec::Dax(_) | TargetSpec::File(_))
     }
 
     /// The guard's consent check for a target: one that [`is_destructive`](Self::is_destructive)
@@ -242,7 +236,6 @@ impl fmt::Display for TargetSpec {
             TargetSpec::Interleave(il) => write!(f, "interleave:{il}"),
             TargetSpec::Dax(p) => write!(f, "dax:{}", p.display()),
             TargetSpec::File(p) => write!(f, "file:{}", p.display()),
-            TargetSpec::Bar(b) => write!(f, "{b}"),
         }
     }
 }
@@ -291,6 +284,69 @@ impl FromStr for TargetSpec {
                 "unknown target; expected anon, thp, hugetlb[:2M|:1G], node:N, interleave:A,B[,...], interleave:A=wA,B=wB, dax:/dev/daxX.Y, cxl:regionN, cxl:memN or file:PATH",
             )),
         }
+    }
+}
+
+/// What a [`Region`] maps: memory of a [`TargetSpec`], or a window of a PCI BAR (device
+/// memory or registers, mapped only by [`Region::map_window`] after the [`guard`]'s
+/// checks; never a `--target`, which the memory benchmarks would write into).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Memory of a target (allocated, or a window of a file or device-dax).
+    Target(TargetSpec),
+    /// A PCI BAR.
+    Bar(BarSpec),
+}
+
+impl Origin {
+    /// The memory target, `None` for a BAR.
+    pub fn target(&self) -> Option<&TargetSpec> {
+        match self {
+            Origin::Target(t) => Some(t),
+            Origin::Bar(_) => None,
+        }
+    }
+}
+
+impl From<TargetSpec> for Origin {
+    fn from(t: TargetSpec) -> Self {
+        Origin::Target(t)
+    }
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Target(t) => write!(f, "{t}"),
+            Origin::Bar(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// What the sizing rules ask of the memory a working set lies on
+/// ([`crate::bench::Context::dram_sizing`] and the bounds beside it): its name (the
+/// key the run's sizing book files it under) and the memory target behind it. A BAR
+/// window has none: it is bounded by the system's memory and its own length alone.
+pub trait OnMemory: fmt::Display {
+    /// The memory target, `None` for a BAR window.
+    fn memory_target(&self) -> Option<&TargetSpec>;
+}
+
+impl OnMemory for TargetSpec {
+    fn memory_target(&self) -> Option<&TargetSpec> {
+        Some(self)
+    }
+}
+
+impl OnMemory for Origin {
+    fn memory_target(&self) -> Option<&TargetSpec> {
+        self.target()
+    }
+}
+
+impl<T: OnMemory + ?Sized> OnMemory for &T {
+    fn memory_target(&self) -> Option<&TargetSpec> {
+        (**self).memory_target()
     }
 }
 
@@ -344,7 +400,7 @@ enum Mapping {
 /// A mapped memory region of a target: allocated (placed, pre-faulted, verified) or a
 /// window of a file, device or BAR.
 pub struct Region {
-    spec: TargetSpec,
+    origin: Origin,
     map: Mapping,
     offset: usize,
     len: usize,
@@ -354,7 +410,7 @@ pub struct Region {
 impl fmt::Debug for Region {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Region")
-            .field("spec", &self.spec)
+            .field("origin", &self.origin)
             .field("len", &self.len)
             .field("placement", &self.placement)
             .finish()
@@ -369,329 +425,6 @@ fn unavailable(spec: &TargetSpec, reason: impl Into<String>) -> CoreError {
 }
 
 impl Region {
-    /// Maps `len` bytes of `spec`, places them, touches every page and verifies placement.
-    pub fn allocate(spec: &TargetSpec, len: usize, topo: &Topology) -> Result<Region, CoreError> {
-        if len == 0 {
-            return Err(unavailable(spec, "zero-length region"));
-        }
-        let page = page_size();
-        let mut region = match spec {
-            TargetSpec::Anon => {
-                let map = map_anon(spec, len, None)?;
-                let _ = map.advise(Advice::NoHugePage);
-                Region::new(spec, map, 0, len, page)
-            }
-            TargetSpec::Thp => {
-                let align = 2 * MIB;
-                let map = map_anon(spec, len + align, None)?;
-                let offset = (align - (map.as_ptr() as usize % align)) % align;
-                let _ = map.advise(Advice::HugePage);
-                Region::new(spec, map, offset, len, 2 * MIB)
-            }
-            TargetSpec::Hugetlb(hs) => {
-                let pool = topo
-                    .hugepages
-                    .iter()
-                    .find(|p| p.page_size_bytes == hs.bytes());
-                let need = len.div_ceil(hs.bytes()) as u64;
-                let sysfs = format!(
-                    "/sys/kernel/mm/hugepages/hugepages-{}kB/nr_hugepages",
-                    hs.bytes() / 1024
-                );
-                match pool {
-                    None => {
-                        return Err(unavailable(
-                            spec,
-                            format!("the kernel offers no {} huge pages", format_size(hs.bytes())),
-                        ))
-                    }
-                    Some(p) if p.free < need => {
-                        return Err(unavailable(
-                            spec,
-                            format!(
-                                "{} free {} huge pages, {need} needed: reserve them with `echo {} > {sysfs}` (as root)",
-                                p.free,
-                                format_size(hs.bytes()),
-                                p.total + need - p.free
-                            ),
-                        ))
-                    }
-                    _ => {}
-                }
-                let map = map_anon(spec, need as usize * hs.bytes(), Some(*hs))?;
-                Region::new(spec, map, 0, len, hs.bytes())
-            }
-            TargetSpec::Node(n) => {
-                spec.validate(topo)?;
-                let map = map_anon(spec, len, None)?;
-                let _ = map.advise(Advice::NoHugePage);
-                mbind_nodes(map.as_ptr() as *mut u8, map.len(), MPOL_BIND, &[*n]).map_err(|e| {
-                    unavailable(spec, format!("mbind(MPOL_BIND, node {n}) failed: {e}"))
-                })?;
-                Region::new(spec, map, 0, len, page)
-            }
-            TargetSpec::Interleave(il) => {
-                spec.validate(topo)?;
-                // A kernel without weighted interleave: skipped with that reason (a
-                // weight mismatch was refused by validate). Weights changed since the
-                // topology was read show in the share check.
-                il.check_weights(topo.weighted_interleave.as_ref())
-                    .map_err(|e| unavailable(spec, e.to_string()))?;
-                let map = map_anon(spec, len, None)?;
-                // Interleaving is per page: huge pages would place 2 MiB at a time.
-                let _ = map.advise(Advice::NoHugePage);
-                mbind_nodes(map.as_ptr() as *mut u8, map.len(), il.mode(), il.nodes()).map_err(
-                    |e| {
-                        unavailable(
-                            spec,
-                            format!("mbind({}, nodes {il}) failed: {e}", il.policy_name()),
-                        )
-                    },
-                )?;
-                Region::new(spec, map, 0, len, page)
-            }
-            TargetSpec::Dax(path) => {
-                spec.validate(topo)?;
-                let dev = topo.dax_device(path);
-                let align = dev
-                    .map(|d| d.align_bytes as usize)
-                    .unwrap_or(2 * MIB)
-                    .max(page);
-                let maplen = len.div_ceil(align) * align;
-                if let Some(d) = dev {
-                    if (maplen as u64) > d.size_bytes {
-                        return Err(unavailable(
-                            spec,
-                            format!(
-                                "device holds {} bytes, {} needed (rounded to its {} alignment)",
-                                d.size_bytes,
-                                maplen,
-                                format_size(align)
-                            ),
-                        ));
-                    }
-                }
-                let file = open_rw(spec, path)?;
-                // SAFETY: a device-dax mapping is shared device memory; cxlchar owns its
-                // contents for the run (the user opted in with --allow-write) and nothing
-                // else in this process aliases it.
-                let map =
-                    unsafe { MmapOptions::new().len(maplen).map_mut(&file) }.map_err(|e| {
-                        unavailable(spec, format!("mmap of {} failed: {e}", path.display()))
-                    })?;
-                if !(map.as_ptr() as usize).is_multiple_of(align) {
-                    return Err(unavailable(
-                        spec,
-                        format!("mapping not aligned to the device's {}", format_size(align)),
-                    ));
-                }
-                Region::new(spec, map, 0, len, align)
-            }
-            TargetSpec::File(path) => {
-                spec.validate(topo)?;
-                let file = open_rw(spec, path)?;
-                let flen = file.metadata().map(|m| m.len()).unwrap_or(0);
-                if flen < len as u64 {
-                    return Err(unavailable(
-                        spec,
-                        format!(
-                            "{} holds {flen} bytes, {len} needed (grow it with fallocate -l)",
-                            path.display()
-                        ),
-                    ));
-                }
-                // Blocks first: a hole that cannot be filled would SIGBUS the prefault.
-                reserve::reserve(&file, path, 0, len as u64)
-                    .map_err(|e| unavailable(spec, e.to_string()))?;
-                // SAFETY: the file is mapped shared for the run; the user opted in to
-                // its contents being overwritten with --allow-write.
-                let map = unsafe { MmapOptions::new().len(len).map_mut(&file) }.map_err(|e| {
-                    unavailable(spec, format!("mmap of {} failed: {e}", path.display()))
-                })?;
-                Region::new(spec, map, 0, len, page)
-            }
-            TargetSpec::Bar(_) => {
-                return Err(unavailable(
-                    spec,
-                    "a BAR is mapped as a window (Region::map_window), not allocated",
-                ))
-            }
-        };
-        region.prefault(topo);
-        region.placement = region.verify(topo)?;
-        region.placement.backing = backing_of(spec, topo);
-        Ok(region)
-    }
-
-    fn new(spec: &TargetSpec, map: MmapMut, offset: usize, len: usize, page: usize) -> Region {
-        Region {
-            spec: spec.clone(),
-            map: Mapping::Rw(map),
-            offset,
-            len,
-            placement: Placement {
-                verification: Verification::Unverified,
-                method: String::new(),
-                page_size_bytes: page,
-                pages_checked: 0,
-                pages_per_node: BTreeMap::new(),
-                thp_fraction: None,
-                warning: None,
-                interleave: None,
-                backing: Vec::new(),
-            },
-        }
-    }
-
-    /// Faults every page in: the calling thread and helpers pinned to the other CPUs of
-    /// its NUMA node (the node the default policy places anonymous memory on) take
-    /// 64 MiB parts in turn, each with `MADV_POPULATE_WRITE` where the kernel has it
-    /// (Linux 5.14), else by writing a byte per page. A helper that cannot be pinned
-    /// there does nothing.
-    fn prefault(&mut self, topo: &Topology) {
-        const PART: usize = 64 * MIB;
-        let len = self.len;
-        let base = self.as_mut_ptr() as usize;
-        let parts = len.div_ceil(PART);
-        let here = crate::pin::current_cpu();
-        let helpers: Vec<usize> = here
-            .and_then(|c| topo.nodes.iter().find(|n| n.cpus.contains(&c)))
-            .map(|n| {
-                n.cpus
-                    .iter()
-                    .copied()
-                    .filter(|&x| Some(x) != here)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let helpers = &helpers[..helpers.len().min(parts.saturating_sub(1)).min(15)];
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let work = || loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if i >= parts {
-                break;
-            }
-            let lo = i * PART;
-            populate(base + lo, PART.min(len - lo));
-        };
-        std::thread::scope(|s| {
-            for &cpu in helpers {
-                let work = &work;
-                s.spawn(move || {
-                    if crate::pin::pin_current(cpu).is_ok() {
-                        work();
-                    }
-                });
-            }
-            work();
-        });
-    }
-
-    fn verify(&self, topo: &Topology) -> Result<Placement, CoreError> {
-        let mut p = self.placement.clone();
-        let query_page = page_size();
-        let nodes = pages_per_node(self.as_ptr(), self.len, query_page);
-        p.pages_checked = nodes.values().sum();
-        p.pages_per_node = nodes;
-        match &self.spec {
-            TargetSpec::Anon => {
-                p.verification = Verification::Reported;
-                p.method = "move_pages(2) query of every page".into();
-            }
-            TargetSpec::Thp => {
-                let frac = thp_fraction(self.as_ptr(), self.len);
-                p.thp_fraction = frac;
-                p.verification = Verification::Reported;
-                p.method = "AnonHugePages of /proc/self/smaps".into();
-                match frac {
-                    Some(f) if f >= 0.9 => {}
-                    Some(f) => {
-                        p.page_size_bytes = query_page;
-                        p.warning = Some(format!(
-                            "only {:.0}% of the thp region is backed by huge pages; check /sys/kernel/mm/transparent_hugepage/{{enabled,defrag}}",
-                            f * 100.0
-                        ))
-                    }
-                    None => {
-                        p.warning =
-                            Some("cannot read /proc/self/smaps to confirm huge pages".into())
-                    }
-                }
-            }
-            TargetSpec::Hugetlb(_) => {
-                p.verification = Verification::Verified;
-                p.method = "MAP_HUGETLB mapping (fails without huge pages)".into();
-            }
-            TargetSpec::Node(n) => {
-                p.method = format!(
-                    "mbind(MPOL_BIND) + move_pages(2) query of every page ({} pages)",
-                    p.pages_checked
-                );
-                let on = p.pages_per_node.get(&(*n as i64)).copied().unwrap_or(0);
-                if on != p.pages_checked || p.pages_checked == 0 {
-                    return Err(unavailable(
-                        &self.spec,
-                        format!(
-                            "placement check failed: {on} of {} pages on node {n} (pages per node: {:?})",
-                            p.pages_checked, p.pages_per_node
-                        ),
-                    ));
-                }
-                p.verification = Verification::Verified;
-            }
-            TargetSpec::Interleave(il) => {
-                let (proof, failed) = interleave::check_shares(il, &p.pages_per_node);
-                p.method = format!(
-                    "mbind({}) over nodes {} + move_pages(2) query of every page ({} pages); measured share per node within {:.1} points of the expected {}",
-                    il.policy_name(),
-                    il,
-                    p.pages_checked,
-                    100.0 * proof.tolerance,
-                    if il.is_weighted() {
-                        "weight / sum of weights (weights read from /sys/kernel/mm/mempolicy/weighted_interleave)"
-                    } else {
-                        "equal shares"
-                    }
-                );
-                p.interleave = Some(proof);
-                if let Some(msg) = failed {
-                    return Err(unavailable(&self.spec, msg));
-                }
-                p.verification = Verification::Verified;
-            }
-            TargetSpec::Dax(path) => match topo.dax_device(path) {
-                Some(d) => {
-                    p.verification = Verification::Verified;
-                    p.method = format!(
-                        "device-dax {}: sysfs size {} B, align {} B, target_node {}",
-                        d.name,
-                        d.size_bytes,
-                        d.align_bytes,
-                        d.target_node.map_or("unknown".into(), |n| n.to_string())
-                    );
-                }
-                None => {
-                    p.verification = Verification::Unverified;
-                    p.method = "device not listed under /sys/bus/dax/devices".into();
-                    p.warning = Some(format!(
-                        "{} is not a device-dax listed in sysfs; where its memory is cannot be verified",
-                        path.display()
-                    ));
-                }
-            },
-            TargetSpec::File(path) => {
-                p.verification = Verification::Unverified;
-                p.method = "file mapping; the kernel does not report its medium".into();
-                p.warning = Some(format!(
-                    "placement of {} cannot be verified (page cache or fs-dax): treat its latency as unproven",
-                    path.display()
-                ));
-            }
-            TargetSpec::Bar(_) => {}
-        }
-        Ok(p)
-    }
-
     /// Grows the region to `len` bytes if it is smaller: re-allocated on the same target,
     /// placed and verified again ([`Region::allocate`]). The old mapping is released first
     /// (a NUMA node or a dax device may not hold both); if the larger one cannot be had,
@@ -700,7 +433,12 @@ impl Region {
         if len <= self.len() {
             return Ok(());
         }
-        let spec = self.spec.clone();
+        let Origin::Target(spec) = self.origin.clone() else {
+            return Err(format!(
+                "{} is a window of a device: it cannot grow",
+                self.origin
+            ));
+        };
         let old = self.len();
         let placeholder = Region::allocate(&TargetSpec::Anon, 4096, topo)
             .map_err(|e| format!("cannot grow the region: {e}"))?;
@@ -722,9 +460,14 @@ impl Region {
         }
     }
 
-    /// The target this region belongs to.
-    pub fn spec(&self) -> &TargetSpec {
-        &self.spec
+    /// What the region maps: a memory target's memory or a BAR's window.
+    pub fn origin(&self) -> &Origin {
+        &self.origin
+    }
+
+    /// The memory target the region is on; `None` for a BAR window.
+    pub fn target(&self) -> Option<&TargetSpec> {
+        self.origin.target()
     }
 
     /// Usable length in bytes.
@@ -771,7 +514,7 @@ impl Region {
             Mapping::Rw(m) => &mut m[o..o + l],
             Mapping::Ro(_) => panic!(
                 "{} is mapped read-only: writing needs --allow-write",
-                self.spec
+                self.origin
             ),
         }
     }
@@ -1173,6 +916,56 @@ mod tests {
             }
             e => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn a_bar_window_is_a_bar_not_a_target() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::pci::write_fake_pci(dir.path()).unwrap();
+        let bar: BarSpec = "pci:0000:00:02.0/2".parse().unwrap();
+        let w = Window {
+            source: WindowSource::Bar {
+                bar: bar.clone(),
+                wc: false,
+            },
+            offset: 0,
+            len: 4096,
+            write: false,
+            magic: None,
+        };
+        let r = Region::map_window(&w, Access::default(), dir.path()).unwrap();
+        assert_eq!(r.origin(), &Origin::Bar(bar));
+        assert_eq!(r.target(), None);
+        // Its measurements are labelled by the BAR, as the device benchmarks name it.
+        assert_eq!(r.origin().to_string(), "pci:0000:00:02.0/2");
+        assert!(r.origin().memory_target().is_none());
+        // A BAR is never a target: the --target grammar has no pci: kind.
+        assert!("pci:0000:00:02.0/2".parse::<TargetSpec>().is_err());
+        // Nor can it grow like the memory of a target.
+        let mut r = r;
+        let e = r
+            .grow(8192, &crate::topology::Topology::read(dir.path()))
+            .unwrap_err();
+        assert!(e.contains("cannot grow"), "{e}");
+    }
+
+    #[test]
+    fn a_window_of_a_file_is_the_memory_of_a_file_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("pool");
+        std::fs::write(&f, [0u8; 8192]).unwrap();
+        let w = Window {
+            source: WindowSource::File {
+                path: f.clone(),
+                create: false,
+            },
+            offset: 0,
+            len: 4096,
+            write: false,
+            magic: None,
+        };
+        let r = Region::map_window(&w, Access::default(), dir.path()).unwrap();
+        assert_eq!(r.target(), Some(&TargetSpec::File(f)));
     }
 
     #[test]

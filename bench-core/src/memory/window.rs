@@ -11,7 +11,7 @@ use super::guard::{
     check_claim, check_creatable, check_dax, check_file, require_write, Access, MapError,
 };
 use super::reserve::reserve;
-use super::{page_size, Mapping, Placement, Region, TargetSpec, Verification};
+use super::{page_size, Mapping, Origin, Placement, Region, TargetSpec, Verification};
 use crate::pci::BarSpec;
 use memmap2::MmapOptions;
 use std::collections::BTreeMap;
@@ -48,14 +48,14 @@ pub enum WindowSource {
 }
 
 impl WindowSource {
-    /// The target a region of this source reports as its spec.
-    pub fn target(&self) -> TargetSpec {
+    /// What a region of this source maps: a `file:` or `dax:` target's memory, or a BAR.
+    pub fn origin(&self) -> Origin {
         match self {
             WindowSource::File { path, .. } | WindowSource::Scratch(path) => {
-                TargetSpec::File(path.clone())
+                Origin::Target(TargetSpec::File(path.clone()))
             }
-            WindowSource::Dax(p) => TargetSpec::Dax(p.clone()),
-            WindowSource::Bar { bar, .. } => TargetSpec::Bar(bar.clone()),
+            WindowSource::Dax(p) => Origin::Target(TargetSpec::Dax(p.clone())),
+            WindowSource::Bar { bar, .. } => Origin::Bar(bar.clone()),
         }
     }
 
@@ -69,7 +69,7 @@ impl fmt::Display for WindowSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WindowSource::Bar { bar, wc: true } => write!(f, "{bar} (resource{}_wc)", bar.index),
-            other => write!(f, "{}", other.target()),
+            other => write!(f, "{}", other.origin()),
         }
     }
 }
@@ -94,6 +94,10 @@ pub struct Window {
     pub magic: Option<[u8; 8]>,
 }
 
+/// A window's file opened (and, with write intent, reserved and sized), the path it was
+/// opened at and the placement a region of it reports.
+type Opened = (File, PathBuf, Placement);
+
 impl Region {
     /// Maps a window after the guard's checks (below `root`, `/` on a real machine):
     /// consent to write first, then what the path is, then (for a BAR) its device's
@@ -108,101 +112,11 @@ impl Region {
                 reason: "zero-length window".into(),
             });
         }
-        let end = w.offset.checked_add(w.len as u64);
         let (file, path, placement) = match &w.source {
-            WindowSource::File { path, create } => {
-                check_file(path, root)?;
-                let grow = *create && w.write;
-                let exists = path.symlink_metadata().is_ok();
-                if !exists && grow {
-                    check_creatable(path, root)?;
-                }
-                // Created exclusively; if the other side of a pool created it meanwhile,
-                // it is opened as the existing file it is (and its contents checked).
-                let (f, created) = match open(path, w.write, grow && !exists, false) {
-                    Err(_) if grow && !exists && path.symlink_metadata().is_ok() => {
-                        check_file(path, root)?;
-                        (open(path, w.write, false, false)?, false)
-                    }
-                    r => (r?, grow && !exists),
-                };
-                let have = size_of(&f, path)?;
-                let need = end.unwrap_or(u64::MAX);
-                if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
-                    // Read-only, before anything is resized or written.
-                    check_claim(&f, path, w.offset, w.len as u64, have, magic)?;
-                }
-                if have < need && !grow {
-                    return Err(MapError::TooShort {
-                        path: path.display().to_string(),
-                        have,
-                        need,
-                    });
-                }
-                if w.write {
-                    // A file this call created is removed when it cannot be backed.
-                    reserve_and_size(&f, path, w.offset, w.len as u64, need).inspect_err(|_| {
-                        if created {
-                            let _ = std::fs::remove_file(path);
-                        }
-                    })?;
-                }
-                (f, path.clone(), file_placement(path))
-            }
-            WindowSource::Scratch(path) => {
-                let f = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-                    .map_err(|e| map_err(path, format!("creating it (it must not exist): {e}")))?;
-                reserve_and_size(&f, path, w.offset, w.len as u64, end.unwrap_or(u64::MAX))
-                    .inspect_err(|_| {
-                        let _ = std::fs::remove_file(path);
-                    })?;
-                (f, path.clone(), file_placement(path))
-            }
-            WindowSource::Dax(path) => {
-                check_dax(path, root)?;
-                let f = open(path, w.write, false, false)?;
-                if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
-                    check_claim(&f, path, w.offset, w.len as u64, u64::MAX, magic)?;
-                }
-                let p = Placement {
-                    method: format!("window of device-dax {}", path.display()),
-                    backing: dax_window_backing(root, path, w.len as u64),
-                    ..unverified()
-                };
-                (f, path.clone(), p)
-            }
-            WindowSource::Bar { bar, wc } => {
-                let (dev, b) = bar.resolve(root, access, w.offset, w.len as u64)?;
-                if *wc && !b.wc_available {
-                    return Err(MapError::NoWc {
-                        address: dev.address,
-                        index: b.index,
-                    });
-                }
-                let name = if *wc {
-                    format!("resource{}_wc", b.index)
-                } else {
-                    format!("resource{}", b.index)
-                };
-                let path = dev.sysfs.join(name);
-                let f = open(&path, w.write, false, true)?;
-                if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
-                    check_claim(&f, &path, w.offset, w.len as u64, b.size_bytes, magic)?;
-                }
-                let p = Placement {
-                    method: format!(
-                        "PCI BAR {bar} through {} ({})",
-                        path.display(),
-                        if *wc { "write-combining" } else { "uncached" }
-                    ),
-                    ..unverified()
-                };
-                (f, path, p)
-            }
+            WindowSource::File { path, create } => open_file(w, path, *create, access, root)?,
+            WindowSource::Scratch(path) => open_scratch(w, path)?,
+            WindowSource::Dax(path) => open_dax(w, path, access, root)?,
+            WindowSource::Bar { bar, wc } => open_bar(w, bar, *wc, access, root)?,
         };
         let page = page_size() as u64;
         let start = w.offset / page * page;
@@ -221,13 +135,140 @@ impl Region {
         }
         .map_err(|e| map_err(&path, e.to_string()))?;
         Ok(Region {
-            spec: w.source.target(),
+            origin: w.source.origin(),
             map,
             offset: skip,
             len: w.len,
             placement,
         })
     }
+}
+
+/// The window's end in the file, device or BAR (`None` past `u64::MAX`).
+fn window_end(w: &Window) -> Option<u64> {
+    w.offset.checked_add(w.len as u64)
+}
+
+/// A user's file: checked, created (exclusively) or grown only with write intent and
+/// `create`, its claim read before anything is resized, its blocks reserved.
+fn open_file(
+    w: &Window,
+    path: &Path,
+    create: bool,
+    access: Access,
+    root: &Path,
+) -> Result<Opened, MapError> {
+    check_file(path, root)?;
+    let grow = create && w.write;
+    let exists = path.symlink_metadata().is_ok();
+    if !exists && grow {
+        check_creatable(path, root)?;
+    }
+    // Created exclusively; if the other side of a pool created it meanwhile,
+    // it is opened as the existing file it is (and its contents checked).
+    let (f, created) = match open(path, w.write, grow && !exists, false) {
+        Err(_) if grow && !exists && path.symlink_metadata().is_ok() => {
+            check_file(path, root)?;
+            (open(path, w.write, false, false)?, false)
+        }
+        r => (r?, grow && !exists),
+    };
+    let have = size_of(&f, path)?;
+    let need = window_end(w).unwrap_or(u64::MAX);
+    if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
+        // Read-only, before anything is resized or written.
+        check_claim(&f, path, w.offset, w.len as u64, have, magic)?;
+    }
+    if have < need && !grow {
+        return Err(MapError::TooShort {
+            path: path.display().to_string(),
+            have,
+            need,
+        });
+    }
+    if w.write {
+        // A file this call created is removed when it cannot be backed.
+        reserve_and_size(&f, path, w.offset, w.len as u64, need).inspect_err(|_| {
+            if created {
+                let _ = std::fs::remove_file(path);
+            }
+        })?;
+    }
+    Ok((f, path.to_path_buf(), file_placement(path)))
+}
+
+/// cxlchar's own scratch file: created here (it must not exist), reserved and sized,
+/// removed again when it cannot be backed.
+fn open_scratch(w: &Window, path: &Path) -> Result<Opened, MapError> {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| map_err(path, format!("creating it (it must not exist): {e}")))?;
+    reserve_and_size(
+        &f,
+        path,
+        w.offset,
+        w.len as u64,
+        window_end(w).unwrap_or(u64::MAX),
+    )
+    .inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })?;
+    Ok((f, path.to_path_buf(), file_placement(path)))
+}
+
+/// A device-dax: checked to be one, its claim read before it is written.
+fn open_dax(w: &Window, path: &Path, access: Access, root: &Path) -> Result<Opened, MapError> {
+    check_dax(path, root)?;
+    let f = open(path, w.write, false, false)?;
+    if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
+        check_claim(&f, path, w.offset, w.len as u64, u64::MAX, magic)?;
+    }
+    let p = Placement {
+        method: format!("window of device-dax {}", path.display()),
+        backing: dax_window_backing(root, path, w.len as u64),
+        ..unverified()
+    };
+    Ok((f, path.to_path_buf(), p))
+}
+
+/// A PCI BAR through sysfs (`resourceN`, or `resourceN_wc` where the BAR has one), after
+/// the guard's driver and bounds checks ([`BarSpec::resolve`]), opened `O_SYNC`.
+fn open_bar(
+    w: &Window,
+    bar: &BarSpec,
+    wc: bool,
+    access: Access,
+    root: &Path,
+) -> Result<Opened, MapError> {
+    let (dev, b) = bar.resolve(root, access, w.offset, w.len as u64)?;
+    if wc && !b.wc_available {
+        return Err(MapError::NoWc {
+            address: dev.address,
+            index: b.index,
+        });
+    }
+    let name = if wc {
+        format!("resource{}_wc", b.index)
+    } else {
+        format!("resource{}", b.index)
+    };
+    let path = dev.sysfs.join(name);
+    let f = open(&path, w.write, false, true)?;
+    if let (true, Some(magic)) = (w.write && !access.force, w.magic) {
+        check_claim(&f, &path, w.offset, w.len as u64, b.size_bytes, magic)?;
+    }
+    let p = Placement {
+        method: format!(
+            "PCI BAR {bar} through {} ({})",
+            path.display(),
+            if wc { "write-combining" } else { "uncached" }
+        ),
+        ..unverified()
+    };
+    Ok((f, path, p))
 }
 
 /// Reserves the window's blocks ([`reserve`]: a full file system is an error here, not a

@@ -33,7 +33,7 @@ impl LatencyBench {
         cold_size: usize,
         span_limit: usize,
     ) -> Result<Option<(f64, String)>, NotRun> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let mut cold_ns = None;
         if self.order != ChaseOrder::Random {
             self.ensure(ctx, region, self.layout.span_bytes(cold_size), span_limit)
@@ -72,7 +72,7 @@ impl LatencyBench {
         (cap, span_limit): (usize, usize),
         cold_ns: &Option<(f64, String)>,
     ) -> Result<(Vec<SweepPoint>, Option<DramPlateau>), NotRun> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let sizes = self.sweep_sizes(cap, ctx.effort);
         let mut points: Vec<SweepPoint> = Vec::new();
         let mut plateau: Option<DramPlateau> = None;
@@ -296,7 +296,7 @@ impl LatencyBench {
         floor: usize,
         (points, mem): (&[SweepPoint], &Option<Figure>),
     ) -> Result<(), NotRun> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let start = if self.sizes.is_none() && self.max_size.is_none() {
             Some(sizing_rec.touched_bytes)
         } else {
@@ -344,7 +344,7 @@ impl LatencyBench {
         }: DramPoint,
         sizing_rec: &DramSizing,
     ) -> Result<(), NotRun> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let default_id = ids[0].clone();
         let method = format!(
             "p50 of the {} chain at the DRAM point, {} touched in {} of memory ({}; {}); DRAM check: {} (see dram_check)",
@@ -426,7 +426,7 @@ impl LatencyBench {
         (size, value): (usize, f64),
         (default_id, mut method, mut from): (String, String, Vec<String>),
     ) -> Result<(f64, String, Vec<String>), NotRun> {
-        let target = region.spec().to_string();
+        let target = region.origin().to_string();
         let (check, repeats) = self.prefetch_check(ctx, region, report, size, value, default_id)?;
         // The check's figure is mem_lat_ns whatever the verdict: after a repeat the
         // default chain's figure is the mean of its two passes.

@@ -76,6 +76,10 @@ pub struct Tool {
     pub name: String,
     /// Its version.
     pub version: String,
+    /// The commit it was built from (12 hex digits, `-dirty` when tracked files differed
+    /// from it); absent when the build did not know it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// The whole params.json document.

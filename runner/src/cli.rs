@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// an estimate (the time per unit of work so far times the work left); it is cleared
 /// before the results go to stdout, and not drawn when stderr is not a terminal.
 #[derive(Debug, Parser)]
-#[command(name = "cxlchar", version, propagate_version = true)]
+#[command(name = "cxlchar", version = crate::build_info::VERSION, propagate_version = true)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

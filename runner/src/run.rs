@@ -316,6 +316,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         tool: Tool {
             name: "cxlchar".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            commit: crate::build_info::commit(),
         },
         command_line: std::env::args().collect(),
         started_at,

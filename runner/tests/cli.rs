@@ -13,6 +13,40 @@ fn bench_core_cpus() -> usize {
         .unwrap_or(1)
 }
 
+/// The commit `cxlchar --version` names (`None`: "unknown"), after checking the line's form
+/// and, in a git checkout, that it is this checkout's HEAD.
+fn built_from() -> Option<String> {
+    let out = cxlchar().arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let prefix = format!("cxlchar {} (commit ", env!("CARGO_PKG_VERSION"));
+    let commit = text
+        .trim()
+        .strip_prefix(&prefix)
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("--version: {text:?}"))
+        .to_string();
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    if !repo.join(".git").exists() {
+        assert_eq!(commit, "unknown", "built outside a checkout");
+        return None;
+    }
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(&repo)
+        .output()
+        .expect("git, in a git checkout");
+    let head = String::from_utf8(head.stdout).unwrap();
+    let clean = commit.strip_suffix("-dirty").unwrap_or(&commit);
+    assert_eq!(clean, head.trim(), "--version names another commit: {text}");
+    Some(commit)
+}
+
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    built_from();
+}
+
 #[test]
 fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
     let dir = tempfile::tempdir().unwrap();
@@ -25,6 +59,11 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
         .stdout(predicate::str::contains("mem_lat_ns"));
     let doc = read_json(&out);
     assert_schema_valid(&doc);
+    // The file names the build that wrote it, as --version does.
+    match built_from() {
+        Some(commit) => assert_eq!(doc["tool"]["commit"], commit.as_str()),
+        None => assert!(doc["tool"].get("commit").is_none(), "{}", doc["tool"]),
+    }
     let lat = doc["params"]["mem_lat_ns"]
         .as_f64()
         .expect("mem_lat_ns present");

@@ -290,6 +290,28 @@ slurm_wait_idle() { # until sinfo shows both nodes idle (bounded: 180 s)
 # The fleet run's pool window (the same on both guests): the pool msg window above.
 FLEET_POOL_WINDOW="--fleet-pool-offset 16M --fleet-pool-len 8M"
 
+# ReFrame's tests (contrib/reframe) through Slurm: `--distribute=idle` makes one CxlcharAll
+# per node, each a batch job running `cxlchar mem latency --quick` on its node with the
+# loose bounds of smoke.toml; the JUnit of junit_perf.py (one case per node, its figures
+# as properties) is what the lab check reads. ReFrame runs from the host's venv
+# (ci/reframe-venv, made by ci/lab/run); its stage folders are on the out share, which
+# both guests mount at the same path.
+reframe_slurm() {
+  step "ReFrame under Slurm: CxlcharAll on each node (--distribute=idle), JUnit with performance variables"
+  rf="$REPO/target/reframe-venv/bin/reframe"
+  [ -x "$rf" ] || { fail "ReFrame: $rf is missing (ci/lab/run makes it)"; return; }
+  slurm_wait_idle || { fail "Slurm: both nodes idle before ReFrame"; return; }
+  mkdir -p "$OUT/reframe"
+  (cd "$OUT/reframe" && HOME=/tmp timeout 900 "$rf" -C "$REPO/ci/lab/reframe-lab.py" --system lab:lab \
+    -c "$REPO/contrib/reframe/cxlchar_checks.py" -r --distribute=idle \
+    -S cxlchar="$CX" -S command=mem,latency,--quick -S spec="$REPO/contrib/reframe/smoke.toml" \
+    --stage "$OUT/reframe/stage" --outputdir "$OUT/reframe/output" --report-file "$OUT/reframe/run.json") \
+    > "$OUT/reframe.txt" 2>&1 || fail "ReFrame under Slurm (reframe.txt)"
+  tail -n 25 "$OUT/reframe.txt"
+  python3 "$REPO/contrib/reframe/junit_perf.py" "$OUT/reframe/run.json" > "$OUT/reframe-junit.xml" \
+    || fail "junit_perf.py on ReFrame's report"
+}
+
 slurm_fleet() { # guest a: srun across both guests; then guest b may go on (marker fleet-done-a)
   if ! slurm_start; then
     fail "munged/slurmctld/slurmd in guest a"
@@ -314,6 +336,7 @@ slurm_fleet() { # guest a: srun across both guests; then guest b may go on (mark
       echo "fleet: not built ($CX all --help has no --fleet-out)" | tee "$OUT/fleet.txt"
       fail "fleet: not built: cxlchar all has no --fleet-out, the srun fleet step did not run"
     fi
+    reframe_slurm
   fi
   slurm_stop
   cp /var/log/munge/munged.log "$OUT/munged-a.log" 2>/dev/null
@@ -361,6 +384,26 @@ verbs_b() { # guest b: cxlchar verbs --connect and the perftest clients against 
 if [ "$ONLY" = verbs ]; then
   # ci/lab/run with LAB_ONLY=verbs: the network and the verbs step, nothing else.
   verbs_$ROLE
+  echo "LAB: done $ROLE rc=$RC"
+  sync
+  poweroff -f
+fi
+
+if [ "$ONLY" = slurm ]; then
+  # ci/lab/run with LAB_ONLY=slurm: the network, Slurm and the ReFrame step, nothing else.
+  if slurm_start; then
+    if [ "$ROLE" = a ]; then
+      reframe_slurm
+      echo "ReFrame step over" > "$OUT/fleet-done-a"
+    else
+      for i in $(seq 1 450); do [ -f "$OUT/fleet-done-a" ] && break; sleep 2; done
+      [ -f "$OUT/fleet-done-a" ] || fail "guest a never wrote fleet-done-a"
+    fi
+  else
+    fail "munged/slurmd in guest $ROLE"
+    [ "$ROLE" = b ] || echo "Slurm failed" > "$OUT/fleet-done-a"
+  fi
+  slurm_stop
   echo "LAB: done $ROLE rc=$RC"
   sync
   poweroff -f

@@ -936,3 +936,33 @@ fn fleet_pairs_are_verbs_over_rxe_and_pool_over_the_cxl_device() {
         pool["params"]["params"]
     );
 }
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn reframe_under_slurm_runs_one_case_per_node_with_its_figures() {
+    // guest.sh's reframe_slurm: `reframe --distribute=idle` over the lab partition, the
+    // JUnit of contrib/reframe/junit_perf.py from its report.
+    let xml = out_file("reframe-junit.xml", "junit_perf.py's JUnit of the ReFrame run");
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    for node in ["lab-a", "lab-b"] {
+        let case = cases
+            .iter()
+            .find(|c| c.attribute("name").is_some_and(|n| n.contains(node)))
+            .unwrap_or_else(|| panic!("no test case ran on {node}: {xml}"));
+        assert!(
+            !case.descendants().any(|n| n.has_tag_name("failure")),
+            "{node} failed: {xml}"
+        );
+        let lat = case
+            .descendants()
+            .find(|n| n.has_tag_name("property") && n.attribute("name") == Some("mem_lat_ns"))
+            .and_then(|p| p.attribute("value")?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{node}: no mem_lat_ns figure: {xml}"));
+        assert!(lat > 0.0, "{node}: mem_lat_ns {lat}");
+    }
+    assert_eq!(cases.len(), 2, "one test case per node: {xml}");
+}

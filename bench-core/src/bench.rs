@@ -158,10 +158,11 @@ pub struct Requirements {
 
 /// A model key produced by a benchmark.
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Param {
     /// Key, with its unit in the name (`mem_lat_ns`).
     pub key: String,
-    /// Value.
     pub value: f64,
     /// How it was derived.
     pub info: ParamInfo,

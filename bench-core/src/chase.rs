@@ -134,9 +134,9 @@ pub enum ChaseError {
     /// TLB locality below the slot.
     #[error("TLB locality {locality} is smaller than the slot {slot}")]
     Locality {
-        /// Locality.
+        /// Block size of the TLB-local order, in bytes.
         locality: usize,
-        /// Slot.
+        /// Slot size in bytes.
         slot: usize,
     },
     /// Working set below one element.

@@ -74,7 +74,7 @@ pub struct Decoder {
     pub start: Option<u64>,
     /// Size of its range in bytes.
     pub size_bytes: u64,
-    /// Interleave ways.
+    /// Interleave ways (sysfs `interleave_ways`), if readable.
     pub interleave_ways: Option<u32>,
     /// Interleave granularity in bytes.
     pub interleave_granularity_bytes: Option<u64>,
@@ -88,8 +88,9 @@ pub struct Decoder {
 
 /// One memory device of a region, in interleave position order.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct RegionTarget {
-    /// Interleave position.
     pub position: u32,
     /// The endpoint decoder.
     pub decoder: String,
@@ -109,7 +110,7 @@ pub struct CxlRegion {
     pub start: Option<u64>,
     /// Size in bytes.
     pub size_bytes: u64,
-    /// Interleave ways.
+    /// Interleave ways (sysfs `interleave_ways`), if readable.
     pub interleave_ways: Option<u32>,
     /// Interleave granularity in bytes.
     pub interleave_granularity_bytes: Option<u64>,
@@ -123,12 +124,12 @@ pub struct CxlRegion {
 
 /// The kernel's CXL bus: empty on a machine without CXL.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct CxlBus {
-    /// Memory devices.
     pub memdevs: Vec<Memdev>,
     /// Decoders (root decoders are the fixed memory windows).
     pub decoders: Vec<Decoder>,
-    /// Regions.
     pub regions: Vec<CxlRegion>,
 }
 
@@ -155,7 +156,7 @@ pub enum Backing {
         region: String,
         /// `pmem` or `ram`, if known.
         mode: Option<String>,
-        /// Interleave ways.
+        /// The region's interleave ways, if known.
         interleave_ways: Option<u32>,
         /// Interleave granularity in bytes.
         interleave_granularity_bytes: Option<u64>,
@@ -233,8 +234,9 @@ impl Backing {
 
 /// How much of a node's online memory each backing holds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct BackingShare {
-    /// What backs it.
     pub backing: Backing,
     /// Online bytes of the node in it.
     pub bytes: u64,

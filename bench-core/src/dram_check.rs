@@ -97,8 +97,9 @@ pub struct CheckPoint {
 
 /// One DRAM check as params.json records it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct DramCheck {
-    /// Target.
     pub target: String,
     /// The benchmark that measured it.
     pub benchmark: String,
@@ -108,7 +109,6 @@ pub struct DramCheck {
     pub kernel: String,
     /// The CPUs that ran it, as a CPU list.
     pub cpus: String,
-    /// Threads.
     pub threads: usize,
     /// Unit of the figures (`ns`, `GB/s`).
     pub unit: String,
@@ -127,7 +127,6 @@ pub struct DramCheck {
     pub ratio: f64,
     /// Largest |ratio - 1| counted as agreement.
     pub tolerance: f64,
-    /// The verdict.
     pub verdict: Verdict,
     /// Why it is not a plain agreement (the compared sizes, the memory bound), if so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,7 +151,7 @@ impl DramCheck {
         self.reported_bytes > self.start_bytes
     }
 
-    /// Its CPUs.
+    /// The CPUs of `cpus` as numbers (none when the list does not parse).
     pub fn cpu_list(&self) -> Vec<usize> {
         crate::pin::parse_cpu_list(&self.cpus).unwrap_or_default()
     }
@@ -222,6 +221,8 @@ pub struct Plan {
 
 /// What the check found (the parts of a [`DramCheck`] the algorithm decides).
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Outcome {
     /// Every figure, in order.
     pub points: Vec<CheckPoint>,
@@ -229,7 +230,6 @@ pub struct Outcome {
     pub compared_bytes: [usize; 2],
     /// Speed of the smaller over the larger.
     pub ratio: f64,
-    /// Verdict.
     pub verdict: Verdict,
     /// Why not a plain agreement, if so.
     pub note: Option<String>,
@@ -288,12 +288,11 @@ impl Outcome {
 
 /// What a family says about its check.
 #[derive(Debug, Clone)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct CheckInfo {
-    /// Target.
     pub target: String,
-    /// Benchmark name.
     pub benchmark: String,
-    /// Pattern.
     pub pattern: Pattern,
     /// Kernel, in words.
     pub kernel: String,

@@ -28,8 +28,9 @@ pub struct CpuInfo {
 
 /// Everything recorded about the machine.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Environment {
-    /// CPU.
     pub cpu: CpuInfo,
     /// Topology (nodes, caches, dax, hugepages).
     pub topology: Topology,

@@ -60,8 +60,9 @@ pub struct ParamInfo {
 
 /// Something that was not measured, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Skipped {
-    /// Benchmark name.
     pub benchmark: String,
     /// Target, if the skip is about one.
     pub target: String,
@@ -71,10 +72,11 @@ pub struct Skipped {
 
 /// The tool that wrote the file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Tool {
     /// `cxlchar`.
     pub name: String,
-    /// Its version.
     pub version: String,
     /// The commit it was built from (12 hex digits, `-dirty` when tracked files differed
     /// from it); absent when the build did not know it.
@@ -84,10 +86,11 @@ pub struct Tool {
 
 /// The whole params.json document.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct ParamsFile {
     /// Layout version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
-    /// The tool.
     pub tool: Tool,
     /// The command line, one argument per element.
     pub command_line: Vec<String>,
@@ -97,7 +100,6 @@ pub struct ParamsFile {
     pub finished_at: String,
     /// The machine and its settings.
     pub environment: Environment,
-    /// The timer used.
     pub timer: TimerInfo,
     /// Flat model keys (units in the names).
     pub params: BTreeMap<String, f64>,
@@ -125,6 +127,8 @@ pub struct ParamsFile {
 
 /// One chain of a [`PrefetchCheck`].
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct CheckedChain {
     /// `randomized-256`, `aligned-256`, ...
     pub label: String,
@@ -140,7 +144,6 @@ pub struct CheckedChain {
     /// information: on 4 KiB pages it takes more (or fewer) page walks per load.
     #[serde(default)]
     pub judged: bool,
-    /// Its measurement id.
     pub id: String,
 }
 
@@ -148,8 +151,9 @@ pub struct CheckedChain {
 /// if no prefetcher helps any of them; when the judged ones disagree by more than the
 /// tolerance, the higher (defeated) figure is reported, with a warning.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct PrefetchCheck {
-    /// Target.
     pub target: String,
     /// Working set of every chain (touched bytes).
     pub touched_bytes: usize,

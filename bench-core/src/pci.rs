@@ -15,8 +15,9 @@ use std::str::FromStr;
 #[error(
     "invalid BAR '{spec}': {reason} (expected pci:DOMAIN:BUS:DEV.FN/BAR, e.g. pci:0000:00:02.0/2)"
 )]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct BarSpecError {
-    /// The text.
     pub spec: String,
     /// What is wrong with it.
     pub reason: String,
@@ -163,6 +164,8 @@ const IORESOURCE_MEM_64: u64 = 0x0010_0000;
 
 /// One BAR of a device.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Bar {
     /// BAR index, 0..5.
     pub index: usize,
@@ -172,9 +175,7 @@ pub struct Bar {
     pub size_bytes: u64,
     /// A memory BAR (not I/O ports).
     pub memory: bool,
-    /// Prefetchable.
     pub prefetchable: bool,
-    /// 64-bit.
     pub is_64bit: bool,
     /// `resourceN_wc` exists: the BAR can be mapped write-combining.
     pub wc_available: bool,
@@ -187,7 +188,7 @@ pub struct PciDevice {
     pub address: String,
     /// Vendor id (`0x1af4`).
     pub vendor: String,
-    /// Device id.
+    /// Device id (sysfs `device`, e.g. `0x1041`).
     pub device: String,
     /// Class code (`0x050000`).
     pub class: String,

@@ -61,8 +61,8 @@ pub enum SizingRule {
     SweepPlateau,
     /// The safety factor times the caches the family's CPUs can fill (sysfs instances).
     CacheReach,
-    /// The safety factor times CPU 0's last-level cache (files written before the cache
-    /// reach of CPU sets was recorded; no longer chosen).
+    /// The safety factor times CPU 0's last-level cache. Never chosen: it stays so that a
+    /// params.json that records it still reads.
     SysfsLlc,
     /// No cache sizes in sysfs: a fixed size.
     NoCacheInfo,
@@ -517,7 +517,8 @@ mod tests {
 
     #[test]
     fn without_per_cpu_caches_cpu0_stands_for_every_cpu() {
-        // The old fake tree: only CPU 0's caches (L2 1 MiB private, L3 32 MiB "0").
+        // A tree without cache instances: only CPU 0's caches (L2 1 MiB private, L3
+        // 32 MiB "0").
         let dir = tempfile::tempdir().unwrap();
         crate::topology::write_fake_sysfs(dir.path()).unwrap();
         let mut t = Topology::read(dir.path());

@@ -245,7 +245,7 @@ impl CellSender {
 /// One chunk taken from the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Chunk {
-    /// Its bytes.
+    /// Bytes in this chunk.
     pub len: usize,
     /// The bytes of the whole message it belongs to.
     pub msg_len: usize,

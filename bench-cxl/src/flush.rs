@@ -391,9 +391,10 @@ impl Setup for FlushArgs {
             force: self.force,
             sysfs_root: None,
         };
-        // A --uc-resource the user named is checked by the write guard now (a PCI BAR's
-        // resource file, no driver bound unless --force): a refusal is an error, not a
-        // skip. Only the write-combining column may still be skipped (no resourceN_wc).
+        // A --uc-resource the user named is checked by the write guard here, before
+        // anything runs (a PCI BAR's resource file, no driver bound unless --force): a
+        // refusal is an error, not a skip. Only the write-combining column may still be
+        // skipped (no resourceN_wc).
         if let Some(p) = &self.uc_resource {
             bench
                 .bar_window(Column::Uncacheable)

@@ -137,6 +137,8 @@ impl Flow {
 
 /// One contention configuration and its rounds.
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct ContentionPoint {
     /// Directions of the transfers.
     pub flow: Flow,
@@ -149,7 +151,6 @@ pub struct ContentionPoint {
     pub bytes_each: usize,
     /// How the rounds were timed.
     pub timing: Timing,
-    /// The rounds.
     pub rounds: Vec<ContentionSample>,
     /// Counter evidence of the rounds' section (per round).
     pub counters: Option<MeasurementCounters>,

@@ -74,10 +74,9 @@ pub enum Unavailable {
     },
     /// `libcuda` lacks a function this crate calls.
     #[error("the CUDA driver library lacks {symbol}, which cxlchar calls (it uses the driver API of CUDA {} and newer): update the NVIDIA driver", version_string(MIN_DRIVER_VERSION))]
-    MissingSymbol {
-        /// The missing symbol.
-        symbol: String,
-    },
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
+    MissingSymbol { symbol: String },
     /// The driver is older than [`MIN_DRIVER_VERSION`].
     #[error("the CUDA driver is too old: it supports CUDA {}, cxlchar needs {} or newer", version_string(*found), version_string(MIN_DRIVER_VERSION))]
     DriverTooOld {
@@ -293,7 +292,7 @@ impl Device {
         Ok(d)
     }
 
-    /// Device ordinal.
+    /// The ordinal it was opened with.
     pub fn ordinal(&self) -> usize {
         self.ordinal
     }

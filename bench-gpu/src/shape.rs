@@ -56,8 +56,9 @@ pub fn split_fitting(sizes: &[usize], limit: usize) -> (Vec<usize>, Vec<usize>) 
 
 /// The timings of one point of a bandwidth sweep.
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct SweepPoint {
-    /// Direction.
     pub dir: Dir,
     /// Bytes per copy.
     pub size: usize,

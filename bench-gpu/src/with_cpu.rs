@@ -81,8 +81,9 @@ pub fn part_bytes(stream_bytes: usize, copy_bytes: usize, agents: usize) -> (usi
 }
 
 /// The GPU side: a stream's copies between `host` (the GPU's part) and `buf`.
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct GpuSide<'a, 'd> {
-    /// The device.
     pub dev: &'d Device,
     /// Device memory of at least one copy.
     pub buf: &'a DeviceBuffer<'d>,

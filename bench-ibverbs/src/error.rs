@@ -46,7 +46,7 @@ pub enum VerbsError {
     Completion {
         /// `ibv_wc_status`.
         status: u32,
-        /// Its name.
+        /// Its text, from `ibv_wc_status_str`.
         name: String,
         /// Vendor syndrome.
         vendor_err: u32,
@@ -56,20 +56,21 @@ pub enum VerbsError {
     CompletionTimeout(Duration, &'static str),
     /// TCP exchange failed.
     #[error("QP-info exchange with {peer} failed: {source} (timeout {timeout:?}; is `cxlchar verbs --server` running there and the port open?)")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Exchange {
         /// Host:port.
         peer: String,
-        /// The I/O error.
         source: std::io::Error,
-        /// The timeout used.
         timeout: Duration,
     },
     /// The peer sent something we cannot use.
     #[error("peer {peer}: {source}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Wire {
         /// Host:port.
         peer: String,
-        /// Decode error.
         source: WireError,
     },
     /// The `--connect` client closed the command channel before it ended the run.

@@ -51,9 +51,9 @@ pub enum WireError {
     /// Another wire version.
     #[error("the peer speaks wire version {theirs}, this cxlchar speaks {ours}: run the same cxlchar version on both hosts")]
     VersionMismatch {
-        /// Ours.
+        /// This cxlchar's wire version.
         ours: u16,
-        /// Theirs.
+        /// The peer's wire version.
         theirs: u16,
     },
     /// A field out of range.

@@ -121,12 +121,13 @@ fn agent_p50s(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
 
 /// The configuration shared by both parts.
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct AgentsConfig {
     /// S, bytes per agent per transfer (`None`: from the target's DRAM working set).
     pub size: Option<usize>,
     /// Agent counts (`None`: [`agent_counts`] of the run's CPUs).
     pub agents: Option<Vec<usize>>,
-    /// Directions.
     pub dirs: Vec<AgentDir>,
 }
 

@@ -249,8 +249,7 @@ pub unsafe fn run_copies(
     }
 }
 
-/// Fallback buffer budget when the target's available memory is unknown (the former
-/// fixed limit).
+/// Fallback buffer budget when the target's available memory is unknown.
 pub const UNKNOWN_MEMORY_BUDGET: usize = 1 << 30;
 
 /// Largest block size of the sweeps by default (`--max-size`).
@@ -590,7 +589,7 @@ mod tests {
         );
         assert_eq!(*block_sizes(&QUICK, 100 * K).last().unwrap(), 100 * K);
         assert_eq!(block_sizes(&QUICK, 10), [K]);
-        // The former fixed 1 GiB: P = 32 stopped at 512 KiB.
+        // A 1 GiB budget: P = 32 stops at 512 KiB.
         let all = block_sizes(&FULL, MIB);
         let (fit, cut) = sizes_within(&all, 32, 1 << 30);
         assert_eq!((*fit.last().unwrap(), cut), (512 * K, Some(MIB)));

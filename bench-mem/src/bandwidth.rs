@@ -80,12 +80,13 @@ pub enum BandwidthParamError {
     },
     /// A size below one vector.
     #[error("size {size} is below one {isa} vector ({width} bytes) per thread")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Size {
-        /// The size.
+        /// The size given (all threads together), in bytes.
         size: usize,
-        /// The ISA.
         isa: Isa,
-        /// Its width.
+        /// Its vector width in bytes.
         width: usize,
     },
 }

@@ -90,7 +90,7 @@ pub enum LatencyParamError {
     SizeBelowElement {
         /// The option the size comes from (`--sizes`, `--max-size`, `--min-size`).
         option: &'static str,
-        /// The size.
+        /// The size given, in bytes.
         size: usize,
         /// The smallest working set.
         min: usize,
@@ -101,9 +101,9 @@ pub enum LatencyParamError {
     /// min > max.
     #[error("--min-size {min} is above --max-size {max}")]
     Range {
-        /// Minimum.
+        /// `--min-size`, in bytes.
         min: usize,
-        /// Maximum.
+        /// `--max-size`, in bytes.
         max: usize,
     },
 }

@@ -78,12 +78,13 @@ pub const PLATEAU_RISE: f64 = 1.3;
 
 /// One point of a sweep.
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct SweepPoint {
     /// Working-set size in bytes.
     pub size_bytes: usize,
     /// Its latency (p50 of the batches), ns per load.
     pub lat_ns: f64,
-    /// Id of its measurement.
     pub id: String,
 }
 
@@ -258,7 +259,8 @@ mod tests {
 
     #[test]
     fn dram_plateau_of_a_vm_whose_l3_is_smaller_than_sysfs() {
-        // The Intel guest of the issue: 4 MiB 33 ns, 16 MiB 52 ns, 32 MiB.. 96-106 ns.
+        // A measured Intel guest whose L3 is smaller than sysfs says: 4 MiB 33 ns,
+        // 16 MiB 52 ns, 32 MiB.. 96-106 ns.
         let sweep = pts(&[
             (M, 6.0),
             (2 * M, 12.0),

@@ -35,8 +35,9 @@ const MAX_SAMPLES: usize = 100_000;
 
 /// The MMIO benchmark on one BAR.
 #[derive(Debug, Clone)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct MmioBench {
-    /// The BAR.
     pub bar: BarSpec,
     /// Offset of the measured window in the BAR.
     pub offset: u64,

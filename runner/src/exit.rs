@@ -55,7 +55,6 @@ impl serde::Serialize for Status {
 /// An error that ends `cxlchar` with a specific status (any other error exits 1).
 #[derive(Debug)]
 pub struct Exit {
-    /// The status.
     pub status: Status,
     /// What to print after `error: `.
     pub message: String,

@@ -18,7 +18,6 @@ pub enum Intent {
     /// Measure a plan: `best_effort` accepts a partial result; `pairs_by_default` runs the
     /// fleet's pairwise matrices unless `--fleet-pairs` says otherwise (`all`).
     Measure {
-        /// The plan.
         plan: Plan,
         /// Exit 0 with a partial result.
         best_effort: bool,

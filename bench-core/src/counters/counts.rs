@@ -130,10 +130,11 @@ impl Counts {
 
 /// The counts of one thread of a counted section (see the module documentation).
 #[derive(Debug, Clone, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct ThreadCounts {
     /// Which thread, as disturbances name it (`"thread 1 (CPU 3)"`).
     pub label: String,
-    /// Its counts.
     pub counts: Counts,
     /// A measuring thread (its work is timed: summed into the record) or a helper
     /// (checked for disturbances only).
@@ -362,7 +363,7 @@ mod tests {
         assert_eq!(json["helper_threads"], 1);
         let back: MeasurementCounters = serde_json::from_value(json).unwrap();
         assert_eq!(back, mc);
-        // One thread: the phrases carry no label, as before.
+        // One thread: the phrases carry no label (there is no other thread to tell apart).
         let mc = MeasurementCounters::from_threads(&ThreadCounts::single(sw(1, 0)), 1);
         assert_eq!(mc.disturbances, vec!["1 context switches"]);
     }

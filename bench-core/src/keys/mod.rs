@@ -115,10 +115,11 @@ pub enum Values {
 
 /// A placeholder `{name}` in a key family's name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Var {
     /// The placeholder's name, as written between braces.
     pub name: &'static str,
-    /// Its values.
     pub values: Values,
     /// What it stands for (one phrase).
     pub meaning: &'static str,

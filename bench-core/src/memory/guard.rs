@@ -52,57 +52,46 @@ pub enum MapError {
     NoDevice(String),
     /// The device has no such BAR (or it is empty).
     #[error("device {address} has no BAR {index} (BARs: {present})")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     NoBar {
-        /// Device.
         address: String,
-        /// BAR asked for.
         index: usize,
-        /// BARs that exist.
         present: String,
     },
     /// An I/O-port BAR cannot be mapped.
     #[error("BAR {index} of {address} is an I/O-port BAR, not a memory BAR")]
-    NotMemory {
-        /// Device.
-        address: String,
-        /// BAR.
-        index: usize,
-    },
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
+    NotMemory { address: String, index: usize },
     /// The offset (plus the window) is past the BAR's end.
     #[error("offset {offset} + {len} bytes is past the end of BAR {index} ({size} bytes)")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     OffsetPastBar {
-        /// BAR.
         index: usize,
-        /// Offset asked for.
         offset: u64,
-        /// Window length.
         len: u64,
-        /// BAR size.
         size: u64,
     },
     /// A kernel driver owns the device.
     #[error("device {address} is bound to driver '{driver}': measuring it could disturb the driver; unbind it or pass --force")]
-    DriverBound {
-        /// Device.
-        address: String,
-        /// Driver.
-        driver: String,
-    },
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
+    DriverBound { address: String, driver: String },
     /// Writes need consent.
     #[error("writing to {0} needs --allow-write (device registers or shared memory would be overwritten)")]
     WriteNotAllowed(String),
     /// The device has no write-combining mapping of that BAR.
     #[error("BAR {index} of {address} has no resource{index}_wc (not prefetchable, or the kernel offers no WC mapping)")]
-    NoWc {
-        /// Device.
-        address: String,
-        /// BAR.
-        index: usize,
-    },
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
+    NoWc { address: String, index: usize },
     /// A dax path that is not a device-dax.
     #[error("{path} is not a device-dax character device ({reason}): name a /dev/daxX.Y that `daxctl list` shows, or use file:PATH for a regular file")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     NotDax {
-        /// The path.
         path: String,
         /// What it is instead.
         reason: String,
@@ -112,24 +101,27 @@ pub enum MapError {
     NotBar(String),
     /// A PCI BAR named as a plain file.
     #[error("{path} is a PCI BAR's sysfs resource file, not a plain file: name it as the BAR {bar} where a BAR is accepted (pool msg --pool, pcie --bar), which checks its device's driver")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     BarAsFile {
-        /// The path.
         path: String,
         /// The BAR (`pci:DOMAIN:BUS:DEV.FN/N`, or the device's sysfs directory).
         bar: String,
     },
     /// A plain file that is not a regular file.
     #[error("{path} is {what}, not a regular file: a file target or pool must be a regular file (e.g. in /dev/shm or on an fs-dax mount); use dax:/dev/daxX.Y for a device-dax")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     NotRegularFile {
-        /// The path.
         path: String,
         /// What it is (`a character device`, ...).
         what: String,
     },
     /// A file or device shorter than the window.
     #[error("{path} holds {have} bytes, the window needs {need} (offset + length)")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     TooShort {
-        /// The path.
         path: String,
         /// Bytes it holds.
         have: u64,
@@ -149,8 +141,9 @@ pub enum MapError {
     #[error(
         "will not create {path}: {reason}; put a pool file in /dev/shm or on a regular file system"
     )]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     NotCreatable {
-        /// The path.
         path: String,
         /// Why (the directory is on devtmpfs, sysfs, ...).
         reason: String,
@@ -159,16 +152,18 @@ pub enum MapError {
     /// before anything was mapped or written (else the first store into an unallocated
     /// page would get SIGBUS).
     #[error("no room for {path}: {reason}; nothing was mapped or written: free space on its file system, use a smaller window, or put the file on another file system")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     NoSpace {
-        /// The file.
         path: String,
         /// What was asked, the OS error, and the free space.
         reason: String,
     },
     /// Opening, sizing or mapping failed.
     #[error("cannot map {path}: {reason}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Map {
-        /// The file.
         path: String,
         /// The OS error, with advice.
         reason: String,

@@ -27,8 +27,9 @@ pub enum WindowSource {
     /// `create` (a pool file) a missing file is created (never on a device or kernel file
     /// system, see [`guard::check_creatable`](super::guard::check_creatable)) and a short
     /// one grown to the window's end, both only with write intent and consent.
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     File {
-        /// The file.
         path: PathBuf,
         /// Create or grow it as needed.
         create: bool,
@@ -39,8 +40,9 @@ pub enum WindowSource {
     /// A device-dax character device.
     Dax(PathBuf),
     /// A PCI BAR through sysfs: `resourceN` (uncached) or `resourceN_wc` (`wc`).
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Bar {
-        /// The BAR.
         bar: BarSpec,
         /// Write-combining (`resourceN_wc`) instead of uncached.
         wc: bool,
@@ -76,8 +78,9 @@ impl fmt::Display for WindowSource {
 
 /// A window to map.
 #[derive(Debug, Clone, PartialEq, Eq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Window {
-    /// What it is of.
     pub source: WindowSource,
     /// Byte offset of the window in the file, device or BAR.
     pub offset: u64,

@@ -222,7 +222,7 @@ mod tests {
         }
     }
 
-    /// Where the former pool fit gave up (negative latency), the latency is held at 0,
+    /// Where an unconstrained fit gives a negative latency, the latency is held at 0,
     /// the result says so, and the bandwidth is the weighted fit through the origin.
     #[test]
     fn a_negative_latency_is_constrained_to_zero() {

@@ -65,10 +65,11 @@ pub struct Timer {
 
 /// How long calibration runs.
 #[derive(Debug, Clone, Copy)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Calibration {
     /// Number of calibration rounds (the median is taken).
     pub rounds: usize,
-    /// Length of one round.
     pub round: Duration,
     /// Number of back-to-back start/stop pairs used to measure the overhead.
     pub overhead_pairs: usize,

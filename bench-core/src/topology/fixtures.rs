@@ -38,14 +38,14 @@ pub struct Node {
 
 /// A server topology to write as a sysfs tree.
 #[derive(Debug, Clone)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Server {
     /// What it stands for.
     pub name: &'static str,
     /// Logical CPUs (numbered 0..cpus).
     pub cpus: usize,
-    /// Cache levels.
     pub levels: Vec<Level>,
-    /// NUMA nodes.
     pub nodes: Vec<Node>,
 }
 

@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 
 /// One NUMA node.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct NumaNode {
-    /// Node id.
     pub id: usize,
     /// CPUs of the node (empty for a memory-only node).
     pub cpus: Vec<usize>,
@@ -119,6 +120,8 @@ pub struct HugePool {
 
 /// Everything above, read at once.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Topology {
     /// NUMA nodes (at least one).
     pub nodes: Vec<NumaNode>,
@@ -128,9 +131,7 @@ pub struct Topology {
     /// share it ([`caches`]): what [`Topology::cache_reach`] sums for a set of CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_instances: Vec<CacheInstance>,
-    /// dax devices.
     pub dax: Vec<DaxDevice>,
-    /// Hugepage pools.
     pub hugepages: Vec<HugePool>,
     /// The kernel's weighted interleave weights per node
     /// (`/sys/kernel/mm/mempolicy/weighted_interleave/nodeN`, system-wide, never written

@@ -14,22 +14,22 @@ pub const LAYOUT_VERSION: u64 = 1;
 /// Bytes of the header.
 pub const HEADER_BYTES: usize = 4096;
 /// Offsets of header words.
+// Words named for what they hold.
+#[allow(missing_docs)]
 pub mod off {
-    /// Magic.
+    /// Holds [`super::MAGIC`], stored last once the rest is written.
     pub const MAGIC: usize = 0;
-    /// Layout version.
+    /// Holds the leader's [`super::LAYOUT_VERSION`].
     pub const VERSION: usize = 8;
-    /// Window length.
+    /// Window length in bytes.
     pub const LEN: usize = 16;
-    /// Run id.
+    /// Run id the leader chose (never 0).
     pub const RUN_ID: usize = 24;
-    /// State.
+    /// One of the [`super::state`] values.
     pub const STATE: usize = 32;
-    /// Leader pid.
     pub const LEADER_PID: usize = 256;
     /// Leader heartbeat.
     pub const LEADER_HB: usize = 264;
-    /// Follower pid.
     pub const FOLLOWER_PID: usize = 512;
     /// Follower heartbeat.
     pub const FOLLOWER_HB: usize = 520;

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 /// the peer is silent for longer than the peer timeout (or, for a forked follower, has
 /// exited).
 #[derive(Debug)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct Link {
-    /// The header.
     pub hdr: Header,
     /// Our role.
     pub role: Role,

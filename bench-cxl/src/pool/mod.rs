@@ -51,8 +51,9 @@ pub enum PoolError {
     Spec(String),
     /// A `cxl:` pool that does not name a CXL region with a devdax device.
     #[error("pool {spec}: {reason}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Cxl {
-        /// The spec as given.
         spec: String,
         /// Why it does not resolve to a devdax device.
         reason: String,
@@ -73,12 +74,12 @@ pub enum PoolError {
     },
     /// I/O on the pool.
     #[error("{what} {path}: {err}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Io {
         /// What was attempted.
         what: &'static str,
-        /// The path.
         path: String,
-        /// The error.
         err: std::io::Error,
     },
     /// The window holds something that is not ours.
@@ -90,9 +91,9 @@ pub enum PoolError {
     /// Layout versions differ.
     #[error("pool header has layout version {theirs}, this cxlchar uses {ours}: run the same cxlchar version on both sides")]
     Version {
-        /// Version found.
+        /// Layout version in the pool header.
         theirs: u64,
-        /// Ours.
+        /// Layout version of this cxlchar.
         ours: u64,
     },
     /// No peer appeared.
@@ -106,7 +107,7 @@ pub enum PoolError {
     /// The peer stopped.
     #[error("the {peer} stopped responding (no heartbeat for {secs:.1} s): the run is abandoned")]
     PeerLost {
-        /// Who.
+        /// Its role (`leader` or `follower`).
         peer: &'static str,
         /// Seconds without a heartbeat.
         secs: f64,
@@ -116,12 +117,12 @@ pub enum PoolError {
     PeerAborted(&'static str),
     /// The peer reported a failed command.
     #[error("the follower reported an error in command {op} (status {status}): {what}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
     Command {
-        /// Op code.
         op: u64,
-        /// Status.
         status: u64,
-        /// Meaning.
+        /// What the status means.
         what: &'static str,
     },
     /// The write guard refused the pool, or mapping it failed.

@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 /// Smallest usable window: header plus two 32 KiB rings.
 pub const MIN_POOL_BYTES: usize = HEADER_BYTES + 2 * (32 * 1024 + crate::ring::RING_HEADER);
-/// Default window length.
+/// Default window length in bytes (32 MiB).
 pub const DEFAULT_POOL_BYTES: usize = 32 << 20;
 
 /// Where the pool lives.
@@ -89,7 +89,7 @@ impl std::fmt::Display for PoolSource {
 pub enum Role {
     /// Drives the tests and writes the results.
     Leader,
-    /// Answers.
+    /// Answers the leader's commands.
     Follower,
 }
 
@@ -106,8 +106,9 @@ impl FromStr for Role {
 
 /// A pool window and how to open it.
 #[derive(Debug, Clone)]
+// Fields named for what they hold.
+#[allow(missing_docs)]
 pub struct PoolSpec {
-    /// Where.
     pub source: PoolSource,
     /// Byte offset of the window (a multiple of the page size).
     pub offset: u64,
@@ -215,13 +216,13 @@ impl PoolMap {
         Ok(PoolMap { region, name })
     }
 
-    /// Base address.
+    /// Base address of the window.
     pub fn ptr(&self) -> *mut u8 {
         // Mapped writable (a pool window is always mapped with write intent); every
         // access goes through raw pointers and atomics, never references.
         self.region.as_ptr() as *mut u8
     }
-    /// Window length.
+    /// Window length in bytes.
     pub fn len(&self) -> usize {
         self.region.len()
     }

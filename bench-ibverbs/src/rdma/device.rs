@@ -27,7 +27,7 @@ pub fn device_names() -> Result<Vec<String>, VerbsError> {
 /// An open device with its chosen port and GID.
 pub struct Device {
     pub(super) ctx: *mut ffi::ibv_context,
-    /// Device name.
+    /// Device name (`rxe0`, `mlx5_0`).
     pub name: String,
     /// Active port.
     pub port: u8,

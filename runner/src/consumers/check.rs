@@ -44,11 +44,9 @@ impl Outcome {
 pub struct CheckResult {
     /// `mem_lat_ns <= 120`, or `mem_lat_ns is measured`.
     pub name: String,
-    /// The key checked.
     pub key: String,
     /// Line in the spec.
     pub line: usize,
-    /// Outcome.
     pub outcome: Outcome,
     /// The key's value, when measured.
     pub measured: Option<f64>,

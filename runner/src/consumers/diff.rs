@@ -50,7 +50,6 @@ pub fn threshold(a: Noise, b: Noise) -> f64 {
 pub struct Change {
     /// Key or measurement id.
     pub name: String,
-    /// Unit.
     pub unit: String,
     /// Value in A (None: only in B).
     pub a: Option<f64>,
@@ -73,7 +72,7 @@ pub struct Change {
 /// The whole comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct DiffReport {
-    /// The rule.
+    /// The significance rule ([`RULE`]).
     pub rule: String,
     /// Environment/tool differences that make the comparison suspect.
     pub warnings: Vec<String>,
@@ -372,19 +371,15 @@ pub struct FleetPart {
 /// Two fleet files compared.
 #[derive(Debug, Clone, Serialize)]
 pub struct FleetDiffReport {
-    /// The significance rule.
+    /// The significance rule ([`RULE`]).
     pub rule: String,
     /// Differences of the fleets themselves (cxlchar version, launcher, number of ranks).
     pub warnings: Vec<String>,
-    /// Hosts only in A.
     pub hosts_only_a: Vec<String>,
-    /// Hosts only in B.
     pub hosts_only_b: Vec<String>,
     /// Hosts in both, in A's order.
     pub hosts: Vec<FleetPart>,
-    /// Pairs only in A.
     pub pairs_only_a: Vec<String>,
-    /// Pairs only in B.
     pub pairs_only_b: Vec<String>,
     /// Pairs in both (kind and unordered host pair), in A's order.
     pub pairs: Vec<FleetPart>,

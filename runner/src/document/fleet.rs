@@ -50,7 +50,6 @@ pub struct LauncherInfo {
     /// The job's identity as the launcher names it (`1234.0` for a Slurm step, the Open
     /// MPI job id, ...).
     pub job: String,
-    /// Number of ranks.
     pub ranks: usize,
     /// The launcher's environment variables rank 0 read, by name.
     pub variables: BTreeMap<String, String>,

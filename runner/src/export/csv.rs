@@ -29,7 +29,7 @@ pub const COLUMNS: [&str; 13] = [
     "stdev",
 ];
 
-/// CSV exporter.
+/// Renders the measurements table as CSV, one row per measurement.
 pub struct CsvExporter;
 
 /// The characters that make a spreadsheet read a cell as a formula when it starts with
@@ -61,8 +61,8 @@ pub fn text_cell(s: &str) -> String {
 
 impl Exporter for CsvExporter {
     fn render(&self, file: &ParamsFile) -> Result<String> {
-        // The header as it always was (fixed names); below it, quotes around every cell
-        // that is not a number (OWASP's advice for text cells).
+        // The header with default quoting (its names are fixed); below it, quotes around
+        // every cell that is not a number (OWASP's advice for text cells).
         let mut head = csv::Writer::from_writer(Vec::new());
         head.write_record(COLUMNS)?;
         let mut w = csv::WriterBuilder::new()

@@ -5,7 +5,7 @@ use super::Exporter;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
 
-/// JSON exporter.
+/// Renders the params document as pretty-printed JSON.
 pub struct JsonExporter;
 
 impl Exporter for JsonExporter {

@@ -8,7 +8,7 @@ use anyhow::Result;
 use bench_core::params::ParamsFile;
 use std::fmt::Write;
 
-/// Markdown exporter.
+/// Renders the measurements table as a GitHub-flavoured Markdown table.
 pub struct MarkdownExporter;
 
 /// Six significant digits, no exponent.

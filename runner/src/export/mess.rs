@@ -97,7 +97,6 @@ pub struct Point {
 /// One curve: a target and a traffic mix.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curve {
-    /// The target.
     pub target: String,
     /// The mix's name.
     pub mix: String,
@@ -224,7 +223,6 @@ pub fn curves(file: &ParamsFile) -> Curves {
 /// The CPU frequency used for cycles, and where it came from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frequency {
-    /// GHz.
     pub ghz: f64,
     /// Where it came from, for README.txt.
     pub source: String,
@@ -288,7 +286,7 @@ fn model_ghz(model: &str) -> Option<f64> {
 pub struct MessFile {
     /// `<target>/bwlat_<P>.txt` or `README.txt`.
     pub rel: String,
-    /// The text.
+    /// The file's contents.
     pub text: String,
 }
 

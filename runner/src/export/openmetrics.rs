@@ -35,7 +35,7 @@ use bench_core::params::ParamsFile;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
-/// OpenMetrics exporter.
+/// Renders params.json as OpenMetrics text (see the module doc).
 pub struct OpenMetricsExporter;
 
 /// Prefix of every metric name.

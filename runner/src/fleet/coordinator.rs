@@ -38,15 +38,15 @@ pub struct Config {
     pub timeout: Duration,
     /// Which pair kinds to run.
     pub pairs: Vec<PairKind>,
-    /// Pool window offset.
+    /// Pool window offset in bytes (`--fleet-pool-offset`).
     pub pool_offset: u64,
-    /// Pool window length.
+    /// Pool window length in bytes (`--fleet-pool-len`).
     pub pool_len: u64,
     /// Whether writing into pools is allowed.
     pub allow_write: bool,
     /// The job's key, for the proofs of the handshake.
     pub keys: Keys,
-    /// The fleet file.
+    /// Where the fleet file is written (`--fleet-out`).
     pub out: PathBuf,
     /// This cxlchar's version.
     pub version: String,

@@ -136,7 +136,6 @@ pub enum LaunchError {
     Missing {
         /// The launcher whose variables were found.
         launcher: &'static str,
-        /// The missing variable.
         var: &'static str,
         /// What it is needed for.
         why: &'static str,
@@ -144,9 +143,7 @@ pub enum LaunchError {
     /// A variable has a value cxlchar cannot read.
     #[error("{var}={value:?}: {why}")]
     Invalid {
-        /// The variable.
         var: &'static str,
-        /// Its value.
         value: String,
         /// What is wrong with it.
         why: String,

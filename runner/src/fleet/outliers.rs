@@ -66,9 +66,7 @@ pub fn worse_side(key: &str) -> Worse {
 /// One host's standing on one key.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Score {
-    /// The host.
     pub host: String,
-    /// Its value.
     pub value: f64,
     /// Its robust z (`None` without a verdict).
     pub z: Option<f64>,

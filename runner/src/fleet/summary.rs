@@ -16,9 +16,7 @@ pub struct KeyDistribution {
     pub key: String,
     /// Its unit symbol (`ns`, `GB/s`), empty when the name has no unit suffix.
     pub unit: String,
-    /// Smallest value.
     pub min: f64,
-    /// Largest value.
     pub max: f64,
     /// The outlier rule's verdict (n, median, MAD, per-host z, outliers).
     pub verdict: Verdict,

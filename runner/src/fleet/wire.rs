@@ -83,7 +83,6 @@ pub enum ToCoordinator {
 pub struct Hello {
     /// The launcher and job (`slurm:42.0`): a rank of another job is refused.
     pub job_key: String,
-    /// Its rank.
     pub rank: usize,
     /// The number of ranks it was told.
     pub size: usize,

@@ -23,7 +23,6 @@ const COLORS: [RGBColor; 12] = [
 
 /// A line chart's title, axes and markers.
 pub(super) struct LineChart<'a> {
-    /// Title.
     pub title: String,
     /// X axis description.
     pub x_desc: &'a str,

@@ -8,9 +8,7 @@ use serde::Serialize;
 /// A key a model read.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Read {
-    /// The key.
     pub key: String,
-    /// Its value.
     pub value: f64,
     /// Whether the value came from a --what-if.
     pub what_if: bool,
@@ -19,7 +17,6 @@ pub struct Read {
 /// A key a model lacked.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Missing {
-    /// The key.
     pub key: String,
     /// The benchmark that produces it.
     pub benchmark: String,
@@ -37,7 +34,6 @@ pub struct Output {
     pub name: String,
     /// Value (with what-ifs applied).
     pub value: f64,
-    /// Unit.
     pub unit: String,
     /// What it means.
     pub note: String,
@@ -51,11 +47,9 @@ pub struct Output {
 pub struct ModelResult {
     /// Stable id (`004-injection`).
     pub id: String,
-    /// Title.
     pub title: String,
     /// Paper and section.
     pub source: String,
-    /// The equation.
     pub equation: String,
     /// `evaluated` or `refused`.
     pub status: String,
@@ -87,7 +81,6 @@ impl ModelResult {
 
 /// Evaluation context: records what was read and what was missing.
 pub(super) struct Ctx<'a> {
-    /// The values.
     pub(super) inputs: &'a Inputs,
     /// Keys read, in order.
     pub(super) read: Vec<Read>,
@@ -95,7 +88,6 @@ pub(super) struct Ctx<'a> {
     pub(super) missing: Vec<Missing>,
     /// Remarks on how the model was applied.
     pub(super) notes: Vec<String>,
-    /// Figures derived.
     pub(super) outputs: Vec<Output>,
     /// Every key the model asked about (read, tested for presence or for a what-if):
     /// each must be a registry key that lists the model.
@@ -194,13 +186,11 @@ impl<'a> Ctx<'a> {
 
 /// A model: id, title, source, equation and the evaluation.
 pub struct Model {
-    /// Stable id.
+    /// Stable id (`004-injection`).
     pub id: &'static str,
-    /// Title.
     pub title: &'static str,
     /// Paper and section.
     pub source: &'static str,
-    /// The equation.
     pub equation: &'static str,
     pub(super) eval: fn(&mut Ctx),
 }

@@ -162,7 +162,7 @@ impl Default for Parameters {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Transfer {
-    /// Message size.
+    /// Message size in bytes.
     pub bytes: f64,
     /// How many messages of this size.
     #[serde(default = "one")]
@@ -173,7 +173,7 @@ pub struct Transfer {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sample {
-    /// Data source.
+    /// Where the loads were served from (cache, fill buffer or memory).
     pub source: Source,
     /// Latency (ns).
     pub lat_ns: f64,

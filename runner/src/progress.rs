@@ -5,7 +5,7 @@
 //! [`Benchmark::expected_cost`]) with the elapsed time, an ETA, the current
 //! benchmark/target and the last progress message of the benchmark. A terminal that
 //! cannot move the cursor (`TERM=dumb`) gets the progress messages as plain lines. When
-//! stderr is not a terminal (a pipe, a file, CI): nothing, as before.
+//! stderr is not a terminal (a pipe, a file, CI): nothing.
 //!
 //! The ETA is an estimate: the time per unit of expected cost so far, times the cost
 //! still to run ([`eta`]). Units that turn out to be skipped leave the total. The bar is

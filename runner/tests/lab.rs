@@ -942,7 +942,10 @@ fn fleet_pairs_are_verbs_over_rxe_and_pool_over_the_cxl_device() {
 fn reframe_under_slurm_runs_one_case_per_node_with_its_figures() {
     // guest.sh's reframe_slurm: `reframe --distribute=idle` over the lab partition, the
     // JUnit of contrib/reframe/junit_perf.py from its report.
-    let xml = out_file("reframe-junit.xml", "junit_perf.py's JUnit of the ReFrame run");
+    let xml = out_file(
+        "reframe-junit.xml",
+        "junit_perf.py's JUnit of the ReFrame run",
+    );
     let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
     let cases: Vec<_> = doc
         .descendants()

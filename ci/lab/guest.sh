@@ -305,7 +305,7 @@ reframe_slurm() {
   (cd "$OUT/reframe" && HOME=/tmp timeout 900 "$rf" -C "$REPO/ci/lab/reframe-lab.py" --system lab:lab \
     -c "$REPO/contrib/reframe/cxlchar_checks.py" -r --distribute=idle \
     -S cxlchar="$CX" -S command=mem,latency,--quick -S spec="$REPO/contrib/reframe/smoke.toml" \
-    --stage "$OUT/reframe/stage" --outputdir "$OUT/reframe/output" --report-file "$OUT/reframe/run.json") \
+    -s "$OUT/reframe/stage" -o "$OUT/reframe/output" --report-file "$OUT/reframe/run.json") \
     > "$OUT/reframe.txt" 2>&1 || fail "ReFrame under Slurm (reframe.txt)"
   tail -n 25 "$OUT/reframe.txt"
   python3 "$REPO/contrib/reframe/junit_perf.py" "$OUT/reframe/run.json" > "$OUT/reframe-junit.xml" \

@@ -8,7 +8,7 @@
 use crate::config::GpuConfig;
 use crate::copy::{self, SweepPlan};
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, PinnedBuffer};
-use crate::discovery::{probe, GpuInfo};
+use crate::discovery::{probe, GpuInfo, GpuInventory};
 use crate::shape::{latency_report, split_fitting, sweep_report, Labels};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Skip, Subject};
 use bench_core::counters::MeasurementCounters;
@@ -122,6 +122,30 @@ impl Benchmark for GpuHostBench {
             .validate()
             .map_err(|e| Skip::new(e.to_string()))?;
         let inv = probe().map_err(|e| Skip::new(e.to_string()))?;
+        let info = self.info(&inv)?;
+        let skip = skip_of(self.device);
+        let dev = Device::open(self.device).map_err(&skip)?;
+        let mut report = Report::default();
+        let (sizes, max) = self.fitting_sizes(ctx, &dev, &mut report)?;
+        let buf = DeviceBuffer::new(&dev, max).map_err(&skip)?;
+        let run = HostRun {
+            bench: self,
+            ctx,
+            dev: &dev,
+            buf: &buf,
+            sizes: &sizes,
+            info,
+            driver_version: &inv.driver_version,
+        };
+        run.pinned(&mut report, max);
+        run.pageable(&mut report, max);
+        Ok(crate::shape::finished(report)?)
+    }
+}
+
+impl GpuHostBench {
+    /// The inventory's entry of this device, or a skip when the driver has no such GPU.
+    fn info<'i>(&self, inv: &'i GpuInventory) -> Result<&'i GpuInfo, NotRun> {
         let count = inv.devices.len();
         if self.device >= count {
             return Err(NotRun::skip(format!(
@@ -129,11 +153,18 @@ impl Benchmark for GpuHostBench {
                 self.device
             )));
         }
-        let info: &GpuInfo = &inv.devices[self.device];
-        let skip = skip_of(self.device);
-        let dev = Device::open(self.device).map_err(&skip)?;
-        let mut report = Report::default();
-        let (free, _) = dev.mem_info().map_err(&skip)?;
+        Ok(&inv.devices[self.device])
+    }
+
+    /// The copy sizes that fit in 90% of the free device memory and the largest of them;
+    /// the others are recorded as skipped.
+    fn fitting_sizes(
+        &self,
+        ctx: &Context,
+        dev: &Device,
+        report: &mut Report,
+    ) -> Result<(Vec<usize>, usize), NotRun> {
+        let (free, _) = dev.mem_info().map_err(skip_of(self.device))?;
         let (sizes, too_big) = split_fitting(&self.config.sizes(ctx.effort), free / 10 * 9);
         for s in too_big {
             report.skipped.push(self.skipped(format!(
@@ -149,95 +180,128 @@ impl Benchmark for GpuHostBench {
                 human_bytes(free as u64)
             )));
         };
-        let buf = DeviceBuffer::new(&dev, max).map_err(&skip)?;
-        let base = |memory: &str, source: &str, placement: Placement| Labels {
-            bench: self.name().into(),
-            id_prefix: format!("gpu.bw/{}/{source}", self.target()),
-            target: self.target(),
+        Ok((sizes, max))
+    }
+}
+
+/// What the host memory kinds of one run share: the device, its copy buffer and sizes.
+struct HostRun<'a> {
+    bench: &'a GpuHostBench,
+    ctx: &'a Context,
+    dev: &'a Device,
+    buf: &'a DeviceBuffer<'a>,
+    sizes: &'a [usize],
+    info: &'a GpuInfo,
+    driver_version: &'a str,
+}
+
+impl HostRun<'_> {
+    /// Labels of one host memory kind's measurements (`source`: `pinned`, `pageable`).
+    fn labels(&self, memory: &str, source: &str, placement: Placement) -> Labels {
+        let b = self.bench;
+        Labels {
+            bench: b.name().into(),
+            id_prefix: format!("gpu.bw/{}/{source}", b.target()),
+            target: b.target(),
             memory: memory.into(),
             parameters: {
-                let mut p = info.parameters(&inv.driver_version);
+                let mut p = self.info.parameters(self.driver_version);
                 p["source"] = source.into();
                 p
             },
             placement: Some(placement),
-            host_timer: format!("{:?}", ctx.timer.source()),
-        };
-        // Pinned memory allocated by CUDA: the keys. A part that fails is recorded as
-        // skipped with the driver's error; the other parts still run.
-        let failed = |report: &mut Report, what: &str, e: CudaError| {
-            report
-                .skipped
-                .push(self.skipped(format!("{what}: {}", skip(e).reason)))
-        };
-        match PinnedBuffer::new(&dev, max) {
+            host_timer: format!("{:?}", self.ctx.timer.source()),
+        }
+    }
+
+    /// Records a part that failed as skipped, with the driver's error.
+    fn failed(&self, report: &mut Report, what: &str, e: CudaError) {
+        report.skipped.push(
+            self.bench
+                .skipped(format!("{what}: {}", skip_of(self.bench.device)(e).reason)),
+        )
+    }
+
+    /// Pinned memory allocated by CUDA: the keys. A part that fails is recorded as
+    /// skipped with the driver's error; the other parts still run.
+    fn pinned(&self, report: &mut Report, max: usize) {
+        match PinnedBuffer::new(self.dev, max) {
             Ok(mut pinned) => {
                 let span = pinned.span();
-                let labels = base(
+                let labels = self.labels(
                     "pinned host memory (cuMemAllocHost)",
                     "pinned",
                     host_placement(&span, "the cuMemAllocHost buffer"),
                 );
-                if let Err(e) = self.measure_source(
-                    ctx,
-                    &dev,
-                    &buf,
+                if let Err(e) = self.bench.measure_source(
+                    self.ctx,
+                    self.dev,
+                    self.buf,
                     span,
-                    &sizes,
+                    self.sizes,
                     &labels,
                     Some("gpu"),
-                    &mut report,
+                    report,
                 ) {
-                    failed(&mut report, "pinned bandwidth sweep", e);
+                    self.failed(report, "pinned bandwidth sweep", e);
                 }
-                ctx.progress(&format!(
-                    "gpu.bw: {LAT_BYTES}-byte copies on {}",
-                    self.target()
-                ));
-                let samples = ctx.effort.gpu.latency_samples;
-                type Lat = (Dir, Vec<f64>, Option<MeasurementCounters>);
-                let lat: Result<Vec<Lat>, CudaError> = Dir::ALL
-                    .into_iter()
-                    .map(|dir| {
-                        copy::latency(&dev, &buf, span, dir, LAT_BYTES, samples, &ctx.timer)
-                            .map(|(v, c)| (dir, v, Some(c)))
-                    })
-                    .collect();
-                match lat {
-                    Ok(lat) => {
-                        let labels = Labels {
-                            id_prefix: format!("gpu.lat/{}/pinned", self.target()),
-                            ..labels
-                        };
-                        let (ms, ps) =
-                            latency_report(&lat, LAT_BYTES, &labels, Some("gpu_copy_lat_ns"));
-                        report.measurements.extend(ms);
-                        report.params.extend(ps);
-                    }
-                    Err(e) => failed(&mut report, "small-copy latency", e),
-                }
+                self.latency(report, span, labels);
             }
-            Err(e) => failed(
-                &mut report,
+            Err(e) => self.failed(
+                report,
                 &format!("pinned host memory of {}", format_size(max)),
                 e,
             ),
         }
-        // Pageable memory (the driver stages it through its own pinned buffers).
+    }
+
+    /// The small pinned copy's latency, both directions (`gpu_copy_lat_ns`).
+    fn latency(&self, report: &mut Report, span: HostSpan<'_>, labels: Labels) {
+        let ctx = self.ctx;
+        ctx.progress(&format!(
+            "gpu.bw: {LAT_BYTES}-byte copies on {}",
+            self.bench.target()
+        ));
+        let samples = ctx.effort.gpu.latency_samples;
+        type Lat = (Dir, Vec<f64>, Option<MeasurementCounters>);
+        let lat: Result<Vec<Lat>, CudaError> = Dir::ALL
+            .into_iter()
+            .map(|dir| {
+                copy::latency(
+                    self.dev, self.buf, span, dir, LAT_BYTES, samples, &ctx.timer,
+                )
+                .map(|(v, c)| (dir, v, Some(c)))
+            })
+            .collect();
+        match lat {
+            Ok(lat) => {
+                let labels = Labels {
+                    id_prefix: format!("gpu.lat/{}/pinned", self.bench.target()),
+                    ..labels
+                };
+                let (ms, ps) = latency_report(&lat, LAT_BYTES, &labels, Some("gpu_copy_lat_ns"));
+                report.measurements.extend(ms);
+                report.params.extend(ps);
+            }
+            Err(e) => self.failed(report, "small-copy latency", e),
+        }
+    }
+
+    /// Pageable memory (the driver stages it through its own pinned buffers).
+    fn pageable(&self, report: &mut Report, max: usize) {
         let mut pageable = vec![0u8; max];
         pageable.fill(0x5a); // fault every page in before timing
         let span = HostSpan::pageable(&mut pageable);
-        let labels = base(
+        let labels = self.labels(
             "pageable host memory (malloc)",
             "pageable",
             host_placement(&span, "the pageable buffer"),
         );
-        if let Err(e) =
-            self.measure_source(ctx, &dev, &buf, span, &sizes, &labels, None, &mut report)
-        {
-            failed(&mut report, "pageable bandwidth sweep", e);
+        if let Err(e) = self.bench.measure_source(
+            self.ctx, self.dev, self.buf, span, self.sizes, &labels, None, report,
+        ) {
+            self.failed(report, "pageable bandwidth sweep", e);
         }
-        Ok(crate::shape::finished(report)?)
     }
 }
 

@@ -74,7 +74,22 @@ mod imp {
         pub(in crate::counters) fn open() -> Groups {
             let paranoid = read_paranoid();
             let mut unavailable = BTreeMap::new();
-            let sw = match Group::new() {
+            let sw = Self::open_software(paranoid, &mut unavailable);
+            let hw = Self::open_hardware(paranoid, &mut unavailable);
+            Groups {
+                sw,
+                hw,
+                unavailable,
+            }
+        }
+
+        /// The software group (context switches, migrations, page faults); what cannot be
+        /// opened goes to `unavailable` with the reason.
+        fn open_software(
+            paranoid: Option<i64>,
+            unavailable: &mut BTreeMap<String, String>,
+        ) -> Option<G> {
+            match Group::new() {
                 Ok(mut group) => {
                     let mut members = Vec::new();
                     // Context switches and migrations are counted in kernel mode; with
@@ -90,7 +105,7 @@ mod imp {
                             ev,
                             true,
                             &mut members,
-                            &mut unavailable,
+                            unavailable,
                             paranoid,
                         );
                     }
@@ -117,7 +132,7 @@ mod imp {
                                 ev,
                                 false,
                                 &mut members,
-                                &mut unavailable,
+                                unavailable,
                                 paranoid,
                             );
                         }
@@ -136,8 +151,16 @@ mod imp {
                     }
                     None
                 }
-            };
-            let hw = match Group::new() {
+            }
+        }
+
+        /// The hardware group (cycles, instructions, cache and TLB misses); without any
+        /// member it is one `unavailable` entry for all of them.
+        fn open_hardware(
+            paranoid: Option<i64>,
+            unavailable: &mut BTreeMap<String, String>,
+        ) -> Option<G> {
+            match Group::new() {
                 Ok(mut group) => {
                     let mut members = Vec::new();
                     let mut hw_unavail = BTreeMap::new();
@@ -196,11 +219,6 @@ mod imp {
                     unavailable.insert(HARDWARE.into(), reason(&e, paranoid));
                     None
                 }
-            };
-            Groups {
-                sw,
-                hw,
-                unavailable,
             }
         }
 

@@ -4,6 +4,7 @@ use crate::cli::Format;
 use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
+use bench_core::cxl::{CxlBus, Memdev};
 use bench_core::env::Environment;
 use bench_core::memory::TargetSpec;
 use bench_core::timer::{Calibration, Timer};
@@ -123,63 +124,88 @@ pub fn cxl_table(topo: &Topology) -> String {
         backing_lines(&mut s, topo);
         return s;
     }
-    let hex = |a: Option<u64>| a.map_or("-".into(), |a| format!("{a:#x}"));
-    let ways = |w: Option<u32>| w.map_or("?".into(), |w| w.to_string());
-    let granularity = |g: Option<u64>| g.map_or("?".into(), |g| format!("{g} B"));
     let _ = writeln!(
         s,
         "CXL memory devices:{}",
         if cxl.memdevs.is_empty() { " none" } else { "" }
     );
     for m in &cxl.memdevs {
-        let _ = writeln!(
-            s,
-            "  {}  serial {}  volatile {}  persistent {}  firmware {}",
-            m.name,
-            m.serial.as_deref().unwrap_or("?"),
-            human_bytes(m.ram_bytes),
-            human_bytes(m.pmem_bytes),
-            m.firmware_version.as_deref().unwrap_or("?")
-        );
-        let _ = writeln!(
-            s,
-            "      PCI {} {}",
-            m.pci.as_deref().unwrap_or("-"),
-            m.link
-                .as_ref()
-                .and_then(|l| l.describe())
-                .map_or("no PCIe link info".into(), |l| format!("link {l}"))
-        );
-        let _ = writeln!(
-            s,
-            "      ports {}  (host bridge {}; PCI path {})",
-            if m.ports.is_empty() {
-                "?".into()
-            } else {
-                m.ports.join(" -> ")
-            },
-            m.host_bridge.as_deref().unwrap_or("?"),
-            if m.pci_path.is_empty() {
-                "?".into()
-            } else {
-                m.pci_path.join(" -> ")
-            }
-        );
-        let regions: Vec<&str> = cxl
-            .regions_of(&m.name)
-            .iter()
-            .map(|r| r.name.as_str())
-            .collect();
-        let _ = writeln!(
-            s,
-            "      regions {}",
-            if regions.is_empty() {
-                "none".into()
-            } else {
-                regions.join(", ")
-            }
-        );
+        memdev_lines(&mut s, cxl, m);
     }
+    decoder_lines(&mut s, cxl);
+    region_lines(&mut s, cxl);
+    backing_lines(&mut s, topo);
+    s
+}
+
+/// An address in hex, `-` when unknown.
+fn hex_or_dash(a: Option<u64>) -> String {
+    a.map_or("-".into(), |a| format!("{a:#x}"))
+}
+
+/// Interleave ways, `?` when unknown.
+fn ways_or_unknown(w: Option<u32>) -> String {
+    w.map_or("?".into(), |w| w.to_string())
+}
+
+/// Interleave granularity in bytes, `?` when unknown.
+fn granularity_or_unknown(g: Option<u64>) -> String {
+    g.map_or("?".into(), |g| format!("{g} B"))
+}
+
+/// One memory device: serial and capacities, PCI function and link, port path, regions.
+fn memdev_lines(s: &mut String, cxl: &CxlBus, m: &Memdev) {
+    let _ = writeln!(
+        s,
+        "  {}  serial {}  volatile {}  persistent {}  firmware {}",
+        m.name,
+        m.serial.as_deref().unwrap_or("?"),
+        human_bytes(m.ram_bytes),
+        human_bytes(m.pmem_bytes),
+        m.firmware_version.as_deref().unwrap_or("?")
+    );
+    let _ = writeln!(
+        s,
+        "      PCI {} {}",
+        m.pci.as_deref().unwrap_or("-"),
+        m.link
+            .as_ref()
+            .and_then(|l| l.describe())
+            .map_or("no PCIe link info".into(), |l| format!("link {l}"))
+    );
+    let _ = writeln!(
+        s,
+        "      ports {}  (host bridge {}; PCI path {})",
+        if m.ports.is_empty() {
+            "?".into()
+        } else {
+            m.ports.join(" -> ")
+        },
+        m.host_bridge.as_deref().unwrap_or("?"),
+        if m.pci_path.is_empty() {
+            "?".into()
+        } else {
+            m.pci_path.join(" -> ")
+        }
+    );
+    let regions: Vec<&str> = cxl
+        .regions_of(&m.name)
+        .iter()
+        .map(|r| r.name.as_str())
+        .collect();
+    let _ = writeln!(
+        s,
+        "      regions {}",
+        if regions.is_empty() {
+            "none".into()
+        } else {
+            regions.join(", ")
+        }
+    );
+}
+
+/// The decoders table.
+fn decoder_lines(s: &mut String, cxl: &CxlBus) {
     let _ = writeln!(s, "CXL decoders:");
     let mut t = TextTable::new(&[
         ("decoder", Left),
@@ -198,66 +224,69 @@ pub fn cxl_table(topo: &Topology) -> String {
             d.name.clone(),
             format!("{:?}", d.kind).to_lowercase(),
             d.port.clone(),
-            hex(d.start),
+            hex_or_dash(d.start),
             human_bytes(d.size_bytes),
-            ways(d.interleave_ways),
-            granularity(d.interleave_granularity_bytes),
+            ways_or_unknown(d.interleave_ways),
+            granularity_or_unknown(d.interleave_granularity_bytes),
             d.mode.clone().unwrap_or_else(|| "-".into()),
             d.region.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
     s.push_str(&t.render());
+}
+
+/// The regions table, each region followed by its devices by position.
+fn region_lines(s: &mut String, cxl: &CxlBus) {
     let _ = writeln!(
         s,
         "CXL regions:{}",
         if cxl.regions.is_empty() { " none" } else { "" }
     );
-    if !cxl.regions.is_empty() {
-        let mut t = TextTable::new(&[
-            ("region", Left),
-            ("mode", Left),
-            ("start", Left),
-            ("size", Right),
-            ("ways", Right),
-            ("granularity", Right),
-            ("state", Left),
-            ("window", Left),
-        ])
-        .indent(2);
-        for r in &cxl.regions {
-            t.row([
-                r.name.clone(),
-                r.mode.clone().unwrap_or_else(|| "?".into()),
-                hex(r.start),
-                human_bytes(r.size_bytes),
-                ways(r.interleave_ways),
-                granularity(r.interleave_granularity_bytes),
-                if r.committed {
-                    "committed"
-                } else {
-                    "NOT committed"
-                }
-                .to_string(),
-                r.root_decoder.clone().unwrap_or_else(|| "?".into()),
-            ]);
-        }
-        s.push_str(&t.render_with(|i| {
-            cxl.regions[i]
-                .targets
-                .iter()
-                .map(|t| {
-                    format!(
-                        "      position {}: {} on {}",
-                        t.position,
-                        t.decoder,
-                        t.memdev.as_deref().unwrap_or("?")
-                    )
-                })
-                .collect()
-        }));
+    if cxl.regions.is_empty() {
+        return;
     }
-    backing_lines(&mut s, topo);
-    s
+    let mut t = TextTable::new(&[
+        ("region", Left),
+        ("mode", Left),
+        ("start", Left),
+        ("size", Right),
+        ("ways", Right),
+        ("granularity", Right),
+        ("state", Left),
+        ("window", Left),
+    ])
+    .indent(2);
+    for r in &cxl.regions {
+        t.row([
+            r.name.clone(),
+            r.mode.clone().unwrap_or_else(|| "?".into()),
+            hex_or_dash(r.start),
+            human_bytes(r.size_bytes),
+            ways_or_unknown(r.interleave_ways),
+            granularity_or_unknown(r.interleave_granularity_bytes),
+            if r.committed {
+                "committed"
+            } else {
+                "NOT committed"
+            }
+            .to_string(),
+            r.root_decoder.clone().unwrap_or_else(|| "?".into()),
+        ]);
+    }
+    s.push_str(&t.render_with(|i| {
+        cxl.regions[i]
+            .targets
+            .iter()
+            .map(|t| {
+                format!(
+                    "      position {}: {} on {}",
+                    t.position,
+                    t.decoder,
+                    t.memdev.as_deref().unwrap_or("?")
+                )
+            })
+            .collect()
+    }));
 }
 
 /// What backs each dax device and memory-only node.
@@ -334,144 +363,178 @@ pub fn targets(format: Format) -> Result<()> {
             });
             println!("{}", serde_json::to_string_pretty(&v)?);
         }
-        Format::Table => {
-            let mut s = String::new();
-            writeln!(s, "NUMA nodes:")?;
-            let mut t = TextTable::new(&[
-                ("node", Right),
-                ("cpus", Left),
-                ("memory", Right),
-                ("distances", Left),
-                ("far memory", Left),
-            ])
-            .indent(2);
-            for n in &topo.nodes {
-                t.row([
-                    n.id.to_string(),
-                    if n.cpus.is_empty() {
-                        "-".into()
-                    } else {
-                        bench_core::pin::format_cpu_list(&n.cpus)
-                    },
-                    human_bytes(n.mem_total_bytes),
-                    n.distances
-                        .iter()
-                        .map(|d| d.to_string())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    if !n.likely_far_memory {
-                        "no"
-                    } else if n.is_cxl() {
-                        "yes: CXL"
-                    } else {
-                        "yes: not CXL"
-                    }
-                    .to_string(),
-                ]);
-            }
-            s.push_str(&t.render());
-            writeln!(
-                s,
-                "dax devices:{}",
-                if topo.dax.is_empty() { " none" } else { "" }
-            )?;
-            if !topo.dax.is_empty() {
-                let mut t = TextTable::new(&[
-                    ("device", Left),
-                    ("size", Right),
-                    ("align", Right),
-                    ("node", Right),
-                    ("note", Left),
-                ])
-                .indent(2);
-                for d in &topo.dax {
-                    t.row([
-                        d.path.display().to_string(),
-                        human_bytes(d.size_bytes),
-                        human_bytes(d.align_bytes),
-                        d.target_node.map_or("?".into(), |n| n.to_string()),
-                        match d.mode.as_deref() {
-                            Some("system-ram") => "onlined as system RAM: no character device",
-                            _ => "",
-                        }
-                        .to_string(),
-                    ]);
-                }
-                s.push_str(&t.render());
-            }
-            s.push_str(&cxl_table(&topo));
-            writeln!(
-                s,
-                "hugepage pools:{}",
-                if topo.hugepages.is_empty() {
-                    " none"
-                } else {
-                    ""
-                }
-            )?;
-            if !topo.hugepages.is_empty() {
-                let mut t =
-                    TextTable::new(&[("page", Right), ("total", Right), ("free", Right)]).indent(2);
-                for p in &topo.hugepages {
-                    t.row([
-                        human_bytes(p.page_size_bytes as u64),
-                        p.total.to_string(),
-                        p.free.to_string(),
-                    ]);
-                }
-                s.push_str(&t.render());
-            }
-            match &topo.weighted_interleave {
-                None => writeln!(
-                    s,
-                    "interleave: MPOL_INTERLEAVE; weighted interleave unavailable: {}",
-                    bench_core::memory::interleave::NO_WEIGHTED_INTERLEAVE
-                )?,
-                Some(w) => writeln!(
-                    s,
-                    "interleave: MPOL_INTERLEAVE and MPOL_WEIGHTED_INTERLEAVE, current weights {}",
-                    if w.is_empty() {
-                        "none listed".into()
-                    } else {
-                        w.iter()
-                            .map(|(n, w)| format!("node{n}={w}"))
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    }
-                )?,
-            }
-            writeln!(s, "caches (CPU 0):")?;
-            let mut t = TextTable::new(&[
-                ("level", Left),
-                ("type", Left),
-                ("size", Right),
-                ("line", Right),
-                ("shared by CPUs", Left),
-            ])
-            .indent(2);
-            for c in &topo.caches {
-                t.row([
-                    format!("L{}", c.level),
-                    c.kind.clone(),
-                    human_bytes(c.size_bytes as u64),
-                    format!("{} B", c.line_bytes),
-                    c.shared_cpus.clone(),
-                ]);
-            }
-            s.push_str(&t.render());
-            s.push_str(&pci_table(&bench_pcie::discovery::devices(
-                std::path::Path::new("/"),
-            )));
-            s.push_str(&crate::gpu::inventory_table(&bench_gpu::discovery::probe()));
-            writeln!(s, "\ntargets (--target):")?;
-            let mut t = TextTable::new(&[("spec", Left), ("what", Left)]).indent(2);
-            for (spec, note) in &offered {
-                t.row([spec.as_str(), note.as_str()]);
-            }
-            s.push_str(&t.render());
-            print!("{s}");
-        }
+        Format::Table => print!("{}", targets_table(&topo, &offered)?),
     }
+    Ok(())
+}
+
+/// The readable `cxlchar targets`: nodes, dax devices, CXL, hugepages, interleave,
+/// caches, PCI devices, GPUs and the offered targets.
+fn targets_table(topo: &Topology, offered: &[(String, String)]) -> Result<String, std::fmt::Error> {
+    let mut s = String::new();
+    node_lines(&mut s, topo)?;
+    dax_lines(&mut s, topo)?;
+    s.push_str(&cxl_table(topo));
+    hugepage_lines(&mut s, topo)?;
+    interleave_line(&mut s, topo)?;
+    cache_lines(&mut s, topo)?;
+    s.push_str(&pci_table(&bench_pcie::discovery::devices(
+        std::path::Path::new("/"),
+    )));
+    s.push_str(&crate::gpu::inventory_table(&bench_gpu::discovery::probe()));
+    writeln!(s, "\ntargets (--target):")?;
+    let mut t = TextTable::new(&[("spec", Left), ("what", Left)]).indent(2);
+    for (spec, note) in offered {
+        t.row([spec.as_str(), note.as_str()]);
+    }
+    s.push_str(&t.render());
+    Ok(s)
+}
+
+/// The NUMA nodes: CPUs, memory, distances and whether (and which) far memory.
+fn node_lines(s: &mut String, topo: &Topology) -> std::fmt::Result {
+    writeln!(s, "NUMA nodes:")?;
+    let mut t = TextTable::new(&[
+        ("node", Right),
+        ("cpus", Left),
+        ("memory", Right),
+        ("distances", Left),
+        ("far memory", Left),
+    ])
+    .indent(2);
+    for n in &topo.nodes {
+        t.row([
+            n.id.to_string(),
+            if n.cpus.is_empty() {
+                "-".into()
+            } else {
+                bench_core::pin::format_cpu_list(&n.cpus)
+            },
+            human_bytes(n.mem_total_bytes),
+            n.distances
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            if !n.likely_far_memory {
+                "no"
+            } else if n.is_cxl() {
+                "yes: CXL"
+            } else {
+                "yes: not CXL"
+            }
+            .to_string(),
+        ]);
+    }
+    s.push_str(&t.render());
+    Ok(())
+}
+
+/// The dax devices: size, alignment, node, and a note for one onlined as system RAM.
+fn dax_lines(s: &mut String, topo: &Topology) -> std::fmt::Result {
+    writeln!(
+        s,
+        "dax devices:{}",
+        if topo.dax.is_empty() { " none" } else { "" }
+    )?;
+    if topo.dax.is_empty() {
+        return Ok(());
+    }
+    let mut t = TextTable::new(&[
+        ("device", Left),
+        ("size", Right),
+        ("align", Right),
+        ("node", Right),
+        ("note", Left),
+    ])
+    .indent(2);
+    for d in &topo.dax {
+        t.row([
+            d.path.display().to_string(),
+            human_bytes(d.size_bytes),
+            human_bytes(d.align_bytes),
+            d.target_node.map_or("?".into(), |n| n.to_string()),
+            match d.mode.as_deref() {
+                Some("system-ram") => "onlined as system RAM: no character device",
+                _ => "",
+            }
+            .to_string(),
+        ]);
+    }
+    s.push_str(&t.render());
+    Ok(())
+}
+
+/// The hugepage pools: page size, pages reserved and free.
+fn hugepage_lines(s: &mut String, topo: &Topology) -> std::fmt::Result {
+    writeln!(
+        s,
+        "hugepage pools:{}",
+        if topo.hugepages.is_empty() {
+            " none"
+        } else {
+            ""
+        }
+    )?;
+    if topo.hugepages.is_empty() {
+        return Ok(());
+    }
+    let mut t = TextTable::new(&[("page", Right), ("total", Right), ("free", Right)]).indent(2);
+    for p in &topo.hugepages {
+        t.row([
+            human_bytes(p.page_size_bytes as u64),
+            p.total.to_string(),
+            p.free.to_string(),
+        ]);
+    }
+    s.push_str(&t.render());
+    Ok(())
+}
+
+/// The interleave policies the kernel offers, with the current weights.
+fn interleave_line(s: &mut String, topo: &Topology) -> std::fmt::Result {
+    match &topo.weighted_interleave {
+        None => writeln!(
+            s,
+            "interleave: MPOL_INTERLEAVE; weighted interleave unavailable: {}",
+            bench_core::memory::interleave::NO_WEIGHTED_INTERLEAVE
+        ),
+        Some(w) => writeln!(
+            s,
+            "interleave: MPOL_INTERLEAVE and MPOL_WEIGHTED_INTERLEAVE, current weights {}",
+            if w.is_empty() {
+                "none listed".into()
+            } else {
+                w.iter()
+                    .map(|(n, w)| format!("node{n}={w}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        ),
+    }
+}
+
+/// CPU 0's caches: level, type, size, line and the CPUs sharing each.
+fn cache_lines(s: &mut String, topo: &Topology) -> std::fmt::Result {
+    writeln!(s, "caches (CPU 0):")?;
+    let mut t = TextTable::new(&[
+        ("level", Left),
+        ("type", Left),
+        ("size", Right),
+        ("line", Right),
+        ("shared by CPUs", Left),
+    ])
+    .indent(2);
+    for c in &topo.caches {
+        t.row([
+            format!("L{}", c.level),
+            c.kind.clone(),
+            human_bytes(c.size_bytes as u64),
+            format!("{} B", c.line_bytes),
+            c.shared_cpus.clone(),
+        ]);
+    }
+    s.push_str(&t.render());
     Ok(())
 }
 

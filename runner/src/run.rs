@@ -3,7 +3,9 @@
 
 use crate::cli::RunArgs;
 use anyhow::{anyhow, bail, Context as _, Result};
-use bench_core::bench::{Benchmark, Context, Input, NotRun, Options, Report, Setup, Subject};
+use bench_core::bench::{
+    Benchmark, BoxError, Context, Input, NotRun, Options, Report, Setup, Subject,
+};
 use bench_core::effort::Effort;
 use bench_core::env::Environment;
 use bench_core::memory::{Region, TargetArg, TargetSpec};
@@ -216,78 +218,142 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         progress,
         sizing: bench_core::sizing::SizingBook::default(),
     };
-    // (target name, how its keys are named, report)
-    let mut results: Vec<(String, KeyNaming, Report)> = Vec::new();
-    let mut skipped: Vec<Skipped> = plan.skipped;
-    // A failure ends the run with the error: nothing is written.
-    let failed = |name: &str, target: &str, e| {
-        anyhow::anyhow!("{name} on {target} failed: {e} (no params file written)")
+    let mut sweep = Sweep {
+        ctx: &ctx,
+        topo: &topo,
+        bar: &bar,
+        results: Vec::new(),
+        skipped: plan.skipped,
     };
-    let (memory, devices): (Vec<_>, Vec<_>) = plan
-        .benches
-        .iter()
-        .partition(|b| b.subject() == Subject::Memory);
-    let weight = |b: &dyn Benchmark| crate::progress::weight(b, &ctx);
-    bar.set_total(
-        targets.len() as u64 * memory.iter().map(|b| weight(b.as_ref())).sum::<u64>()
-            + devices.iter().map(|b| weight(b.as_ref())).sum::<u64>(),
-    );
-    for target in &targets {
-        for bench in &memory {
-            let skip = |reason: String| Skipped {
-                benchmark: bench.name().into(),
-                target: target.to_string(),
-                reason,
-            };
-            let w = weight(bench.as_ref());
-            if let Err(s) = bench.check(&ctx, target) {
-                skipped.push(skip(s.reason));
-                bar.dropped(w);
-                continue;
-            }
-            bar.start(bench.name(), &target.to_string());
-            ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
-            let mut region = match Region::allocate(target, bench.region_bytes(&ctx, target), &topo)
-            {
-                Ok(r) => r,
-                Err(CoreError::TargetUnavailable { reason, .. }) => {
-                    skipped.push(skip(reason));
-                    bar.dropped(w);
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
-            match bench.run(&ctx, Input::Region(&mut region)) {
-                Ok(rep) => results.push((target.to_string(), KeyNaming::of(target, &topo), rep)),
-                Err(NotRun::Skipped { reason }) => skipped.push(skip(reason)),
-                Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target.to_string(), e)),
-            }
-            bar.done(w);
-        }
+    sweep.run(&plan.benches, &targets)?;
+    let Sweep {
+        mut results,
+        skipped,
+        ..
+    } = sweep;
+    let mut warnings = env.warnings(timer.info().invariant);
+    warnings.extend(far_not_cxl_warnings(&targets, &topo));
+    counter_warnings(&mut results, timer.info().freq_hz);
+    drop(bar);
+    Ok(Finished {
+        started_at,
+        env,
+        timer: &timer,
+        ctx: &ctx,
+        warnings,
     }
-    for bench in &devices {
+    .outcome(results, skipped))
+}
+
+/// The benchmarks of a run at work: what they measured and what they skipped so far,
+/// with the progress bar that follows them.
+struct Sweep<'a> {
+    ctx: &'a Context,
+    topo: &'a Topology,
+    bar: &'a crate::progress::Progress,
+    /// (target name, how its keys are named, report)
+    results: Vec<(String, KeyNaming, Report)>,
+    skipped: Vec<Skipped>,
+}
+
+impl Sweep<'_> {
+    /// Runs the memory benchmarks on each target, then the device benchmarks once each.
+    /// A failure ends the run with the error: nothing is written.
+    fn run(&mut self, benches: &[Box<dyn Benchmark>], targets: &[TargetSpec]) -> Result<()> {
+        let (memory, devices): (Vec<_>, Vec<_>) =
+            benches.iter().partition(|b| b.subject() == Subject::Memory);
+        self.bar.set_total(
+            targets.len() as u64 * memory.iter().map(|b| self.weight(b.as_ref())).sum::<u64>()
+                + devices.iter().map(|b| self.weight(b.as_ref())).sum::<u64>(),
+        );
+        for target in targets {
+            for bench in &memory {
+                self.on_memory(bench.as_ref(), target)?;
+            }
+        }
+        for bench in &devices {
+            self.on_device(bench.as_ref())?;
+        }
+        Ok(())
+    }
+
+    /// A benchmark's share of the progress bar.
+    fn weight(&self, b: &dyn Benchmark) -> u64 {
+        crate::progress::weight(b, self.ctx)
+    }
+
+    /// One memory benchmark on one target: skipped when it cannot run there or the
+    /// memory cannot be placed.
+    fn on_memory(&mut self, bench: &dyn Benchmark, target: &TargetSpec) -> Result<()> {
+        let ctx = self.ctx;
+        let skip = |reason: String| Skipped {
+            benchmark: bench.name().into(),
+            target: target.to_string(),
+            reason,
+        };
+        let w = self.weight(bench);
+        if let Err(s) = bench.check(ctx, target) {
+            self.skipped.push(skip(s.reason));
+            self.bar.dropped(w);
+            return Ok(());
+        }
+        self.bar.start(bench.name(), &target.to_string());
+        ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
+        let mut region = match Region::allocate(target, bench.region_bytes(ctx, target), self.topo)
+        {
+            Ok(r) => r,
+            Err(CoreError::TargetUnavailable { reason, .. }) => {
+                self.skipped.push(skip(reason));
+                self.bar.dropped(w);
+                return Ok(());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        match bench.run(ctx, Input::Region(&mut region)) {
+            Ok(rep) => {
+                self.results
+                    .push((target.to_string(), KeyNaming::of(target, self.topo), rep))
+            }
+            Err(NotRun::Skipped { reason }) => self.skipped.push(skip(reason)),
+            Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target.to_string(), e)),
+        }
+        self.bar.done(w);
+        Ok(())
+    }
+
+    /// One device benchmark, on the device it names.
+    fn on_device(&mut self, bench: &dyn Benchmark) -> Result<()> {
         let Subject::Device { target } = bench.subject() else {
             unreachable!("partitioned by subject")
         };
-        let w = weight(bench.as_ref());
-        bar.start(bench.name(), &target);
-        ctx.progress(&format!("{} on {target}...", bench.name()));
-        let run = bench.run(&ctx, Input::Device);
-        bar.done(w);
+        let w = self.weight(bench);
+        self.bar.start(bench.name(), &target);
+        self.ctx
+            .progress(&format!("{} on {target}...", bench.name()));
+        let run = bench.run(self.ctx, Input::Device);
+        self.bar.done(w);
         match run {
-            Ok(rep) => results.push((target, KeyNaming::Local, rep)),
-            Err(NotRun::Skipped { reason }) => skipped.push(Skipped {
+            Ok(rep) => self.results.push((target, KeyNaming::Local, rep)),
+            Err(NotRun::Skipped { reason }) => self.skipped.push(Skipped {
                 benchmark: bench.name().into(),
                 target,
                 reason,
             }),
             Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target, e)),
         }
+        Ok(())
     }
-    let mut warnings = env.warnings(timer.info().invariant);
-    warnings.extend(far_not_cxl_warnings(&targets, &topo));
-    // Counter warnings of every family (disturbed samples, paranoid, no PMU, core clock).
-    for (target, _, rep) in &mut results {
+}
+
+/// The error that ends a run whose benchmark failed.
+fn failed(name: &str, target: &str, e: BoxError) -> anyhow::Error {
+    anyhow::anyhow!("{name} on {target} failed: {e} (no params file written)")
+}
+
+/// Adds the counter warnings of every family (disturbed samples, paranoid, no PMU, core
+/// clock) to each report.
+fn counter_warnings(results: &mut [(String, KeyNaming, Report)], freq_hz: f64) {
+    for (target, _, rep) in results {
         // A benchmark that measured elsewhere (a pool window) is named by what it measured.
         let own: std::collections::BTreeSet<&str> =
             rep.measurements.iter().map(|m| m.target.as_str()).collect();
@@ -295,48 +361,75 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
             Some(t) if own.len() == 1 => t.to_string(),
             _ => target.clone(),
         };
-        let w = bench_core::counters::warnings_for(&label, &rep.measurements, timer.info().freq_hz);
+        let w = bench_core::counters::warnings_for(&label, &rep.measurements, freq_hz);
         rep.warnings.extend(w);
     }
-    drop(bar);
-    let skipped_whole = skipped.len();
-    let served = results.iter().any(|(_, _, rep)| rep.served);
-    let (params, param_info) = assemble_params(&results);
-    let dram_check = dram_checks(ctx.sizing.checks(), &results);
-    let mut measurements = Vec::new();
-    let mut prefetch_check = Vec::new();
-    for (_, _, rep) in results {
-        measurements.extend(rep.measurements);
-        prefetch_check.extend(rep.prefetch_checks);
-        warnings.extend(rep.warnings);
-        skipped.extend(rep.skipped);
+}
+
+/// What a run's document takes besides its reports: when it started, the machine, the
+/// timer, the context's DRAM sizing and the run's own warnings.
+struct Finished<'a> {
+    started_at: String,
+    env: Environment,
+    timer: &'a Timer,
+    ctx: &'a Context,
+    warnings: Vec<Warning>,
+}
+
+impl Finished<'_> {
+    /// The params document of the reports, with how many benchmarks or targets were
+    /// skipped as a whole.
+    fn outcome(
+        self,
+        results: Vec<(String, KeyNaming, Report)>,
+        mut skipped: Vec<Skipped>,
+    ) -> Outcome {
+        let Finished {
+            started_at,
+            env,
+            timer,
+            ctx,
+            mut warnings,
+        } = self;
+        let skipped_whole = skipped.len();
+        let served = results.iter().any(|(_, _, rep)| rep.served);
+        let (params, param_info) = assemble_params(&results);
+        let dram_check = dram_checks(ctx.sizing.checks(), &results);
+        let mut measurements = Vec::new();
+        let mut prefetch_check = Vec::new();
+        for (_, _, rep) in results {
+            measurements.extend(rep.measurements);
+            prefetch_check.extend(rep.prefetch_checks);
+            warnings.extend(rep.warnings);
+            skipped.extend(rep.skipped);
+        }
+        let file = ParamsFile {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "cxlchar".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                commit: crate::build_info::commit(),
+            },
+            command_line: std::env::args().collect(),
+            started_at,
+            finished_at: now_rfc3339(),
+            environment: env,
+            timer: timer.info().clone(),
+            params,
+            param_info,
+            measurements,
+            skipped,
+            warnings: dedup_warnings(warnings),
+            prefetch_check,
+            dram_sizing: ctx.sizing.all(),
+            dram_check,
+        };
+        Outcome {
+            file,
+            skipped_whole,
+            served,
+        }
     }
-    let file = ParamsFile {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool {
-            name: "cxlchar".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            commit: crate::build_info::commit(),
-        },
-        command_line: std::env::args().collect(),
-        started_at,
-        finished_at: now_rfc3339(),
-        environment: env,
-        timer: timer.info().clone(),
-        params,
-        param_info,
-        measurements,
-        skipped,
-        warnings: dedup_warnings(warnings),
-        prefetch_check,
-        dram_sizing: ctx.sizing.all(),
-        dram_check,
-    };
-    Ok(Outcome {
-        file,
-        skipped_whole,
-        served,
-    })
 }
 
 fn dedup_warnings(w: Vec<Warning>) -> Vec<Warning> {

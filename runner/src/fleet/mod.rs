@@ -18,11 +18,13 @@ pub mod summary;
 pub mod wire;
 
 use crate::cli::{FleetPair, RunArgs};
-use crate::document::fleet::PairKind;
+use crate::document::fleet::{FleetFile, PairKind};
 use anyhow::{anyhow, bail, Context, Result};
 use launcher::{Launch, Rank0};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
 
 /// The hidden variable that gives a rank another host name (the tests simulate several
 /// hosts on one machine with it; hosts of one machine still measure one at a time).
@@ -150,15 +152,7 @@ pub fn measure(
     let version = env!("CARGO_PKG_VERSION").to_string();
     let keys = auth::Keys::new(&launch.job_key(), &launch.secrets);
     if launch.rank == 0 && keys.secrets().is_empty() && launch.rank0 != Rank0::Local {
-        eprintln!(
-            "fleet: no secret of this job keys the rendezvous (the {} launcher gives none): \
-             a process of another user on {} that takes the rendezvous port first can pass \
-             for rank 0 to the other hosts; export {}=<random value> to every rank to rule \
-             that out (docs/fleet.md)",
-            launch.kind.name(),
-            participant::describe(&launch.rank0),
-            auth::KEY_VAR
-        );
+        warn_unkeyed(&launch);
     }
     let hello = wire::Hello {
         job_key: launch.job_key(),
@@ -175,19 +169,8 @@ pub fn measure(
     let mut ports = launch.ports(fa.fleet_port);
     let abort: Arc<OnceLock<String>> = Arc::default();
     let coordinator = if launch.rank == 0 {
-        crate::document::write::check_output(&out)?;
-        let listener = bind(&launch, &ports)?;
-        ports = vec![listener.local_addr()?.port()];
-        // The verbs pairs of a round take the ports just above the rendezvous.
-        let slots = u16::try_from(launch.size / 2).unwrap_or(u16::MAX);
-        if kinds.contains(&PairKind::Verbs) && pairs::verbs_port(ports[0], slots).is_none() {
-            bail!(
-                "the verbs pairs of {} ranks need {slots} TCP ports above the rendezvous' \
-                 {}: choose a lower --fleet-port",
-                launch.size,
-                ports[0]
-            );
-        }
+        let (listener, port) = listen(&launch, &kinds, &out, &ports)?;
+        ports = vec![port];
         let cfg = coordinator::Config {
             launch: launch.clone(),
             keys: keys.clone(),
@@ -202,14 +185,7 @@ pub fn measure(
             command_line,
             started_at: crate::run::now_rfc3339(),
         };
-        let abort = abort.clone();
-        Some(std::thread::spawn(move || {
-            let r = coordinator::run(cfg);
-            if let Err(e) = &r {
-                let _ = abort.set(format!("{e:#}"));
-            }
-            r
-        }))
+        Some(spawn_coordinator(cfg, abort.clone()))
     } else {
         None
     };
@@ -227,28 +203,7 @@ pub fn measure(
         measure,
     );
     match coordinator {
-        Some(c) => {
-            let file = c
-                .join()
-                .map_err(|_| anyhow!("rank 0's coordinator panicked"))??;
-            finished?;
-            let text = match args.format {
-                crate::cli::Format::Json => serde_json::to_string_pretty(&file)? + "\n",
-                _ => summary::render_text(&file),
-            };
-            use std::io::Write;
-            std::io::stdout()
-                .lock()
-                .write_all(text.as_bytes())
-                .context("writing to stdout")?;
-            eprintln!(
-                "fleet: wrote {} ({} hosts, {} pairs)",
-                out.display(),
-                file.hosts.len(),
-                file.pairs.len()
-            );
-            Ok(())
-        }
+        Some(c) => finish_rank0(args, &out, c, finished),
         None => {
             let f = finished?;
             eprintln!(
@@ -260,4 +215,87 @@ pub fn measure(
             Ok(())
         }
     }
+}
+
+/// Warns that no secret of the job keys the rendezvous, so that a stranger that takes
+/// the port first can pass for rank 0.
+fn warn_unkeyed(launch: &Launch) {
+    eprintln!(
+        "fleet: no secret of this job keys the rendezvous (the {} launcher gives none): \
+         a process of another user on {} that takes the rendezvous port first can pass \
+         for rank 0 to the other hosts; export {}=<random value> to every rank to rule \
+         that out (docs/fleet.md)",
+        launch.kind.name(),
+        participant::describe(&launch.rank0),
+        auth::KEY_VAR
+    );
+}
+
+/// Rank 0's rendezvous, once the fleet file can be written: the listener and its port,
+/// with room above it for the verbs pairs of a round.
+fn listen(
+    launch: &Launch,
+    kinds: &[PairKind],
+    out: &Path,
+    ports: &[u16],
+) -> Result<(TcpListener, u16)> {
+    crate::document::write::check_output(out)?;
+    let listener = bind(launch, ports)?;
+    let port = listener.local_addr()?.port();
+    // The verbs pairs of a round take the ports just above the rendezvous.
+    let slots = u16::try_from(launch.size / 2).unwrap_or(u16::MAX);
+    if kinds.contains(&PairKind::Verbs) && pairs::verbs_port(port, slots).is_none() {
+        bail!(
+            "the verbs pairs of {} ranks need {slots} TCP ports above the rendezvous' \
+             {}: choose a lower --fleet-port",
+            launch.size,
+            port
+        );
+    }
+    Ok((listener, port))
+}
+
+/// Runs rank 0's coordinator on a thread of its own; its failure is set in `abort` for
+/// this process's own rank, which may not be admitted yet.
+fn spawn_coordinator(
+    cfg: coordinator::Config,
+    abort: Arc<OnceLock<String>>,
+) -> JoinHandle<Result<FleetFile>> {
+    std::thread::spawn(move || {
+        let r = coordinator::run(cfg);
+        if let Err(e) = &r {
+            let _ = abort.set(format!("{e:#}"));
+        }
+        r
+    })
+}
+
+/// Rank 0's end of the job: the coordinator's fleet file, summed up on stdout (or as
+/// JSON), once this process's own rank finished too.
+fn finish_rank0(
+    args: &RunArgs,
+    out: &Path,
+    coordinator: JoinHandle<Result<FleetFile>>,
+    finished: Result<participant::Finished>,
+) -> Result<()> {
+    let file = coordinator
+        .join()
+        .map_err(|_| anyhow!("rank 0's coordinator panicked"))??;
+    finished?;
+    let text = match args.format {
+        crate::cli::Format::Json => serde_json::to_string_pretty(&file)? + "\n",
+        _ => summary::render_text(&file),
+    };
+    use std::io::Write;
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing to stdout")?;
+    eprintln!(
+        "fleet: wrote {} ({} hosts, {} pairs)",
+        out.display(),
+        file.hosts.len(),
+        file.pairs.len()
+    );
+    Ok(())
 }

@@ -24,7 +24,7 @@ use bench_core::params::ParamsFile;
 use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::sync::mpsc::channel;
+use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -245,62 +245,17 @@ pub fn run(
     measure: &mut dyn FnMut() -> Result<ParamsFile>,
 ) -> Result<Finished> {
     let rank = cfg.hello.rank;
-    let (stream, mut reader) = connect(&cfg)?;
+    let (stream, reader) = connect(&cfg)?;
     let rendezvous = stream.peer_addr()?.port();
     let sender = Sender::new(&stream)?;
-    {
-        let s = sender.clone();
-        let every = wire::heartbeat(cfg.timeout);
-        std::thread::spawn(move || loop {
-            std::thread::sleep(every);
-            if s.send(&ToCoordinator::Heartbeat).is_err() {
-                return;
-            }
-        });
-    }
-    let (tx, rx) = channel::<ToRank>();
-    let timeout = cfg.timeout;
-    std::thread::spawn(move || loop {
-        match wire::receive_bounded::<ToRank, _>(&mut reader, wire::MAX_TO_RANK_BYTES) {
-            Ok(Some(ToRank::Heartbeat)) => {}
-            Ok(Some(ToRank::Done { ok: false, message })) => fatal(rank, &message),
-            Ok(Some(m @ ToRank::Done { .. })) => {
-                let _ = tx.send(m);
-                return;
-            }
-            Ok(Some(m)) => {
-                if tx.send(m).is_err() {
-                    return;
-                }
-            }
-            Ok(None) => fatal(
-                rank,
-                "rank 0 closed the connection before the job ended (rank 0 died or was killed)",
-            ),
-            Err(e) => {
-                let timed_out = e
-                    .downcast_ref::<std::io::Error>()
-                    .or_else(|| e.root_cause().downcast_ref::<std::io::Error>())
-                    .is_some_and(|io| {
-                        matches!(
-                            io.kind(),
-                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                        )
-                    });
-                if timed_out {
-                    fatal(
-                        rank,
-                        &format!(
-                            "no word from rank 0 for {}: lost",
-                            humantime::format_duration(timeout)
-                        ),
-                    )
-                } else {
-                    fatal(rank, &format!("the connection to rank 0 broke: {e:#}"))
-                }
-            }
-        }
-    });
+    spawn_heartbeat(sender.clone(), wire::heartbeat(cfg.timeout));
+    let rx = spawn_reader(reader, rank, cfg.timeout);
+    let pairing = Pairing {
+        cfg: &cfg,
+        run,
+        sender: &sender,
+        rendezvous,
+    };
     let mut host = cfg.hello.host.clone();
     let mut measured = false;
     loop {
@@ -323,46 +278,14 @@ pub fn run(
                     result: r.map(Box::new).map_err(|e| format!("{e:#}")),
                 })?;
             }
-            ToRank::ServeVerbs { slot, peer } => {
-                let r = match verbs_port(&cfg, rendezvous, slot) {
-                    Ok(port) => {
-                        sender.send(&ToCoordinator::Serving)?;
-                        pairs::serve_verbs(run, port, timeout)
-                    }
-                    Err(e) => Err(e),
-                };
-                pair_done(&sender, r.map(|()| None), || {
-                    format!("verbs server for {peer}")
-                })?;
-            }
+            ToRank::ServeVerbs { slot, peer } => pairing.serve_verbs(slot, &peer)?,
             ToRank::MeasureVerbs {
                 address,
                 slot,
                 peer,
-            } => {
-                let r = verbs_port(&cfg, rendezvous, slot).and_then(|port| {
-                    pairs::measure_verbs(run, &address.to_string(), port, timeout)
-                });
-                pair_done(&sender, r.map(Some), || {
-                    format!("verbs against {peer} ({address})")
-                })?;
-            }
-            ToRank::ServePool { identity, peer } => {
-                let (offset, len) = pool_window(run);
-                let r = pairs::local_pool(&cfg.hello.candidates, &identity, offset, len)
-                    .and_then(|p| pairs::serve_pool(run, &p.spec, offset, len, timeout));
-                pair_done(&sender, r.map(|()| None), || {
-                    format!("pool follower on {identity} for {peer}")
-                })?;
-            }
-            ToRank::MeasurePool { identity, peer } => {
-                let (offset, len) = pool_window(run);
-                let r = pairs::local_pool(&cfg.hello.candidates, &identity, offset, len)
-                    .and_then(|p| pairs::measure_pool(run, &p.spec, offset, len, timeout));
-                pair_done(&sender, r.map(Some), || {
-                    format!("pool leader on {identity} with {peer}")
-                })?;
-            }
+            } => pairing.measure_verbs(address, slot, &peer)?,
+            ToRank::ServePool { identity, peer } => pairing.serve_pool(&identity, &peer)?,
+            ToRank::MeasurePool { identity, peer } => pairing.measure_pool(&identity, &peer)?,
             ToRank::Done { message, .. } => {
                 return Ok(Finished {
                     message,
@@ -372,6 +295,128 @@ pub fn run(
             }
             ToRank::Heartbeat | ToRank::Admitted { .. } | ToRank::Refused { .. } => {}
         }
+    }
+}
+
+/// Sends rank 0 a heartbeat `every` so long, until the connection breaks.
+fn spawn_heartbeat(s: Sender, every: Duration) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(every);
+        if s.send(&ToCoordinator::Heartbeat).is_err() {
+            return;
+        }
+    });
+}
+
+/// Watches the connection on a thread of its own and hands on rank 0's commands; ends
+/// the process when rank 0 reports a failure, closes the connection or stays silent for
+/// `timeout`.
+fn spawn_reader(
+    mut reader: BufReader<TcpStream>,
+    rank: usize,
+    timeout: Duration,
+) -> Receiver<ToRank> {
+    let (tx, rx) = channel::<ToRank>();
+    std::thread::spawn(move || loop {
+        match wire::receive_bounded::<ToRank, _>(&mut reader, wire::MAX_TO_RANK_BYTES) {
+            Ok(Some(ToRank::Heartbeat)) => {}
+            Ok(Some(ToRank::Done { ok: false, message })) => fatal(rank, &message),
+            Ok(Some(m @ ToRank::Done { .. })) => {
+                let _ = tx.send(m);
+                return;
+            }
+            Ok(Some(m)) => {
+                if tx.send(m).is_err() {
+                    return;
+                }
+            }
+            Ok(None) => fatal(
+                rank,
+                "rank 0 closed the connection before the job ended (rank 0 died or was killed)",
+            ),
+            Err(e) => lost(rank, timeout, e),
+        }
+    });
+    rx
+}
+
+/// Ends the process on a read error: rank 0 silent for `timeout`, or the connection
+/// broken.
+fn lost(rank: usize, timeout: Duration, e: anyhow::Error) -> ! {
+    let timed_out = e
+        .downcast_ref::<std::io::Error>()
+        .or_else(|| e.root_cause().downcast_ref::<std::io::Error>())
+        .is_some_and(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            )
+        });
+    if timed_out {
+        fatal(
+            rank,
+            &format!(
+                "no word from rank 0 for {}: lost",
+                humantime::format_duration(timeout)
+            ),
+        )
+    } else {
+        fatal(rank, &format!("the connection to rank 0 broke: {e:#}"))
+    }
+}
+
+/// This rank's side of the pairs rank 0 asks for, each reported back when it ends.
+struct Pairing<'a> {
+    cfg: &'a Config,
+    run: &'a RunArgs,
+    sender: &'a Sender,
+    /// The rendezvous' port, above which the verbs pairs listen.
+    rendezvous: u16,
+}
+
+impl Pairing<'_> {
+    /// Serves a verbs pair for `peer`, once rank 0 knows this side listens.
+    fn serve_verbs(&self, slot: u16, peer: &str) -> Result<()> {
+        let r = match verbs_port(self.cfg, self.rendezvous, slot) {
+            Ok(port) => {
+                self.sender.send(&ToCoordinator::Serving)?;
+                pairs::serve_verbs(self.run, port, self.cfg.timeout)
+            }
+            Err(e) => Err(e),
+        };
+        pair_done(self.sender, r.map(|()| None), || {
+            format!("verbs server for {peer}")
+        })
+    }
+
+    /// Measures a verbs pair against `peer`'s server at `address`.
+    fn measure_verbs(&self, address: IpAddr, slot: u16, peer: &str) -> Result<()> {
+        let r = verbs_port(self.cfg, self.rendezvous, slot).and_then(|port| {
+            pairs::measure_verbs(self.run, &address.to_string(), port, self.cfg.timeout)
+        });
+        pair_done(self.sender, r.map(Some), || {
+            format!("verbs against {peer} ({address})")
+        })
+    }
+
+    /// Follows `peer`'s pool pair on this host's pool `identity`.
+    fn serve_pool(&self, identity: &str, peer: &str) -> Result<()> {
+        let (offset, len) = pool_window(self.run);
+        let r = pairs::local_pool(&self.cfg.hello.candidates, identity, offset, len)
+            .and_then(|p| pairs::serve_pool(self.run, &p.spec, offset, len, self.cfg.timeout));
+        pair_done(self.sender, r.map(|()| None), || {
+            format!("pool follower on {identity} for {peer}")
+        })
+    }
+
+    /// Leads a pool pair with `peer` on this host's pool `identity`.
+    fn measure_pool(&self, identity: &str, peer: &str) -> Result<()> {
+        let (offset, len) = pool_window(self.run);
+        let r = pairs::local_pool(&self.cfg.hello.candidates, identity, offset, len)
+            .and_then(|p| pairs::measure_pool(self.run, &p.spec, offset, len, self.cfg.timeout));
+        pair_done(self.sender, r.map(Some), || {
+            format!("pool leader on {identity} with {peer}")
+        })
     }
 }
 

@@ -350,95 +350,23 @@ impl Benchmark for FlushBwBench {
             });
         }
         let best = best_column();
-        for c in Column::ALL {
-            if let Some(reason) = c.unavailable() {
-                rep.skipped.push(Skipped {
-                    benchmark: format!("{}/{}", self.name(), c.name()),
-                    target: target.clone(),
-                    reason,
-                });
-            }
-        }
-        // Where the next point starts in each thread's part (chunks): where the last ended.
-        let mut cursor = 0usize;
-        for p in points(t, ctx.effort.pool.flush_bw_every_count, best) {
-            if p.column.unavailable().is_some() {
-                continue;
-            }
-            let (samples, layout, counters, end) = self
-                .measure(ctx, base, len, p, cursor)
-                .map_err(|e| NotRun::skip(e.to_string()))?;
-            cursor = end;
-            let Some(d) = Distribution::from_samples(&samples) else {
-                return Err(NotRun::skip("the timer produced no usable samples"));
-            };
-            let id = format!(
-                "{}/{target}/{}/{}t/{}",
-                self.name(),
-                p.column.name(),
-                p.threads,
-                format_size(self.chunk)
-            );
-            ctx.progress(&format!("{id}: {:.2} GB/s{}", d.p50, counters.summary()));
-            let method = format!(
-                "p50 of {} samples; {} pinned thread(s), each writing {} B chunks in address order through its own {} part of a {} working set ({why}); for each chunk: {}; sample = {} B written by all threads / the slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 B, bytes counted once as written",
-                d.n,
-                p.threads,
-                self.chunk,
-                format_size(layout.part),
-                format_size(layout.working_set()),
-                p.column.describe(),
-                layout.bytes_per_sample(),
-            );
-            let mut keys = Vec::new();
-            if p.threads == t {
-                match p.column {
-                    Column::Stores => keys.push("flush_bw_stores_gbs".to_string()),
-                    Column::Flush(m) => keys.push(format!("flush_bw_{}_gbs", m.name())),
-                }
-                if Some(p.column) == best {
-                    keys.push("flush_bw_gbs".into());
-                }
-            }
-            if Some(p.column) == best {
-                keys.push(format!("flush_bw_t{}_gbs", p.threads));
-            }
-            for k in keys {
-                rep.params.push(Param::new(
-                    k,
-                    d.p50,
-                    &target,
-                    method.clone(),
-                    vec![id.clone()],
-                ));
-            }
-            rep.measurements.push(measurement(
-                id,
-                self.name(),
-                &target,
-                serde_json::json!({
-                    "method": p.column.name(),
-                    "threads": p.threads,
-                    "cpus": (0..p.threads).map(|i| ctx.cpus[i % ctx.cpus.len()]).collect::<Vec<_>>(),
-                    "chunk_bytes": self.chunk,
-                    "part_bytes_per_thread": layout.part,
-                    "working_set_bytes": layout.working_set(),
-                    "working_set_rule": why,
-                    "chunks_per_sample_per_thread": layout.chunks_per_sample,
-                    "bytes_per_sample": layout.bytes_per_sample(),
-                    "bytes_counted": "written (once; the flush's write-back is not counted again)",
-                    "table": "flush_bw_gbs",
-                }),
-                "GB/s",
-                method,
-                d,
-                Some(placement.clone()),
-                counters,
-            ));
-        }
+        self.skip_unavailable(&target, &mut rep);
+        let sweep = Sweep {
+            bench: self,
+            ctx,
+            target,
+            why,
+            placement,
+            base,
+            len,
+            threads: t,
+            best,
+        };
+        sweep.run(&mut rep)?;
         ctx.progress(&format!(
-            "{} on {target}: p50 GB/s, {} B chunks written + made visible\n{}",
+            "{} on {}: p50 GB/s, {} B chunks written + made visible\n{}",
             self.name(),
+            sweep.target,
             self.chunk,
             flush_bw_table(&rep)
         ));
@@ -451,7 +379,138 @@ impl Benchmark for FlushBwBench {
     }
 }
 
+/// The points of one run and what they share: the region's working set, the rule that
+/// sized it, and the headline thread count and flush method.
+struct Sweep<'a> {
+    bench: &'a FlushBwBench,
+    ctx: &'a Context,
+    target: String,
+    /// The rule that chose the working set (in every measurement's method).
+    why: String,
+    placement: bench_core::memory::Placement,
+    base: *mut u8,
+    /// The working set's bytes.
+    len: usize,
+    /// The headline thread count.
+    threads: usize,
+    best: Option<Column>,
+}
+
+impl Sweep<'_> {
+    /// Measures every point this CPU can run, each going on where the one before stopped.
+    fn run(&self, rep: &mut Report) -> Result<(), NotRun> {
+        // Where the next point starts in each thread's part (chunks): where the last ended.
+        let mut cursor = 0usize;
+        for p in points(
+            self.threads,
+            self.ctx.effort.pool.flush_bw_every_count,
+            self.best,
+        ) {
+            if p.column.unavailable().is_some() {
+                continue;
+            }
+            cursor = self.point(p, cursor, rep)?;
+        }
+        Ok(())
+    }
+
+    /// One point from chunk `cursor` on: its measurement and keys. Returns the chunk where
+    /// it stopped.
+    fn point(&self, p: Point, cursor: usize, rep: &mut Report) -> Result<usize, NotRun> {
+        let (bench, ctx, target, why) = (self.bench, self.ctx, &self.target, &self.why);
+        let (samples, layout, counters, end) = bench
+            .measure(ctx, self.base, self.len, p, cursor)
+            .map_err(|e| NotRun::skip(e.to_string()))?;
+        let Some(d) = Distribution::from_samples(&samples) else {
+            return Err(NotRun::skip("the timer produced no usable samples"));
+        };
+        let id = format!(
+            "{}/{target}/{}/{}t/{}",
+            bench.name(),
+            p.column.name(),
+            p.threads,
+            format_size(bench.chunk)
+        );
+        ctx.progress(&format!("{id}: {:.2} GB/s{}", d.p50, counters.summary()));
+        let method = format!(
+            "p50 of {} samples; {} pinned thread(s), each writing {} B chunks in address order through its own {} part of a {} working set ({why}); for each chunk: {}; sample = {} B written by all threads / the slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 B, bytes counted once as written",
+            d.n,
+            p.threads,
+            bench.chunk,
+            format_size(layout.part),
+            format_size(layout.working_set()),
+            p.column.describe(),
+            layout.bytes_per_sample(),
+        );
+        for k in self.keys(p) {
+            rep.params.push(Param::new(
+                k,
+                d.p50,
+                target,
+                method.clone(),
+                vec![id.clone()],
+            ));
+        }
+        rep.measurements.push(measurement(
+            id,
+            bench.name(),
+            target,
+            serde_json::json!({
+                "method": p.column.name(),
+                "threads": p.threads,
+                "cpus": (0..p.threads).map(|i| ctx.cpus[i % ctx.cpus.len()]).collect::<Vec<_>>(),
+                "chunk_bytes": bench.chunk,
+                "part_bytes_per_thread": layout.part,
+                "working_set_bytes": layout.working_set(),
+                "working_set_rule": why,
+                "chunks_per_sample_per_thread": layout.chunks_per_sample,
+                "bytes_per_sample": layout.bytes_per_sample(),
+                "bytes_counted": "written (once; the flush's write-back is not counted again)",
+                "table": "flush_bw_gbs",
+            }),
+            "GB/s",
+            method,
+            d,
+            Some(self.placement.clone()),
+            counters,
+        ));
+        Ok(end)
+    }
+
+    /// The keys of a point: each column's at the headline thread count, the best method's
+    /// as `flush_bw_gbs` there and as `flush_bw_t{N}_gbs` at every count.
+    fn keys(&self, p: Point) -> Vec<String> {
+        let mut keys = Vec::new();
+        if p.threads == self.threads {
+            match p.column {
+                Column::Stores => keys.push("flush_bw_stores_gbs".to_string()),
+                Column::Flush(m) => keys.push(format!("flush_bw_{}_gbs", m.name())),
+            }
+            if Some(p.column) == self.best {
+                keys.push("flush_bw_gbs".into());
+            }
+        }
+        if Some(p.column) == self.best {
+            keys.push(format!("flush_bw_t{}_gbs", p.threads));
+        }
+        keys
+    }
+}
+
 impl FlushBwBench {
+    /// Lists each column this CPU cannot run as skipped, with the missing CPUID bit.
+    fn skip_unavailable(&self, target: &str, rep: &mut Report) {
+        for c in Column::ALL {
+            if let Some(reason) = c.unavailable() {
+                rep.skipped.push(Skipped {
+                    benchmark: format!("{}/{}", self.name(), c.name()),
+                    target: target.to_string(),
+                    reason,
+                });
+            }
+        }
+    }
+
     /// The DRAM check of `threads` threads' working set of `len` bytes: the covering check
     /// of this run (`mem bandwidth`'s, same CPUs) if there is one, else the stores
     /// reference at `len` and at a larger working set, the region grown for it. Returns

@@ -31,6 +31,7 @@ use bench_core::counters::{
     self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
 use bench_core::effort::Effort;
+use bench_core::memory::Placement;
 use bench_core::params::Skipped;
 use bench_core::stats::{hockney_fit, Distribution};
 use bench_core::units::format_size;
@@ -423,6 +424,8 @@ impl MsgBench {
         r
     }
 
+    /// The paired run: each protocol in turn (the non-coherent one where this CPU can
+    /// invalidate lines), then the follower is told to quit.
     fn lead_paired(
         &self,
         ctx: &Context,
@@ -432,8 +435,8 @@ impl MsgBench {
         let target = self.label(pool);
         let mut report = Report::default();
         let max = max_message(pool);
-        let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
-        let mut dst = vec![1u8; max]; // written now: receiving into it cannot fault later
+        let src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
+        let dst = vec![1u8; max]; // written now: receiving into it cannot fault later
         let mut modes = vec![Coherence::Coherent];
         match invalidate_method() {
             Ok(m) => modes.push(Coherence::NonCoherent(m)),
@@ -443,125 +446,26 @@ impl MsgBench {
                 reason: why,
             }),
         }
-        let effort = &ctx.effort.pool;
-        let (fs, ft) = effort.msg_flag;
-        let (bw_bytes, most) = effort.msg_stream;
-        let bw_reps = effort.msg_stream_reps;
-        // Counters of the leader (this thread) only: the follower is another process,
-        // possibly on another host.
-        let mut group = CounterGroup::open_with_timer(&ctx.timer);
-        let placement = Some(pool.placement());
+        let mut run = LeadRun {
+            ctx,
+            pool,
+            target,
+            max_message_bytes: max,
+            src,
+            dst,
+            // Counters of the leader (this thread) only: the follower is another process,
+            // possibly on another host.
+            group: CounterGroup::open_with_timer(&ctx.timer),
+            placement: Some(pool.placement()),
+            report,
+        };
         for m in modes {
-            let mname = m.name();
-            let sfx = if m == Coherence::Coherent {
-                String::new()
-            } else {
-                format!("_{mname}")
-            };
-            let rings = rings_of(pool);
-            for (b, n) in rings {
-                // SAFETY: the ring regions are inside the mapping; the follower does not
-                // touch them between commands.
-                unsafe { ring::init(b, n, m).map_err(|_| ring_err())? };
-            }
-            ctx.progress(&format!("pool.msg on {target}: flag ping-pong ({mname})"));
-            let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
-                l.flag(ctx, &mut group, m, fs, ft)
-                    .map(|(v, c)| (v, ThreadCounts::single(c)))
-            })?;
-            let counters = counters.with_per_op("message", 2 * ft * (fs as u64 + 1));
-            let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
-            let fid = format!("pool.msg/{target}/{mname}/flag");
-            report.params.push(Param::new(format!("pool_flag_lat{sfx}_ns"), d.p50, &target,
-                format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
-            report.measurements.push(measurement(fid, "pool.msg", &target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
-                format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, placement.clone(), counters));
-            let mut fit = Vec::new();
-            let mut lat_ids = Vec::new();
-            let mut best_bw = (0.0f64, String::new());
-            for size in sizes(effort.msg_size_log_step, max.min(effort.msg_largest_bytes)) {
-                ctx.progress(&format!(
-                    "pool.msg on {target}: ring {} ({mname})",
-                    format_size(size)
-                ));
-                let n = if size <= 65536 {
-                    effort.msg_ring_messages.0
-                } else {
-                    effort.msg_ring_messages.1
-                };
-                let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
-                    l.ring_lat(ctx, &mut group, m, size, n, &mut src, &mut dst)
-                        .map(|(v, c)| (v, ThreadCounts::single(c)))
-                })?;
-                let counters = counters.with_per_op("message", 2 * n);
-                let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
-                fit.push((size as f64, d.p50));
-                let id = format!("pool.msg/{target}/{mname}/ring_lat/{}", format_size(size));
-                lat_ids.push(id.clone());
-                report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_lat", "mode": mname, "size_bytes": size, "messages": n}), "ns",
-                    format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, placement.clone(), counters));
-                let count = (bw_bytes / size).clamp(4, most) as u64;
-                // The repetitions are one counted section (their counts added up).
-                let (bws, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
-                    let mut bws = Vec::with_capacity(bw_reps);
-                    let mut parts = Vec::with_capacity(bw_reps);
-                    for _ in 0..bw_reps {
-                        let (bw, c) = l.ring_bw(ctx, &mut group, m, size, count, &mut src)?;
-                        bws.push(bw);
-                        parts.push(c);
-                    }
-                    let mut c = Counts::sum(&parts);
-                    c.section_ns = parts.iter().map(|p| p.section_ns).sum();
-                    Ok::<_, PoolError>((bws, ThreadCounts::single(c)))
-                })?;
-                let counters = counters.with_per_op("byte", size as u64 * count * bw_reps as u64);
-                let d = Distribution::from_samples(&bws).ok_or_else(ring_err)?;
-                let id = format!("pool.msg/{target}/{mname}/ring_bw/{}", format_size(size));
-                if d.p50 > best_bw.0 {
-                    best_bw = (d.p50, id.clone());
-                }
-                report.measurements.push(measurement(id, "pool.msg", &target, serde_json::json!({"test": "ring_bw", "mode": mname, "size_bytes": size, "messages": count}), "GB/s",
-                    format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, placement.clone(), counters));
-            }
-            if let Some(first) = fit.first() {
-                report.params.push(Param::new(
-                    format!("pool_msg_lat{sfx}_ns"),
-                    first.1,
-                    &target,
-                    format!(
-                        "p50 one-way latency of the smallest ({} B) ring message ({mname})",
-                        first.0
-                    ),
-                    vec![lat_ids[0].clone()],
-                ));
-            }
-            if best_bw.0 > 0.0 {
-                report.params.push(Param::new(
-                    format!("pool_msg_bw{sfx}_gbs"),
-                    best_bw.0,
-                    &target,
-                    format!("largest p50 ring streaming bandwidth over message sizes ({mname})"),
-                    vec![best_bw.1.clone()],
-                ));
-            }
-            // Published only when the latency did not have to be held at 0 (a constrained
-            // fit is skipped with the reason, as before the fit moved to bench-core).
-            match hockney_fit(&fit).ok().filter(|h| !h.latency_constrained) {
-                Some(h) => {
-                    let (a, bw) = (h.lat_ns, h.bw_gbs);
-                    report.params.push(Param::new(format!("pool_hockney_lat{sfx}_ns"), a, &target,
-                        format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
-                    report.params.push(Param::new(format!("pool_hockney_bw{sfx}_gbs"), bw, &target,
-                        format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
-                }
-                None => report.skipped.push(Skipped { benchmark: format!("pool.msg/hockney/{mname}"), target: target.clone(),
-                    reason: "the Hockney fit of the ring latencies is not physical (negative latency or bandwidth): too few sizes or too noisy; run without --quick".into() }),
-            }
+            run.mode(l, m)?;
         }
         l.post(OP_QUIT, [0; 4]);
         l.wait_done(OP_QUIT)?;
         pool.header().store(off::STATE, state::DONE);
-        Ok(Outcome { report })
+        Ok(Outcome { report: run.report })
     }
 
     fn run_inner(&self, ctx: &Context) -> Result<Report, PoolError> {
@@ -637,6 +541,216 @@ impl MsgBench {
         drop(pool);
         cleanup(created);
         res.map(|o| o.report)
+    }
+}
+
+/// The leader's side of a paired run: its message buffers, its counters and the report
+/// it fills.
+struct LeadRun<'a> {
+    ctx: &'a Context,
+    pool: &'a PoolMap,
+    target: String,
+    /// The longest message (the buffers' length).
+    max_message_bytes: usize,
+    src: Vec<u8>,
+    dst: Vec<u8>,
+    group: CounterGroup,
+    placement: Option<Placement>,
+    report: Report,
+}
+
+/// One protocol's ring sweep: the latency points of the Hockney fit (size, p50 ns) with
+/// their ids, and the best bandwidth with its id.
+struct RingCurve {
+    fit: Vec<(f64, f64)>,
+    lat_ids: Vec<String>,
+    best_bw: (f64, String),
+}
+
+/// The keys' suffix of protocol `m`: none for the coherent one.
+fn key_suffix(m: Coherence) -> String {
+    if m == Coherence::Coherent {
+        String::new()
+    } else {
+        format!("_{}", m.name())
+    }
+}
+
+impl LeadRun<'_> {
+    /// One protocol: the rings initialized for it, the flag ping-pong, the ring sweep and
+    /// its keys.
+    fn mode(&mut self, l: &mut Leader, m: Coherence) -> Result<(), PoolError> {
+        let rings = rings_of(self.pool);
+        for (b, n) in rings {
+            // SAFETY: the ring regions are inside the mapping; the follower does not
+            // touch them between commands.
+            unsafe { ring::init(b, n, m).map_err(|_| ring_err())? };
+        }
+        self.flag(l, m)?;
+        let curve = self.ring_sweep(l, m)?;
+        self.ring_keys(m, curve);
+        Ok(())
+    }
+
+    /// The flag ping-pong's one-way latency: its measurement and key.
+    fn flag(&mut self, l: &mut Leader, m: Coherence) -> Result<(), PoolError> {
+        let (ctx, target, mname) = (self.ctx, self.target.as_str(), m.name());
+        let (fs, ft) = ctx.effort.pool.msg_flag;
+        let sfx = key_suffix(m);
+        ctx.progress(&format!("pool.msg on {target}: flag ping-pong ({mname})"));
+        let group = &mut self.group;
+        let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+            l.flag(ctx, group, m, fs, ft)
+                .map(|(v, c)| (v, ThreadCounts::single(c)))
+        })?;
+        let counters = counters.with_per_op("message", 2 * ft * (fs as u64 + 1));
+        let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
+        let fid = format!("pool.msg/{target}/{mname}/flag");
+        self.report.params.push(Param::new(format!("pool_flag_lat{sfx}_ns"), d.p50, target,
+            format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
+        self.report.measurements.push(measurement(fid, "pool.msg", target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
+            format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, self.placement.clone(), counters));
+        Ok(())
+    }
+
+    /// Ring latency and bandwidth at every message size of the sweep.
+    fn ring_sweep(&mut self, l: &mut Leader, m: Coherence) -> Result<RingCurve, PoolError> {
+        let effort = &self.ctx.effort.pool;
+        let mut curve = RingCurve {
+            fit: Vec::new(),
+            lat_ids: Vec::new(),
+            best_bw: (0.0f64, String::new()),
+        };
+        for size in sizes(
+            effort.msg_size_log_step,
+            self.max_message_bytes.min(effort.msg_largest_bytes),
+        ) {
+            self.ctx.progress(&format!(
+                "pool.msg on {}: ring {} ({})",
+                self.target,
+                format_size(size),
+                m.name()
+            ));
+            self.ring_lat(l, m, size, &mut curve)?;
+            self.ring_bw(l, m, size, &mut curve)?;
+        }
+        Ok(curve)
+    }
+
+    /// One-way latency of `size`-byte messages echoed through the rings: its measurement
+    /// and its point of the fit.
+    fn ring_lat(
+        &mut self,
+        l: &mut Leader,
+        m: Coherence,
+        size: usize,
+        curve: &mut RingCurve,
+    ) -> Result<(), PoolError> {
+        let (ctx, target, mname) = (self.ctx, self.target.as_str(), m.name());
+        let effort = &ctx.effort.pool;
+        let n = if size <= 65536 {
+            effort.msg_ring_messages.0
+        } else {
+            effort.msg_ring_messages.1
+        };
+        let (group, src, dst) = (&mut self.group, &mut self.src, &mut self.dst);
+        let (v, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+            l.ring_lat(ctx, group, m, size, n, src, dst)
+                .map(|(v, c)| (v, ThreadCounts::single(c)))
+        })?;
+        let counters = counters.with_per_op("message", 2 * n);
+        let d = Distribution::from_samples(&v).ok_or_else(ring_err)?;
+        curve.fit.push((size as f64, d.p50));
+        let id = format!("pool.msg/{target}/{mname}/ring_lat/{}", format_size(size));
+        curve.lat_ids.push(id.clone());
+        self.report.measurements.push(measurement(id, "pool.msg", target, serde_json::json!({"test": "ring_lat", "mode": mname, "size_bytes": size, "messages": n}), "ns",
+            format!("one-way latency (round trip / 2) of a {}-byte message echoed through two SPSC rings in the pool ({mname})", size), d, self.placement.clone(), counters));
+        Ok(())
+    }
+
+    /// Streaming bandwidth of `size`-byte messages through ring 0: its measurement, and
+    /// the best bandwidth so far.
+    fn ring_bw(
+        &mut self,
+        l: &mut Leader,
+        m: Coherence,
+        size: usize,
+        curve: &mut RingCurve,
+    ) -> Result<(), PoolError> {
+        let (ctx, target, mname) = (self.ctx, self.target.as_str(), m.name());
+        let effort = &ctx.effort.pool;
+        let (bw_bytes, most) = effort.msg_stream;
+        let bw_reps = effort.msg_stream_reps;
+        let count = (bw_bytes / size).clamp(4, most) as u64;
+        let (group, src) = (&mut self.group, &mut self.src);
+        // The repetitions are one counted section (their counts added up).
+        let (bws, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
+            let mut bws = Vec::with_capacity(bw_reps);
+            let mut parts = Vec::with_capacity(bw_reps);
+            for _ in 0..bw_reps {
+                let (bw, c) = l.ring_bw(ctx, group, m, size, count, src)?;
+                bws.push(bw);
+                parts.push(c);
+            }
+            let mut c = Counts::sum(&parts);
+            c.section_ns = parts.iter().map(|p| p.section_ns).sum();
+            Ok::<_, PoolError>((bws, ThreadCounts::single(c)))
+        })?;
+        let counters = counters.with_per_op("byte", size as u64 * count * bw_reps as u64);
+        let d = Distribution::from_samples(&bws).ok_or_else(ring_err)?;
+        let id = format!("pool.msg/{target}/{mname}/ring_bw/{}", format_size(size));
+        if d.p50 > curve.best_bw.0 {
+            curve.best_bw = (d.p50, id.clone());
+        }
+        self.report.measurements.push(measurement(id, "pool.msg", target, serde_json::json!({"test": "ring_bw", "mode": mname, "size_bytes": size, "messages": count}), "GB/s",
+            format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, self.placement.clone(), counters));
+        Ok(())
+    }
+
+    /// One protocol's ring keys: the smallest message's latency, the best bandwidth and
+    /// the Hockney fit.
+    fn ring_keys(&mut self, m: Coherence, curve: RingCurve) {
+        let (target, mname, sfx) = (self.target.as_str(), m.name(), key_suffix(m));
+        let RingCurve {
+            fit,
+            lat_ids,
+            best_bw,
+        } = curve;
+        let report = &mut self.report;
+        if let Some(first) = fit.first() {
+            report.params.push(Param::new(
+                format!("pool_msg_lat{sfx}_ns"),
+                first.1,
+                target,
+                format!(
+                    "p50 one-way latency of the smallest ({} B) ring message ({mname})",
+                    first.0
+                ),
+                vec![lat_ids[0].clone()],
+            ));
+        }
+        if best_bw.0 > 0.0 {
+            report.params.push(Param::new(
+                format!("pool_msg_bw{sfx}_gbs"),
+                best_bw.0,
+                target,
+                format!("largest p50 ring streaming bandwidth over message sizes ({mname})"),
+                vec![best_bw.1.clone()],
+            ));
+        }
+        // Published only when the latency did not have to be held at 0 (a constrained
+        // fit is skipped with the reason, as before the fit moved to bench-core).
+        match hockney_fit(&fit).ok().filter(|h| !h.latency_constrained) {
+            Some(h) => {
+                let (a, bw) = (h.lat_ns, h.bw_gbs);
+                report.params.push(Param::new(format!("pool_hockney_lat{sfx}_ns"), a, target,
+                    format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
+                report.params.push(Param::new(format!("pool_hockney_bw{sfx}_gbs"), bw, target,
+                    format!("Hockney fit t(s) = lat + s/bw of p50 one-way ring latencies, least squares weighted by 1/t^2 ({mname})"), lat_ids.clone()));
+            }
+            None => report.skipped.push(Skipped { benchmark: format!("pool.msg/hockney/{mname}"), target: target.to_string(),
+                reason: "the Hockney fit of the ring latencies is not physical (negative latency or bandwidth): too few sizes or too noisy; run without --quick".into() }),
+        }
     }
 }
 

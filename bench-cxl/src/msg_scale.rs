@@ -617,6 +617,44 @@ impl Sweep<'_> {
         Ok(out)
     }
 
+    /// Whether `p` pairs' queues of `cell`-byte cells fit the window.
+    fn fits(&self, p: usize, cell: usize) -> bool {
+        layout(p, cell).total <= self.pool.len()
+    }
+
+    /// Why `p` pairs of `cell`-byte cells do not fit the window.
+    fn too_small(&self, p: usize, cell: usize) -> String {
+        format!(
+            "{p} pair(s) with {} cells need a pool window of {} bytes; it has {} (--len)",
+            format_size(cell),
+            layout(p, cell).total,
+            self.pool.len()
+        )
+    }
+
+    /// Lists one part of the run as skipped on this window.
+    fn skip(&mut self, benchmark: String, reason: String) {
+        self.report.skipped.push(Skipped {
+            benchmark,
+            target: self.target.clone(),
+            reason,
+        });
+    }
+
+    /// Lists the paper's pair counts that the CPUs cannot hold as skipped.
+    fn skip_not_run(&mut self, not_run: &[usize]) {
+        let cpus = self.ctx.cpus.len();
+        for &p in not_run {
+            self.skip(
+                format!("pool.msg-scale/p{p}"),
+                format!(
+                    "{p} pairs need {} CPUs (a sender and a receiver each, never two threads on one CPU); this run has {cpus} (--cpu)",
+                    2 * p
+                ),
+            );
+        }
+    }
+
     fn param(&mut self, key: String, value: f64, method: String, from: Vec<String>) {
         self.report
             .params
@@ -678,6 +716,16 @@ impl MsgScaleBench {
         res
     }
 
+    /// The suffix of the keys: none for the coherent protocol, `_noncoherent` otherwise.
+    fn key_suffix(&self) -> &'static str {
+        match self.mode {
+            Coherence::Coherent => "",
+            Coherence::NonCoherent(_) => "_noncoherent",
+        }
+    }
+
+    /// Claims the window, then runs the pairs sweep and, at the largest pair count that
+    /// ran, the cell-size sweep.
     fn measure(
         &self,
         ctx: &Context,
@@ -697,113 +745,90 @@ impl MsgScaleBench {
             None => "shm".to_string(),
             Some(_) => pool.name().to_string(),
         };
-        let sfx = match self.mode {
-            Coherence::Coherent => "",
-            Coherence::NonCoherent(_) => "_noncoherent",
-        };
         let mut sw = Sweep {
             ctx,
             pool,
-            target: target.clone(),
+            target,
             mode: self.mode,
             placement: pool.placement(),
             report: Report::default(),
         };
-        let cpus = ctx.cpus.len();
-        for &p in not_run {
-            sw.report.skipped.push(Skipped {
-                benchmark: format!("pool.msg-scale/p{p}"),
-                target: target.clone(),
-                reason: format!(
-                    "{p} pairs need {} CPUs (a sender and a receiver each, never two threads on one CPU); this run has {cpus} (--cpu)",
-                    2 * p
-                ),
-            });
-        }
-        let fits = |p: usize, cell: usize| layout(p, cell).total <= pool.len();
-        let too_small = |p: usize, cell: usize| {
-            format!(
-                "{p} pair(s) with {} cells need a pool window of {} bytes; it has {} (--len)",
-                format_size(cell),
-                layout(p, cell).total,
-                pool.len()
-            )
-        };
-        let mut largest = None;
-        for &p in run {
-            if !fits(p, self.pairs_cell) {
-                sw.report.skipped.push(Skipped {
-                    benchmark: format!("pool.msg-scale/p{p}"),
-                    target: target.clone(),
-                    reason: too_small(p, self.pairs_cell),
-                });
-                continue;
-            }
-            ctx.progress(&format!(
-                "pool.msg-scale on {target}: {p} pair(s), {LAT_BYTES}-byte latency ({})",
-                self.mode.name()
-            ));
-            let (id, lat) = sw.latency(p, self.pairs_cell)?;
-            sw.param(
-                format!("pool_pairs{sfx}_lat_p{p}_ns"),
-                lat,
-                format!("p50 one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message, {p} pair(s) at once, samples of all pairs ({})", self.mode.name()),
-                vec![id],
-            );
-            let curve = sw.curve(p, self.pairs_cell, "pairs")?;
-            let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
-            if let Some((s, bw)) = peak(&pts) {
-                let id = curve.iter().find(|c| c.0 == s).map(|c| c.2.clone());
-                sw.param(
-                    format!("pool_pairs{sfx}_bw_p{p}_gbs"),
-                    bw,
-                    format!("largest p50 aggregate payload bandwidth over message sizes 1 KiB .. 1 MiB (here at {}), {p} pair(s), {} cells ({})", format_size(s), format_size(self.pairs_cell), self.mode.name()),
-                    id.into_iter().collect(),
-                );
-            }
-            largest = Some(p);
-        }
-        let Some(p) = largest else {
+        sw.skip_not_run(not_run);
+        let Some(p) = self.pairs_sweep(&mut sw, run)? else {
             return Ok(sw.report);
         };
+        self.cells_sweep(&mut sw, p)?;
+        Ok(sw.report)
+    }
+
+    /// Latency and bandwidth curve at each pair count whose queues fit the window; the
+    /// largest pair count that ran.
+    fn pairs_sweep(&self, sw: &mut Sweep<'_>, run: &[usize]) -> Result<Option<usize>, ScaleError> {
+        let mut largest = None;
+        for &p in run {
+            if !sw.fits(p, self.pairs_cell) {
+                let reason = sw.too_small(p, self.pairs_cell);
+                sw.skip(format!("pool.msg-scale/p{p}"), reason);
+                continue;
+            }
+            self.pairs_point(sw, p)?;
+            largest = Some(p);
+        }
+        Ok(largest)
+    }
+
+    /// One pair count: its latency key and its bandwidth curve's peak key.
+    fn pairs_point(&self, sw: &mut Sweep<'_>, p: usize) -> Result<(), ScaleError> {
+        let sfx = self.key_suffix();
+        sw.ctx.progress(&format!(
+            "pool.msg-scale on {}: {p} pair(s), {LAT_BYTES}-byte latency ({})",
+            sw.target,
+            self.mode.name()
+        ));
+        let (id, lat) = sw.latency(p, self.pairs_cell)?;
+        sw.param(
+            format!("pool_pairs{sfx}_lat_p{p}_ns"),
+            lat,
+            format!("p50 one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message, {p} pair(s) at once, samples of all pairs ({})", self.mode.name()),
+            vec![id],
+        );
+        let curve = sw.curve(p, self.pairs_cell, "pairs")?;
+        let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
+        if let Some((s, bw)) = peak(&pts) {
+            let id = curve.iter().find(|c| c.0 == s).map(|c| c.2.clone());
+            sw.param(
+                format!("pool_pairs{sfx}_bw_p{p}_gbs"),
+                bw,
+                format!("largest p50 aggregate payload bandwidth over message sizes 1 KiB .. 1 MiB (here at {}), {p} pair(s), {} cells ({})", format_size(s), format_size(self.pairs_cell), self.mode.name()),
+                id.into_iter().collect(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The bandwidth curve of each cell size with `p` pairs, then the key of the cell size
+    /// with the highest peak.
+    fn cells_sweep(&self, sw: &mut Sweep<'_>, p: usize) -> Result<(), ScaleError> {
         let mut peaks = Vec::new();
         let mut peak_ids = Vec::new();
         for &cell in &self.cells {
-            if !fits(p, cell) {
-                sw.report.skipped.push(Skipped {
-                    benchmark: format!("pool.msg-scale/cells/{}", format_size(cell)),
-                    target: target.clone(),
-                    reason: too_small(p, cell),
-                });
+            if !sw.fits(p, cell) {
+                let reason = sw.too_small(p, cell);
+                sw.skip(
+                    format!("pool.msg-scale/cells/{}", format_size(cell)),
+                    reason,
+                );
                 continue;
             }
-            let curve = sw.curve(p, cell, "cells")?;
-            let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
-            let Some((s, bw)) = peak(&pts) else { continue };
-            let ids: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
-            let kib = cell / 1024;
-            sw.param(
-                format!("pool_cell{sfx}_bw_{kib}k_gbs"),
-                bw,
-                format!("largest p50 aggregate payload bandwidth over message sizes, {p} pair(s), {} cells ({})", format_size(cell), self.mode.name()),
-                ids.clone(),
-            );
-            sw.param(
-                format!("pool_cell{sfx}_peak_msg_{kib}k_bytes"),
-                s as f64,
-                format!(
-                    "message size of that peak, {p} pair(s), {} cells ({})",
-                    format_size(cell),
-                    self.mode.name()
-                ),
-                ids,
-            );
+            let Some((bw, peak_id)) = self.cell_curve(sw, p, cell)? else {
+                continue;
+            };
             peaks.push((cell, bw));
-            peak_ids.extend(curve.iter().find(|c| c.0 == s).map(|c| c.2.clone()));
+            peak_ids.extend(peak_id);
         }
         if let Some((cell, _)) = peak(&peaks) {
             sw.param(
-                format!("pool_cell{sfx}_best_bytes"),
+                format!("pool_cell{}_best_bytes", self.key_suffix()),
                 cell as f64,
                 format!(
                     "the cell size (of {}) with the highest peak bandwidth, {p} pair(s) ({})",
@@ -817,7 +842,45 @@ impl MsgScaleBench {
                 peak_ids,
             );
         }
-        Ok(sw.report)
+        Ok(())
+    }
+
+    /// One cell size's curve and its peak keys; the peak bandwidth and the id of the
+    /// measurement at the peak (`None`: no valid point).
+    fn cell_curve(
+        &self,
+        sw: &mut Sweep<'_>,
+        p: usize,
+        cell: usize,
+    ) -> Result<Option<(f64, Option<String>)>, ScaleError> {
+        let sfx = self.key_suffix();
+        let curve = sw.curve(p, cell, "cells")?;
+        let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
+        let Some((s, bw)) = peak(&pts) else {
+            return Ok(None);
+        };
+        let ids: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
+        let kib = cell / 1024;
+        sw.param(
+            format!("pool_cell{sfx}_bw_{kib}k_gbs"),
+            bw,
+            format!("largest p50 aggregate payload bandwidth over message sizes, {p} pair(s), {} cells ({})", format_size(cell), self.mode.name()),
+            ids.clone(),
+        );
+        sw.param(
+            format!("pool_cell{sfx}_peak_msg_{kib}k_bytes"),
+            s as f64,
+            format!(
+                "message size of that peak, {p} pair(s), {} cells ({})",
+                format_size(cell),
+                self.mode.name()
+            ),
+            ids,
+        );
+        Ok(Some((
+            bw,
+            curve.iter().find(|c| c.0 == s).map(|c| c.2.clone()),
+        )))
     }
 }
 

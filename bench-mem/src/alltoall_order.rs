@@ -19,7 +19,7 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
 };
 use bench_core::effort::Effort;
-use bench_core::memory::TargetSpec;
+use bench_core::memory::{Placement, TargetSpec};
 use bench_core::params::{Measurement, Skipped, Warning};
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, parse_positive_size, KIB, MIB};
@@ -192,142 +192,259 @@ impl Benchmark for AlltoallOrderBench {
         let l2 = ctx.topology.cache_bytes(2);
         let base = region.as_mut_ptr() as usize;
         let bound = alltoall::RegionSizes::new(ctx, region.origin(), region.len());
-        let budget = Budget {
-            time: ctx.effort.mem.alltoall_order_point,
-            min_samples: 5,
-            max_samples: 1000,
+        let sweep = Sweep {
+            bench: self,
+            ctx,
+            placement: region.placement(),
+            target,
+            isa,
+            base,
+            budget: Budget {
+                time: ctx.effort.mem.alltoall_order_point,
+                min_samples: 5,
+                max_samples: 1000,
+            },
         };
         let wanted = self.sizes(ctx.effort);
         let mut rep = Report::default();
         for p in self.counts(ctx) {
-            let orders: Vec<Order> = self
-                .orders
-                .iter()
-                .copied()
-                .filter(|o| match o.unsupported(p) {
-                    Some(reason) => {
-                        rep.skipped.push(Skipped {
-                            benchmark: format!("{}/{}/p{p}", self.name(), o.name()),
-                            target: target.clone(),
-                            reason,
-                        });
-                        false
-                    }
-                    None => true,
-                })
-                .collect();
+            let orders = sweep.supported_orders(p, &mut rep.skipped);
             if orders.is_empty() {
                 continue;
             }
             let sizes = bound.sizes(&wanted, p, &mut rep.warnings);
-            let schedules: Vec<Vec<Vec<alltoall::Copy>>> = orders
-                .iter()
-                .map(|&o| {
-                    (0..p)
-                        .map(|t| alltoall::work(o, p, t).expect("supported order"))
-                        .collect()
-                })
-                .collect();
-            let t_hyb_rule = l2.map(|l| l / p);
+            let group = Group::new(p, orders, sizes, l2);
             for &method in &self.methods {
-                let mut table = Vec::new();
-                for &s in &sizes {
-                    let t_hyb = t_hyb_rule.unwrap_or(s).min(s);
-                    let rounds = (MIB / (p * s)).max(1);
-                    let first = rep.measurements.len();
-                    let mut p50s = Vec::new();
-                    for (oi, &order) in orders.iter().enumerate() {
-                        let sched = &schedules[oi];
-                        let run = lockstep(ctx, p, budget, &|t| {
-                            for _ in 0..rounds {
-                                // SAFETY: the region holds 2 x p x p x s bytes (sizes were
-                                // bounded by it) and outlives the call; the order's
-                                // schedules give each copy to one thread (alltoall tests).
-                                unsafe {
-                                    alltoall::run_copies(base, p, s, &sched[t], method, isa, t_hyb)
-                                };
-                            }
-                        });
-                        let bytes = alltoall::buffer_bytes(p, s) * rounds;
-                        let samples = gbs(&run.times, bytes as f64);
-                        let n = run.samples();
-                        let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
-                        let d = Distribution::from_samples(&samples).ok_or_else(|| {
-                            Skip::new(format!("no valid samples at {s} bytes, P = {p}"))
-                        })?;
-                        p50s.push(d.p50);
-                        rep.measurements.push(Measurement {
-                            id: format!(
-                                "{}/{target}/{}/{}/p{p}/{}",
-                                self.name(),
-                                method.name(),
-                                order.name(),
-                                format_size(s)
-                            ),
-                            benchmark: self.name().into(),
-                            target: target.clone(),
-                            parameters: json!({
-                                "order": order.name(), "method": method.name(), "threads": p,
-                                "block_bytes": s, "rounds_per_sample": rounds, "isa": isa.name(),
-                                "buffer_bytes": alltoall::buffer_bytes(p, s),
-                                "hybrid_temporal_bytes": (method == Method::Hybrid).then_some(t_hyb),
-                                "hilbert_subgrid_rows_cols": (order == Order::Hilbert).then(|| {
-                                    let (r, c) = alltoall::hilbert_subgrid(p);
-                                    [r, c]
-                                }),
-                                "cpus": ctx.cpus.iter().take(p).collect::<Vec<_>>(),
-                            }),
-                            unit: "GB/s".into(),
-                            method: "all-to-all among pinned threads in this copy order (HINT Algorithm 1-3), bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
-                            distribution: d,
-                            placement: Some(region.placement().clone()),
-                            counters: Some(counters),
-                        });
-                    }
-                    if let Some((w, rel)) = winner(&p50s) {
-                        for (k, m) in rep.measurements[first..].iter_mut().enumerate() {
-                            m.parameters["winner"] = json!(orders[w].name());
-                            m.parameters["of_winner"] = json!(rel[k]);
-                            m.parameters["orders_compared"] =
-                                json!(orders.iter().map(|o| o.name()).collect::<Vec<_>>());
-                        }
-                        table.push(format!("{} {}", format_size(s), orders[w].name()));
-                    }
-                    if method == Method::Temporal && s == self.ref_size {
-                        for (k, &order) in orders.iter().enumerate() {
-                            let m = &rep.measurements[first + k];
-                            rep.params.push(Param::new(
-                                format!("alltoall_{}_p{p}_gbs", order.name()),
-                                p50s[k],
-                                &target,
-                                format!(
-                                    "p50 all-to-all bandwidth, {} order, temporal copy, {p} thread(s), {} blocks (bytes read + written)",
-                                    order.name(),
-                                    format_size(s)
-                                ),
-                                vec![m.id.clone()],
-                            ));
-                        }
-                    }
-                }
-                if !sizes.contains(&self.ref_size) && method == Method::Temporal {
-                    rep.warnings.push(Warning {
-                        code: "alltoall_ref_size".into(),
-                        message: format!(
-                            "{target}: with {p} thread(s) the reference size {} was not reached; no alltoall_*_p{p}_gbs keys",
-                            format_size(self.ref_size)
-                        ),
-                        remediation: "a smaller --ref-size, or more memory (see the size_bound warning)".into(),
-                    });
-                }
-                ctx.progress(&format!(
-                    "mem.alltoall-order {target} P={p} {}: winner per size: {}",
-                    method.name(),
-                    table.join(", ")
-                ));
+                sweep.method(&group, method, &mut rep)?;
             }
         }
         Ok(rep)
+    }
+}
+
+/// What every point of one run shares: the region's buffers, the ISA and the sampling budget.
+struct Sweep<'a> {
+    bench: &'a AlltoallOrderBench,
+    ctx: &'a Context,
+    placement: &'a Placement,
+    target: String,
+    isa: Isa,
+    /// The region's start address (the all-to-all's buffers).
+    base: usize,
+    budget: Budget,
+}
+
+/// One thread count's supported orders, each thread's copy schedule per order, and the
+/// block sizes the region holds at this count.
+struct Group {
+    p: usize,
+    orders: Vec<Order>,
+    sizes: Vec<usize>,
+    /// `schedules[order][thread]`: the copies that thread does in that order.
+    schedules: Vec<Vec<Vec<alltoall::Copy>>>,
+    /// The hybrid copy's temporal bytes per block (L2 / P), where L2 is known.
+    t_hyb_rule_bytes: Option<usize>,
+}
+
+impl Group {
+    /// The schedules of `orders` among `p` threads (each order is supported at `p`).
+    fn new(p: usize, orders: Vec<Order>, sizes: Vec<usize>, l2: Option<usize>) -> Group {
+        let schedules = orders
+            .iter()
+            .map(|&o| {
+                (0..p)
+                    .map(|t| alltoall::work(o, p, t).expect("supported order"))
+                    .collect()
+            })
+            .collect();
+        Group {
+            p,
+            orders,
+            sizes,
+            schedules,
+            t_hyb_rule_bytes: l2.map(|l| l / p),
+        }
+    }
+}
+
+/// One (method, block size) point: the copy every order runs there.
+#[derive(Clone, Copy)]
+struct Point {
+    method: Method,
+    block_bytes: usize,
+    /// The hybrid copy's temporal bytes per block.
+    t_hyb_bytes: usize,
+    rounds: usize,
+}
+
+impl Sweep<'_> {
+    /// The orders to measure with `p` threads; each one unsupported there is skipped with
+    /// its reason.
+    fn supported_orders(&self, p: usize, skipped: &mut Vec<Skipped>) -> Vec<Order> {
+        self.bench
+            .orders
+            .iter()
+            .copied()
+            .filter(|o| match o.unsupported(p) {
+                Some(reason) => {
+                    skipped.push(Skipped {
+                        benchmark: format!("{}/{}/p{p}", self.bench.name(), o.name()),
+                        target: self.target.clone(),
+                        reason,
+                    });
+                    false
+                }
+                None => true,
+            })
+            .collect()
+    }
+
+    /// Every size of one thread count with one copy method, then the winners' progress line.
+    fn method(&self, g: &Group, method: Method, rep: &mut Report) -> Result<(), NotRun> {
+        let mut table = Vec::new();
+        for &s in &g.sizes {
+            if let Some(entry) = self.point(g, method, s, rep)? {
+                table.push(entry);
+            }
+        }
+        if !g.sizes.contains(&self.bench.ref_size) && method == Method::Temporal {
+            rep.warnings.push(self.ref_size_warning(g.p));
+        }
+        self.ctx.progress(&format!(
+            "mem.alltoall-order {} P={} {}: winner per size: {}",
+            self.target,
+            g.p,
+            method.name(),
+            table.join(", ")
+        ));
+        Ok(())
+    }
+
+    /// Every order at one block size, one after the other; the winner is marked on their
+    /// measurements and returned as the progress table's entry ("size order").
+    fn point(
+        &self,
+        g: &Group,
+        method: Method,
+        s: usize,
+        rep: &mut Report,
+    ) -> Result<Option<String>, NotRun> {
+        let pt = Point {
+            method,
+            block_bytes: s,
+            t_hyb_bytes: g.t_hyb_rule_bytes.unwrap_or(s).min(s),
+            rounds: (MIB / (g.p * s)).max(1),
+        };
+        let first = rep.measurements.len();
+        let mut p50s = Vec::new();
+        for oi in 0..g.orders.len() {
+            let m = self.measure(g, pt, oi)?;
+            p50s.push(m.distribution.p50);
+            rep.measurements.push(m);
+        }
+        let entry = winner(&p50s).map(|(w, rel)| {
+            for (k, m) in rep.measurements[first..].iter_mut().enumerate() {
+                m.parameters["winner"] = json!(g.orders[w].name());
+                m.parameters["of_winner"] = json!(rel[k]);
+                m.parameters["orders_compared"] =
+                    json!(g.orders.iter().map(|o| o.name()).collect::<Vec<_>>());
+            }
+            format!("{} {}", format_size(s), g.orders[w].name())
+        });
+        if method == Method::Temporal && s == self.bench.ref_size {
+            self.push_keys(g, s, &p50s, first, rep);
+        }
+        Ok(entry)
+    }
+
+    /// Order `oi`'s all-to-all at one point: rounds of its copies on `p` pinned threads in
+    /// lockstep, as GB/s over the slowest thread.
+    fn measure(&self, g: &Group, pt: Point, oi: usize) -> Result<Measurement, NotRun> {
+        let Point {
+            method,
+            block_bytes: s,
+            t_hyb_bytes,
+            rounds,
+        } = pt;
+        let (p, isa, base) = (g.p, self.isa, self.base);
+        let order = g.orders[oi];
+        let sched = &g.schedules[oi];
+        let run = lockstep(self.ctx, p, self.budget, &|t| {
+            for _ in 0..rounds {
+                // SAFETY: the region holds 2 x p x p x s bytes (sizes were bounded by it)
+                // and outlives the call; the order's schedules give each copy to one
+                // thread (alltoall tests).
+                unsafe { alltoall::run_copies(base, p, s, &sched[t], method, isa, t_hyb_bytes) };
+            }
+        });
+        let bytes = alltoall::buffer_bytes(p, s) * rounds;
+        let samples = gbs(&run.times, bytes as f64);
+        let n = run.samples();
+        let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
+        let d = Distribution::from_samples(&samples)
+            .ok_or_else(|| Skip::new(format!("no valid samples at {s} bytes, P = {p}")))?;
+        let name = self.bench.name();
+        Ok(Measurement {
+            id: format!(
+                "{name}/{}/{}/{}/p{p}/{}",
+                self.target,
+                method.name(),
+                order.name(),
+                format_size(s)
+            ),
+            benchmark: name.into(),
+            target: self.target.clone(),
+            parameters: json!({
+                "order": order.name(), "method": method.name(), "threads": p,
+                "block_bytes": s, "rounds_per_sample": rounds, "isa": isa.name(),
+                "buffer_bytes": alltoall::buffer_bytes(p, s),
+                "hybrid_temporal_bytes": (method == Method::Hybrid).then_some(t_hyb_bytes),
+                "hilbert_subgrid_rows_cols": (order == Order::Hilbert).then(|| {
+                    let (r, c) = alltoall::hilbert_subgrid(p);
+                    [r, c]
+                }),
+                "cpus": self.ctx.cpus.iter().take(p).collect::<Vec<_>>(),
+            }),
+            unit: "GB/s".into(),
+            method: "all-to-all among pinned threads in this copy order (HINT Algorithm 1-3), bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
+            distribution: d,
+            placement: Some(self.placement.clone()),
+            counters: Some(counters),
+        })
+    }
+
+    /// The keys `alltoall_{order}_p{P}_gbs`: each order's p50 at the reference size, from
+    /// the measurements from index `first` on.
+    fn push_keys(&self, g: &Group, s: usize, p50s: &[f64], first: usize, rep: &mut Report) {
+        let p = g.p;
+        for (k, &order) in g.orders.iter().enumerate() {
+            let m = &rep.measurements[first + k];
+            rep.params.push(Param::new(
+                format!("alltoall_{}_p{p}_gbs", order.name()),
+                p50s[k],
+                &self.target,
+                format!(
+                    "p50 all-to-all bandwidth, {} order, temporal copy, {p} thread(s), {} blocks (bytes read + written)",
+                    order.name(),
+                    format_size(s)
+                ),
+                vec![m.id.clone()],
+            ));
+        }
+    }
+
+    /// The warning that `p` threads' sizes stop short of the reference size (no keys).
+    fn ref_size_warning(&self, p: usize) -> Warning {
+        Warning {
+            code: "alltoall_ref_size".into(),
+            message: format!(
+                "{}: with {p} thread(s) the reference size {} was not reached; no alltoall_*_p{p}_gbs keys",
+                self.target,
+                format_size(self.bench.ref_size)
+            ),
+            remediation: "a smaller --ref-size, or more memory (see the size_bound warning)"
+                .into(),
+        }
     }
 }
 

@@ -177,93 +177,71 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// Parses a spec; `file` is used in errors.
-pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
-    let err = |span: Option<Range<usize>>, message: String| SpecError {
-        file: file.into(),
-        line: span.map(|s| line_of(text, s.start)).unwrap_or(1),
-        message,
-    };
-    let raw: RawSpec = toml::from_str(text).map_err(|e| {
-        err(
-            e.span(),
-            format!(
-                "{} (see docs/consumers.md for the spec format)",
-                e.message().trim()
-            ),
-        )
-    })?;
-    let check_key = |k: &Spanned<String>, what: &str| -> Result<String, SpecError> {
+/// The spec text and its file name, which every error needs for its location.
+struct Parser<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Parser<'_> {
+    /// An error at `span`'s line (line 1 without a span).
+    fn err(&self, span: Option<Range<usize>>, message: String) -> SpecError {
+        SpecError {
+            file: self.file.into(),
+            line: span.map(|s| line_of(self.text, s.start)).unwrap_or(1),
+            message,
+        }
+    }
+
+    /// The trimmed key, or an error at its line saying why it is no params key.
+    fn check_key(&self, k: &Spanned<String>, what: &str) -> Result<String, SpecError> {
         let key = k.get_ref().trim();
         match keys::refusal(key) {
             None => Ok(key.to_string()),
-            Some(why) => Err(err(Some(k.span()), format!("{what} {why}"))),
+            Some(why) => Err(self.err(Some(k.span()), format!("{what} {why}"))),
         }
-    };
-    if raw.required.len() + raw.bound.len() > MAX_CHECKS {
-        return Err(err(
-            None,
-            format!(
-                "the spec has {} required keys and bounds, more than the {MAX_CHECKS} a spec may hold",
-                raw.required.len() + raw.bound.len()
-            ),
-        ));
     }
-    let mut required = vec![];
-    for r in &raw.required {
-        required.push((check_key(r, "required key")?, line_of(text, r.span().start)));
-    }
-    let mut bounds = vec![];
-    for b in &raw.bound {
+
+    /// One `[[bound]]`, checked: its key, operator and limit.
+    fn bound(&self, b: &Spanned<RawBound>) -> Result<Bound, SpecError> {
         let span = b.span();
         let rb = b.get_ref();
-        let key = check_key(&rb.key, "key")?;
+        let key = self.check_key(&rb.key, "key")?;
         let op = Op::parse(rb.op.get_ref()).ok_or_else(|| {
-            err(
+            self.err(
                 Some(rb.op.span()),
                 format!("operator `{}` is not one of <=, <, >=, >", rb.op.get_ref()),
             )
         })?;
-        let limit = match (&rb.value, &rb.expr) {
+        let limit = self.limit(rb, &key, span.clone())?;
+        Ok(Bound {
+            key,
+            op,
+            limit,
+            why: rb.why.clone().unwrap_or_default(),
+            optional: rb.optional,
+            line: line_of(self.text, span.start),
+        })
+    }
+
+    /// The bound's limit: exactly one of `value` and `expr`; `span` is the bound's.
+    fn limit(&self, rb: &RawBound, key: &str, span: Range<usize>) -> Result<Limit, SpecError> {
+        Ok(match (&rb.value, &rb.expr) {
             (Some(_), Some(e)) => {
-                return Err(err(
+                return Err(self.err(
                     Some(e.span()),
                     format!("bound on {key} has both value and expr: give one"),
                 ))
             }
             (None, None) => {
-                return Err(err(
+                return Err(self.err(
                     Some(span),
                     format!("bound on {key} has neither value nor expr"),
                 ))
             }
-            (Some(v), None) => {
-                let n = match v.get_ref() {
-                    toml::Value::Integer(i) => *i as f64,
-                    toml::Value::Float(f) => *f,
-                    toml::Value::String(s) => s.trim().parse::<f64>().map_err(|_| {
-                        err(
-                            Some(v.span()),
-                            format!("value `{s}` of the bound on {key} is not a number"),
-                        )
-                    })?,
-                    other => {
-                        return Err(err(
-                            Some(v.span()),
-                            format!("value `{other}` of the bound on {key} is not a number"),
-                        ))
-                    }
-                };
-                if !n.is_finite() {
-                    return Err(err(
-                        Some(v.span()),
-                        format!("value of the bound on {key} is not finite"),
-                    ));
-                }
-                Limit::Value(n)
-            }
+            (Some(v), None) => Limit::Value(self.value(v, key)?),
             (None, Some(e)) if e.get_ref().len() > MAX_EXPR_BYTES => {
-                return Err(err(
+                return Err(self.err(
                     Some(e.span()),
                     format!(
                         "expr of the bound on {key} is {} bytes long, more than the \
@@ -273,22 +251,76 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
                 ))
             }
             (None, Some(e)) => {
-                let terms = parse_expr(e.get_ref())
-                    .map_err(|m| err(Some(e.span()), format!("expr `{}`: {m}", e.get_ref())))?;
+                let terms = parse_expr(e.get_ref()).map_err(|m| {
+                    self.err(Some(e.span()), format!("expr `{}`: {m}", e.get_ref()))
+                })?;
                 Limit::Expr(e.get_ref().trim().to_string(), terms)
             }
+        })
+    }
+
+    /// A bound's `value`: a finite number, or a string that parses as one.
+    fn value(&self, v: &Spanned<toml::Value>, key: &str) -> Result<f64, SpecError> {
+        let n = match v.get_ref() {
+            toml::Value::Integer(i) => *i as f64,
+            toml::Value::Float(f) => *f,
+            toml::Value::String(s) => s.trim().parse::<f64>().map_err(|_| {
+                self.err(
+                    Some(v.span()),
+                    format!("value `{s}` of the bound on {key} is not a number"),
+                )
+            })?,
+            other => {
+                return Err(self.err(
+                    Some(v.span()),
+                    format!("value `{other}` of the bound on {key} is not a number"),
+                ))
+            }
         };
-        bounds.push(Bound {
-            key,
-            op,
-            limit,
-            why: rb.why.clone().unwrap_or_default(),
-            optional: rb.optional,
-            line: line_of(text, span.start),
-        });
+        if !n.is_finite() {
+            return Err(self.err(
+                Some(v.span()),
+                format!("value of the bound on {key} is not finite"),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// Parses a spec; `file` is used in errors.
+pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
+    let p = Parser { text, file };
+    let raw: RawSpec = toml::from_str(text).map_err(|e| {
+        p.err(
+            e.span(),
+            format!(
+                "{} (see docs/consumers.md for the spec format)",
+                e.message().trim()
+            ),
+        )
+    })?;
+    if raw.required.len() + raw.bound.len() > MAX_CHECKS {
+        return Err(p.err(
+            None,
+            format!(
+                "the spec has {} required keys and bounds, more than the {MAX_CHECKS} a spec may hold",
+                raw.required.len() + raw.bound.len()
+            ),
+        ));
+    }
+    let mut required = vec![];
+    for r in &raw.required {
+        required.push((
+            p.check_key(r, "required key")?,
+            line_of(text, r.span().start),
+        ));
+    }
+    let mut bounds = vec![];
+    for b in &raw.bound {
+        bounds.push(p.bound(b)?);
     }
     if required.is_empty() && bounds.is_empty() {
-        return Err(err(
+        return Err(p.err(
             None,
             "the spec has no `required` keys and no [[bound]]".into(),
         ));

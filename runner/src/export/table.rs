@@ -8,7 +8,7 @@ use crate::output::text::printable_lines;
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
 use bench_core::params::ParamsFile;
-use std::fmt::Write;
+use std::fmt::{self, Write};
 
 /// Table exporter.
 pub struct TableExporter;
@@ -35,164 +35,195 @@ fn key_unit(key: &str) -> Option<&'static str> {
 impl Exporter for TableExporter {
     fn render(&self, f: &ParamsFile) -> Result<String> {
         let mut s = String::new();
-        let e = &f.environment;
-        writeln!(
-            s,
-            "cxlchar {} | {} | {} CPUs | kernel {} | {}",
-            f.tool.version,
-            e.cpu.model,
-            e.cpu.logical_cpus,
-            e.kernel,
-            e.hypervisor
-                .as_deref()
-                .map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
-        )?;
-        writeln!(
-            s,
-            "timer: {:?} at {:.4} GHz ({}), overhead {:.1} ns subtracted, invariant: {}",
-            f.timer.source,
-            f.timer.freq_hz / 1e9,
-            f.timer.freq_method,
-            f.timer.overhead_ns,
-            f.timer
-                .invariant
-                .map_or("unknown".into(), |b| b.to_string())
-        )?;
-        writeln!(s, "prefetchers: {}", e.prefetchers.summary())?;
-        for (t, z) in &f.dram_sizing {
-            writeln!(
-                s,
-                "DRAM working set on {t}: {} touched ({})",
-                bench_core::units::format_size(z.touched_bytes),
-                z.explain()
-            )?;
-        }
-        for c in &f.dram_check {
-            writeln!(s, "DRAM check on {}: {}", c.target, c.summary())?;
-        }
-        for c in &f.prefetch_check {
-            let chains: Vec<String> = c
-                .chains
-                .iter()
-                .map(|x| {
-                    let info = if x.judged {
-                        ""
-                    } else {
-                        " (info: other page-walk rate)"
-                    };
-                    format!("{} {:.1} ns{info}", x.label, x.lat_ns)
-                })
-                .collect();
-            writeln!(
-                s,
-                "prefetch check on {} at {}: {} ({}; ratio {:.3}, tolerance {:.0}%){}",
-                c.target,
-                bench_core::units::format_size(c.touched_bytes),
-                c.verdict,
-                chains.join(", "),
-                c.ratio,
-                c.tolerance * 100.0,
-                c.aligned_ratio
-                    .map(|a| format!("; aligned/default {a:.3}"))
-                    .unwrap_or_default()
-            )?;
-        }
+        write_run(&mut s, f)?;
+        write_checks(&mut s, f)?;
         writeln!(s)?;
         if !f.params.is_empty() {
-            let mut t = TextTable::new(&[
-                ("param", Left),
-                ("value", Right),
-                ("unit", Left),
-                ("target", Left),
-                ("method", Left),
-            ]);
-            for (k, v) in f.params.iter().filter(|(k, _)| !k.contains('@')) {
-                let info = f.param_info.get(k);
-                t.row([
-                    k.as_str(),
-                    fmt_value(*v).as_str(),
-                    key_unit(k).unwrap_or_else(|| info.map_or("", |i| &i.unit)),
-                    info.map_or("", |i| &i.target),
-                    info.map_or("", |i| &i.method),
-                ]);
-            }
-            s.push_str(&t.render());
-            let per_target = f.params.keys().filter(|k| k.contains('@')).count();
-            if per_target > 0 {
-                writeln!(
-                    s,
-                    "({per_target} per-target keys `key@target` in the JSON output)"
-                )?;
-            }
-            writeln!(s)?;
+            write_params(&mut s, f)?;
         }
         if !f.measurements.is_empty() {
-            let mut t = TextTable::new(&[
-                ("measurement", Left),
-                ("n", Right),
-                ("min", Right),
-                ("p50", Right),
-                ("p90", Right),
-                ("p99", Right),
-                ("p99.9", Right),
-                ("max", Right),
-                ("unit", Left),
-            ]);
-            for m in &f.measurements {
-                let d = &m.distribution;
-                t.row([
-                    m.id.clone(),
-                    d.n.to_string(),
-                    fmt_value(d.min),
-                    fmt_value(d.p50),
-                    fmt_value(d.p90),
-                    fmt_value(d.p99),
-                    fmt_value(d.p999),
-                    fmt_value(d.max),
-                    m.unit.clone(),
-                ]);
-            }
-            s.push_str(&t.render());
-            writeln!(s)?;
+            write_measurements(&mut s, f)?;
         }
-        // Hardware counts per operation next to the figures, where the PMU gave them.
-        let per_op: Vec<_> = f
-            .measurements
-            .iter()
-            .filter_map(|m| m.counters.as_ref().map(|c| (m, c)))
-            .filter(|(_, c)| !c.per_op.is_empty())
-            .collect();
-        if !per_op.is_empty() {
-            writeln!(s, "counters per operation:")?;
-            let mut t = TextTable::new(&[("measurement", Left), ("counts", Left)]).indent(2);
-            for (m, c) in per_op {
-                let v: Vec<String> = c
-                    .per_op
-                    .iter()
-                    .map(|(k, v)| format!("{k} {}", fmt_value(*v)))
-                    .collect();
-                t.row([m.id.clone(), v.join(", ")]);
-            }
-            s.push_str(&t.render());
-            writeln!(s)?;
-        }
+        write_counters(&mut s, f)?;
         if !f.skipped.is_empty() {
-            writeln!(s, "skipped:")?;
-            for k in &f.skipped {
-                let t = if k.target.is_empty() {
-                    String::new()
-                } else {
-                    format!(" on {}", k.target)
-                };
-                writeln!(s, "  {}{t}: {}", k.benchmark, k.reason)?;
-            }
-            writeln!(s)?;
+            write_skipped(&mut s, f)?;
         }
         s.push_str(&render_warnings(&f.warnings));
         // The environment strings, skipped reasons and warnings come from the params file
         // as they are: shown with control characters escaped.
         Ok(printable_lines(&s).into_owned())
     }
+}
+
+/// The run's header lines: tool, CPU, kernel, hypervisor, timer and prefetchers.
+fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
+    let e = &f.environment;
+    writeln!(
+        s,
+        "cxlchar {} | {} | {} CPUs | kernel {} | {}",
+        f.tool.version,
+        e.cpu.model,
+        e.cpu.logical_cpus,
+        e.kernel,
+        e.hypervisor
+            .as_deref()
+            .map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
+    )?;
+    writeln!(
+        s,
+        "timer: {:?} at {:.4} GHz ({}), overhead {:.1} ns subtracted, invariant: {}",
+        f.timer.source,
+        f.timer.freq_hz / 1e9,
+        f.timer.freq_method,
+        f.timer.overhead_ns,
+        f.timer
+            .invariant
+            .map_or("unknown".into(), |b| b.to_string())
+    )?;
+    writeln!(s, "prefetchers: {}", e.prefetchers.summary())
+}
+
+/// The DRAM sizing, DRAM check and prefetch check lines, one per target.
+fn write_checks(s: &mut String, f: &ParamsFile) -> fmt::Result {
+    for (t, z) in &f.dram_sizing {
+        writeln!(
+            s,
+            "DRAM working set on {t}: {} touched ({})",
+            bench_core::units::format_size(z.touched_bytes),
+            z.explain()
+        )?;
+    }
+    for c in &f.dram_check {
+        writeln!(s, "DRAM check on {}: {}", c.target, c.summary())?;
+    }
+    for c in &f.prefetch_check {
+        let chains: Vec<String> = c
+            .chains
+            .iter()
+            .map(|x| {
+                let info = if x.judged {
+                    ""
+                } else {
+                    " (info: other page-walk rate)"
+                };
+                format!("{} {:.1} ns{info}", x.label, x.lat_ns)
+            })
+            .collect();
+        writeln!(
+            s,
+            "prefetch check on {} at {}: {} ({}; ratio {:.3}, tolerance {:.0}%){}",
+            c.target,
+            bench_core::units::format_size(c.touched_bytes),
+            c.verdict,
+            chains.join(", "),
+            c.ratio,
+            c.tolerance * 100.0,
+            c.aligned_ratio
+                .map(|a| format!("; aligned/default {a:.3}"))
+                .unwrap_or_default()
+        )?;
+    }
+    Ok(())
+}
+
+/// The model keys' table (per-target keys only counted), then an empty line.
+fn write_params(s: &mut String, f: &ParamsFile) -> fmt::Result {
+    let mut t = TextTable::new(&[
+        ("param", Left),
+        ("value", Right),
+        ("unit", Left),
+        ("target", Left),
+        ("method", Left),
+    ]);
+    for (k, v) in f.params.iter().filter(|(k, _)| !k.contains('@')) {
+        let info = f.param_info.get(k);
+        t.row([
+            k.as_str(),
+            fmt_value(*v).as_str(),
+            key_unit(k).unwrap_or_else(|| info.map_or("", |i| &i.unit)),
+            info.map_or("", |i| &i.target),
+            info.map_or("", |i| &i.method),
+        ]);
+    }
+    s.push_str(&t.render());
+    let per_target = f.params.keys().filter(|k| k.contains('@')).count();
+    if per_target > 0 {
+        writeln!(
+            s,
+            "({per_target} per-target keys `key@target` in the JSON output)"
+        )?;
+    }
+    writeln!(s)
+}
+
+/// The measurements' table: count and quantiles, then an empty line.
+fn write_measurements(s: &mut String, f: &ParamsFile) -> fmt::Result {
+    let mut t = TextTable::new(&[
+        ("measurement", Left),
+        ("n", Right),
+        ("min", Right),
+        ("p50", Right),
+        ("p90", Right),
+        ("p99", Right),
+        ("p99.9", Right),
+        ("max", Right),
+        ("unit", Left),
+    ]);
+    for m in &f.measurements {
+        let d = &m.distribution;
+        t.row([
+            m.id.clone(),
+            d.n.to_string(),
+            fmt_value(d.min),
+            fmt_value(d.p50),
+            fmt_value(d.p90),
+            fmt_value(d.p99),
+            fmt_value(d.p999),
+            fmt_value(d.max),
+            m.unit.clone(),
+        ]);
+    }
+    s.push_str(&t.render());
+    writeln!(s)
+}
+
+/// Hardware counts per operation next to the figures, where the PMU gave them.
+fn write_counters(s: &mut String, f: &ParamsFile) -> fmt::Result {
+    let per_op: Vec<_> = f
+        .measurements
+        .iter()
+        .filter_map(|m| m.counters.as_ref().map(|c| (m, c)))
+        .filter(|(_, c)| !c.per_op.is_empty())
+        .collect();
+    if per_op.is_empty() {
+        return Ok(());
+    }
+    writeln!(s, "counters per operation:")?;
+    let mut t = TextTable::new(&[("measurement", Left), ("counts", Left)]).indent(2);
+    for (m, c) in per_op {
+        let v: Vec<String> = c
+            .per_op
+            .iter()
+            .map(|(k, v)| format!("{k} {}", fmt_value(*v)))
+            .collect();
+        t.row([m.id.clone(), v.join(", ")]);
+    }
+    s.push_str(&t.render());
+    writeln!(s)
+}
+
+/// The skipped benchmarks with their targets and reasons.
+fn write_skipped(s: &mut String, f: &ParamsFile) -> fmt::Result {
+    writeln!(s, "skipped:")?;
+    for k in &f.skipped {
+        let t = if k.target.is_empty() {
+            String::new()
+        } else {
+            format!(" on {}", k.target)
+        };
+        writeln!(s, "  {}{t}: {}", k.benchmark, k.reason)?;
+    }
+    writeln!(s)
 }
 
 #[cfg(test)]

@@ -117,16 +117,22 @@ fn measured(ms: &[&Measurement]) -> String {
     s
 }
 
-/// Renders every chart of `f`; a chart whose measurements are absent (or lack the
-/// parameters to plot) has `svg: None` and a note saying so.
-pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
-    let mut out = vec![];
-    let mut emit = |file: &str,
-                    family: &str,
-                    what: &str,
-                    ms: &[&Measurement],
-                    render: &dyn Fn() -> Result<Option<String>>|
-     -> Result<()> {
+/// The charts drawn so far, in the order they are drawn.
+struct Charts {
+    out: Vec<Chart>,
+}
+
+impl Charts {
+    /// Draws one chart of `ms` with `render`, or records why it is not drawn: no
+    /// measurements, or measurements without the parameters to plot.
+    fn emit(
+        &mut self,
+        file: &str,
+        family: &str,
+        what: &str,
+        ms: &[&Measurement],
+        render: &dyn Fn() -> Result<Option<String>>,
+    ) -> Result<()> {
         let (svg, note) = if ms.is_empty() {
             (None, format!("no {family} measurements in this file"))
         } else {
@@ -143,7 +149,7 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
         } else {
             format!("{what} {}.", measured(ms))
         };
-        out.push(Chart {
+        self.out.push(Chart {
             file: file.into(),
             family: family.into(),
             caption,
@@ -151,86 +157,138 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
             note,
         });
         Ok(())
-    };
-    let caches = data::cache_marks(f);
-    let marked = "Grey verticals: the data and unified cache sizes of the environment.";
+    }
 
-    let lat = data::family(f, "mem.latency");
-    emit(
-        "latency.svg",
-        "mem.latency",
-        &format!(
-            "mem.latency: p50 load-to-use latency (ns per load of a dependent pointer \
-             chase) vs working-set size, one curve per target and chase order; log-log. \
-             {marked}"
-        ),
-        &lat,
-        &|| latency::render(&lat, &caches),
-    )?;
+    /// The size-swept memory charts (latency, bandwidth, copy threshold, all-to-all
+    /// order), each with the cache sizes `caches` marked.
+    fn memory(&mut self, f: &ParamsFile, caches: &[(f64, String)]) -> Result<()> {
+        let marked = "Grey verticals: the data and unified cache sizes of the environment.";
 
-    let bw = data::family(f, "mem.bandwidth");
-    emit(
-        "bandwidth.svg",
-        "mem.bandwidth",
-        &format!(
-            "mem.bandwidth: p50 bandwidth (GB/s, GB = 1e9 B) per kernel, thread count and \
-             target vs size (or vs threads when the points carry no size). {marked}"
-        ),
-        &bw,
-        &|| bandwidth::render(&bw, &caches),
-    )?;
+        let lat = data::family(f, "mem.latency");
+        self.emit(
+            "latency.svg",
+            "mem.latency",
+            &format!(
+                "mem.latency: p50 load-to-use latency (ns per load of a dependent pointer \
+                 chase) vs working-set size, one curve per target and chase order; log-log. \
+                 {marked}"
+            ),
+            &lat,
+            &|| latency::render(&lat, caches),
+        )?;
 
-    let ct = data::family(f, "mem.copy-threshold");
-    emit(
-        "copy-threshold.svg",
-        "mem.copy-threshold",
-        &format!(
-            "mem.copy-threshold: p50 all-to-all copy bandwidth (bytes read + written) vs \
-             block size, per copy method (temporal, non-temporal, hybrid) and thread count \
-             P. {marked}"
-        ),
-        &ct,
-        &|| copy_threshold::render(&ct, &caches),
-    )?;
+        let bw = data::family(f, "mem.bandwidth");
+        self.emit(
+            "bandwidth.svg",
+            "mem.bandwidth",
+            &format!(
+                "mem.bandwidth: p50 bandwidth (GB/s, GB = 1e9 B) per kernel, thread count and \
+                 target vs size (or vs threads when the points carry no size). {marked}"
+            ),
+            &bw,
+            &|| bandwidth::render(&bw, caches),
+        )?;
 
-    let ao = data::family(f, "mem.alltoall-order");
-    emit(
-        "alltoall-order.svg",
-        "mem.alltoall-order",
-        &format!(
-            "mem.alltoall-order: p50 all-to-all bandwidth vs block size per copy order \
-             (row-wise, column-wise, Hilbert), method and thread count P. {marked}"
-        ),
-        &ao,
-        &|| alltoall_order::render(&ao, &caches),
-    )?;
+        let ct = data::family(f, "mem.copy-threshold");
+        self.emit(
+            "copy-threshold.svg",
+            "mem.copy-threshold",
+            &format!(
+                "mem.copy-threshold: p50 all-to-all copy bandwidth (bytes read + written) vs \
+                 block size, per copy method (temporal, non-temporal, hybrid) and thread count \
+                 P. {marked}"
+            ),
+            &ct,
+            &|| copy_threshold::render(&ct, caches),
+        )?;
 
-    let ld: Vec<&Measurement> = data::family(f, "mem.loaded")
-        .into_iter()
-        .filter(|m| m.unit == "ns")
-        .collect();
-    let ld_what = if ld.is_empty() {
-        "mem.loaded: chase latency under injected memory traffic.".to_string()
-    } else {
-        format!(
-            "mem.loaded: latency per load of a dependent chase on one CPU while the other \
-             CPUs inject memory traffic of the named mix, vs {}; one curve per (target, \
-             mix). Solid: p50; dashed: p99, from {}.",
-            if loaded::by_bandwidth(&ld) {
-                "the bandwidth the traffic threads moved (injected_bw_gbs: bytes loaded + \
-                 stored / time, GB = 1e9 B, the chase and RFO reads not counted)"
-            } else {
-                "the injection delay (no point records its bandwidth)"
-            },
-            loaded::p99_source(&ld)
+        let ao = data::family(f, "mem.alltoall-order");
+        self.emit(
+            "alltoall-order.svg",
+            "mem.alltoall-order",
+            &format!(
+                "mem.alltoall-order: p50 all-to-all bandwidth vs block size per copy order \
+                 (row-wise, column-wise, Hilbert), method and thread count P. {marked}"
+            ),
+            &ao,
+            &|| alltoall_order::render(&ao, caches),
         )
-    };
-    emit("loaded-latency.svg", "mem.loaded", &ld_what, &ld, &|| {
-        loaded::render(&ld)
-    })?;
+    }
 
+    /// The loaded-latency chart: chase latency vs injected bandwidth (or delay).
+    fn loaded(&mut self, f: &ParamsFile) -> Result<()> {
+        let ld: Vec<&Measurement> = data::family(f, "mem.loaded")
+            .into_iter()
+            .filter(|m| m.unit == "ns")
+            .collect();
+        let ld_what = if ld.is_empty() {
+            "mem.loaded: chase latency under injected memory traffic.".to_string()
+        } else {
+            format!(
+                "mem.loaded: latency per load of a dependent chase on one CPU while the other \
+                 CPUs inject memory traffic of the named mix, vs {}; one curve per (target, \
+                 mix). Solid: p50; dashed: p99, from {}.",
+                if loaded::by_bandwidth(&ld) {
+                    "the bandwidth the traffic threads moved (injected_bw_gbs: bytes loaded + \
+                     stored / time, GB = 1e9 B, the chase and RFO reads not counted)"
+                } else {
+                    "the injection delay (no point records its bandwidth)"
+                },
+                loaded::p99_source(&ld)
+            )
+        };
+        self.emit("loaded-latency.svg", "mem.loaded", &ld_what, &ld, &|| {
+            loaded::render(&ld)
+        })
+    }
+
+    /// Core-to-core heatmaps, one per kind (one empty chart when there is none).
+    fn c2c(&mut self, f: &ParamsFile) -> Result<()> {
+        let cc = data::family(f, "pool.c2c");
+        let kind_of = |m: &Measurement| data::text(m, KIND).unwrap_or_else(|| "c2c".into());
+        let mut kinds: Vec<String> = cc.iter().map(|m| kind_of(m)).collect();
+        kinds.sort();
+        kinds.dedup();
+        if kinds.is_empty() {
+            self.emit(
+                "c2c.svg",
+                "pool.c2c",
+                "pool.c2c: core-to-core one-way latency per CPU pair.",
+                &[],
+                &|| Ok(None),
+            )?;
+        }
+        for kind in kinds {
+            let ms: Vec<&Measurement> = cc.iter().copied().filter(|m| kind_of(m) == kind).collect();
+            let file = format!(
+                "c2c-{}.svg",
+                kind.replace(|c: char| !c.is_alphanumeric(), "_")
+            );
+            self.emit(
+                &file,
+                "pool.c2c",
+                &format!(
+                    "pool.c2c ({kind}): p50 core-to-core latency per CPU pair (cpu a row, cpu \
+                     b column; a pair measured once is shown in both halves), white low to \
+                     dark red high."
+                ),
+                &ms,
+                &|| c2c::render_heatmap(&kind, &ms),
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Renders every chart of `f`; a chart whose measurements are absent (or lack the
+/// parameters to plot) has `svg: None` and a note saying so.
+pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
+    let mut c = Charts { out: vec![] };
+    let caches = data::cache_marks(f);
+    c.memory(f, &caches)?;
+    c.loaded(f)?;
     let fl = data::family(f, "pool.flush");
-    emit(
+    c.emit(
         "flush.svg",
         "pool.flush",
         "pool.flush: p50 cost of writing and flushing a buffer vs its size, per flush \
@@ -238,41 +296,8 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
         &fl,
         &|| flush::render(&fl),
     )?;
-
-    // Core-to-core heatmaps, one per kind.
-    let cc = data::family(f, "pool.c2c");
-    let kind_of = |m: &Measurement| data::text(m, KIND).unwrap_or_else(|| "c2c".into());
-    let mut kinds: Vec<String> = cc.iter().map(|m| kind_of(m)).collect();
-    kinds.sort();
-    kinds.dedup();
-    if kinds.is_empty() {
-        emit(
-            "c2c.svg",
-            "pool.c2c",
-            "pool.c2c: core-to-core one-way latency per CPU pair.",
-            &[],
-            &|| Ok(None),
-        )?;
-    }
-    for kind in kinds {
-        let ms: Vec<&Measurement> = cc.iter().copied().filter(|m| kind_of(m) == kind).collect();
-        let file = format!(
-            "c2c-{}.svg",
-            kind.replace(|c: char| !c.is_alphanumeric(), "_")
-        );
-        emit(
-            &file,
-            "pool.c2c",
-            &format!(
-                "pool.c2c ({kind}): p50 core-to-core latency per CPU pair (cpu a row, cpu b \
-                 column; a pair measured once is shown in both halves), white low to dark red \
-                 high."
-            ),
-            &ms,
-            &|| c2c::render_heatmap(&kind, &ms),
-        )?;
-    }
-    Ok(out)
+    c.c2c(f)?;
+    Ok(c.out)
 }
 
 /// Draws every chart whose data is in `f` into `dir`, one SVG file each (written

@@ -190,6 +190,86 @@ fn fleet_acceptance(a: &FleetAcceptance) -> String {
     s
 }
 
+/// The page's links: the sections it has (Acceptance only with a spec).
+fn nav(with_acceptance: bool) -> Vec<(&'static str, &'static str)> {
+    let mut nav = vec![("run", "Run"), ("hosts", "Hosts")];
+    if with_acceptance {
+        nav.push(("acceptance", "Acceptance"));
+    }
+    nav.extend([
+        ("keys", "Keys across hosts"),
+        ("pairs", "Pairs"),
+        ("skipped", "Pairs not measured"),
+    ]);
+    nav
+}
+
+/// The Run table: the file, who wrote it, the command line and the launcher's job.
+fn run_table(f: &FleetFile, source: &str) -> String {
+    let vars: Vec<String> = f
+        .launcher
+        .variables
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    table(
+        "run",
+        &["item", "value"],
+        &[
+            vec!["file".into(), format!("<code>{}</code>", esc(source))],
+            vec![
+                "written by".into(),
+                esc(&format!(
+                    "cxlchar {} (fleet schema version {})",
+                    f.cxlchar_version, f.fleet_schema_version
+                )),
+            ],
+            vec![
+                "command line".into(),
+                format!("<code>{}</code>", esc(&f.command_line.join(" "))),
+            ],
+            vec![
+                "launcher".into(),
+                esc(&format!(
+                    "{} job {}, {} rank(s); {}",
+                    f.launcher.kind,
+                    f.launcher.job,
+                    f.launcher.ranks,
+                    if vars.is_empty() {
+                        "no variables recorded".to_string()
+                    } else {
+                        vars.join(" ")
+                    }
+                )),
+            ],
+            vec![
+                "started / finished".into(),
+                esc(&format!("{} / {}", f.started_at, f.finished_at)),
+            ],
+            vec![
+                "report by".into(),
+                esc(&format!("cxlchar {}", env!("CARGO_PKG_VERSION"))),
+            ],
+        ],
+    )
+}
+
+/// The fleet's own warnings (not a host's) with their remediation.
+fn warnings(f: &FleetFile) -> String {
+    let rows: Vec<Vec<String>> = f
+        .warnings
+        .iter()
+        .map(|w| {
+            vec![
+                format!("<code>{}</code>", esc(&w.code)),
+                esc(&w.message),
+                esc(&w.remediation),
+            ]
+        })
+        .collect();
+    table("warnings", &["code", "warning", "remediation"], &rows)
+}
+
 /// The whole fleet page.
 pub fn render(
     f: &FleetFile,
@@ -199,83 +279,10 @@ pub fn render(
 ) -> String {
     let title = title(f);
     let mut s = head(&title);
-    let mut nav = vec![("run", "Run"), ("hosts", "Hosts")];
-    if acc.is_some() {
-        nav.push(("acceptance", "Acceptance"));
-    }
-    nav.extend([
-        ("keys", "Keys across hosts"),
-        ("pairs", "Pairs"),
-        ("skipped", "Pairs not measured"),
-    ]);
-    s.push_str(&links(&nav));
-    let vars: Vec<String> = f
-        .launcher
-        .variables
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    let _ = write!(
-        s,
-        "<h2 id=\"run\">Run</h2>\n{}",
-        table(
-            "run",
-            &["item", "value"],
-            &[
-                vec!["file".into(), format!("<code>{}</code>", esc(source))],
-                vec![
-                    "written by".into(),
-                    esc(&format!(
-                        "cxlchar {} (fleet schema version {})",
-                        f.cxlchar_version, f.fleet_schema_version
-                    ))
-                ],
-                vec![
-                    "command line".into(),
-                    format!("<code>{}</code>", esc(&f.command_line.join(" ")))
-                ],
-                vec![
-                    "launcher".into(),
-                    esc(&format!(
-                        "{} job {}, {} rank(s); {}",
-                        f.launcher.kind,
-                        f.launcher.job,
-                        f.launcher.ranks,
-                        if vars.is_empty() {
-                            "no variables recorded".to_string()
-                        } else {
-                            vars.join(" ")
-                        }
-                    ))
-                ],
-                vec![
-                    "started / finished".into(),
-                    esc(&format!("{} / {}", f.started_at, f.finished_at))
-                ],
-                vec![
-                    "report by".into(),
-                    esc(&format!("cxlchar {}", env!("CARGO_PKG_VERSION")))
-                ],
-            ],
-        )
-    );
+    s.push_str(&links(&nav(acc.is_some())));
+    let _ = write!(s, "<h2 id=\"run\">Run</h2>\n{}", run_table(f, source));
     if !f.warnings.is_empty() {
-        let rows: Vec<Vec<String>> = f
-            .warnings
-            .iter()
-            .map(|w| {
-                vec![
-                    format!("<code>{}</code>", esc(&w.code)),
-                    esc(&w.message),
-                    esc(&w.remediation),
-                ]
-            })
-            .collect();
-        let _ = write!(
-            s,
-            "<h3>Fleet warnings</h3>\n{}",
-            table("warnings", &["code", "warning", "remediation"], &rows)
-        );
+        let _ = write!(s, "<h3>Fleet warnings</h3>\n{}", warnings(f));
     }
     let _ = write!(
         s,

@@ -33,7 +33,9 @@ use crate::exit::Status;
 use crate::output::num;
 use crate::plot::Chart;
 use anyhow::Result;
+use bench_core::env::Environment;
 use bench_core::params::ParamsFile;
+use bench_core::timer::TimerInfo;
 use bench_core::units::format_size;
 use html::{esc, table};
 use std::fmt::Write as _;
@@ -142,10 +144,21 @@ fn yes_no(v: Option<bool>) -> String {
     }
 }
 
+/// The environment table: the settings that shape the figures, then the topology.
 fn environment(f: &ParamsFile) -> String {
+    let mut rows = settings(f);
+    topology(&f.environment, &mut rows);
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|(k, v)| vec![esc(k), esc(&v)])
+        .collect();
+    table("env", &["setting", "value"], &rows)
+}
+
+/// One row per machine and kernel setting, and the timer's.
+fn settings(f: &ParamsFile) -> Vec<(&'static str, String)> {
     let e = &f.environment;
-    let t = &f.timer;
-    let mut rows: Vec<(&str, String)> = vec![
+    vec![
         (
             "CPU",
             format!(
@@ -176,22 +189,7 @@ fn environment(f: &ParamsFile) -> String {
                 e.thp_defrag.as_deref().unwrap_or("unknown")
             ),
         ),
-        (
-            "hugepages",
-            e.topology
-                .hugepages
-                .iter()
-                .map(|h| {
-                    format!(
-                        "{}: {} total, {} free",
-                        format_size(h.page_size_bytes),
-                        h.total,
-                        h.free
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; "),
-        ),
+        ("hugepages", hugepages(e)),
         ("automatic NUMA balancing", yes_no(e.numa_balancing)),
         (
             "hypervisor",
@@ -214,27 +212,50 @@ fn environment(f: &ParamsFile) -> String {
                 None => format!("{} ({})", e.prefetchers.state, e.prefetchers.source),
             },
         ),
-        (
-            "timer",
+        ("timer", timer(&f.timer)),
+    ]
+}
+
+/// Each hugepage size with its total and free pages.
+fn hugepages(e: &Environment) -> String {
+    e.topology
+        .hugepages
+        .iter()
+        .map(|h| {
             format!(
-                "{} at {:.0} Hz ({}; spread {:.1} ppm), invariant: {}, overhead {:.1} ns, \
-                 resolution {:.1} ns{}",
-                serde_json::to_value(t.source)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_else(|| format!("{:?}", t.source)),
-                t.freq_hz,
-                t.freq_method,
-                t.calibration_spread_ppm,
-                yes_no(t.invariant),
-                t.overhead_ns,
-                t.resolution_ns,
-                t.fallback_reason
-                    .as_ref()
-                    .map_or(String::new(), |r| format!("; fallback: {r}"))
-            ),
-        ),
-    ];
+                "{}: {} total, {} free",
+                format_size(h.page_size_bytes),
+                h.total,
+                h.free
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The timer's source, calibration, overhead and resolution (and fallback, if any).
+fn timer(t: &TimerInfo) -> String {
+    format!(
+        "{} at {:.0} Hz ({}; spread {:.1} ppm), invariant: {}, overhead {:.1} ns, \
+         resolution {:.1} ns{}",
+        serde_json::to_value(t.source)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_else(|| format!("{:?}", t.source)),
+        t.freq_hz,
+        t.freq_method,
+        t.calibration_spread_ppm,
+        yes_no(t.invariant),
+        t.overhead_ns,
+        t.resolution_ns,
+        t.fallback_reason
+            .as_ref()
+            .map_or(String::new(), |r| format!("; fallback: {r}"))
+    )
+}
+
+/// Rows for the NUMA nodes, caches, cache instances and dax devices.
+fn topology(e: &Environment, rows: &mut Vec<(&'static str, String)>) {
     for n in &e.topology.nodes {
         rows.push((
             "NUMA node",
@@ -266,30 +287,7 @@ fn environment(f: &ParamsFile) -> String {
         ));
     }
     if !e.topology.cache_instances.is_empty() {
-        // Every instance, grouped by level and size: what the DRAM sizing rule sums.
-        let mut groups: std::collections::BTreeMap<(u8, usize), Vec<&str>> = Default::default();
-        for c in &e.topology.cache_instances {
-            groups
-                .entry((c.level, c.size_bytes))
-                .or_default()
-                .push(c.cpus.as_str());
-        }
-        let text = groups
-            .iter()
-            .rev()
-            .map(|((l, size), cpus)| {
-                let shown: Vec<&str> = cpus.iter().copied().take(4).collect();
-                let more = if cpus.len() > 4 { ", ..." } else { "" };
-                format!(
-                    "L{l} {} x {} (CPUs {}{more})",
-                    cpus.len(),
-                    format_size(*size),
-                    shown.join("; ")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        rows.push(("cache instances (all CPUs)", text));
+        rows.push(("cache instances (all CPUs)", cache_instances(e)));
     }
     for d in &e.topology.dax {
         rows.push((
@@ -303,11 +301,32 @@ fn environment(f: &ParamsFile) -> String {
             ),
         ));
     }
-    let rows: Vec<Vec<String>> = rows
-        .into_iter()
-        .map(|(k, v)| vec![esc(k), esc(&v)])
-        .collect();
-    table("env", &["setting", "value"], &rows)
+}
+
+/// Every cache instance, grouped by level and size: what the DRAM sizing rule sums.
+fn cache_instances(e: &Environment) -> String {
+    let mut groups: std::collections::BTreeMap<(u8, usize), Vec<&str>> = Default::default();
+    for c in &e.topology.cache_instances {
+        groups
+            .entry((c.level, c.size_bytes))
+            .or_default()
+            .push(c.cpus.as_str());
+    }
+    groups
+        .iter()
+        .rev()
+        .map(|((l, size), cpus)| {
+            let shown: Vec<&str> = cpus.iter().copied().take(4).collect();
+            let more = if cpus.len() > 4 { ", ..." } else { "" };
+            format!(
+                "L{l} {} x {} (CPUs {}{more})",
+                cpus.len(),
+                format_size(*size),
+                shown.join("; ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn warnings(f: &ParamsFile) -> String {
@@ -333,12 +352,55 @@ fn warnings(f: &ParamsFile) -> String {
 /// The self-checks: the DRAM check each DRAM key stands on (working sets confirmed
 /// against a larger one), then the prefetch check of each idle-latency DRAM point.
 fn checks(f: &ParamsFile) -> String {
-    use bench_core::dram_check::Verdict;
     if f.dram_check.is_empty() && f.prefetch_check.is_empty() {
         return "<p class=\"note\">No self-check in this file (no DRAM key was measured, or \
                 the file predates them).</p>\n"
             .into();
     }
+    let rows = dram_check_rows(f);
+    let mut s = String::from(
+        "<p>Each DRAM key was measured at a working set of 4 x the caches its CPUs can fill \
+         (every distinct LLC and L2 instance, sysfs), then checked: its kernel on the same CPUs \
+         at a larger working set must give the same figure within the tolerance, or the set \
+         was in a cache and grows. <b>UNCONFIRMED</b> figures stand with a warning.</p>\n",
+    );
+    if !rows.is_empty() {
+        s.push_str(&table(
+            "dram-checks",
+            &[
+                "target",
+                "check",
+                "verdict",
+                "working set",
+                "compared (mean of passes)",
+                "smaller / larger speed",
+                "keys it stands for",
+            ],
+            &rows,
+        ));
+    }
+    let rows = prefetch_check_rows(f);
+    if !rows.is_empty() {
+        s.push_str("<p>The prefetch check at each idle-latency DRAM point: chains built differently must agree if no prefetcher helps one of them.</p>\n");
+        s.push_str(&table(
+            "prefetch-checks",
+            &[
+                "target",
+                "verdict",
+                "working set",
+                "chains",
+                "slowest / default",
+            ],
+            &rows,
+        ));
+    }
+    s
+}
+
+/// One row per DRAM check: target, check, verdict, working set, the compared figures,
+/// their ratio and the keys the check stands for.
+fn dram_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
+    use bench_core::dram_check::Verdict;
     let fig = |c: &bench_core::dram_check::DramCheck, b: usize| {
         let v: Vec<f64> = c
             .points
@@ -349,8 +411,7 @@ fn checks(f: &ParamsFile) -> String {
         let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
         format!("{}: {} {}", format_size(b), num(mean), c.unit)
     };
-    let rows: Vec<Vec<String>> = f
-        .dram_check
+    f.dram_check
         .iter()
         .map(|c| {
             let (class, label) = match c.verdict {
@@ -383,30 +444,12 @@ fn checks(f: &ParamsFile) -> String {
                     .join(" "),
             ]
         })
-        .collect();
-    let mut s = String::from(
-        "<p>Each DRAM key was measured at a working set of 4 x the caches its CPUs can fill \
-         (every distinct LLC and L2 instance, sysfs), then checked: its kernel on the same CPUs \
-         at a larger working set must give the same figure within the tolerance, or the set \
-         was in a cache and grows. <b>UNCONFIRMED</b> figures stand with a warning.</p>\n",
-    );
-    if !rows.is_empty() {
-        s.push_str(&table(
-            "dram-checks",
-            &[
-                "target",
-                "check",
-                "verdict",
-                "working set",
-                "compared (mean of passes)",
-                "smaller / larger speed",
-                "keys it stands for",
-            ],
-            &rows,
-        ));
-    }
-    let rows: Vec<Vec<String>> = f
-        .prefetch_check
+        .collect()
+}
+
+/// One row per prefetch check: target, verdict, working set, chains and their ratio.
+fn prefetch_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
+    f.prefetch_check
         .iter()
         .map(|c| {
             let chains = c
@@ -433,22 +476,7 @@ fn checks(f: &ParamsFile) -> String {
                 format!("<span class=\"n\">{:.3}</span>", c.ratio),
             ]
         })
-        .collect();
-    if !rows.is_empty() {
-        s.push_str("<p>The prefetch check at each idle-latency DRAM point: chains built differently must agree if no prefetcher helps one of them.</p>\n");
-        s.push_str(&table(
-            "prefetch-checks",
-            &[
-                "target",
-                "verdict",
-                "working set",
-                "chains",
-                "slowest / default",
-            ],
-            &rows,
-        ));
-    }
-    s
+        .collect()
 }
 
 fn keys(f: &ParamsFile) -> String {

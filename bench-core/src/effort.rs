@@ -8,9 +8,20 @@
 //! branches on `--quick` itself. The two plans, [`QUICK`] and [`FULL`], sit side by side
 //! below, and a test holds that the quick one never asks for more than the full one.
 
-use crate::lockstep::Budget;
 use crate::timer::Calibration;
 use std::time::Duration;
+
+/// How many samples to take: a sampling budget of the effort plan (the lockstep kernels
+/// take one per point, [`crate::lockstep`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Keep sampling at least this long...
+    pub time: Duration,
+    /// ...and take at least this many samples...
+    pub min_samples: usize,
+    /// ...but never more than this many.
+    pub max_samples: usize,
+}
 
 /// The effort level a user asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

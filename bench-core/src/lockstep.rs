@@ -7,18 +7,9 @@ use crate::bench::Context;
 use crate::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use crate::pin::SpinBarrier;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// How many samples to take.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    /// Keep sampling at least this long...
-    pub time: Duration,
-    /// ...and take at least this many samples...
-    pub min_samples: usize,
-    /// ...but never more than this many.
-    pub max_samples: usize,
-}
+pub use crate::effort::Budget;
 
 /// The samples of a lockstep run and the counter evidence of its threads.
 #[derive(Debug, Clone)]
@@ -139,6 +130,7 @@ pub fn gbs(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
 
     #[test]
     fn every_thread_runs_every_sample() {

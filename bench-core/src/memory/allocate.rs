@@ -11,7 +11,6 @@ use crate::topology::Topology;
 use crate::units::{format_size, MIB};
 use crate::CoreError;
 use memmap2::{Advice, MmapMut, MmapOptions};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 impl Region {
@@ -204,17 +203,7 @@ impl Region {
             map: Mapping::Rw(map),
             offset,
             len,
-            placement: Placement {
-                verification: Verification::Unverified,
-                method: String::new(),
-                page_size_bytes: page,
-                pages_checked: 0,
-                pages_per_node: BTreeMap::new(),
-                thp_fraction: None,
-                warning: None,
-                interleave: None,
-                backing: Vec::new(),
-            },
+            placement: Placement::unverified(page),
         }
     }
 

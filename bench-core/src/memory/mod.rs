@@ -389,6 +389,24 @@ pub struct Placement {
     pub backing: Vec<crate::cxl::BackingShare>,
 }
 
+impl Placement {
+    /// Nothing checked yet: unverified, no pages queried, backed by pages of
+    /// `page_size_bytes` (as far as known).
+    pub fn unverified(page_size_bytes: usize) -> Placement {
+        Placement {
+            verification: Verification::Unverified,
+            method: String::new(),
+            page_size_bytes,
+            pages_checked: 0,
+            pages_per_node: BTreeMap::new(),
+            thp_fraction: None,
+            warning: None,
+            interleave: None,
+            backing: Vec::new(),
+        }
+    }
+}
+
 /// A mapping, writable or not.
 enum Mapping {
     /// Mapped read-write.

@@ -11,10 +11,9 @@ use super::guard::{
     check_claim, check_creatable, check_dax, check_file, require_write, Access, MapError,
 };
 use super::reserve::reserve;
-use super::{page_size, Mapping, Origin, Placement, Region, TargetSpec, Verification};
+use super::{page_size, Mapping, Origin, Placement, Region, TargetSpec};
 use crate::pci::BarSpec;
 use memmap2::MmapOptions;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -352,17 +351,7 @@ fn dax_window_backing(root: &Path, path: &Path, len: u64) -> Vec<crate::cxl::Bac
 }
 
 fn unverified() -> Placement {
-    Placement {
-        verification: Verification::Unverified,
-        method: String::new(),
-        page_size_bytes: page_size(),
-        pages_checked: 0,
-        pages_per_node: BTreeMap::new(),
-        thp_fraction: None,
-        warning: None,
-        interleave: None,
-        backing: Vec::new(),
-    }
+    Placement::unverified(page_size())
 }
 
 fn file_placement(path: &Path) -> Placement {

@@ -4,7 +4,7 @@
 //! like the params.json page (same head, style, escaping and render check).
 
 use super::html::{esc, table};
-use super::{acceptance, head, links, plots, tail, Acceptance};
+use super::{acceptance, head, links, plots, tail, warning_table, Acceptance};
 use crate::consumers::check::{self, FleetSuite};
 use crate::document::fleet::FleetFile;
 use crate::exit::Status;
@@ -256,18 +256,7 @@ fn run_table(f: &FleetFile, source: &str) -> String {
 
 /// The fleet's own warnings (not a host's) with their remediation.
 fn warnings(f: &FleetFile) -> String {
-    let rows: Vec<Vec<String>> = f
-        .warnings
-        .iter()
-        .map(|w| {
-            vec![
-                format!("<code>{}</code>", esc(&w.code)),
-                esc(&w.message),
-                esc(&w.remediation),
-            ]
-        })
-        .collect();
-    table("warnings", &["code", "warning", "remediation"], &rows)
+    warning_table(&f.warnings)
 }
 
 /// The whole fleet page.

@@ -335,8 +335,12 @@ fn warnings(f: &ParamsFile) -> String {
                 these figures.</p>\n"
             .into();
     }
-    let rows: Vec<Vec<String>> = f
-        .warnings
+    warning_table(&f.warnings)
+}
+
+/// Warnings as a table of code, warning and remediation (a run's, or a fleet's own).
+fn warning_table(warnings: &[bench_core::params::Warning]) -> String {
+    let rows: Vec<Vec<String>> = warnings
         .iter()
         .map(|w| {
             vec![

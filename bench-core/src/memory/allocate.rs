@@ -94,10 +94,25 @@ impl Region {
         topo: &Topology,
     ) -> Result<Region, CoreError> {
         spec.validate(topo)?;
+        Region::bound(spec, len, MPOL_BIND, &[n], |e| {
+            format!("mbind(MPOL_BIND, node {n}) failed: {e}")
+        })
+    }
+
+    /// Anonymous memory in 4 KiB pages (interleaving and binding are per page: huge pages
+    /// would place 2 MiB at a time) under the policy `mode` over `nodes`; `failed` says
+    /// why the policy could not be set.
+    fn bound(
+        spec: &TargetSpec,
+        len: usize,
+        mode: libc::c_long,
+        nodes: &[usize],
+        failed: impl FnOnce(std::io::Error) -> String,
+    ) -> Result<Region, CoreError> {
         let map = map_anon(spec, len, None)?;
         let _ = map.advise(Advice::NoHugePage);
-        mbind_nodes(map.as_ptr() as *mut u8, map.len(), MPOL_BIND, &[n])
-            .map_err(|e| unavailable(spec, format!("mbind(MPOL_BIND, node {n}) failed: {e}")))?;
+        mbind_nodes(map.as_ptr() as *mut u8, map.len(), mode, nodes)
+            .map_err(|e| unavailable(spec, failed(e)))?;
         Ok(Region::new(spec, map, 0, len, page_size()))
     }
 
@@ -114,16 +129,9 @@ impl Region {
         // topology was read show in the share check.
         il.check_weights(topo.weighted_interleave.as_ref())
             .map_err(|e| unavailable(spec, e.to_string()))?;
-        let map = map_anon(spec, len, None)?;
-        // Interleaving is per page: huge pages would place 2 MiB at a time.
-        let _ = map.advise(Advice::NoHugePage);
-        mbind_nodes(map.as_ptr() as *mut u8, map.len(), il.mode(), il.nodes()).map_err(|e| {
-            unavailable(
-                spec,
-                format!("mbind({}, nodes {il}) failed: {e}", il.policy_name()),
-            )
-        })?;
-        Ok(Region::new(spec, map, 0, len, page_size()))
+        Region::bound(spec, len, il.mode(), il.nodes(), |e| {
+            format!("mbind({}, nodes {il}) failed: {e}", il.policy_name())
+        })
     }
 
     /// A device-dax mapped shared, its length rounded up to the device's alignment.

@@ -9,7 +9,15 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-env-changed=CXLCHAR_COMMIT");
     let commit = match std::env::var("CXLCHAR_COMMIT") {
-        Ok(c) if !c.trim().is_empty() => c.trim().to_string(),
+        Ok(c) if !c.trim().is_empty() => {
+            // One word of at most 64 printable characters: it goes into --version and
+            // every file's `tool.commit` (schema: no whitespace).
+            let c = c.trim().to_string();
+            if c.len() > 64 || !c.chars().all(|ch| ch.is_ascii_graphic()) {
+                panic!("CXLCHAR_COMMIT must be one word of at most 64 printable ASCII characters, got {c:?}");
+            }
+            c
+        }
         _ => from_git().unwrap_or_else(|| "unknown".into()),
     };
     println!("cargo:rustc-env=CXLCHAR_COMMIT={commit}");

@@ -8,6 +8,7 @@
 # Role b: ivshmem pool (the same host file), rxe client, and a CXL Type-3 device on guest
 # a's backing file and label area (same serial): b finds a's devdax namespace by itself
 # (named in $OUT/cxl-dax-b) and answers `cxlchar pool msg` over it.
+# Role c: two nodes with a CPU each, a CPU-less node, ACPI HMAT (numa_c below); no network.
 # Guests a and b synchronise only through the pools and marker files on the out share.
 # Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -40,6 +41,33 @@ step() { echo "== $* [$(cut -d' ' -f1 /proc/uptime) s]"; }
 fail() { echo "LAB-FAIL: $*"; RC=1; }
 mount -t tmpfs shm /dev/shm 2>/dev/null
 hostname "lab-$ROLE"
+
+# Role c: a two-socket machine with far memory and firmware tables (ci/lab/run boots it
+# once guest b is done): nodes 0 and 1 with one CPU each, node 2 CPU-less, ACPI HMAT with
+# the access latencies and bandwidths ci/lab/run gives QEMU, a memory-side cache on node 2.
+numa_c() {
+  step "numactl -H"; numactl -H | tee "$OUT/numactl-c.txt"
+  step "the firmware's access coordinates as Linux shows them (HMAT: nodeN/accessK, memory_side_cache)"
+  for f in /sys/devices/system/node/node*/access*/initiators/* /sys/devices/system/node/node*/memory_side_cache/index*/*; do
+    if [ -L "$f" ]; then echo "$f -> $(basename "$(readlink "$f")")"; elif [ -f "$f" ]; then echo "$f $(cat "$f")"; fi
+  done | tee "$OUT/hmat-c.txt"
+  grep -q read_latency "$OUT/hmat-c.txt" || fail "no HMAT access coordinates in sysfs"
+  step "sysfs snapshot (the nodes and their access coordinates: fixtures)"
+  python3 "$REPO/ci/lab/sysfs-snapshot.py" "$OUT/sysfs-c" || fail "sysfs snapshot"
+  step "cxlchar targets"
+  "$CX" targets | tee "$OUT/targets-c.txt" || fail "cxlchar targets"
+  "$CX" targets --format json > "$OUT/targets-c.json" || fail "cxlchar targets --format json"
+  step "cxlchar mem matrix --quick (every CPU node to every memory node; HMAT beside it)"
+  timeout 900 "$CX" mem matrix --quick --out "$OUT/matrix-c.json" > "$OUT/matrix-c.txt" 2>&1 \
+    || fail "cxlchar mem matrix (its output: matrix-c.txt)"
+  cat "$OUT/matrix-c.txt"
+}
+if [ "$ROLE" = c ]; then
+  numa_c
+  echo "LAB: done $ROLE rc=$RC"
+  sync
+  poweroff -f
+fi
 
 step "network and soft-RoCE"
 modprobe -a virtio_net crc32_generic crc32_pclmul rdma_rxe ib_uverbs || fail "rxe modules"
@@ -473,6 +501,8 @@ if [ "$ROLE" = a ]; then
     # Guest b measures the shared CXL device by its own region name meanwhile (cxl_all_b);
     # the device is not turned into system RAM before b is done with it.
     step "wait for guest b's cxlchar all on the CXL device (cxl-all-done-b; at most 1200 s)"
+    # Guest a idles here: ci/lab/run boots guest c now.
+    echo "guest a waits for guest b" > "$OUT/c-may-start"
     for i in $(seq 1 600); do [ -f "$OUT/cxl-all-done-b" ] && break; sleep 2; done
     [ -f "$OUT/cxl-all-done-b" ] || fail "guest b never wrote cxl-all-done-b"
   fi

@@ -2,11 +2,12 @@
 """Copy the sysfs attributes that CXL discovery reads into a directory tree, for checked-in
 test fixtures (issue #18): /sys/bus/{cxl,nd,dax}/devices and the devices they resolve to (a
 dax device's mapping*/, resource, target_node and its `driver` link: device_dax, or kmem
-once it is system RAM), the NUMA nodes (cpulist, meminfo, distance, their memoryNN links)
+once it is system RAM), the NUMA nodes (cpulist, meminfo, distance, the firmware's
+access coordinates and memory-side caches, their memoryNN links)
 and those memory blocks (phys_index, state, valid_zones, ...), the PCI functions of class
 0x0502 (CXL memory) with their link attributes, and /proc/iomem. Links are recorded as links
 (relative to the copy; a `driver` link points at a driver directory that is not copied: its
-name is the driver's), attribute files as their first 4 KiB. Runs inside lab guest a;
+name is the driver's), attribute files as their first 4 KiB. Runs inside lab guests a and c;
 usage: sysfs-snapshot.py DEST."""
 import os
 import sys
@@ -27,6 +28,31 @@ def copy_attr(src, dst):
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     with open(dst, "wb") as f:
         f.write(data)
+
+
+def firmware_tables(node, dest):
+    """The node's access coordinates from ACPI HMAT (accessK/initiators: the figures and
+    the initiator nodes' links, kept as links) and its memory-side caches."""
+    for sub in sorted(os.listdir(node)):
+        if sub.startswith("access") and sub[6:].isdigit():
+            ini = f"{node}/{sub}/initiators"
+            if not os.path.isdir(ini):
+                continue
+            for e in sorted(os.listdir(ini)):
+                p = f"{ini}/{e}"
+                d = os.path.join(dest, sub, "initiators", e)
+                if os.path.islink(p):
+                    os.makedirs(os.path.dirname(d), exist_ok=True)
+                    if not os.path.lexists(d):
+                        os.symlink(os.path.join("..", "..", "..", e), d)
+                elif e.endswith(("_latency", "_bandwidth")):
+                    copy_attr(p, d)
+        elif sub == "memory_side_cache":
+            for idx in sorted(os.listdir(f"{node}/{sub}")):
+                if not idx.startswith("index"):
+                    continue
+                for attr in ("size", "line_size", "indexing", "write_policy"):
+                    copy_attr(f"{node}/{sub}/{idx}/{attr}", os.path.join(dest, sub, idx, attr))
 
 
 def walk(real, dest, root, depth=0):
@@ -93,6 +119,7 @@ def main():
             continue
         for attr in ("cpulist", "meminfo", "distance"):
             copy_attr(f"{nodes}/{name}/{attr}", os.path.join(root, nodes[1:], name, attr))
+        firmware_tables(f"{nodes}/{name}", os.path.join(root, nodes[1:], name))
         # The node's memory blocks: nodeN/memoryNN -> ../../memory/memoryNN (a link), and
         # each block's attributes, with its own nodeN link back.
         for block in sorted(os.listdir(f"{nodes}/{name}")):

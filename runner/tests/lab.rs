@@ -969,3 +969,63 @@ fn reframe_under_slurm_runs_one_case_per_node_with_its_figures() {
     }
     assert_eq!(cases.len(), 2, "one test case per node: {xml}");
 }
+
+/// One row of guest c's HMAT as ci/lab/run gave it to QEMU (`hmat-given.txt`): initiator,
+/// target, access latency in ns, access bandwidth in MB/s (QEMU's `NG` is N x 1024 MB/s in
+/// the table: binary suffixes, the HMAT's unit is MB/s).
+struct GivenHmat {
+    initiator: usize,
+    target: usize,
+    latency_ns: u64,
+    bandwidth_mbs: u64,
+}
+
+fn hmat_given() -> Vec<GivenHmat> {
+    out_file("hmat-given.txt", "the HMAT ci/lab/run gave guest c")
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 4, "hmat-given.txt: {l:?}");
+            let bw = f[3].strip_suffix('G').expect("bandwidth in G");
+            GivenHmat {
+                initiator: f[0].parse().unwrap(),
+                target: f[1].parse().unwrap(),
+                latency_ns: f[2].parse().unwrap(),
+                bandwidth_mbs: bw.parse::<u64>().unwrap() * 1024,
+            }
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn numa_guest_shows_the_hmat_qemu_was_given() {
+    // Linux shows, per memory node, the best initiator's figures (access0: any initiator,
+    // access1: CPUs only; every initiator of guest c has a CPU) in the sysfs snapshot.
+    let given = hmat_given();
+    let node = out_dir().join("sysfs-c/sys/devices/system/node");
+    for target in 0..3 {
+        let rows: Vec<&GivenHmat> = given.iter().filter(|g| g.target == target).collect();
+        let best = rows.iter().min_by_key(|g| g.latency_ns).unwrap();
+        for access in ["access0", "access1"] {
+            let dir = node.join(format!("node{target}/{access}/initiators"));
+            let read = |f: &str| -> u64 {
+                let p = dir.join(f);
+                std::fs::read_to_string(&p)
+                    .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+                    .trim()
+                    .parse()
+                    .unwrap()
+            };
+            assert_eq!(read("read_latency"), best.latency_ns, "node{target} {access}");
+            assert_eq!(read("write_latency"), best.latency_ns, "node{target} {access}");
+            let bw = rows.iter().map(|g| g.bandwidth_mbs).max().unwrap();
+            assert_eq!(read("read_bandwidth"), bw, "node{target} {access}");
+            let ini = dir.join(format!("node{}", best.initiator));
+            assert!(ini.is_symlink(), "{} is not the initiator", ini.display());
+        }
+    }
+    let cache = node.join("node2/memory_side_cache/index1/size");
+    let size = std::fs::read_to_string(&cache).unwrap_or_else(|e| panic!("{e}: {cache:?}"));
+    assert_eq!(size.trim(), "8388608", "node 2's memory-side cache (8M)");
+}

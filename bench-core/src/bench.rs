@@ -216,6 +216,8 @@ pub struct Report {
     /// It served a peer that measures (a `verbs --server`): a report with no measurement
     /// is then what was asked, not a run that measured nothing (docs/safety.md).
     pub served: bool,
+    /// The NUMA node matrix (`mem.matrix` only): params.json's `numa_matrix`.
+    pub numa_matrix: Option<crate::params::NumaMatrix>,
 }
 
 /// A reason a benchmark (or a part of it) did not run here; converts into

@@ -123,6 +123,90 @@ pub struct ParamsFile {
     /// one, the verdict, and the keys each check stands for ([`crate::dram_check`]).
     #[serde(default)]
     pub dram_check: Vec<crate::dram_check::DramCheck>,
+    /// The NUMA node matrix (`mem.matrix`): every CPU node to every memory node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa_matrix: Option<NumaMatrix>,
+}
+
+/// The NUMA node matrix of `mem.matrix` (Intel MLC's latency and bandwidth matrices):
+/// one cell per (initiator node with CPUs, target node with memory).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NumaMatrix {
+    /// Initiator nodes measured (rows), in order.
+    pub initiators: Vec<usize>,
+    /// Target nodes measured (columns), in order.
+    pub targets: Vec<usize>,
+    /// One cell per initiator and target, row by row.
+    pub cells: Vec<NumaCell>,
+}
+
+/// One cell of the [`NumaMatrix`]: CPUs of node `initiator` reading memory of node
+/// `target`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NumaCell {
+    /// The node whose CPUs measure.
+    pub initiator: usize,
+    /// The node the memory is bound to.
+    pub target: usize,
+    /// `local` (the initiator's own node), `neighbour` (a node with CPUs of the same
+    /// socket: SLIT distance below twice the local one), `remote` (a node with CPUs of
+    /// another socket) or `far` (a node without CPUs: CXL or other far memory).
+    pub class: String,
+    /// The SLIT distance from the initiator to the target, when the kernel reports it.
+    pub distance: Option<u32>,
+    /// The CPUs that measured (the initiator's CPUs among the allowed ones), as a list.
+    pub cpus: String,
+    /// Idle latency: the chase on the first of those CPUs (ns per load).
+    pub latency: CellFigure,
+    /// Read bandwidth of all those CPUs together (GB/s, GB = 1e9 B).
+    pub bandwidth: CellFigure,
+    /// Latency of the chase while the other CPUs read the target (`--loaded`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_latency: Option<CellFigure>,
+    /// Where the cell's memory was, as the page-by-page check found it.
+    pub placement: PlacementSummary,
+}
+
+/// One figure of a [`NumaCell`]: the measurement it comes from and its distribution.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CellFigure {
+    /// The measurement's id.
+    pub id: String,
+    /// Its unit (`ns`, `GB/s`).
+    pub unit: String,
+    /// Working set in bytes (touched bytes of a chase, streamed bytes of a read).
+    pub bytes: usize,
+    /// The samples' distribution.
+    pub distribution: Distribution,
+}
+
+/// The placement of a cell's region, in short (the full proof is in its measurements).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PlacementSummary {
+    /// Verified, reported or unverified.
+    pub verification: crate::memory::Verification,
+    /// Pages whose node was queried.
+    pub pages_checked: u64,
+    /// Of those, pages on the target node.
+    pub pages_on_target: u64,
+    /// Bytes of the region.
+    pub region_bytes: usize,
+    /// A warning about the placement, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+impl PlacementSummary {
+    /// The summary of `p`, a region of `region_bytes` bound to node `target`.
+    pub fn of(p: &Placement, target: usize, region_bytes: usize) -> PlacementSummary {
+        PlacementSummary {
+            verification: p.verification,
+            pages_checked: p.pages_checked,
+            pages_on_target: p.pages_per_node.get(&(target as i64)).copied().unwrap_or(0),
+            region_bytes,
+            warning: p.warning.clone(),
+        }
+    }
 }
 
 /// One chain of a [`PrefetchCheck`].

@@ -482,6 +482,39 @@ pub fn stream_check(
     Ok(Some(ctx.sizing.record_check(check)))
 }
 
+/// The read kernel by `threads` lockstep threads (the first of `ctx.cpus`) over `bytes`
+/// of `region`, each thread its own slice: the DRAM read point of `mem bandwidth`,
+/// recorded in `rep` as measurement `id` of `benchmark`, for a family that needs that
+/// one point (the NUMA matrix); the sizing and its check are the caller's. Returns the
+/// p50 (GB/s, GB = 1e9 B).
+pub fn read_point(
+    ctx: &Context,
+    region: &mut Region,
+    (threads, bytes): (usize, usize),
+    (benchmark, id): (&str, String),
+    rep: &mut Report,
+) -> Result<f64, Skip> {
+    let b = BandwidthBench {
+        kernels: vec![Kernel::Read],
+        ..Default::default()
+    };
+    let isa = b
+        .validate(IsaSet::detect(), ctx.cpus.len())
+        .map_err(|e| Skip::new(e.to_string()))?;
+    let p = Point {
+        kernel: Kernel::Read,
+        size: bytes.min(region.len()),
+        threads,
+        keys: vec![],
+        dram: true,
+    };
+    let v = b.record(ctx, region, rep, &p, id, (isa, ctx.effort.bandwidth_point))?;
+    if let Some(m) = rep.measurements.last_mut() {
+        m.benchmark = benchmark.into();
+    }
+    Ok(v)
+}
+
 /// The budget of a DRAM check's point: twice a bandwidth point's time (the check compares
 /// medians, and a VM's bandwidth drifts), the same minimum of samples.
 fn check_budget(effort: &Effort) -> Budget {

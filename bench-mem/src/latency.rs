@@ -695,6 +695,27 @@ pub fn chase_check(
     Ok(Some(ctx.sizing.record_check(check)))
 }
 
+/// One sampled chase of `touched` bytes over `region` with the default chain (the
+/// sweep's layout and order), on the calling thread, which the caller has pinned to
+/// `ctx.cpus[0]`: recorded in `report` as measurement `id` of `benchmark`, with the
+/// region's placement. For a family that needs one DRAM point of the chase (the NUMA
+/// matrix); the sizing and its check are the caller's. Returns the p50 (ns per load).
+pub fn chase_point(
+    ctx: &Context,
+    region: &mut Region,
+    touched: usize,
+    (benchmark, id): (&str, String),
+    report: &mut Report,
+) -> Result<f64, Skip> {
+    let b = LatencyBench::default();
+    let p = b.measure(ctx, region, touched, b.layout, b.order)?;
+    let v = b.record(report, region, &id, b.method(b.layout, b.order), p);
+    if let Some(m) = report.measurements.last_mut() {
+        m.benchmark = benchmark.into();
+    }
+    Ok(v)
+}
+
 /// The verdict's name: `unchecked` when no other judged chain could be measured (the
 /// check compared nothing, so it must not read as agreement), else `agree` or `disagree`.
 pub fn verdict_name(judged_others: usize, agree: bool) -> &'static str {

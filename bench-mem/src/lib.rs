@@ -10,6 +10,8 @@
 //!   [`threshold`] and [`alltoall_order`] time.
 //! * [`agents`]: k pinned CPU agents moving the same transfer on one target or spread
 //!   over two (seed 003, Observation 2).
+//! * [`matrix`]: the NUMA node matrices (every CPU node to every memory node: idle
+//!   latency, all-CPU read bandwidth, loaded latency), as Intel MLC's first output.
 #![deny(missing_docs)]
 
 pub mod agents;
@@ -21,5 +23,6 @@ pub use bench_core::kernels;
 pub mod latency;
 pub mod levels;
 pub mod loaded;
+pub mod matrix;
 pub use bench_core::lockstep;
 pub mod threshold;

@@ -44,7 +44,7 @@ use bench_core::bench::{
 };
 use bench_core::counters::{self, CounterGroup, Counts, MeasurementCounters, ThreadCounts};
 use bench_core::keys::parameters as pk;
-use bench_core::memory::{OnMemory, Placement, TargetSpec};
+use bench_core::memory::{OnMemory, Placement, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
@@ -272,6 +272,76 @@ impl LoadedLatencyBench {
         // Rounded up: together at least the footprint the bandwidth check confirmed.
         total.div_ceil(threads).max(64 * MIB).div_ceil(4096) * 4096
     }
+}
+
+/// One loaded point on `region`: the default chase of `chase_bytes` touched bytes at its
+/// start, on the calling thread (pinned here to `ctx.cpus[0]`), while every other CPU of
+/// `ctx` streams read traffic with no injection delay through its own `load_bytes` past
+/// the chase (the first point of the read curve: MLC's loaded latency at full load).
+/// Recorded in `rep` as measurement `id` of `benchmark`; `sizing` says how the chase was
+/// sized. Needs two CPUs and a region of the chase's span + (CPUs - 1) x `load_bytes`.
+/// Returns the p50 (ns per load).
+pub fn full_load_point(
+    ctx: &Context,
+    region: &mut Region,
+    (chase_bytes, load_bytes, sizing): (usize, usize, &DramSizing),
+    (benchmark, id): (&str, String),
+    rep: &mut Report,
+) -> Result<f64, NotRun> {
+    let loaders = ctx.cpus.len().saturating_sub(1);
+    let layout = ChainLayout::DEFAULT;
+    let span = layout.span_bytes(chase_bytes);
+    if loaders == 0 || span + load_bytes * loaders > region.len() {
+        return Err(NotRun::skip(format!(
+            "a loaded point needs 2 CPUs and {} of memory (a chase and {loaders} x {} of traffic); {} CPU(s), {} given",
+            format_size(span + load_bytes * loaders.max(1)),
+            format_size(load_bytes),
+            ctx.cpus.len(),
+            format_size(region.len())
+        )));
+    }
+    let isa = IsaSet::detect()
+        .choose(None)
+        .map_err(|e| Skip::new(e.to_string()))?;
+    let target = region.origin().to_string();
+    let placement = region.placement().clone();
+    let (chase_mem, load_mem) = region.as_mut_slice().split_at_mut(span);
+    let chain = Chain::build(
+        chase_mem,
+        layout,
+        ChaseOrder::DEFAULT,
+        chase_bytes,
+        ctx.seed,
+    )
+    .map_err(|e| Skip::new(e.to_string()))?;
+    bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
+    let mut rig = Rig {
+        ctx,
+        p: chain.cursor(),
+        chain: &chain,
+        load_base: load_mem.as_mut_ptr() as usize,
+        load_bytes,
+        isa,
+        point: ctx.effort.mem.loaded_point,
+        group: CounterGroup::open_with_timer(&ctx.timer),
+        samples: counters::sample_buffer(MAX_SAMPLES),
+        singles: counters::sample_buffer(MAX_PER_LOAD),
+    };
+    let labels = Labels {
+        target: &target,
+        placement: &placement,
+        chase_bytes,
+        sizing,
+        chase: chain.describe(),
+    };
+    let (sampled, counters) = rig.point(Mix::Read, Some(0), loaders);
+    let b = LoadedLatencyBench::default();
+    let (point, mut m) = b.measurement(&rig, &labels, (Mix::Read, Some(0)), sampled, counters)?;
+    std::hint::black_box(rig.p);
+    m.id = id;
+    m.benchmark = benchmark.into();
+    rep.measurements.push(m);
+    Ok(point.p50)
 }
 
 /// Index of the largest injected bandwidth of a curve (idle points, 0 GB/s, never).

@@ -21,7 +21,7 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 /// (`mem.latency` first: it records the DRAM working set the others size from).
 pub fn registry() -> Vec<Entry> {
     use bench_cxl::{atomics, c2c, flush, flush_bw, msg, msg_scale};
-    use bench_mem::{agents, alltoall_order, bandwidth, latency, loaded, threshold};
+    use bench_mem::{agents, alltoall_order, bandwidth, latency, loaded, matrix, threshold};
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
         Entry::new::<loaded::LoadedArgs>("mem loaded").all(5),
@@ -29,6 +29,7 @@ pub fn registry() -> Vec<Entry> {
         Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(4),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
         Entry::new::<agents::AgentsArgs>("mem agents").all(6),
+        Entry::new::<matrix::MatrixArgs>("mem matrix").all(17),
         Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(14),
         Entry::new::<bench_pcie::post_parts::PostPartsArgs>("pcie post-parts").all_sharing_args(15),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(7),

@@ -397,7 +397,9 @@ impl Finished<'_> {
         let dram_check = dram_checks(ctx.sizing.checks(), &results);
         let mut measurements = Vec::new();
         let mut prefetch_check = Vec::new();
+        let mut numa_matrix = None;
         for (_, _, rep) in results {
+            numa_matrix = numa_matrix.or(rep.numa_matrix);
             measurements.extend(rep.measurements);
             prefetch_check.extend(rep.prefetch_checks);
             warnings.extend(rep.warnings);
@@ -423,6 +425,7 @@ impl Finished<'_> {
             prefetch_check,
             dram_sizing: ctx.sizing.all(),
             dram_check,
+            numa_matrix,
         };
         Outcome {
             file,

@@ -10,6 +10,12 @@
 //!   per core, a 32 MiB L3 per CCD, NPS2 (two nodes of six CCDs).
 //! * [`Server::cxl_host`]: 8 cores, L2 1 MiB each, one 32 MiB L3, and a CPU-less node 1
 //!   (a CXL expander as Linux shows one).
+//! * [`Server::two_socket`]: two sockets of 16 CPUs, one node each (SLIT 10 / 21).
+//! * [`Server::two_socket_cxl`]: the same with two CPU-less nodes 2 and 3 (CXL expanders
+//!   behind socket 0 and socket 1: SLIT 14 from their socket, 24 from the other).
+//!
+//! Node distances are the SLIT's: 10 to itself, 21 to any other node unless the server
+//! says otherwise ([`Server::distances`]; SNC neighbours on one socket are 12 apart).
 
 use std::fs;
 use std::path::Path;
@@ -47,6 +53,9 @@ pub struct Server {
     pub cpus: usize,
     pub levels: Vec<Level>,
     pub nodes: Vec<Node>,
+    /// The SLIT, row by row (`distances[a][b]`: node a to node b); empty: 10 to itself,
+    /// 21 to every other node.
+    pub distances: Vec<Vec<u32>>,
 }
 
 impl Server {
@@ -67,6 +76,7 @@ impl Server {
                 cpus: (0..cpus).collect(),
                 mem_kib: 128 * 1024 * 1024,
             }],
+            distances: vec![],
         }
     }
 
@@ -89,6 +99,18 @@ impl Server {
                 .map(|n| Node {
                     cpus: (0..cpus).filter(|&c| core[c] / 4 == n).collect(),
                     mem_kib: 64 * 1024 * 1024,
+                })
+                .collect(),
+            // Nodes 0, 1 on socket 0, nodes 2, 3 on socket 1.
+            distances: (0..4)
+                .map(|a| {
+                    (0..4)
+                        .map(|b| match (a == b, a / 2 == b / 2) {
+                            (true, _) => 10,
+                            (false, true) => 12,
+                            (false, false) => 21,
+                        })
+                        .collect()
                 })
                 .collect(),
         }
@@ -114,6 +136,7 @@ impl Server {
                     mem_kib: 384 * 1024 * 1024,
                 })
                 .collect(),
+            distances: vec![],
         }
     }
 
@@ -140,7 +163,53 @@ impl Server {
                     mem_kib: 128 * 1024 * 1024,
                 },
             ],
+            distances: vec![],
         }
+    }
+
+    /// Two sockets of 8 cores x 2 threads (CPU c on socket c / 16), L2 2 MiB per core, a
+    /// 60 MiB L3 per socket, one NUMA node per socket.
+    pub fn two_socket() -> Server {
+        let cpus = 32;
+        let core: Vec<usize> = (0..cpus).map(|c| c / 2).collect();
+        let socket: Vec<usize> = (0..cpus).map(|c| c / 16).collect();
+        Server {
+            name: "2-socket server, 16 CPUs per socket, one node each",
+            cpus,
+            levels: vec![
+                Level::new(1, "Data", 48, core.clone()),
+                Level::new(1, "Instruction", 32, core.clone()),
+                Level::new(2, "Unified", 2048, core),
+                Level::new(3, "Unified", 60 * 1024, socket.clone()),
+            ],
+            nodes: (0..2)
+                .map(|n| Node {
+                    cpus: (0..cpus).filter(|&c| socket[c] == n).collect(),
+                    mem_kib: 64 * 1024 * 1024,
+                })
+                .collect(),
+            distances: vec![],
+        }
+    }
+
+    /// [`Server::two_socket`] with two CPU-less nodes: node 2 behind socket 0, node 3
+    /// behind socket 1 (SLIT 14 from their own socket, 24 from the other, 26 apart).
+    pub fn two_socket_cxl() -> Server {
+        let mut s = Server::two_socket();
+        s.name = "2-socket server with a CXL expander behind each socket";
+        for _ in 0..2 {
+            s.nodes.push(Node {
+                cpus: vec![],
+                mem_kib: 128 * 1024 * 1024,
+            });
+        }
+        s.distances = vec![
+            vec![10, 21, 14, 24],
+            vec![21, 10, 24, 14],
+            vec![14, 24, 10, 26],
+            vec![24, 14, 26, 10],
+        ];
+        s
     }
 
     /// The CPUs of NUMA node `n`.
@@ -214,7 +283,11 @@ pub fn write_server(root: &Path, s: &Server) -> std::io::Result<()> {
             format!("Node {id} MemTotal:       {} kB\n", node.mem_kib),
         )?;
         let dist: Vec<String> = (0..n)
-            .map(|o| if o == id { "10" } else { "21" }.to_string())
+            .map(|o| match s.distances.get(id).and_then(|row| row.get(o)) {
+                Some(d) => d.to_string(),
+                None if o == id => "10".into(),
+                None => "21".into(),
+            })
             .collect();
         w(format!("{d}/distance"), format!("{}\n", dist.join(" ")))?;
     }

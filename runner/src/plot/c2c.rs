@@ -42,6 +42,7 @@ pub(super) fn render_heatmap(kind: &str, ms: &[&Measurement]) -> Result<Option<S
     heatmap::render(&Heatmap {
         title: format!("Core-to-core {kind} (p50 {}, {lo:.1}..{hi:.1})", ms[0].unit),
         labels: &labels,
+        col_labels: None,
         row_desc: "cpu a",
         col_desc: "cpu b",
         cells: &cells,

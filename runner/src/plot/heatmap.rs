@@ -1,6 +1,7 @@
-//! The one heatmap of cxlchar's charts: a square matrix of labelled rows and columns,
-//! white (low) to dark red (high), the value written in each cell when the matrix is small.
-//! Drawn for `pool.c2c` (CPU x CPU) and for the fleet's pair matrices (host x host).
+//! The one heatmap of cxlchar's charts: a matrix of labelled rows and columns, white
+//! (low) to dark red (high), the value written in each cell when the matrix is small.
+//! Drawn for `pool.c2c` (CPU x CPU), the fleet's pair matrices (host x host) and the NUMA
+//! node matrices (CPU node x memory node).
 
 use anyhow::Result;
 use plotters::prelude::*;
@@ -16,13 +17,16 @@ fn heat(t: f64) -> RGBColor {
 pub(crate) struct Heatmap<'a> {
     /// The title (drawn above).
     pub title: String,
-    /// Row and column labels, in order (the matrix is square).
+    /// Row labels, in order.
     pub labels: &'a [String],
+    /// Column labels, in order (`None`: the row labels, a square matrix).
+    pub col_labels: Option<&'a [String]>,
     /// Description of the rows (y axis) and the columns (x axis).
     pub row_desc: &'a str,
     /// Description of the columns.
     pub col_desc: &'a str,
-    /// Cells `(row, column, value)`, indices into `labels`; absent cells stay blank.
+    /// Cells `(row, column, value)`, indices into the row and column labels; absent
+    /// cells stay blank.
     pub cells: &'a [(usize, usize, f64)],
     /// How a value is written in its cell.
     pub format: &'a dyn Fn(f64) -> String,
@@ -39,8 +43,9 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
         .iter()
         .map(|c| c.2)
         .fold(f64::NEG_INFINITY, f64::max);
-    let n = h.labels.len();
-    let last = n.saturating_sub(1).max(1);
+    let cols = h.col_labels.unwrap_or(h.labels);
+    let (nr, nc) = (h.labels.len(), cols.len().max(1));
+    let (last_r, last_c) = (nr.saturating_sub(1).max(1), nc.saturating_sub(1).max(1));
     let label_area = h
         .labels
         .iter()
@@ -61,21 +66,23 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
             .x_label_area_size(40)
             .y_label_area_size(label_area)
             // A discrete range is inclusive: 0..last gives n segments.
-            .build_cartesian_2d((0..last).into_segmented(), (0..last).into_segmented())?;
+            .build_cartesian_2d((0..last_c).into_segmented(), (0..last_r).into_segmented())?;
         // Labels at cell centres name the row or column.
-        let label = |v: &SegmentValue<usize>| match v {
-            SegmentValue::CenterOf(i) => h.labels.get(*i).cloned().unwrap_or_default(),
+        let label = |names: &[String], v: &SegmentValue<usize>| match v {
+            SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         };
+        let row_label = |v: &SegmentValue<usize>| label(h.labels, v);
+        let col_label = |v: &SegmentValue<usize>| label(cols, v);
         chart
             .configure_mesh()
             .disable_mesh()
             .x_desc(h.col_desc)
             .y_desc(h.row_desc)
-            .x_labels(n.min(32))
-            .y_labels(n.min(32))
-            .x_label_formatter(&label)
-            .y_label_formatter(&label)
+            .x_labels(nc.min(32))
+            .y_labels(nr.min(32))
+            .x_label_formatter(&col_label)
+            .y_label_formatter(&row_label)
             .draw()?;
         let span = hi - lo;
         // One value (or all equal): a mid colour, not the colour of "lowest".
@@ -95,7 +102,7 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
                 shade(v).filled(),
             )
         }))?;
-        if n <= 16 {
+        if nr.max(nc) <= 16 {
             chart.draw_series(h.cells.iter().map(|&(r, c, v)| {
                 Text::new(
                     (h.format)(v),

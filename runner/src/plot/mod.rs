@@ -23,7 +23,9 @@
 //!   injection delay), one curve per (target, traffic mix), p50 solid and p99 dashed;
 //! * `flush.svg` ([`flush`]): `pool.flush*` cost vs size per method (the flush-cost matrix
 //!   as lines);
-//! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap.
+//! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap;
+//! * `numa-latency.svg`, `numa-bandwidth.svg` ([`numa`]): the `mem.matrix` NUMA node
+//!   matrices (`numa_matrix`), CPU node x memory node heatmaps.
 //!
 //! Of a fleet file: `pairs-<key>.svg` ([`pairs`]), each pair matrix as a host x host
 //! heatmap (the one heatmap renderer, [`heatmap`], draws both kinds).
@@ -38,6 +40,7 @@ mod heatmap;
 mod latency;
 mod lines;
 mod loaded;
+mod numa;
 pub mod pairs;
 
 use anyhow::{Context, Result};
@@ -278,6 +281,27 @@ impl Charts {
         }
         Ok(())
     }
+
+    /// The NUMA node matrices: latency and bandwidth heatmaps of `numa_matrix`.
+    fn numa(&mut self, f: &ParamsFile) -> Result<()> {
+        let mx = data::family(f, "mem.matrix");
+        let m = f.numa_matrix.as_ref();
+        for (file, fig, what) in [
+            (
+                "numa-latency.svg",
+                numa::Figure::Latency,
+                "mem.matrix: p50 idle load latency (ns per load of a dependent chase from the                  first CPU of the row's node) from each CPU node (row) to each memory node                  (column), white low to dark red high.",
+            ),
+            (
+                "numa-bandwidth.svg",
+                numa::Figure::Bandwidth,
+                "mem.matrix: p50 read bandwidth (GB/s, GB = 1e9 B) of all the row node's CPUs                  from each memory node (column), white low to dark red high.",
+            ),
+        ] {
+            self.emit(file, "mem.matrix", what, &mx, &|| numa::render(m, fig))?;
+        }
+        Ok(())
+    }
 }
 
 /// Renders every chart of `f`; a chart whose measurements are absent (or lack the
@@ -297,6 +321,7 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
         &|| flush::render(&fl),
     )?;
     c.c2c(f)?;
+    c.numa(f)?;
     Ok(c.out)
 }
 

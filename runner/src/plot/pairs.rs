@@ -37,6 +37,7 @@ pub fn render(m: &Matrix) -> Result<Option<String>> {
             m.key
         ),
         labels: &m.hosts,
+        col_labels: None,
         row_desc: "host",
         col_desc: "host",
         cells: &cells,

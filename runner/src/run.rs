@@ -403,7 +403,7 @@ impl Finished<'_> {
             warnings.extend(rep.warnings);
             skipped.extend(rep.skipped);
         }
-        let file = ParamsFile {
+        let mut file = ParamsFile {
             schema_version: SCHEMA_VERSION,
             tool: Tool {
                 name: "cxlchar".into(),
@@ -423,7 +423,12 @@ impl Finished<'_> {
             prefetch_check,
             dram_sizing: ctx.sizing.all(),
             dram_check,
+            hmat_vs_measured: Default::default(),
+            interleave_weights: None,
         };
+        // The measuring CPUs' node is the initiator whose advertised figures apply.
+        let initiator = crate::firmware::node_of_cpu(&ctx.topology, ctx.cpus[0]);
+        crate::firmware::annotate(&mut file, initiator);
         Outcome {
             file,
             skipped_whole,

@@ -32,7 +32,8 @@ pub struct HmatComparison {
     pub measured_lat_ns: Option<f64>,
     /// The params key of the measured latency (`mem_lat_ns@anon`, `cxl_lat_ns@node:1`).
     pub lat_key: Option<String>,
-    /// advertised / measured latency (>= 1: as fast as advertised or faster).
+    /// advertised / measured latency (>= 1: as fast as advertised or faster); only when
+    /// `initiator_listed`.
     pub lat_ratio: Option<f64>,
     /// Advertised read bandwidth, GB/s (the kernel's MB/s / 1000).
     pub advertised_bw_gbs: Option<f64>,
@@ -40,7 +41,8 @@ pub struct HmatComparison {
     pub measured_bw_gbs: Option<f64>,
     /// The params key of the measured bandwidth (`mem_bw_gbs@anon`, `cxl_bw_gbs@node:1`).
     pub bw_key: Option<String>,
-    /// measured / advertised bandwidth (>= 1: as advertised or better).
+    /// measured / advertised bandwidth (>= 1: as advertised or better); only when
+    /// `initiator_listed`.
     pub bw_ratio: Option<f64>,
 }
 

@@ -46,7 +46,9 @@ const LAT: [&str; 2] = ["mem_lat_ns", "cxl_lat_ns"];
 const BW: [&str; 2] = ["mem_bw_gbs", "cxl_bw_gbs"];
 
 /// Advertised vs measured for every node target of the file with a measured latency or
-/// bandwidth, keyed by target; the measuring CPUs are on node `initiator`.
+/// bandwidth, keyed by target; the measuring CPUs are on node `initiator`. Ratios only
+/// where the advertised class lists the initiator (else the figures are another
+/// initiator's: shown, not compared).
 pub fn hmat_vs_measured(file: &ParamsFile, initiator: usize) -> BTreeMap<String, HmatComparison> {
     let topo = &file.environment.topology;
     let mut out = BTreeMap::new();
@@ -67,21 +69,24 @@ pub fn hmat_vs_measured(file: &ParamsFile, initiator: usize) -> BTreeMap<String,
         let advertised_bw_gbs = coords.and_then(|c| c.read_bandwidth_gbs());
         let measured_lat_ns = lat.as_ref().map(|l| l.1);
         let measured_bw_gbs = bw.as_ref().map(|b| b.1);
+        // Figures for another initiator (the other socket's) are shown, never compared.
+        let listed = adv.is_some_and(|(_, l)| l);
+        let comparable = |v: Option<f64>| v.filter(|_| listed);
         out.insert(
             t,
             HmatComparison {
                 node,
                 initiator_node: initiator,
                 access_class: adv.map(|(a, _)| a.class),
-                initiator_listed: adv.is_some_and(|(_, l)| l),
+                initiator_listed: listed,
                 advertised_lat_ns,
                 measured_lat_ns,
                 lat_key: lat.map(|l| l.0),
-                lat_ratio: firmware::lat_ratio(advertised_lat_ns, measured_lat_ns),
+                lat_ratio: firmware::lat_ratio(comparable(advertised_lat_ns), measured_lat_ns),
                 advertised_bw_gbs,
                 measured_bw_gbs,
                 bw_key: bw.map(|b| b.0),
-                bw_ratio: firmware::bw_ratio(measured_bw_gbs, advertised_bw_gbs),
+                bw_ratio: firmware::bw_ratio(measured_bw_gbs, comparable(advertised_bw_gbs)),
             },
         );
     }
@@ -312,6 +317,13 @@ pub(crate) mod tests {
         for k in f.params.keys() {
             assert!(crate::consumers::keys::known(k), "{k} is not registered");
         }
+        // Measured from CPUs of node 2, which node 1 does not list: shown, not compared.
+        let mut f = synthetic(&[("cxl_bw_gbs@node:1", 60.0)]);
+        annotate(&mut f, 2);
+        let n1 = &f.hmat_vs_measured["node:1"];
+        assert_eq!((n1.access_class, n1.initiator_listed), (Some(1), false));
+        assert_eq!((n1.advertised_bw_gbs, n1.bw_ratio), (Some(50.0), None));
+        assert!(!f.params.contains_key("hmat_bw_ratio@node:1"));
     }
 
     #[test]

@@ -188,8 +188,11 @@ pub fn write_fake_access(
     ));
     fs::create_dir_all(&dir)?;
     for i in initiators {
-        // The kernel writes symlinks to the initiator nodes; a directory reads the same.
-        fs::create_dir_all(dir.join(format!("node{i}")))?;
+        // As the kernel links them: to the initiator node's directory.
+        let link = dir.join(format!("node{i}"));
+        if fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(format!("../../../node{i}"), link)?;
+        }
     }
     let files = [
         ("read_latency", coords.read_latency_ns),

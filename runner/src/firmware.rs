@@ -407,6 +407,31 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn check_bounds_the_ratios() {
+        use crate::consumers::{check, spec};
+        let mut f = synthetic(&[("cxl_lat_ns@node:1", 312.5), ("cxl_bw_gbs@node:1", 60.0)]);
+        annotate(&mut f, 0);
+        let s = spec::parse(
+            "[[bound]]\nkey = \"hmat_bw_ratio@node:1\"\nop = \">=\"\nvalue = 0.8\n\
+             [[bound]]\nkey = \"hmat_lat_ratio@node:1\"\nop = \">=\"\nvalue = 0.9\n\
+             [[bound]]\nkey = \"hmat_bw_ratio@node:2\"\nop = \">=\"\nvalue = 0.8\noptional = true\n",
+            "fw.toml",
+        )
+        .unwrap();
+        let r = check::check(&s, &f);
+        let got: Vec<check::Outcome> = r.iter().map(|x| x.outcome).collect();
+        assert_eq!(
+            got,
+            [
+                check::Outcome::Pass,
+                check::Outcome::Fail,
+                check::Outcome::NotMeasured
+            ],
+            "{r:?}"
+        );
+    }
+
+    #[test]
     fn the_initiator_is_the_node_of_the_first_cpu() {
         let f = synthetic(&[]);
         assert_eq!(node_of_cpu(&f.environment.topology, 1), 0);

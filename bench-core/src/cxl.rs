@@ -45,6 +45,13 @@ pub struct Memdev {
     /// The host bridge's firmware device (the `uport` of the port under the root, e.g.
     /// `ACPI0016:00`).
     pub host_bridge: Option<String>,
+    /// The QoS class the kernel matched from the device's CDAT for its volatile
+    /// partition (`ram/qos_class`, Linux 6.8+); `None` when not advertised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ram_qos_class: Option<i64>,
+    /// The same for the persistent partition (`pmem/qos_class`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmem_qos_class: Option<i64>,
 }
 
 /// What a decoder decodes for.
@@ -120,6 +127,32 @@ pub struct CxlRegion {
     pub root_decoder: Option<String>,
     /// Its memory devices.
     pub targets: Vec<RegionTarget>,
+    /// The access coordinates the kernel computed for it from the devices' CDAT and the
+    /// platform's HMAT (`regionN/accessC/*`, Linux 6.9+: class 0 from the nearest
+    /// initiator, class 1 from the nearest CPU); empty when not advertised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<RegionAccess>,
+}
+
+/// One access class of a CXL region (`regionN/accessC`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RegionAccess {
+    /// 0: the nearest initiator of any kind; 1: the nearest CPU.
+    pub class: u8,
+    /// The figures (latency ns, bandwidth MB/s).
+    #[serde(flatten)]
+    pub coords: crate::topology::hmat::AccessCoords,
+}
+
+/// The access classes of the region at `dir` that advertise a figure.
+fn read_region_access(dir: &Path) -> Vec<RegionAccess> {
+    (0..=1u8)
+        .map(|class| RegionAccess {
+            class,
+            coords: crate::topology::hmat::AccessCoords::read(&dir.join(format!("access{class}"))),
+        })
+        .filter(|a| !a.coords.is_empty())
+        .collect()
 }
 
 /// The kernel's CXL bus: empty on a machine without CXL.
@@ -452,7 +485,11 @@ fn read_memdev(name: String, dir: &Path, endpoints: &[(String, String, PathBuf)]
             })
             .and_then(|hb| link_name(&hb.join("uport")))
     });
+    let qos =
+        |part: &str| read_trim(&dir.join(part).join("qos_class")).and_then(|s| s.parse().ok());
     Memdev {
+        ram_qos_class: qos("ram"),
+        pmem_qos_class: qos("pmem"),
         serial: read_trim(&dir.join("serial")),
         ram_bytes: read_u64(&dir.join("ram/size")).unwrap_or(0),
         pmem_bytes: read_u64(&dir.join("pmem/size")).unwrap_or(0),
@@ -525,6 +562,7 @@ fn read_region(
         });
     CxlRegion {
         mode,
+        access: read_region_access(dir),
         start: read_u64(&dir.join("resource")),
         size_bytes: read_u64(&dir.join("size")).unwrap_or(0),
         interleave_ways: ways,
@@ -741,6 +779,7 @@ mod tests {
                 committed: true,
                 root_decoder: Some("decoder0.0".into()),
                 targets: vec![],
+                access: vec![],
             }],
         };
         let mib = 1u64 << 20;

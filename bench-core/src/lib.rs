@@ -16,6 +16,8 @@
 //! * [`env`](mod@env): the environment that changes results, and warnings that say how to fix it;
 //! * [`stats`]: samples to distributions (hdrhistogram percentiles, exact mean/stdev), the
 //!   one median and the one Hockney fit (weighted by 1/t^2, latency never negative);
+//! * [`firmware`]: advertised (HMAT/CDAT) figures beside measured ones, and weighted
+//!   interleave weights from measured bandwidths;
 //! * [`params`]: the `params.json` document (schema version, measurements, skipped);
 //! * [`keys`]: the registry of params keys (unit, meaning, producer, far-memory name,
 //!   the models that read it);
@@ -47,6 +49,7 @@ pub mod dram_check;
 pub mod effort;
 pub mod env;
 pub mod error;
+pub mod firmware;
 pub mod kernels;
 pub mod keys;
 pub mod lockstep;

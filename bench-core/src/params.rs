@@ -123,6 +123,15 @@ pub struct ParamsFile {
     /// one, the verdict, and the keys each check stands for ([`crate::dram_check`]).
     #[serde(default)]
     pub dram_check: Vec<crate::dram_check::DramCheck>,
+    /// For every measured node target (`anon`, `node:N`), keyed by target: the latency
+    /// and read bandwidth the firmware advertises (HMAT, CDAT) beside the measured ones
+    /// ([`crate::firmware`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub hmat_vs_measured: BTreeMap<String, crate::firmware::HmatComparison>,
+    /// Weighted interleave weights from the measured bandwidths, the kernel's current
+    /// ones, the commands that set them, and what interleaved targets gained.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleave_weights: Option<crate::firmware::InterleaveWeights>,
     /// The NUMA node matrix (`mem.matrix`): every CPU node to every memory node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa_matrix: Option<NumaMatrix>,

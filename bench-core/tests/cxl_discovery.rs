@@ -258,3 +258,47 @@ fn devdax_fixture_knows_the_driver() {
     let d = t.dax.iter().find(|d| d.name == "dax1.0").expect("dax1.0");
     assert_eq!(d.mode.as_deref(), Some("devdax"));
 }
+
+/// A copy of fixture `name` in a temporary directory, to add files to.
+fn copy_of(name: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(fixture(name).join("."))
+        .arg(d.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "copying the fixture");
+    d
+}
+
+#[test]
+fn cdat_figures_are_absent_on_the_lab_kernel() {
+    // Linux 6.1 has neither qos_class nor region access coordinates: not advertised.
+    let t = Topology::read(&fixture("sysfs-cxl-ram"));
+    assert_eq!(t.cxl.memdevs[0].pmem_qos_class, None);
+    assert_eq!(t.cxl.memdevs[0].ram_qos_class, None);
+    assert!(t.cxl.regions[0].access.is_empty());
+    assert!(t.nodes.iter().all(|n| n.access.is_empty()));
+}
+
+#[test]
+fn cdat_figures_where_the_kernel_writes_them() {
+    let d = copy_of("sysfs-cxl-ram");
+    let bus = d.path().join("sys/bus/cxl/devices");
+    std::fs::write(bus.join("mem0/pmem/qos_class"), "42\n").unwrap();
+    let a1 = bus.join("region1/access1");
+    std::fs::create_dir_all(&a1).unwrap();
+    std::fs::write(a1.join("read_latency"), "420\n").unwrap();
+    std::fs::write(a1.join("read_bandwidth"), "24000\n").unwrap();
+    let t = Topology::read(d.path());
+    assert_eq!(t.cxl.memdevs[0].pmem_qos_class, Some(42));
+    assert_eq!(t.cxl.memdevs[0].ram_qos_class, None);
+    let acc = &t.cxl.regions[0].access;
+    assert_eq!(acc.len(), 1, "class 0 advertises nothing: {acc:?}");
+    assert_eq!(acc[0].class, 1);
+    assert_eq!(acc[0].coords.read_latency_ns, Some(420));
+    assert_eq!(acc[0].coords.read_bandwidth_mbs, Some(24000));
+    assert_eq!(acc[0].coords.write_bandwidth_mbs, None);
+}

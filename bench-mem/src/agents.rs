@@ -868,6 +868,8 @@ mod tests {
                 distances: vec![],
                 likely_far_memory: true,
                 backing: vec![],
+                access: vec![],
+                memory_side_caches: vec![],
             });
         }
         t

@@ -61,7 +61,10 @@ pub enum Command {
     /// Check a params.json against an acceptance spec (TOML bounds). Exit 0 all pass,
     /// 1 a bound failed, 3 a required key not measured (and nothing failed), 2 bad input.
     /// On a fleet file (--fleet-out): every host and every measured pair checked, a verdict
-    /// each, one JUnit testsuite per host and pair; the exit status is the worst.
+    /// each, one JUnit testsuite per host and pair; the exit status is the worst. What the
+    /// firmware advertises is bounded as keys too: `hmat_lat_ratio@node:1 >= 0.8` (advertised
+    /// / measured latency), `hmat_bw_ratio@node:1 >= 0.8` (measured / advertised bandwidth),
+    /// `interleave_gain_ratio@interleave:0=4,1=1` (docs/firmware.md).
     #[command(display_order = 103)]
     Check(CheckArgs),
     /// Compare two params.json files per key and per measurement, against the run-to-run

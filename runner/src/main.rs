@@ -8,6 +8,7 @@ mod consumers;
 mod document;
 mod exit;
 mod export;
+mod firmware;
 mod fleet;
 mod gpu;
 mod inventory;

@@ -405,7 +405,7 @@ impl Finished<'_> {
             warnings.extend(rep.warnings);
             skipped.extend(rep.skipped);
         }
-        let file = ParamsFile {
+        let mut file = ParamsFile {
             schema_version: SCHEMA_VERSION,
             tool: Tool {
                 name: "cxlchar".into(),
@@ -426,7 +426,12 @@ impl Finished<'_> {
             dram_sizing: ctx.sizing.all(),
             dram_check,
             numa_matrix,
+            hmat_vs_measured: Default::default(),
+            interleave_weights: None,
         };
+        // The measuring CPUs' node is the initiator whose advertised figures apply.
+        let initiator = crate::firmware::node_of_cpu(&ctx.topology, ctx.cpus[0]);
+        crate::firmware::annotate(&mut file, initiator);
         Outcome {
             file,
             skipped_whole,

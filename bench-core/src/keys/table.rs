@@ -14,6 +14,9 @@ const LAT_FAR: &str =
 const BW: &str = "cxlchar mem bandwidth";
 const BW_FAR: &str = "cxlchar mem bandwidth --target node:N or --target dax:/dev/daxX.Y";
 const CT: &str = "cxlchar mem copy-threshold";
+const HMAT_LAT: &str = "cxlchar mem latency --target node:N (on a machine whose firmware advertises HMAT/CDAT figures)";
+const HMAT_BW: &str = "cxlchar mem bandwidth --target node:N (on a machine whose firmware advertises HMAT/CDAT figures)";
+const INTERLEAVE_BW: &str = "cxlchar mem bandwidth --target anon --target interleave:A=wA,B=wB";
 const AO: &str = "cxlchar mem alltoall-order";
 const LOADED: &str = "cxlchar mem loaded";
 const LOADED_OLD: &str =
@@ -232,6 +235,9 @@ pub static REGISTRY: &[KeyDef] = &[
     key("cxl_bw_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_gbs` on far memory", "read kernel on a memory-only node or dax target", "000 (pool bandwidth); 002 Table 1 \"CXL Memory Sharing (with caching; no cache flushing)\" bandwidth (9.9 GB/s, MLC)").of("mem_bw_gbs").models(&[TT]),
     key("cxl_bw_1t_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_1t_gbs` on far memory", "read kernel, one thread, on a memory-only node or dax target", "000").of("mem_bw_1t_gbs"),
     key("cxl_bw_factor", Factor, "mem.bandwidth", BW_FAR, "far/local bandwidth factor", "`cxl_bw_gbs / mem_bw_gbs`, derived by the runner", "000 (bandwidth factor of pool accesses)").ratio("cxl_bw_gbs", "mem_bw_gbs").models(&[TT]),
+    key("hmat_lat_ratio", Ratio, "mem.latency", HMAT_LAT, "advertised read latency (ACPI HMAT / CXL CDAT, the kernel's numaperf access1, else access0) / measured idle latency, qualified by the target (`hmat_lat_ratio@node:1`; 1 = as advertised, above 1 = faster, 0.8 = 25 % slower)", "derived by the runner from `mem_lat_ns@T` (or `cxl_lat_ns@T`) and `environment.topology.nodes[].access` (`hmat_vs_measured`)", "none (firmware check)"),
+    key("hmat_bw_ratio", Ratio, "mem.bandwidth", HMAT_BW, "measured read bandwidth / advertised read bandwidth (MB/s / 1000), qualified by the target (`hmat_bw_ratio@node:1`; 1 = as advertised, 0.8 = 20 % less)", "derived by the runner from `mem_bw_gbs@T` (or `cxl_bw_gbs@T`) and `environment.topology.nodes[].access` (`hmat_vs_measured`)", "none (firmware check)"),
+    key("interleave_gain_ratio", Ratio, "mem.bandwidth", INTERLEAVE_BW, "read bandwidth on an interleaved target / on plain local memory (`anon`, else the CPUs' `node:N`), qualified by the interleave target (`interleave_gain_ratio@interleave:0=4,1=1`)", "derived by the runner (`interleave_weights.gains`)", "none (tiering check)"),
     // ---------------------------------------------------------------- mem.copy-threshold
     key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S; each thread pushes its own send buffer (HINT's column-wise order with a rotated start; the paper shows its hybrid copy with the Hilbert order, Fig. 9 and 11, and does not name Fig. 8's order; `mem alltoall-order` compares the orders); sizes bounded by a quarter of the target's available memory (at most 1 GiB with --quick)", "001 (hybrid threshold T)").models(&[N1]),
     key("nt_copy_threshold_p{N}_bytes", Bytes, "mem.copy-threshold", CT, "the same for P threads", "as above", "001 (T per processes per node)").vars(&[Var {

@@ -8,6 +8,7 @@
 pub mod caches;
 #[doc(hidden)]
 pub mod fixtures;
+pub mod hmat;
 
 pub use caches::{CacheInstance, CacheReach};
 
@@ -38,6 +39,13 @@ pub struct NumaNode {
     /// for nodes with CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub backing: Vec<BackingShare>,
+    /// The access classes the firmware advertises for the node's memory (ACPI HMAT, or
+    /// CDAT for CXL memory; [`hmat`]); empty when none is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access: Vec<hmat::NodeAccess>,
+    /// The memory-side caches in front of the node's memory ([`hmat`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_side_caches: Vec<hmat::MemorySideCache>,
 }
 
 impl NumaNode {
@@ -321,6 +329,8 @@ fn read_nodes(root: &Path) -> Vec<NumaNode> {
                 id,
                 likely_far_memory: cpus.is_empty() && mem_total_bytes > 0,
                 backing: Vec::new(),
+                access: hmat::read_access(&dir),
+                memory_side_caches: hmat::read_memory_side_caches(&dir),
                 cpus,
                 mem_total_bytes,
                 distances,
@@ -347,6 +357,8 @@ fn read_nodes(root: &Path) -> Vec<NumaNode> {
             distances: vec![10],
             likely_far_memory: false,
             backing: Vec::new(),
+            access: Vec::new(),
+            memory_side_caches: Vec::new(),
         });
     }
     nodes
@@ -533,6 +545,25 @@ mod tests {
                 free: 0
             }]
         );
+    }
+
+    #[test]
+    fn nodes_carry_what_the_firmware_advertises() {
+        let dir = tempfile::tempdir().unwrap();
+        write_fake_sysfs(dir.path()).unwrap();
+        let c = hmat::AccessCoords {
+            read_latency_ns: Some(300),
+            read_bandwidth_mbs: Some(30000),
+            ..Default::default()
+        };
+        hmat::write_fake_access(dir.path(), 1, 1, &[0], &c).unwrap();
+        let t = Topology::read(dir.path());
+        assert!(t.nodes[0].access.is_empty(), "node 0 advertises nothing");
+        assert_eq!(t.nodes[1].access.len(), 1);
+        assert_eq!(t.nodes[1].access[0].coords, c);
+        let (a, listed) = hmat::advertised_for(&t.nodes[1].access, 0).unwrap();
+        assert!(listed);
+        assert_eq!(a.coords.read_bandwidth_gbs(), Some(30.0));
     }
 
     #[test]

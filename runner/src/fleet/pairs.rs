@@ -635,6 +635,7 @@ mod tests {
             committed: true,
             root_decoder: Some("decoder0.1".into()),
             targets: vec![],
+            access: vec![],
         });
         let mref = |name: &str, serial: Option<&str>, position| bench_core::cxl::MemdevRef {
             memdev: name.into(),

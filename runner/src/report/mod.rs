@@ -22,6 +22,7 @@
 //! with its outliers, the pair heatmaps, the pairs not measured and, with `--spec`, the
 //! verdict per host and pair.
 
+pub mod firmware;
 pub mod fleet;
 pub mod html;
 
@@ -717,6 +718,7 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
         f.prefetch_check.len(),
         checks(f)
     );
+    s.push_str(&firmware::section(f));
     if let Some(a) = acc {
         let _ = write!(
             s,

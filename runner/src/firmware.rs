@@ -48,7 +48,9 @@ const BW: [&str; 2] = ["mem_bw_gbs", "cxl_bw_gbs"];
 /// Advertised vs measured for every node target of the file with a measured latency or
 /// bandwidth, keyed by target; the measuring CPUs are on node `initiator`. Ratios only
 /// where the advertised class lists the initiator (else the figures are another
-/// initiator's: shown, not compared).
+/// initiator's: shown, not compared). A node the run did not measure comparably as a
+/// target is compared with its NUMA matrix cell from the advertised initiator, when the
+/// file has one ([`matrix_comparisons`]).
 pub fn hmat_vs_measured(file: &ParamsFile, initiator: usize) -> BTreeMap<String, HmatComparison> {
     let topo = &file.environment.topology;
     let mut out = BTreeMap::new();
@@ -64,31 +66,80 @@ pub fn hmat_vs_measured(file: &ParamsFile, initiator: usize) -> BTreeMap<String,
         let adv = topo
             .node(node)
             .and_then(|n| hmat::advertised_for(&n.access, initiator));
-        let coords = adv.map(|(a, _)| &a.coords);
-        let advertised_lat_ns = coords.and_then(|c| c.read_latency_ns).map(|v| v as f64);
-        let advertised_bw_gbs = coords.and_then(|c| c.read_bandwidth_gbs());
-        let measured_lat_ns = lat.as_ref().map(|l| l.1);
-        let measured_bw_gbs = bw.as_ref().map(|b| b.1);
-        // Figures for another initiator (the other socket's) are shown, never compared.
-        let listed = adv.is_some_and(|(_, l)| l);
-        let comparable = |v: Option<f64>| v.filter(|_| listed);
-        out.insert(
+        out.insert(t, comparison(node, initiator, adv, lat, bw));
+    }
+    for (t, c) in matrix_comparisons(file) {
+        let comparable = |c: &HmatComparison| c.lat_ratio.is_some() || c.bw_ratio.is_some();
+        if !out.get(&t).is_some_and(comparable) {
+            out.insert(t, c);
+        }
+    }
+    out
+}
+
+/// One comparison: node `node`'s advertised figures (`adv`: the class and whether it
+/// lists `initiator`) beside a latency and a bandwidth measured from `initiator`, each
+/// with the key or measurement it comes from.
+fn comparison(
+    node: usize,
+    initiator: usize,
+    adv: Option<(&hmat::NodeAccess, bool)>,
+    lat: Option<(String, f64)>,
+    bw: Option<(String, f64)>,
+) -> HmatComparison {
+    let coords = adv.map(|(a, _)| &a.coords);
+    let advertised_lat_ns = coords.and_then(|c| c.read_latency_ns).map(|v| v as f64);
+    let advertised_bw_gbs = coords.and_then(|c| c.read_bandwidth_gbs());
+    let measured_lat_ns = lat.as_ref().map(|l| l.1);
+    let measured_bw_gbs = bw.as_ref().map(|b| b.1);
+    // Figures for another initiator (the other socket's) are shown, never compared.
+    let listed = adv.is_some_and(|(_, l)| l);
+    let comparable = |v: Option<f64>| v.filter(|_| listed);
+    HmatComparison {
+        node,
+        initiator_node: initiator,
+        access_class: adv.map(|(a, _)| a.class),
+        initiator_listed: listed,
+        advertised_lat_ns,
+        measured_lat_ns,
+        lat_key: lat.map(|l| l.0),
+        lat_ratio: firmware::lat_ratio(comparable(advertised_lat_ns), measured_lat_ns),
+        advertised_bw_gbs,
+        measured_bw_gbs,
+        bw_key: bw.map(|b| b.0),
+        bw_ratio: firmware::bw_ratio(measured_bw_gbs, comparable(advertised_bw_gbs)),
+    }
+}
+
+/// From the file's NUMA matrix, one comparison per target node that advertises figures:
+/// the cell of the first matrix initiator the advertised class lists (the initiator the
+/// firmware describes), its chase p50 and read p50, keyed `node:T`; the measurement ids
+/// stand where a target's keys would.
+fn matrix_comparisons(file: &ParamsFile) -> Vec<(String, HmatComparison)> {
+    let Some(m) = &file.numa_matrix else {
+        return Vec::new();
+    };
+    let topo = &file.environment.topology;
+    let mut out = Vec::new();
+    for &t in &m.targets {
+        let Some(node) = topo.node(t) else { continue };
+        let Some(cell) = m.initiators.iter().find_map(|&i| {
+            let (_, listed) = hmat::advertised_for(&node.access, i)?;
+            let cell = m.cells.iter().find(|c| c.initiator == i && c.target == t)?;
+            listed.then_some(cell)
+        }) else {
+            continue;
+        };
+        let adv = hmat::advertised_for(&node.access, cell.initiator);
+        let fig = |f: &bench_core::params::CellFigure| (f.id.clone(), f.distribution.p50);
+        let c = comparison(
             t,
-            HmatComparison {
-                node,
-                initiator_node: initiator,
-                access_class: adv.map(|(a, _)| a.class),
-                initiator_listed: listed,
-                advertised_lat_ns,
-                measured_lat_ns,
-                lat_key: lat.map(|l| l.0),
-                lat_ratio: firmware::lat_ratio(comparable(advertised_lat_ns), measured_lat_ns),
-                advertised_bw_gbs,
-                measured_bw_gbs,
-                bw_key: bw.map(|b| b.0),
-                bw_ratio: firmware::bw_ratio(measured_bw_gbs, comparable(advertised_bw_gbs)),
-            },
+            cell.initiator,
+            adv,
+            Some(fig(&cell.latency)),
+            Some(fig(&cell.bandwidth)),
         );
+        out.push((format!("node:{t}"), c));
     }
     out
 }

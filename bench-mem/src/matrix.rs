@@ -474,6 +474,15 @@ pub struct MatrixArgs {
 }
 
 impl MatrixArgs {
+    /// Its part of `cxlchar all` on `topo`: the matrix when there is more than one NUMA
+    /// node, else a skip ([`ONE_NODE`]).
+    pub fn plan_all_on(&self, topo: &Topology) -> Planned {
+        if topo.nodes.len() < 2 {
+            return Planned::skip(NAME, ONE_NODE);
+        }
+        Planned::one(self.bench())
+    }
+
     fn bench(&self) -> MatrixBench {
         MatrixBench {
             cpu_nodes: self.cpu_nodes.clone(),
@@ -501,10 +510,7 @@ impl Setup for MatrixArgs {
     }
 
     fn plan_all(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        if Topology::system().nodes.len() < 2 {
-            return Ok(Planned::skip(NAME, ONE_NODE));
-        }
-        Ok(Planned::one(self.bench()))
+        Ok(self.plan_all_on(&Topology::system()))
     }
 }
 

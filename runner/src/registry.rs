@@ -588,6 +588,15 @@ mod tests {
         assert_eq!(names(find("pool msg")), ["pool.msg"]);
         assert_eq!(names(find("pcie mmio")), ["skip pcie.mmio"]);
         assert_eq!(names(find("pcie post-parts")), ["pcie.post-parts"]);
+        let one_node = bench_core::topology::Topology::system().nodes.len() < 2;
+        assert_eq!(
+            names(find("mem matrix")),
+            [if one_node {
+                "skip mem.matrix"
+            } else {
+                "mem.matrix"
+            }]
+        );
         // The defaults from clap are the benchmarks' own defaults.
         let m = bench_mem::latency::LatencyArgs::augment_args(clap::Command::new("x"))
             .get_matches_from(["x"]);

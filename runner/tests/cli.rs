@@ -87,6 +87,25 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
     }
     assert!(doc["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
     assert!(doc["timer"]["source"].is_string());
+    // The NUMA matrix: skipped with its reason on one node, else in the file.
+    let nodes = doc["environment"]["topology"]["nodes"]
+        .as_array()
+        .unwrap()
+        .len();
+    let matrix_skip = doc["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["benchmark"] == "mem.matrix");
+    if nodes < 2 {
+        assert_eq!(
+            matrix_skip.expect("mem.matrix skipped")["reason"],
+            "one NUMA node: no matrix"
+        );
+        assert!(doc.get("numa_matrix").is_none());
+    } else {
+        assert!(doc["numa_matrix"]["cells"].is_array(), "{matrix_skip:?}");
+    }
     // The prefetch self-check is in the file: several differently built chains at the DRAM
     // point, a verdict, and mem_lat_ns is the figure it reports.
     let checks = doc["prefetch_check"].as_array().expect("prefetch_check");

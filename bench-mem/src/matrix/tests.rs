@@ -201,3 +201,33 @@ fn a_small_matrix_runs_here_and_gives_the_local_cell() {
     assert!(rep.params.iter().any(|p| p.key == "numa_local_bw_gbs"));
     assert!(rep.measurements.iter().all(|m| m.benchmark == NAME));
 }
+
+#[test]
+fn all_runs_the_matrix_only_with_more_than_one_node() {
+    let args = MatrixArgs {
+        cpu_nodes: None,
+        mem_nodes: None,
+        loaded: false,
+    };
+    let one = args.plan_all_on(&topo(&Server::h200_host()));
+    assert!(one.benchmarks.is_empty());
+    assert_eq!(one.skipped.len(), 1);
+    assert_eq!(one.skipped[0].benchmark, NAME);
+    assert_eq!(one.skipped[0].reason, ONE_NODE);
+    for s in [
+        Server::cxl_host(),
+        Server::two_socket(),
+        Server::intel_2s_snc(),
+    ] {
+        let p = args.plan_all_on(&topo(&s));
+        assert_eq!(p.benchmarks.len(), 1, "{}", s.name);
+        assert_eq!(p.benchmarks[0].name(), NAME);
+        assert_eq!(
+            p.benchmarks[0].subject(),
+            Subject::Device {
+                target: LABEL.into()
+            }
+        );
+        assert!(p.skipped.is_empty());
+    }
+}

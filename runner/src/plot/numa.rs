@@ -127,4 +127,21 @@ mod tests {
         assert!(svg.contains("30.1"));
         assert_eq!(render(None, Figure::Latency).unwrap(), None);
     }
+
+    #[test]
+    fn a_one_by_one_matrix_draws_its_cell() {
+        let m = NumaMatrix {
+            initiators: vec![0],
+            targets: vec![0],
+            cells: vec![cell(0, 0, "local", 129.0)],
+        };
+        let svg = render(Some(&m), Figure::Latency).unwrap().unwrap();
+        assert!(svg.contains("129"));
+        assert!(svg.contains("node 0"));
+        assert_eq!(
+            svg.matches("<rect").count(),
+            2,
+            "the background and the cell"
+        );
+    }
 }

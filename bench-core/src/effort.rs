@@ -69,6 +69,9 @@ pub struct MemEffort {
     /// The loaded-latency curve's injection delays (pause instructions between chunks),
     /// full load first, `None` the idle point.
     pub loaded_delays: &'static [Option<u32>],
+    /// Step between the read shares of `mem loaded --mess-family`, percent (Mess reads 51
+    /// curves, 100 % down to 0 % in steps of 2; a coarser step measures fewer of them).
+    pub loaded_family_step_pct: u32,
     /// Sampling time of one `mem.agents` point.
     pub agents_point: Duration,
     /// Sampling time of one `mem.copy-threshold` size.
@@ -192,6 +195,7 @@ pub const QUICK: Effort = Effort {
         bandwidth_size_sweep: false,
         loaded_point: ms(50),
         loaded_delays: &QUICK_DELAYS,
+        loaded_family_step_pct: 10,
         agents_point: ms(30),
         threshold_point: ms(40),
         threshold_every_count: false,
@@ -255,6 +259,7 @@ pub const FULL: Effort = Effort {
         bandwidth_size_sweep: true,
         loaded_point: ms(100),
         loaded_delays: &DELAYS,
+        loaded_family_step_pct: 2,
         agents_point: ms(200),
         threshold_point: ms(150),
         threshold_every_count: true,

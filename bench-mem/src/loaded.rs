@@ -5,23 +5,34 @@
 //! prefetcher-proof chain: randomized offsets in 256-byte slots, TLB-local order) over the
 //! target's DRAM working set ([`bench_core::sizing`]: 4 x the DRAM plateau's start found by
 //! the latency sweep, else 4 x the sysfs LLC) while every other `--cpu` streams through its
-//! own buffer in chunks separated by an injection delay (a spin loop of `delay` pause
+//! own buffer in chunks separated by an injection delay (a spin loop of pause
 //! instructions), from no delay (full load) through the effort plan's delays
 //! ([`bench_core::effort::MemEffort::loaded_delays`], denser near full load, where the
 //! curve bends) to no load at all (idle).
 //!
-//! **Traffic mixes** ([`Mix`], MLC's `-W` family in spirit: all reads, 3:1, 2:1, 1:1,
-//! all non-temporal writes). A chunk is `R + W` consecutive cache lines of the thread's
-//! buffer ([`Mix::lines`]): the vector read kernel of [`crate::kernels`] loads the first
-//! `R`, then the vector store kernel writes the next `W` (every store a full-line write to
-//! a line not read in that chunk; temporal `storeu`, or streaming stores + `sfence` for
-//! `nt-write`, the NT kernels' own fence). Loads and stores have the same vector width and
-//! every part is a multiple of four lines (one unrolled AVX-512 step), so `R:W` is the
-//! ratio of load to store instructions as well as of bytes. Chunks follow each other
-//! through the buffer, wrapping before a chunk would pass its end. The bandwidth of a point
-//! is the bytes the traffic threads loaded + stored / their time (GB = 10^9 B); the read
-//! for ownership a temporal store causes is not counted there, but it is in the point's
+//! **Traffic** ([`Lines`], [`Mix`], [`Traffic`], streamed by [`traffic()`]). A chunk is consecutive
+//! cache lines of the thread's buffer: the vector read kernel of [`crate::kernels`] loads
+//! the first, the vector store kernel writes the next with temporal `storeu`, then the
+//! next with streaming stores + `sfence` (the NT kernels' own fence); every store a
+//! full-line write to a line not read in that chunk. Loads and stores have the same vector
+//! width and every part is a multiple of four lines (one unrolled AVX-512 step), so the
+//! chunk's ratios hold for instructions as well as bytes. Chunks follow each other through
+//! the buffer, wrapping before a chunk would pass its end. The bandwidth of a point is the
+//! bytes the traffic threads loaded + stored / their time (GB = 10^9 B); the read for
+//! ownership a temporal store causes is not counted there, but it is in the point's
 //! `read_pct` (the read share of the memory traffic: 3r1w = 4 reads per write = 80 %).
+//! The named mixes of `--mix` ([`Mix`], MLC's `-W` family in spirit: all reads, 3:1, 2:1,
+//! 1:1, all non-temporal writes) and the read shares of `--read-pct` / `--mess-family`
+//! (any whole percentage, exact: [`Lines::for_share`]) are the same kind of chunk; a share
+//! whose chunk is a mix's is that mix (100 `read`, 80 `3r1w`, 75 `2r1w`, 0 `nt-write`),
+//! the others are named `share<P>`. Only the named mixes give `loaded_lat_*` keys.
+//!
+//! **Delays.** The injection delay is `delay` pauses per 64 lines of chunk
+//! ([`Lines::pauses`]; the named mixes' chunks are at most 64 lines, so one `delay` per
+//! chunk). Named-mix runs measure every delay of the effort plan; a run with shares takes
+//! the adaptive plan ([`refine`]) for every curve: every third delay and idle, then the
+//! delay halfway between neighbours whose p50 differs by more than 5 %, until none is
+//! left, so a curve flat at low load costs few points and its knee gets them all.
 //!
 //! **Latency.** Each point's `distribution` is that of 256-load batch means (ns per load),
 //! the quantity MLC reports (an average over many dependent loads), and the one the keys
@@ -50,138 +61,18 @@ use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The traffic of the load threads (also the `--mix` values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
-pub enum Mix {
-    /// All loads (100 % reads).
-    Read,
-    /// 3 loads : 1 temporal store (80 % reads with the store's RFO; like MLC -W3).
-    #[value(name = "3r1w")]
-    R3W1,
-    /// 2 loads : 1 temporal store (75 % reads; like MLC -W2).
-    #[value(name = "2r1w")]
-    R2W1,
-    /// 1 load : 1 temporal store (67 % reads; like MLC -W5). `read-write`, the name of the
-    /// copy traffic it replaces, is accepted for it.
-    #[value(name = "1r1w", alias = "read-write")]
-    R1W1,
-    /// All non-temporal stores + sfence (0 % reads; like MLC -W6).
-    #[value(name = "nt-write")]
-    NtWrite,
-}
+mod plan;
+mod traffic;
 
-impl Mix {
-    /// Every mix, in the order measured by default.
-    pub const ALL: [Mix; 5] = [Mix::Read, Mix::R3W1, Mix::R2W1, Mix::R1W1, Mix::NtWrite];
+pub use plan::{coarse, curves as plan_curves, family, parse_shares, refine, Shares};
+#[cfg(test)]
+use traffic::STORE_BYTE;
+pub use traffic::{traffic, Issued, Lines, Mix, Traffic, LINE};
 
-    /// Name in ids, in the `mix` parameter and as given to `--mix`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mix::Read => "read",
-            Mix::R3W1 => "3r1w",
-            Mix::R2W1 => "2r1w",
-            Mix::R1W1 => "1r1w",
-            Mix::NtWrite => "nt-write",
-        }
-    }
-
-    /// The part of the params keys naming the mix (`None` for reads, whose keys carry no
-    /// mix: `loaded_lat_max_bw_gbs`).
-    pub fn key_part(self) -> Option<&'static str> {
-        match self {
-            Mix::Read => None,
-            Mix::R3W1 => Some("3r1w"),
-            Mix::R2W1 => Some("2r1w"),
-            Mix::R1W1 => Some("1r1w"),
-            Mix::NtWrite => Some("nt_write"),
-        }
-    }
-
-    /// Cache lines (loaded, stored) of one chunk: the first are loaded, the next stored.
-    /// Each part is a multiple of 4 lines (256 B, one unrolled AVX-512 step) and the
-    /// chunk at most 4 KiB.
-    pub fn lines(self) -> (usize, usize) {
-        match self {
-            Mix::Read => (64, 0),
-            Mix::R3W1 => (48, 16),
-            Mix::R2W1 => (40, 20),
-            Mix::R1W1 => (32, 32),
-            Mix::NtWrite => (0, 64),
-        }
-    }
-
-    /// Bytes of one chunk.
-    pub fn chunk_bytes(self) -> usize {
-        let (r, w) = self.lines();
-        (r + w) * LINE
-    }
-
-    /// Whether the stores are non-temporal (streaming, no RFO).
-    pub fn nt(self) -> bool {
-        self == Mix::NtWrite
-    }
-
-    /// Loads : stores, reduced (`"3:1"`).
-    pub fn ratio(self) -> String {
-        let (r, w) = self.lines();
-        let g = gcd(r, w);
-        format!("{}:{}", r / g, w / g)
-    }
-
-    /// Read share of the memory traffic in percent, rounded: loaded lines plus one RFO
-    /// read per temporally stored line, over that plus the stored lines.
-    pub fn read_pct(self) -> u32 {
-        let (r, w) = self.lines();
-        let reads = r + if self.nt() { 0 } else { w };
-        ((100 * reads) as f64 / (reads + w) as f64).round() as u32
-    }
-
-    /// What one chunk does, for the method string.
-    fn chunk_text(self) -> String {
-        let (r, w) = self.lines();
-        match self {
-            Mix::Read => format!("{r} lines loaded (vector loads)"),
-            Mix::NtWrite => format!("{w} lines stored with non-temporal vector stores, then sfence"),
-            _ => format!("{r} lines loaded (vector loads), then the next {w} lines stored whole (temporal vector stores)"),
-        }
-    }
-
-    /// What a store is, for the output.
-    fn store_kind(self) -> &'static str {
-        match self {
-            Mix::Read => "none",
-            Mix::NtWrite => "non-temporal (streaming) stores + sfence per chunk",
-            _ => "temporal vector stores (storeu)",
-        }
-    }
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
-/// The mixes of a `--mix` list: in the order given, each once; all of them when empty.
-pub fn mixes_of(given: &[Mix]) -> Vec<Mix> {
-    if given.is_empty() {
-        return Mix::ALL.to_vec();
-    }
-    let mut out: Vec<Mix> = Vec::new();
-    for &m in given {
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    out
-}
-
-const LINE: usize = 64;
 /// Most chase batch samples of one point (their buffer is touched before the counted loop).
 const MAX_SAMPLES: usize = 200_000;
 /// Loads per batch sample (the headline distribution's unit).
@@ -190,67 +81,22 @@ const BATCH: usize = 256;
 pub const PER_LOAD_EVERY_BATCH: usize = 16;
 /// Most single-load samples of one point.
 const MAX_PER_LOAD: usize = 1_000_000;
-/// The byte the traffic stores.
-const STORE_BYTE: u8 = 0x5a;
-
-/// Bytes a traffic thread issued.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Issued {
-    /// Bytes loaded.
-    pub loaded: u64,
-    /// Bytes stored.
-    pub stored: u64,
-    /// Checksum of what was loaded (for `black_box`).
-    pub acc: u64,
-}
-
-/// One traffic thread's stream: chunks of `mix` through `buf` in turn (wrapping before a
-/// chunk would pass its end), `delay` pauses after each chunk, while `go()` says so (asked
-/// before each chunk). `buf` must hold at least one chunk; `isa` must be usable.
-pub fn traffic(
-    buf: &mut [u8],
-    mix: Mix,
-    isa: kernels::Isa,
-    delay: u32,
-    mut go: impl FnMut() -> bool,
-) -> Issued {
-    let (r, w) = mix.lines();
-    let (rb, chunk) = (r * LINE, mix.chunk_bytes());
-    assert!(buf.len() >= chunk, "traffic buffer smaller than one chunk");
-    let mut off = 0usize;
-    let mut out = Issued::default();
-    while go() {
-        let (ld, st) = buf[off..off + chunk].split_at_mut(rb);
-        if r > 0 {
-            out.acc ^= kernels::read(isa, ld);
-        }
-        if w > 0 {
-            kernels::write(isa, mix.nt(), st, STORE_BYTE);
-        }
-        out.loaded += rb as u64;
-        out.stored += (w * LINE) as u64;
-        off += chunk;
-        if off + chunk > buf.len() {
-            off = 0;
-        }
-        for _ in 0..delay {
-            std::hint::spin_loop();
-        }
-    }
-    out
-}
 
 /// The loaded-latency benchmark.
 #[derive(Debug, Clone)]
 pub struct LoadedLatencyBench {
-    /// Traffic mixes (default all five).
-    pub mixes: Vec<Mix>,
+    /// The curves' traffic (default the five named mixes).
+    pub curves: Vec<Traffic>,
+    /// Whether each curve takes the adaptive delay plan (a coarse sweep refined where
+    /// the latency bends, [`refine`]) instead of every delay of the effort plan.
+    pub adaptive: bool,
 }
 
 impl Default for LoadedLatencyBench {
     fn default() -> Self {
         LoadedLatencyBench {
-            mixes: Mix::ALL.to_vec(),
+            curves: Mix::ALL.map(Traffic::mix).to_vec(),
+            adaptive: false,
         }
     }
 }
@@ -442,25 +288,10 @@ impl Benchmark for LoadedLatencyBench {
             sizing: &sizing,
             chase: chain.describe(),
         };
-        for &mix in &self.mixes {
-            let mut curve: Vec<Point> = Vec::new();
-            for &delay in ctx.effort.mem.loaded_delays {
-                let (sampled, counters) = rig.point(mix, delay, loaders);
-                let (point, m) =
-                    self.measurement(&rig, &labels, (mix, delay), sampled, counters)?;
-                ctx.progress(&format!(
-                    "{}: {:.1} ns (per load p99 {:.1} ns) at {:.1} GB/s{}",
-                    m.id,
-                    point.p50,
-                    point.per_load_p99,
-                    point.bw,
-                    m.counters.as_ref().map_or(String::new(), |c| c.summary())
-                ));
-                curve.push(point);
-                rep.measurements.push(m);
-            }
-            rep.params
-                .extend(curve_params(&labels, mix, &curve, loaders));
+        for &t in &self.curves {
+            let (curve, ms) = self.curve(&mut rig, &labels, t, loaders)?;
+            rep.measurements.extend(ms);
+            rep.params.extend(curve_params(&labels, t, &curve, loaders));
         }
         std::hint::black_box(rig.p);
         // The DRAM checks the keys stand on: the chase (CPU 0) and the traffic (the rest).
@@ -481,17 +312,59 @@ impl Benchmark for LoadedLatencyBench {
 }
 
 impl LoadedLatencyBench {
-    /// The measurement of one point of `mix`'s curve, and the point.
+    /// One curve of traffic `t`, its points and measurements in delay order: every delay
+    /// of the effort plan, or with [`LoadedLatencyBench::adaptive`] its coarse sweep,
+    /// refined between neighbours whose latency differs ([`refine`]).
+    fn curve(
+        &self,
+        rig: &mut Rig<'_, '_>,
+        labels: &Labels<'_>,
+        t: Traffic,
+        loaders: usize,
+    ) -> Result<(Vec<Point>, Vec<Measurement>), NotRun> {
+        let ctx = rig.ctx;
+        let delays = ctx.effort.mem.loaded_delays;
+        let mut todo: Vec<usize> = if self.adaptive {
+            plan::coarse(delays.len())
+        } else {
+            (0..delays.len()).collect()
+        };
+        let mut done: BTreeMap<usize, (Point, Measurement)> = BTreeMap::new();
+        while !todo.is_empty() {
+            for i in todo {
+                let delay = delays[i];
+                let (sampled, counters) = rig.point(t.lines, delay, loaders);
+                let (point, m) = self.measurement(rig, labels, (t, delay), sampled, counters)?;
+                ctx.progress(&format!(
+                    "{}: {:.1} ns (per load p99 {:.1} ns) at {:.1} GB/s{}",
+                    m.id,
+                    point.p50,
+                    point.per_load_p99,
+                    point.bw,
+                    m.counters.as_ref().map_or(String::new(), |c| c.summary())
+                ));
+                done.insert(i, (point, m));
+            }
+            todo = if self.adaptive {
+                plan::refine(&done.iter().map(|(&i, (p, _))| (i, p.p50)).collect())
+            } else {
+                Vec::new()
+            };
+        }
+        Ok(done.into_values().unzip())
+    }
+
+    /// The measurement of one point of `t`'s curve, and the point.
     fn measurement(
         &self,
         rig: &Rig<'_, '_>,
         labels: &Labels<'_>,
-        (mix, delay): (Mix, Option<u32>),
+        (t, delay): (Traffic, Option<u32>),
         s: Sampled,
         counters: MeasurementCounters,
     ) -> Result<(Point, Measurement), NotRun> {
         let (target, sizing, timer) = (labels.target, labels.sizing, rig.ctx.timer.info());
-        let (r_lines, w_lines) = mix.lines();
+        let lines = t.lines;
         let counters =
             counters.with_per_op("load", (BATCH * s.batches.len() + s.singles.len()) as u64);
         let d = Distribution::from_samples(&s.batches)
@@ -499,7 +372,7 @@ impl LoadedLatencyBench {
         let per_load = Distribution::from_samples(&s.singles)
             .ok_or_else(|| Skip::new("no valid single-load chase samples"))?;
         let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
-        let id = format!("mem.loaded/{target}/{}/{label}", mix.name());
+        let id = format!("mem.loaded/{target}/{}/{label}", t.name());
         let point = Point {
             bw: s.bw,
             p50: d.p50,
@@ -507,16 +380,19 @@ impl LoadedLatencyBench {
             id: id.clone(),
         };
         let mut parameters = json!({
-            "mix": mix.name(), "delay_pause": delay, "traffic_threads": s.threads,
+            "mix": t.name(), "delay_pause": delay, "traffic_threads": s.threads,
             "injected_bw_gbs": s.bw, "chase_bytes": labels.chase_bytes, "traffic_bytes_per_thread": rig.load_bytes,
-            "chunk_bytes": mix.chunk_bytes(), "isa": rig.isa.name(), "chase_cpu": rig.ctx.cpus[0],
+            "chunk_bytes": lines.chunk_bytes(), "isa": rig.isa.name(), "chase_cpu": rig.ctx.cpus[0],
             "chase": &labels.chase, "sizing_rule": sizing.rule, "sizing": sizing.explain(),
         });
         for (k, v) in [
-            (pk::READ_PCT, json!(mix.read_pct())),
-            (pk::LOAD_STORE_RATIO, json!(mix.ratio())),
-            ("chunk_lines", json!({ "loaded": r_lines, "stored": w_lines })),
-            ("stores", json!(mix.store_kind())),
+            (pk::READ_PCT, json!(t.read_pct())),
+            ("read_share_exact_pct", json!(lines.read_share())),
+            (pk::LOAD_STORE_RATIO, json!(lines.ratio())),
+            ("chunk_lines", json!({ "loaded": lines.loaded, "stored": lines.stored(), "stored_temporal": lines.temporal, "stored_nt": lines.nt })),
+            ("stores", json!(lines.store_kind())),
+            ("pauses_per_chunk", json!(delay.map(|d| lines.pauses(d)))),
+            ("delay_plan", json!(if self.adaptive { "adaptive: every third delay of the plan, refined where neighbouring p50s differ by more than 5 %" } else { "every delay of the plan" })),
             ("traffic_loaded_bytes", json!(s.loaded)),
             ("traffic_stored_bytes", json!(s.stored)),
             ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
@@ -537,11 +413,12 @@ impl LoadedLatencyBench {
             parameters,
             unit: "ns".into(),
             method: format!(
-                "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions; per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads / their time (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines)",
-                mix.name(),
-                mix.chunk_text(),
-                delay.map_or("(idle: no traffic threads)".to_string(), |d| d.to_string()),
-                mix.read_pct()
+                "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions ({} per 64 lines, whole 64-line parts of the chunk rounded); per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads / their time (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines, rounded; exact: read_share_exact_pct)",
+                t.name(),
+                lines.chunk_text(),
+                delay.map_or("(idle: no traffic threads)".to_string(), |d| lines.pauses(d).to_string()),
+                delay.map_or("-".to_string(), |d| d.to_string()),
+                t.read_pct()
             ),
             distribution: d,
             placement: Some(labels.placement.clone()),
@@ -551,9 +428,12 @@ impl LoadedLatencyBench {
     }
 }
 
-/// The keys of one mix's curve: its largest injected bandwidth and the latency (p50 and
-/// per-load p99) there.
-fn curve_params(labels: &Labels<'_>, mix: Mix, curve: &[Point], loaders: usize) -> Vec<Param> {
+/// The keys of a named mix's curve: its largest injected bandwidth and the latency (p50
+/// and per-load p99) there (none for other shares).
+fn curve_params(labels: &Labels<'_>, t: Traffic, curve: &[Point], loaders: usize) -> Vec<Param> {
+    let Some(mix) = t.named() else {
+        return Vec::new();
+    };
     let (target, chase_bytes, sizing) = (labels.target, labels.chase_bytes, labels.sizing);
     let mut params = Vec::new();
     let bws: Vec<f64> = curve.iter().map(|c| c.bw).collect();
@@ -592,7 +472,7 @@ fn curve_params(labels: &Labels<'_>, mix: Mix, curve: &[Point], loaders: usize) 
                     format!(
                         "{what}, {} traffic ({} loads:stores, {} % reads), {loaders} traffic thread(s), chase over {} touched ({})",
                         mix.name(),
-                        mix.ratio(),
+                        mix.lines().ratio(),
                         mix.read_pct(),
                         format_size(chase_bytes),
                         sizing.explain()
@@ -645,13 +525,13 @@ impl Rig<'_, '_> {
     /// chase, repeated while a thread was disturbed.
     fn point(
         &mut self,
-        mix: Mix,
+        lines: Lines,
         delay: Option<u32>,
         loaders: usize,
     ) -> (Sampled, MeasurementCounters) {
         let threads = if delay.is_some() { loaders } else { 0 };
         counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-            self.attempt(mix, delay, threads)
+            self.attempt(lines, delay, threads)
         })
     }
 
@@ -659,7 +539,7 @@ impl Rig<'_, '_> {
     /// point's time, the threads stopped; every thread's counts.
     fn attempt(
         &mut self,
-        mix: Mix,
+        lines: Lines,
         delay: Option<u32>,
         n_threads: usize,
     ) -> (Sampled, Vec<ThreadCounts>) {
@@ -679,7 +559,7 @@ impl Rig<'_, '_> {
                     let cpu = ctx.cpus[1 + t];
                     let buf = (base + t * bytes, bytes);
                     let d = delay.unwrap_or(0);
-                    s.spawn(move || inject(cpu, buf, (mix, isa, d), stop, (loaded, stored)))
+                    s.spawn(move || inject(cpu, buf, (lines, isa, d), stop, (loaded, stored)))
                 })
                 .collect();
             let ((), c) = self.chase();
@@ -750,7 +630,7 @@ impl Rig<'_, '_> {
 fn inject(
     cpu: usize,
     (addr, len): (usize, usize),
-    (mix, isa, delay): (Mix, kernels::Isa, u32),
+    (lines, isa, delay): (Lines, kernels::Isa, u32),
     stop: &AtomicBool,
     (loaded, stored): (&AtomicU64, &AtomicU64),
 ) -> (u64, Counts) {
@@ -760,7 +640,7 @@ fn inject(
     // from the other threads, inside the region the run holds until they are joined.
     let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
     let t0 = Instant::now();
-    let (done, c) = g.count(|| traffic(buf, mix, isa, delay, || !stop.load(Ordering::Relaxed)));
+    let (done, c) = g.count(|| traffic(buf, lines, isa, delay, || !stop.load(Ordering::Relaxed)));
     std::hint::black_box(done.acc);
     loaded.fetch_add(done.loaded, Ordering::Relaxed);
     stored.fetch_add(done.stored, Ordering::Relaxed);
@@ -768,30 +648,82 @@ fn inject(
 }
 
 /// Load latency while the other CPUs inject traffic, from full load to idle: an
-/// MLC-style latency-vs-bandwidth curve per traffic mix (19 points per mix; 9 with
-/// --quick).
+/// MLC-style latency-vs-bandwidth curve per traffic mix or read share (19 points per
+/// named mix; 9 with --quick).
 ///
 /// The first CPU chases pointers over the target's DRAM working set; every other CPU
-/// streams through its own buffer in chunks of at most 4 KiB (R lines loaded, then W
-/// other lines stored, whole lines, vector instructions), with an injection delay of N
-/// pause instructions after each chunk (0 to 6400, then idle). Each point records the
-/// chase latency (distribution of 256-load batch means, and the p50/p99 of single timed
-/// loads) and the bandwidth the traffic moved (bytes loaded + stored, GB = 1e9 B, RFO not
-/// counted).
+/// streams through its own buffer in chunks (R lines loaded, then W other lines stored,
+/// whole lines, vector instructions), with an injection delay of N pause instructions per
+/// 4 KiB of chunk (0 to 6400, then idle). Each point records the chase latency
+/// (distribution of 256-load batch means, and the p50/p99 of single timed loads) and the
+/// bandwidth the traffic moved (bytes loaded + stored, GB = 1e9 B, RFO not counted).
+///
+/// Read shares (--read-pct, --mess-family) give curves of any read share of the memory
+/// traffic: loads and temporal stores from 100 % to 50 % (a temporal store's RFO read
+/// counts as a read), temporal and non-temporal stores below 50 % (0 %: all non-temporal),
+/// exact for every whole percentage, in bytes and in instructions. A share whose traffic
+/// is a named mix's is that mix (100 read, 80 3r1w, 75 2r1w, 0 nt-write); the others are
+/// named shareP (share98). Share curves take an adaptive delay plan: every third delay
+/// and idle, then the delay between neighbours whose latency differs by more than 5 %.
+/// Only the named mixes give loaded_lat_* keys.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LoadedArgs {
-    /// Traffic mixes, repeatable or comma-separated (default: all five, in this order):
-    /// read (all loads), 3r1w, 2r1w, 1r1w (loads : temporal stores by instruction count;
-    /// 80, 75, 67 % reads counting each store's RFO), nt-write (all non-temporal stores).
-    /// `read-write`, the copy traffic of older versions, is accepted as 1r1w.
+    /// Traffic mixes, repeatable or comma-separated (default: all five, in this order,
+    /// unless --read-pct or --mess-family is given): read (all loads), 3r1w, 2r1w, 1r1w
+    /// (loads : temporal stores by instruction count; 80, 75, 67 % reads counting each
+    /// store's RFO), nt-write (all non-temporal stores). `read-write`, the copy traffic of
+    /// older versions, is accepted as 1r1w.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "MIX,..")]
     pub mix: Vec<Mix>,
+
+    /// Read shares to measure, whole percent 0..=100, repeatable: a comma list with ranges
+    /// FROM:TO:STEP (`--read-pct 100,90,50` or `--read-pct 100:0:2`). Replaces the default
+    /// named mixes unless --mix is given too; each share one curve of the adaptive delay
+    /// plan.
+    #[arg(long = "read-pct", value_name = "PCT,..", allow_hyphen_values = true)]
+    pub read_pct: Vec<Shares>,
+
+    /// The read shares the Mess simulator reads: 100 % down to 0 % in steps of 2, 51
+    /// curves (with --quick every 10 %, 11 curves: --quick changes how many shares, never
+    /// what a share means). Replaces the default named mixes unless --mix is given too.
+    /// Time: each curve takes the adaptive delay plan, about 10 of the 19 points (4 to 9
+    /// of 9 with --quick) at 100 ms each (50 ms), so a family is about 500 points: some
+    /// 1 to 2 minutes on a quiet 16-core server (--quick: well under a minute), up to 3 x
+    /// that where points are retried for disturbance, besides the DRAM checks every run
+    /// makes (a 2-vCPU VM: 54 s for --quick). Export it with `cxlchar export --mess DIR`.
+    #[arg(long)]
+    pub mess_family: bool,
+}
+
+impl LoadedArgs {
+    /// The read shares asked for: --read-pct's in order, then the family's (each once).
+    pub fn shares(&self, family_step_pct: u32) -> Vec<u32> {
+        let fam = if self.mess_family {
+            family(family_step_pct)
+        } else {
+            Vec::new()
+        };
+        let mut out: Vec<u32> = Vec::new();
+        for p in self
+            .read_pct
+            .iter()
+            .flat_map(|s| s.0.iter().copied())
+            .chain(fam)
+        {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
+    }
 }
 
 impl Setup for LoadedArgs {
-    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        let shares = self.shares(opts.effort.mem.loaded_family_step_pct);
         Ok(Planned::one(LoadedLatencyBench {
-            mixes: mixes_of(&self.mix),
+            curves: plan_curves(&self.mix, &shares),
+            adaptive: !shares.is_empty(),
         }))
     }
 }
@@ -809,7 +741,84 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Vec<Mix>, clap::Error> {
         let cli = Cli::try_parse_from(std::iter::once("loaded").chain(args.iter().copied()))?;
-        Ok(mixes_of(&cli.args.mix))
+        Ok(plan_curves(&cli.args.mix, &[])
+            .into_iter()
+            .map(|t| t.named().expect("named mixes only"))
+            .collect())
+    }
+
+    /// The curves and the adaptive flag `mem loaded ARGS` plans under `effort`.
+    fn planned(
+        args: &[&str],
+        effort: &'static bench_core::effort::Effort,
+    ) -> Result<(Vec<Traffic>, bool), String> {
+        let cli = Cli::try_parse_from(std::iter::once("loaded").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        let shares = cli.args.shares(effort.mem.loaded_family_step_pct);
+        Ok((plan_curves(&cli.args.mix, &shares), !shares.is_empty()))
+    }
+
+    #[test]
+    fn read_pct_lists_parse_and_bad_ones_say_why() {
+        let full = &bench_core::effort::FULL;
+        let pcts = |args: &[&str]| -> Result<Vec<u32>, String> {
+            planned(args, full).map(|(c, _)| c.iter().map(|t| t.read_pct()).collect())
+        };
+        assert_eq!(pcts(&["--read-pct", "100,98,50"]).unwrap(), [100, 98, 50]);
+        assert_eq!(
+            pcts(&["--read-pct", "100:90:5", "--read-pct", "0,95"]).unwrap(),
+            [100, 95, 90, 0]
+        );
+        assert_eq!(pcts(&["--read-pct", "0:6:3"]).unwrap(), [0, 3, 6]);
+        // --read-pct replaces the default mixes; with --mix both.
+        let (c, adaptive) = planned(&["--read-pct", "98", "--mix", "1r1w"], full).unwrap();
+        assert_eq!(
+            c.iter().map(|t| t.name()).collect::<Vec<_>>(),
+            ["1r1w", "share98"]
+        );
+        assert!(adaptive);
+        let (c, adaptive) = planned(&[], full).unwrap();
+        assert_eq!(c.len(), 5);
+        assert!(!adaptive);
+        for (bad, why) in [
+            ("101", "outside 0..=100"),
+            ("-1", "outside 0..=100"),
+            ("", "empty"),
+            ("50,,40", "empty"),
+            ("50.5", "not a whole percentage"),
+            ("abc", "not a whole percentage"),
+            ("100:0:0", "step"),
+            ("100:0", "FROM:TO:STEP"),
+        ] {
+            let e = pcts(&["--read-pct", bad]).unwrap_err();
+            assert!(e.contains(why), "{bad:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn mess_family_is_51_shares_and_11_with_quick() {
+        use bench_core::effort::{FULL, QUICK};
+        for (effort, n) in [(&FULL, 51), (&QUICK, 11)] {
+            let (c, adaptive) = planned(&["--mess-family"], effort).unwrap();
+            assert!(adaptive);
+            let pcts: Vec<u32> = c.iter().map(|t| t.read_pct()).collect();
+            let step = 100 / (n - 1);
+            let want: Vec<u32> = (0..n).map(|i| 100 - i * step).collect();
+            assert_eq!(pcts, want);
+            // The named mixes among them keep their names (and keys).
+            assert_eq!(c[0].name(), "read");
+            assert_eq!(c.last().unwrap().name(), "nt-write");
+        }
+        // Shares given twice, or as a named mix, are measured once.
+        let (c, _) = planned(
+            &["--mess-family", "--read-pct", "98,7", "--mix", "read"],
+            &FULL,
+        )
+        .unwrap();
+        assert_eq!(c.len(), 52);
+        assert_eq!(c[0].name(), "read");
+        assert_eq!(c[1].name(), "share98");
+        assert_eq!(c[2].name(), "share7");
     }
 
     #[test]
@@ -842,12 +851,13 @@ mod tests {
         ];
         for (m, pct, ratio) in want {
             assert_eq!(m.read_pct(), pct, "{}", m.name());
-            assert_eq!(m.ratio(), ratio, "{}", m.name());
-            let (r, w) = m.lines();
+            let l = m.lines();
+            assert_eq!(l.ratio(), ratio, "{}", m.name());
             // Whole 256-byte vector steps in each part, at most 4 KiB per chunk.
-            assert_eq!(r % 4, 0);
-            assert_eq!(w % 4, 0);
-            assert!(m.chunk_bytes() <= 4096 && m.chunk_bytes() >= 3840);
+            assert_eq!(l.loaded % 4, 0);
+            assert_eq!(l.stored() % 4, 0);
+            assert!(l.chunk_bytes() <= 4096 && l.chunk_bytes() >= 3840);
+            assert_eq!(Traffic::mix(m).name(), m.name());
         }
         // Key parts are well formed and distinct.
         let parts: Vec<_> = Mix::ALL.iter().filter_map(|m| m.key_part()).collect();
@@ -864,10 +874,10 @@ mod tests {
     }
 
     /// Runs `chunks` chunks of `mix` over a buffer of `len` bytes filled with 0x11.
-    fn run_chunks(mix: Mix, isa: kernels::Isa, len: usize, chunks: usize) -> (Vec<u8>, Issued) {
+    fn run_chunks(lines: Lines, isa: kernels::Isa, len: usize, chunks: usize) -> (Vec<u8>, Issued) {
         let mut buf = vec![0x11u8; len];
         let mut left = chunks;
-        let done = traffic(&mut buf, mix, isa, 0, || {
+        let done = traffic(&mut buf, lines, isa, 0, || {
             let go = left > 0;
             left = left.saturating_sub(1);
             go
@@ -887,15 +897,17 @@ mod tests {
         .into_iter()
         .filter(|&i| isas.has(i))
         {
-            for mix in Mix::ALL {
-                let chunk = mix.chunk_bytes();
-                let (r, w) = mix.lines();
+            let shares = (0..=100).step_by(2).map(Traffic::share);
+            for t in Mix::ALL.map(Traffic::mix).into_iter().chain(shares) {
+                let (mix, lines) = (t.name(), t.lines);
+                let chunk = lines.chunk_bytes();
+                let (r, w) = (lines.loaded, lines.stored());
                 // Five chunks fit (plus a partial one that is never touched); seven run,
                 // so the last two wrap to the start.
                 let len = 5 * chunk + chunk / 2;
-                let (buf, done) = run_chunks(mix, isa, len, 7);
-                assert_eq!(done.loaded, 7 * (r * LINE) as u64, "{}", mix.name());
-                assert_eq!(done.stored, 7 * (w * LINE) as u64, "{}", mix.name());
+                let (buf, done) = run_chunks(lines, isa, len, 7);
+                assert_eq!(done.loaded, 7 * (r * LINE) as u64, "{mix}");
+                assert_eq!(done.stored, 7 * (w * LINE) as u64, "{mix}");
                 if w > 0 {
                     assert_eq!(done.loaded * w as u64, done.stored * r as u64);
                 }
@@ -905,11 +917,10 @@ mod tests {
                         continue;
                     }
                     let (ld, st) = c.split_at(r * LINE);
-                    assert!(ld.iter().all(|&b| b == 0x11), "{}: loads only", mix.name());
+                    assert!(ld.iter().all(|&b| b == 0x11), "{mix}: loads only");
                     assert!(
                         st.iter().all(|&b| b == STORE_BYTE),
-                        "{}: chunk {i} fully stored",
-                        mix.name()
+                        "{mix}: chunk {i} fully stored"
                     );
                 }
             }

@@ -351,6 +351,19 @@ fn missing_dax_device_is_an_error() {
 }
 
 #[test]
+fn bad_read_shares_are_errors_that_say_why() {
+    for (bad, needle) in [
+        ("101", "read share 101 is outside 0..=100"),
+        ("-1", "read share -1 is outside 0..=100"),
+        ("", "empty read share"),
+        ("12.5", "not a whole percentage"),
+        ("100:0:0", "at least 1"),
+    ] {
+        assert_bad_input(&["mem", "loaded", "--quick", "--read-pct", bad], needle);
+    }
+}
+
+#[test]
 fn node_out_of_range_is_an_error() {
     assert_bad_input(
         &["mem", "latency", "--quick", "--target", "node:977"],

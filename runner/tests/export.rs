@@ -189,6 +189,151 @@ fn mess_curves_of_the_new_mixes_use_the_recorded_read_share() {
     );
 }
 
+/// The fixture's `mem.loaded` measurements replaced by one synthetic curve per read share
+/// in `shares` on its first target (mix `shareP`, or the named mix of that share), each of
+/// five points: delays 0, 10, 100, 1000 and idle, bandwidth falling with the delay and the
+/// share, latency rising with the bandwidth.
+fn family_doc(shares: &[(u32, &str)]) -> Value {
+    let mut doc = read_json(&fixture());
+    let ms = doc["measurements"].as_array_mut().unwrap();
+    let template = ms
+        .iter()
+        .find(|m| m["benchmark"] == "mem.loaded")
+        .unwrap()
+        .clone();
+    ms.retain(|m| m["benchmark"] != "mem.loaded");
+    let target = template["target"].as_str().unwrap().to_string();
+    for &(pct, mix) in shares {
+        for (k, delay) in [Some(0), Some(10), Some(100), Some(1000), None]
+            .into_iter()
+            .enumerate()
+        {
+            let mut m = template.clone();
+            let bw = if delay.is_some() {
+                (50.0 + pct as f64) / (1.0 + k as f64)
+            } else {
+                0.0
+            };
+            let label = delay.map_or("idle".to_string(), |d| format!("d{d}"));
+            m["id"] = json!(format!("mem.loaded/{target}/{mix}/{label}"));
+            m["parameters"]["mix"] = json!(mix);
+            m["parameters"]["read_pct"] = json!(pct);
+            m["parameters"]["delay_pause"] = json!(delay);
+            m["parameters"]["injected_bw_gbs"] = json!(bw);
+            m["distribution"]["p50"] = json!(90.0 + bw);
+            ms.push(m);
+        }
+    }
+    doc
+}
+
+/// The name `mem loaded --mess-family` gives share `p`'s curve.
+fn family_mix(p: u32) -> &'static str {
+    match p {
+        100 => "read",
+        80 => "3r1w",
+        0 => "nt-write",
+        _ => Box::leak(format!("share{p}").into_boxed_str()),
+    }
+}
+
+#[test]
+fn a_mess_family_reads_back_as_51_curves_highest_bandwidth_first() {
+    let shares: Vec<(u32, &str)> = (0..=100)
+        .rev()
+        .step_by(2)
+        .map(|p| (p, family_mix(p)))
+        .collect();
+    assert_eq!(shares.len(), 51);
+    let doc = family_doc(&shares);
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = d.path().join("mess");
+    let o = run_export(&[
+        p.to_str().unwrap(),
+        "--mess",
+        out.to_str().unwrap(),
+        "--cpu-ghz",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    check_curves(&doc, &out, 2.0, &|m| {
+        shares.iter().find(|s| s.1 == m).map(|s| s.0).unwrap()
+    });
+    let target = loaded(&doc)[0].1.replace(':', "_");
+    let curves = mess_reader(&out.join(&target));
+    assert_eq!(curves.len(), 51);
+    for (pct, pts) in &curves {
+        assert_eq!(pts.len(), 5, "bwlat_{pct}");
+        assert!(
+            pts.windows(2).all(|w| w[0].0 > w[1].0),
+            "bwlat_{pct}: decreasing bandwidth"
+        );
+    }
+    let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "{target}: measured 51 of 51: 0..100; not measured, to interpolate: none"
+        )),
+        "{readme}"
+    );
+}
+
+#[test]
+fn a_partial_family_names_the_shares_to_interpolate_and_a_share_beats_a_mix_for_its_file() {
+    // Every 10 % (a --quick family), plus 1r1w (66.7 %, file 68) beside share68 and
+    // 2r1w (75 %, file 76) alone.
+    let mut shares: Vec<(u32, &str)> = (0..=100)
+        .rev()
+        .step_by(10)
+        .map(|p| (p, family_mix(p)))
+        .collect();
+    shares.extend([(68, "share68"), (67, "1r1w"), (75, "2r1w")]);
+    let doc = family_doc(&shares);
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("p.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    let out = d.path().join("mess");
+    let o = run_export(&[
+        p.to_str().unwrap(),
+        "--mess",
+        out.to_str().unwrap(),
+        "--cpu-ghz",
+        "2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let target = loaded(&doc)[0].1.replace(':', "_");
+    let curves = mess_reader(&out.join(&target));
+    assert_eq!(curves.len(), 13);
+    // bwlat_68 is share68's curve: its top bandwidth is (50 + 68) GB/s.
+    assert_eq!(curves[&68][0].0, 118_000.0);
+    let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
+    assert!(
+        readme.contains(&format!(
+            "{target}: measured 13 of 51: 0, 10, 20, 30, 40, 50, 60, 68..70, 76, 80, 90, 100; \
+             not measured, to interpolate: 2..8, 12..18, 22..28, 32..38, 42..48, 52..58, 62..66, 72..74, 78, 82..88, 92..98"
+        )),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("mix 1r1w of") && readme.contains("bwlat_68.txt holds mix share68"),
+        "{readme}"
+    );
+    // Two mixes at one file, neither exact there: refused.
+    let doc = family_doc(&[(67, "1r1w"), (67, "other")]);
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    let o = run_export(&[
+        p.to_str().unwrap(),
+        "--mess",
+        d.path().join("m2").to_str().unwrap(),
+        "--cpu-ghz",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot hold them all"));
+}
+
 #[test]
 fn mess_latency_in_ns_for_the_zsim_reader() {
     let d = tempfile::tempdir().unwrap();

@@ -15,6 +15,10 @@ fn knobs(e: &Effort) -> Vec<(&'static str, f64)> {
         ("mem.bandwidth_size_sweep", b(m.bandwidth_size_sweep)),
         ("mem.loaded_point", d(m.loaded_point)),
         ("mem.loaded_delays", m.loaded_delays.len() as f64),
+        (
+            "mem.loaded_family_shares",
+            (100 / m.loaded_family_step_pct + 1) as f64,
+        ),
         ("mem.agents_point", d(m.agents_point)),
         ("mem.threshold_point", d(m.threshold_point)),
         ("mem.threshold_every_count", b(m.threshold_every_count)),

@@ -15,15 +15,17 @@ pub const THREADS: &str = "threads";
 pub const METHOD: &str = "method";
 /// Block size in bytes of the all-to-all copy (`mem.copy-threshold`, `mem.alltoall-order`).
 pub const BLOCK_BYTES: &str = "block_bytes";
-/// Traffic mix of a loaded-latency point (`mem.loaded`).
+/// Traffic mix of a loaded-latency point (`mem.loaded`: a named mix, or `share<P>` for
+/// another read share of `--read-pct` / `--mess-family`).
 pub const MIX: &str = "mix";
 /// Bandwidth injected by the traffic threads, GB/s (`mem.loaded`).
 pub const INJECTED_BW_GBS: &str = "injected_bw_gbs";
 /// Spin delay between the traffic threads' chunks, pause instructions (`mem.loaded`).
 pub const DELAY_PAUSE: &str = "delay_pause";
 /// Read share of a loaded-latency point's traffic in percent, counting the RFO read a
-/// temporal store causes (`mem.loaded`: read 100, 3r1w 80, 2r1w 75, 1r1w 67, nt-write 0;
-/// files of earlier versions lack it, their `read-write` mix is 67).
+/// temporal store causes, rounded (`mem.loaded`: read 100, 3r1w 80, 2r1w 75, 1r1w 67,
+/// nt-write 0, `share<P>` exactly P; files of earlier versions lack it, their `read-write`
+/// mix is 67).
 pub const READ_PCT: &str = "read_pct";
 /// Loads to stores of a loaded-latency point's traffic, by instruction (and byte) count,
 /// as `"R:W"` (`mem.loaded`: `"1:0"`, `"3:1"`, `"2:1"`, `"1:1"`, `"0:1"`).

@@ -27,8 +27,12 @@
 //! the traffic threads, not counting RFO reads nor the chase, MB = 10^6 B), latency = the
 //! chase's p50 in ns, x the CPU frequency in GHz for cycles. P is the mix's read share
 //! (`read_pct`, or for files written before it: `read` 100, `read-write` 67) rounded as the
-//! readers round, to an even integer. `DIR/README.txt` says all of this for the files
-//! written. Nothing is interpolated: a percentage without a mix has no file.
+//! readers round, to an even integer: a `mem loaded --mess-family` run gives all 51 files
+//! (`bwlat_0` .. `bwlat_100`), one per share. Where two mixes of a target round to one file
+//! (`1r1w`, 66.7 %, and `share68`), the one measured at exactly that share is written and
+//! the other listed as left out. `DIR/README.txt` says all of this for the files written,
+//! and per target which even shares were measured and which a reader must interpolate:
+//! nothing is interpolated here, a percentage without a mix has no file.
 
 use anyhow::{anyhow, bail, Result};
 use bench_core::keys::parameters::{INJECTED_BW_GBS, MIX, READ_PCT};
@@ -291,8 +295,9 @@ pub struct MessFile {
 }
 
 /// Renders the files of DIR: one per curve and README.txt. `source` names the params
-/// file in README.txt. Fails when the file has no `mem.loaded` point, two targets or two
-/// mixes would share one file, or a target's folder name is too long for a file system.
+/// file in README.txt. Fails when the file has no `mem.loaded` point, two targets would
+/// share one folder, two mixes one file with neither measured at exactly its share
+/// ([`one_curve_per_file`]), or a target's folder name is too long for a file system.
 pub fn render(
     file: &ParamsFile,
     source: &str,
@@ -321,10 +326,11 @@ pub fn render(
         LatencyUnit::Cycles => Some(frequency(file, cpu_ghz)?),
         LatencyUnit::Ns => None,
     };
+    let mut cs = cs;
+    let kept = one_curve_per_file(&mut cs)?;
     let mut files = Vec::new();
     let mut dirs: BTreeMap<String, String> = BTreeMap::new();
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    for c in &cs.curves {
+    for c in &kept {
         let dir = sanitize(&c.target);
         if dir.len() > super::outdir::NAME_MAX_BYTES {
             bail!(
@@ -344,15 +350,6 @@ pub fn render(
             }
         }
         let rel = format!("{dir}/{}", c.file_name());
-        if let Some(other) = seen.insert(rel.clone(), c.mix.clone()) {
-            bail!(
-                "mixes {other} and {} of {} both have {}% reads as Mess rounds them: one \
-                 file {rel} cannot hold two curves",
-                c.mix,
-                c.target,
-                file_pct(c.read_pct)
-            );
-        }
         let mut text = String::new();
         for p in &c.points {
             let lat = match &freq {
@@ -363,11 +360,87 @@ pub fn render(
         }
         files.push(MessFile { rel, text });
     }
+    cs.curves = kept;
     files.push(MessFile {
         rel: "README.txt".into(),
         text: readme(file, source, unit, freq.as_ref(), &cs)?,
     });
     Ok(files)
+}
+
+/// Takes `cs`'s curves, one per file (target and even share): where two mixes of a
+/// target round to one file, the one measured at exactly that share is written and the
+/// other left out with why (`1r1w`, 66.7 %, beside `share68`); two or none measured
+/// exactly there cannot share the file, an error.
+fn one_curve_per_file(cs: &mut Curves) -> Result<Vec<Curve>> {
+    let mut by_file: BTreeMap<(String, u32), Vec<Curve>> = BTreeMap::new();
+    let mut order = Vec::new();
+    for c in std::mem::take(&mut cs.curves) {
+        let k = (c.target.clone(), file_pct(c.read_pct));
+        if !by_file.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by_file.entry(k).or_default().push(c);
+    }
+    let mut kept = Vec::new();
+    for k in order {
+        let mut group = by_file.remove(&k).expect("key recorded");
+        if group.len() == 1 {
+            kept.extend(group);
+            continue;
+        }
+        let exact: Vec<usize> = (0..group.len())
+            .filter(|&i| group[i].read_pct == k.1)
+            .collect();
+        let names: Vec<&str> = group.iter().map(|c| c.mix.as_str()).collect();
+        let [i] = exact[..] else {
+            bail!(
+                "mixes {} of {} all have {}% reads as Mess rounds them: one file bwlat_{}.txt \
+                 cannot hold them all (measure one of them only, or one at exactly {}%)",
+                names.join(", "),
+                k.0,
+                k.1,
+                k.1,
+                k.1
+            );
+        };
+        let keep = group.swap_remove(i);
+        for c in group {
+            cs.left_out.push(format!(
+                "mix {} of {} ({}% reads, {} points): bwlat_{}.txt holds mix {}, measured at exactly {}%",
+                c.mix,
+                c.target,
+                c.read_pct,
+                c.points.len(),
+                k.1,
+                keep.mix,
+                k.1
+            ));
+        }
+        kept.push(keep);
+    }
+    Ok(kept)
+}
+
+/// Even percentages 0..=100 as runs: `2..18, 22, 26..30` (each run every 2 %).
+pub fn even_runs(pcts: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &p in pcts {
+        match runs.last_mut() {
+            Some((_, hi)) if *hi + 2 == p => *hi = p,
+            _ => runs.push((p, p)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The error of a params file without curves (the command exits 3 on it).
@@ -432,12 +505,13 @@ fn readme(
     )?;
     writeln!(
         s,
-        "bwlat_100 in steps of 2). Percentages without a file were not measured: nothing is"
+        "bwlat_100 in steps of 2). Percentages without a file were not measured (listed below"
     )?;
     writeln!(
         s,
-        "interpolated; a simulator given traffic of another read share has no curve for it."
+        "per target): a reader must interpolate them between the nearest measured shares;"
     )?;
+    writeln!(s, "cxlchar writes no interpolated curve.")?;
     writeln!(
         s,
         "column 1: bandwidth in MB/s (MB = 10^6 bytes) = injected_bw_gbs x 1000: the bytes the"
@@ -484,6 +558,37 @@ fn readme(
             c.points.len(),
             c.points.first().map_or("", |p| &p.id),
             c.points.last().map_or("", |p| &p.id),
+        )?;
+    }
+    writeln!(s)?;
+    writeln!(s, "read shares (even percent, as the files name them):")?;
+    let mut targets: Vec<&str> = Vec::new();
+    for c in &cs.curves {
+        if !targets.contains(&c.target.as_str()) {
+            targets.push(&c.target);
+        }
+    }
+    for t in targets {
+        let have: Vec<u32> = (0..=100)
+            .step_by(2)
+            .filter(|&p| {
+                cs.curves
+                    .iter()
+                    .any(|c| c.target == t && file_pct(c.read_pct) == p)
+            })
+            .collect();
+        let missing: Vec<u32> = (0..=100).step_by(2).filter(|p| !have.contains(p)).collect();
+        writeln!(
+            s,
+            "  {}: measured {} of 51: {}; not measured, to interpolate: {}",
+            sanitize(t),
+            have.len(),
+            even_runs(&have),
+            if missing.is_empty() {
+                "none".to_string()
+            } else {
+                even_runs(&missing)
+            }
         )?;
     }
     if !cs.left_out.is_empty() {
@@ -533,6 +638,14 @@ mod tests {
             Some(2.1)
         );
         assert_eq!(model_ghz("AMD EPYC 9654 96-Core Processor"), None);
+    }
+
+    #[test]
+    fn even_shares_list_as_runs() {
+        assert_eq!(even_runs(&[0, 2, 4, 8, 10, 100]), "0..4, 8..10, 100");
+        assert_eq!(even_runs(&[]), "");
+        let all: Vec<u32> = (0..=100).step_by(2).collect();
+        assert_eq!(even_runs(&all), "0..100");
     }
 
     #[test]

@@ -1,16 +1,21 @@
 //! Progress of a measuring run, on stderr only.
 //!
 //! When stderr is a terminal: a bar over the run's units of work (each planned
-//! (benchmark, target) pair and each device benchmark, weighted by
-//! [`Benchmark::expected_cost`]) with the elapsed time, an ETA, the current
-//! benchmark/target and the last progress message of the benchmark. A terminal that
-//! cannot move the cursor (`TERM=dumb`) gets the progress messages as plain lines. When
-//! stderr is not a terminal (a pipe, a file, CI): nothing.
+//! (benchmark, target) pair and each device benchmark, weighted by its expected seconds,
+//! [`expected_seconds`]) with the elapsed time, an ETA, the current benchmark/target and
+//! the last progress message of the benchmark. A terminal that cannot move the cursor
+//! (`TERM=dumb`) gets the progress messages as plain lines. When stderr is not a terminal
+//! (a pipe, a file, CI): nothing.
 //!
-//! The ETA is an estimate: the time per unit of expected cost so far, times the cost
-//! still to run ([`eta`]). Units that turn out to be skipped leave the total. The bar is
-//! redrawn only when something happens (no redraw thread runs beside the measurements),
-//! and it is cleared before anything goes to stdout.
+//! The weights are the seconds each family took in a recorded `all --quick` on the
+//! 2-vCPU development guest (a full run: [`FULL_FACTOR`] times as long), scaled by the
+//! thread counts where a family's points grow with the CPUs. The ETA ([`eta`]) is the
+//! expected seconds left times how much slower or faster than expected this machine has
+//! been so far, that ratio starting from 1 (the recorded run) and following the observed
+//! one as work is done. Units that turn out to be skipped leave the total. A bar is
+//! redrawn once a second by indicatif's ticker thread, so the elapsed time ticks (a run
+//! whose stderr is not a terminal has no such thread), and it is cleared before anything
+//! goes to stdout.
 
 use bench_core::bench::Benchmark;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
@@ -36,10 +41,70 @@ pub struct Progress {
     mode: Mode,
 }
 
-/// A benchmark's weight on the bar, in fixed point.
+/// A full run's families take this many times the seconds of a `--quick` one (the
+/// development guest: `all` about 155 s, `all --quick` about 35 s).
+pub const FULL_FACTOR: f64 = 4.5;
+
+/// Seconds a benchmark took in `all --quick` on the 2-vCPU development guest, per target
+/// (recorded with `TERM=dumb`'s progress lines); `None` for a family not recorded.
+fn recorded_quick_seconds(bench: &str) -> Option<f64> {
+    Some(match bench {
+        "mem.latency" => 12.0,
+        "mem.bandwidth" => 6.0,
+        "mem.copy-threshold" => 3.6,
+        "mem.alltoall-order" => 1.5,
+        "mem.loaded" => 6.0,
+        "mem.agents" => 10.0,
+        "mem.agents-spread" => 0.5,
+        "pool.atomics" => 2.8,
+        "pool.c2c" => 0.3,
+        "pool.flush" => 0.2,
+        "pool.flush-bw" => 0.7,
+        "pool.msg" => 0.5,
+        "pool.msg-scale" => 0.5,
+        "pcie.mmio" | "pcie.post-parts" => 0.3,
+        "verbs" => 1.0,
+        "gpu.bw" | "gpu.pool" | "gpu.lat" => 3.0,
+        _ => return None,
+    })
+}
+
+/// How many times more work a family does on `cpus` CPUs than on the 2 it was recorded
+/// on: the agents' and all-to-all's thread sweeps grow with the CPUs (k = 1..8 and the
+/// whole set), the core-to-core pairs with their number (sampled: the square root).
+fn cpu_scale(bench: &str, cpus: usize) -> f64 {
+    let n = cpus.max(1) as f64;
+    match bench {
+        "mem.agents" => (n.min(8.0) + f64::from(n > 8.0)) / 2.0,
+        "mem.alltoall-order" | "mem.copy-threshold" | "pool.msg-scale" => (n / 2.0).log2() + 1.0,
+        "pool.c2c" => (n * (n - 1.0) / 2.0).max(1.0).sqrt(),
+        _ => 1.0,
+    }
+    .max(1.0)
+}
+
+/// The seconds `bench` is expected to take on one target with `cpus` CPUs: its own
+/// estimate where it gives one ([`Benchmark::expected_cost`] other than the default 1),
+/// else the recorded run's, scaled (a family not recorded: 1 s).
+pub fn expected_seconds(bench: &str, own: f64, quick: bool, cpus: usize) -> f64 {
+    let base = if own.is_finite() && own > 0.0 && own != 1.0 {
+        own
+    } else {
+        recorded_quick_seconds(bench).unwrap_or(1.0)
+    };
+    let level = if quick { 1.0 } else { FULL_FACTOR };
+    base * level * cpu_scale(bench, cpus)
+}
+
+/// A benchmark's weight on the bar: its expected seconds, in fixed point.
 pub fn weight(bench: &dyn Benchmark, ctx: &bench_core::bench::Context) -> u64 {
-    let c = bench.expected_cost(ctx);
-    let c = if c.is_finite() && c > 0.0 { c } else { 1.0 };
+    let quick = ctx.effort.level == bench_core::effort::Level::Quick;
+    let c = expected_seconds(
+        bench.name(),
+        bench.expected_cost(ctx),
+        quick,
+        ctx.cpus.len(),
+    );
     (c * SCALE).round().max(1.0) as u64
 }
 
@@ -55,6 +120,8 @@ impl Progress {
             // 0 of 1 until the total is known (a length of 0 would draw as 100%).
             let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
             bar.set_style(style());
+            // The elapsed time and the ETA move between a benchmark's messages.
+            bar.enable_steady_tick(Duration::from_secs(1));
             Mode::Bar(bar)
         };
         Progress { mode }
@@ -131,14 +198,21 @@ fn style() -> ProgressStyle {
     )
 }
 
-/// The estimated time left: the elapsed time per unit of work done, times the work left.
-/// `None` before any work is done (nothing to estimate from); zero once all is done.
+/// Seconds of expected work behind the observed speed at the start: the ETA trusts the
+/// recorded weights first and this machine's pace more as work is done.
+const PRIOR_SECONDS: f64 = 20.0;
+
+/// The estimated time left: the expected seconds left (`total - done`, in units of
+/// expected seconds x [`SCALE`]), times this machine's pace so far: (elapsed + prior) /
+/// (expected seconds done + prior), 1 before anything is done. `None` while the total is
+/// unknown; zero once all is done.
 pub fn eta(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
-    if done == 0 {
+    if total == 0 {
         return None;
     }
-    let left = total.saturating_sub(done);
-    Some(elapsed.mul_f64(left as f64 / done as f64))
+    let left = total.saturating_sub(done) as f64 / SCALE;
+    let pace = (elapsed.as_secs_f64() + PRIOR_SECONDS) / (done as f64 / SCALE + PRIOR_SECONDS);
+    Some(Duration::from_secs_f64(left * pace))
 }
 
 /// `45s`, `3m05s`, `1h02m`.
@@ -158,16 +232,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn eta_is_time_per_unit_done_times_units_left() {
+    fn eta_is_the_expected_seconds_left_at_this_machines_pace() {
         let s = Duration::from_secs;
-        assert_eq!(eta(s(10), 0, 100), None, "nothing done: no estimate");
-        assert_eq!(eta(s(10), 25, 100), Some(s(30)));
-        assert_eq!(eta(s(10), 50, 100), Some(s(10)));
-        assert_eq!(eta(s(10), 100, 100), Some(s(0)));
-        // Work beyond a total that shrank (skipped units): nothing left, never negative.
-        assert_eq!(eta(s(10), 120, 100), Some(s(0)));
-        // Weighted units: 1 of 4 cost units took 2 s, so 3 more take 6 s.
-        assert_eq!(eta(s(2), 1000, 4000), Some(s(6)));
+        let ms = |x: u64| x * SCALE as u64;
+        assert_eq!(eta(s(10), 0, 0), None, "no total: no estimate");
+        // Nothing done yet: the recorded seconds as they are.
+        assert_eq!(eta(s(0), 0, ms(60)), Some(s(60)));
+        // On pace (20 s of 20 expected): the expected seconds left.
+        assert_eq!(eta(s(20), ms(20), ms(60)), Some(s(40)));
+        // Twice as slow over 100 expected seconds: (200 + 20) / (100 + 20) = 11/6 pace.
+        let e = eta(s(200), ms(100), ms(160)).unwrap();
+        assert!((e.as_secs_f64() - 60.0 * 11.0 / 6.0).abs() < 1e-6, "{e:?}");
+        // A long first family does not extrapolate to the whole run: 40 s spent on 12
+        // expected seconds of 60 gives (60 / 32) x 48 s left = 90 s, not 40 / 12 x 48.
+        let e = eta(s(40), ms(12), ms(60)).unwrap();
+        assert!((e.as_secs_f64() - 90.0).abs() < 1e-6, "{e:?}");
+        // All done, or more than a total that shrank: nothing left, never negative.
+        assert_eq!(eta(s(10), ms(60), ms(60)), Some(s(0)));
+        assert_eq!(eta(s(10), ms(70), ms(60)), Some(s(0)));
+    }
+
+    #[test]
+    fn weights_follow_the_recorded_run_effort_and_cpus() {
+        let q = |b: &str, cpus| expected_seconds(b, 1.0, true, cpus);
+        assert!(
+            q("mem.latency", 2) > q("pool.flush", 2),
+            "latency is the long one"
+        );
+        assert_eq!(
+            expected_seconds("mem.latency", 1.0, false, 2),
+            q("mem.latency", 2) * FULL_FACTOR
+        );
+        assert!(
+            q("mem.agents", 16) > q("mem.agents", 2),
+            "the agents' sweep grows"
+        );
+        assert_eq!(
+            q("mem.latency", 16),
+            q("mem.latency", 2),
+            "latency runs on one CPU"
+        );
+        assert_eq!(q("unknown.family", 2), 1.0);
+        assert_eq!(
+            expected_seconds("mem.latency", 7.0, true, 2),
+            7.0,
+            "a family's own"
+        );
     }
 
     #[test]

@@ -20,8 +20,8 @@
 use bench_core::bench::Benchmark;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Fixed-point scale of the bar's position and length (units of expected cost x 1000).
 const SCALE: f64 = 1000.0;
@@ -39,6 +39,8 @@ enum Mode {
 /// The progress display of one run; cleared when dropped.
 pub struct Progress {
     mode: Mode,
+    /// The unit under way: when it began and its weight (for the ETA, [`eta`]).
+    current: Arc<Mutex<Option<(Instant, u64)>>>,
 }
 
 /// A full run's families take this many times the seconds of a `--quick` one (the
@@ -112,6 +114,7 @@ impl Progress {
     /// The display for this process's stderr: a bar when it is a terminal that can draw
     /// one, plain lines on a dumb terminal, else nothing.
     pub fn for_stderr() -> Progress {
+        let current = Arc::new(Mutex::new(None));
         let mode = if !std::io::stderr().is_terminal() {
             Mode::Silent
         } else if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
@@ -119,12 +122,12 @@ impl Progress {
         } else {
             // 0 of 1 until the total is known (a length of 0 would draw as 100%).
             let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
-            bar.set_style(style());
+            bar.set_style(style(current.clone()));
             // The elapsed time and the ETA move between a benchmark's messages.
             bar.enable_steady_tick(Duration::from_secs(1));
             Mode::Bar(bar)
         };
-        Progress { mode }
+        Progress { mode, current }
     }
 
     /// The callback of [`bench_core::bench::Context::progress`]: the message of the bar,
@@ -147,9 +150,10 @@ impl Progress {
         }
     }
 
-    /// A unit begins: `bench` on `target`.
-    pub fn start(&self, bench: &str, target: &str) {
+    /// A unit of weight `w` begins: `bench` on `target`.
+    pub fn start(&self, bench: &str, target: &str, w: u64) {
         if let Mode::Bar(bar) = &self.mode {
+            *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), w));
             bar.set_prefix(format!("{bench} on {target}"));
         }
     }
@@ -157,6 +161,7 @@ impl Progress {
     /// A unit of weight `w` ran (measured, or skipped after it had started).
     pub fn done(&self, w: u64) {
         if let Mode::Bar(bar) = &self.mode {
+            *self.current.lock().unwrap_or_else(|p| p.into_inner()) = None;
             bar.inc(w);
         }
     }
@@ -179,8 +184,8 @@ impl Drop for Progress {
 }
 
 /// The bar's layout: bar, percentage, elapsed, ETA, current unit; the benchmark's last
-/// message on a second line.
-fn style() -> ProgressStyle {
+/// message on a second line. `current` is the unit under way ([`Progress::start`]).
+fn style(current: Arc<Mutex<Option<(Instant, u64)>>>) -> ProgressStyle {
     ProgressStyle::with_template(
         "[{bar:30}] {percent:>3}% {elapsed} elapsed, ETA {eta_estimate}  {prefix}\n  {wide_msg}",
     )
@@ -188,8 +193,12 @@ fn style() -> ProgressStyle {
     .progress_chars("=> ")
     .with_key(
         "eta_estimate",
-        |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            let text = match eta(s.elapsed(), s.pos(), s.len().unwrap_or(0)) {
+        move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
+            // The unit under way counts as done for as long as it has run, up to its weight.
+            let under_way = current
+                .lock()
+                .map_or(0, |c| c.map_or(0, |(t, w)| in_flight(t.elapsed(), w)));
+            let text = match eta(s.elapsed(), s.pos() + under_way, s.len().unwrap_or(0)) {
                 Some(d) => format!("~{}", format_eta(d)),
                 None => "estimating".into(),
             };
@@ -198,16 +207,24 @@ fn style() -> ProgressStyle {
     )
 }
 
+/// The expected work of a unit of weight `w` that has run for `ran`: its seconds so far,
+/// at most its weight.
+pub fn in_flight(ran: Duration, w: u64) -> u64 {
+    ((ran.as_secs_f64() * SCALE) as u64).min(w)
+}
+
 /// Seconds of expected work behind the observed speed at the start: the ETA trusts the
 /// recorded weights first and this machine's pace more as work is done.
 const PRIOR_SECONDS: f64 = 20.0;
 
 /// The estimated time left: the expected seconds left (`total - done`, in units of
 /// expected seconds x [`SCALE`]), times this machine's pace so far: (elapsed + prior) /
-/// (expected seconds done + prior), 1 before anything is done. `None` while the total is
-/// unknown; zero once all is done.
+/// (expected seconds done + prior), 1 before anything is done; `done` includes the unit
+/// under way as far as it ran ([`in_flight`]). `None` while the total is unknown; zero
+/// once all is done.
 pub fn eta(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
-    if total == 0 {
+    // 1: the placeholder length before the plan's total is known (timer calibration).
+    if total <= 1 {
         return None;
     }
     let left = total.saturating_sub(done) as f64 / SCALE;
@@ -250,6 +267,12 @@ mod tests {
         // All done, or more than a total that shrank: nothing left, never negative.
         assert_eq!(eta(s(10), ms(60), ms(60)), Some(s(0)));
         assert_eq!(eta(s(10), ms(70), ms(60)), Some(s(0)));
+        // Mid-way through a 12 s unit on schedule (6 s run, credited in flight) of a 52 s
+        // run: its other 6 s and the 40 s after it.
+        let done = in_flight(s(6), ms(12));
+        assert_eq!(eta(s(6), done, ms(52)), Some(s(46)));
+        // A unit that overran its weight is credited its weight, no more.
+        assert_eq!(in_flight(s(30), ms(12)), ms(12));
     }
 
     #[test]
@@ -289,7 +312,7 @@ mod tests {
 
     #[test]
     fn the_style_template_parses() {
-        let _ = style();
+        let _ = style(Arc::new(Mutex::new(None)));
     }
 
     #[test]
@@ -298,8 +321,10 @@ mod tests {
         bar.set_length(5000);
         let p = Progress {
             mode: Mode::Bar(bar.clone()),
+            current: Arc::new(Mutex::new(None)),
         };
-        p.start("mem.latency", "anon");
+        p.start("mem.latency", "anon", 2000);
+        assert!(p.current.lock().unwrap().is_some(), "a unit under way");
         p.done(2000);
         p.dropped(1000);
         assert_eq!((bar.position(), bar.length()), (2000, Some(4000)));

@@ -230,8 +230,9 @@ fn self_checks(f: &ParamsFile, out: &mut Vec<String>) {
         .iter()
         .map(|c| {
             format!(
-                "DRAM check {} on {}: {} ({:.3}x)",
+                "DRAM check {} {} on {}: {} ({:.3}x)",
                 c.benchmark,
+                c.kernel,
                 c.target,
                 if c.confirmed() {
                     "agree"

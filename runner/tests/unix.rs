@@ -155,7 +155,7 @@ fn a_spec_where_the_params_file_goes_is_named_with_the_fix() {
             b.display()
         )))
         .stderr(predicate::str::contains("params-a.json").not());
-    // A spec named otherwise is known by its content (not a JSON object).
+    // A spec named otherwise is known by its content (it parses as a spec).
     let dir = tempfile::tempdir().unwrap();
     let renamed = dir.path().join("limits.txt");
     std::fs::copy(&b, &renamed).unwrap();

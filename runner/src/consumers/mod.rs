@@ -108,26 +108,21 @@ pub fn model_cmd(a: &ModelArgs) -> Result<Status> {
 /// that expanded `--spec *.toml` gives `--spec a.toml b.toml p.json`) is named as such,
 /// with the fix: repeat --spec.
 fn check_params(a: &CheckArgs) -> Result<&std::path::Path> {
-    // A `.toml` name, or a regular file whose first 256 bytes hold text that does not
-    // open a JSON object (only a regular file is read: never a device or a FIFO).
+    // A `.toml` name, or a small regular file (only a regular file is read: never a
+    // device or a FIFO) that parses as a spec with bounds or required keys.
     let is_spec = |p: &std::path::Path| {
-        use std::io::Read;
-        let starts_otherwise = || -> Option<bool> {
-            if !std::fs::metadata(p).ok()?.is_file() {
+        let parses = || -> Option<bool> {
+            let m = std::fs::metadata(p).ok()?;
+            if !m.is_file() || m.len() > 1 << 20 {
                 return None;
             }
-            let mut head = Vec::new();
-            std::fs::File::open(p)
-                .ok()?
-                .take(256)
-                .read_to_end(&mut head)
-                .ok()?;
-            let first = head.iter().find(|c| !c.is_ascii_whitespace())?;
-            Some(*first != b'{' && std::str::from_utf8(&head).is_ok())
+            let text = std::fs::read_to_string(p).ok()?;
+            let s = spec::parse(&text, &p.display().to_string()).ok()?;
+            Some(!s.bounds.is_empty() || !s.required.is_empty())
         };
         p.extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
-            || starts_otherwise().unwrap_or(false)
+            || parses().unwrap_or(false)
     };
     if let Some(spec) = a.params.iter().find(|p| is_spec(p)) {
         anyhow::bail!(

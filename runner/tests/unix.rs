@@ -179,3 +179,25 @@ fn a_spec_where_the_params_file_goes_is_named_with_the_fix() {
             "check reads one params file, 2 given",
         ));
 }
+
+#[test]
+fn a_measuring_run_whose_reader_left_still_writes_its_out_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let args: [&std::ffi::OsStr; 7] = [
+        "mem".as_ref(),
+        "latency".as_ref(),
+        "--quick".as_ref(),
+        "--sizes".as_ref(),
+        "4K,64K".as_ref(),
+        "--out".as_ref(),
+        out.as_ref(),
+    ];
+    let (code, stderr) = with_closed_stdout(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !stderr.contains("Broken pipe") && !stderr.contains("error"),
+        "{stderr}"
+    );
+    assert!(read_json(&out)["params"].is_object(), "--out written");
+}

@@ -1,6 +1,7 @@
 //! `cxlchar targets` and `cxlchar env`: what the machine offers and how it is set up.
 
 use crate::cli::Format;
+use crate::output::stdout::print;
 use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
 use anyhow::Result;
@@ -361,9 +362,9 @@ pub fn targets(format: Format) -> Result<()> {
                 "gpus": crate::gpu::inventory_json(&bench_gpu::discovery::probe()),
                 "targets": offered.iter().map(|(s, n)| json!({"spec": s, "note": n})).collect::<Vec<_>>(),
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            print(serde_json::to_string_pretty(&v)? + "\n")?;
         }
-        Format::Table => print!("{}", targets_table(&topo, &offered)?),
+        Format::Table => print(targets_table(&topo, &offered)?)?,
     }
     Ok(())
 }
@@ -549,59 +550,70 @@ pub fn env(format: Format) -> Result<()> {
         }
         Format::Json => {
             let v = json!({"environment": env, "timer": timer.info(), "warnings": warnings});
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            print(serde_json::to_string_pretty(&v)? + "\n")?;
         }
         Format::Table => {
             let t = timer.info();
-            println!(
+            let mut s = String::new();
+            writeln!(
+                s,
                 "cpu:            {} ({}), {} logical CPUs, {} per core, {} socket(s)",
                 env.cpu.model,
                 env.cpu.vendor,
                 env.cpu.logical_cpus,
                 env.cpu.threads_per_core,
                 env.cpu.sockets
-            );
-            println!("flags:          {}", env.cpu.flags.join(" "));
-            println!("kernel:         {} ({})", env.kernel, env.arch);
-            println!(
+            )?;
+            writeln!(s, "flags:          {}", env.cpu.flags.join(" "))?;
+            writeln!(s, "kernel:         {} ({})", env.kernel, env.arch)?;
+            writeln!(
+                s,
                 "hypervisor:     {}",
                 env.hypervisor.as_deref().unwrap_or("none")
-            );
-            println!(
+            )?;
+            writeln!(
+                s,
                 "governor:       {}",
                 if env.governors.is_empty() {
                     "n/a (no cpufreq)".into()
                 } else {
                     env.governors.join(",")
                 }
-            );
-            println!(
+            )?;
+            writeln!(
+                s,
                 "turbo:          {}",
                 env.turbo.map_or("n/a".into(), |b| b.to_string())
-            );
-            println!(
+            )?;
+            writeln!(
+                s,
                 "smt active:     {}",
                 env.smt_active.map_or("n/a".into(), |b| b.to_string())
-            );
-            println!(
+            )?;
+            writeln!(
+                s,
                 "thp:            enabled={} defrag={}",
                 env.thp_enabled.as_deref().unwrap_or("n/a"),
                 env.thp_defrag.as_deref().unwrap_or("n/a")
-            );
-            println!(
+            )?;
+            writeln!(
+                s,
                 "numa balancing: {}",
                 env.numa_balancing.map_or("n/a".into(), |b| b.to_string())
-            );
-            println!("prefetchers:    {}", env.prefetchers.summary());
-            println!(
+            )?;
+            writeln!(s, "prefetchers:    {}", env.prefetchers.summary())?;
+            writeln!(
+                s,
                 "perf paranoid:  {}",
                 env.perf_event_paranoid
                     .map_or("n/a".into(), |b| b.to_string())
-            );
-            println!("memory:         {}", human_bytes(env.mem_total_bytes));
-            println!("allowed CPUs:   {}", env.allowed_cpus);
-            println!("timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()));
-            print!("{}", render_warnings(&warnings));
+            )?;
+            writeln!(s, "memory:         {}", human_bytes(env.mem_total_bytes))?;
+            writeln!(s, "allowed CPUs:   {}", env.allowed_cpus)?;
+            writeln!(
+                s,"timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()))?;
+            s.push_str(&render_warnings(&warnings));
+            print(s)?;
         }
     }
     Ok(())
@@ -671,8 +683,8 @@ pub fn pci(format: Format) -> Result<()> {
         Format::Csv | Format::Markdown => {
             anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
         }
-        Format::Json => println!("{}", serde_json::to_string_pretty(&devs)?),
-        Format::Table => print!("{}", pci_table(&devs)),
+        Format::Json => print(serde_json::to_string_pretty(&devs)? + "\n")?,
+        Format::Table => print(pci_table(&devs))?,
     }
     Ok(())
 }

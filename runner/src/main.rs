@@ -22,10 +22,11 @@ mod report;
 mod run;
 mod session;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::FromArgMatches;
 use cli::{Cli, Command, PcieCommand};
 use exit::Status;
+use std::fmt::Write as _;
 use std::io::Write;
 
 fn main_inner() -> Result<Status> {
@@ -53,9 +54,11 @@ fn main_inner() -> Result<Status> {
         Command::Plot(a) => {
             let file = plot::load(&a.file)?;
             let outcome = plot::plot(&file, &a.out)?;
+            let mut listed = String::new();
             for p in &outcome.written {
-                println!("{}", p.display());
+                writeln!(listed, "{}", p.display())?;
             }
+            output::stdout::print(&listed)?;
             for s in &outcome.skipped {
                 eprintln!("skipped {s}");
             }
@@ -65,12 +68,7 @@ fn main_inner() -> Result<Status> {
         Command::Completions { shell } => {
             let mut script = Vec::new();
             manual::completions(shell, &mut script);
-            done(
-                std::io::stdout()
-                    .lock()
-                    .write_all(&script)
-                    .context("writing to stdout"),
-            )
+            done(output::stdout::print(&script))
         }
         Command::Man(a) => {
             let mut text = Vec::new();
@@ -82,12 +80,7 @@ fn main_inner() -> Result<Status> {
                 }
                 None => manual::man_page(&mut text)?,
             }
-            done(
-                std::io::stdout()
-                    .lock()
-                    .write_all(&text)
-                    .context("writing to stdout"),
-            )
+            done(output::stdout::print(&text))
         }
     }
 }
@@ -98,6 +91,10 @@ fn main() {
         eprintln!("warning: no signal cleanup: {e}");
     }
     let status = main_inner().unwrap_or_else(|e| {
+        // A reader that went away (`| head`) ends the command quietly (output::stdout).
+        if output::stdout::is_broken_pipe(&e) {
+            return Status::Success;
+        }
         eprintln!(
             "error: {}",
             output::text::printable_lines(&format!("{e:#}"))

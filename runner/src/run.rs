@@ -297,7 +297,7 @@ impl Sweep<'_> {
             self.bar.dropped(w);
             return Ok(());
         }
-        self.bar.start(bench.name(), &target.to_string());
+        self.bar.start(bench.name(), &target.to_string(), w);
         ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
         let mut region = match Region::allocate(target, bench.region_bytes(ctx, target), self.topo)
         {
@@ -327,7 +327,7 @@ impl Sweep<'_> {
             unreachable!("partitioned by subject")
         };
         let w = self.weight(bench);
-        self.bar.start(bench.name(), &target);
+        self.bar.start(bench.name(), &target, w);
         self.ctx
             .progress(&format!("{} on {target}...", bench.name()));
         let run = bench.run(self.ctx, Input::Device);

@@ -9,9 +9,8 @@ use crate::cli::RunArgs;
 use crate::exit::{Exit, Status};
 use crate::export::{self, Exporter};
 use crate::run::{Outcome, Plan};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use bench_core::params::ParamsFile;
-use std::io::Write;
 
 /// What a command asks for.
 pub enum Intent {
@@ -75,7 +74,7 @@ pub fn execute(args: &RunArgs, intent: Intent) -> Result<Status> {
 fn measure_here(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<Status> {
     let outcome = crate::run::execute(args, plan)?;
     let file = &outcome.file;
-    let text = export::for_format(args.format).render(file)?;
+    let text = export::for_run(args.format, args.verbose).render(file)?;
     let refusal = refusal(&outcome, best_effort);
     let json = match (&refusal, &args.out) {
         (None, Some(_)) => Some(export::json::JsonExporter.render(file)?),
@@ -83,12 +82,13 @@ fn measure_here(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<Status>
     };
     // The report first: once `--out` is in place nothing is left that can fail, and a
     // signal exits 0 (the run is complete, `--out` holds it).
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-        .context("writing to stdout")?;
-    drop(stdout);
+    // A reader that went away (`| head`) does not lose the run: `--out` is still written
+    // and the command ends quietly (crate::output::stdout).
+    if let Err(e) = crate::output::stdout::print(&text) {
+        if !crate::output::stdout::is_broken_pipe(&e) {
+            return Err(e);
+        }
+    }
     if let (Some(out), Some(json)) = (&args.out, &json) {
         crate::document::write::write_result(out, json, 0)?;
     }

@@ -51,12 +51,21 @@ fn version_names_the_commit_it_was_built_from() {
 fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("params.json");
-    cxlchar()
+    let run = cxlchar()
         .args(["all", "--quick", "--out"])
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("mem_lat_ns"));
+        .get_output()
+        .clone();
+    // On stdout: the run's header and its summary, short and narrow; the file has it all.
+    let text = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        text.contains("\nsummary (") && text.contains("\nlatency "),
+        "{text}"
+    );
+    assert!(text.lines().count() < 40, "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     let doc = read_json(&out);
     assert_schema_valid(&doc);
     // The file names the build that wrote it, as --version does.
@@ -655,7 +664,7 @@ fn gpu_without_a_driver_is_skipped_with_the_reason() {
         }
     }
     cxlchar()
-        .args(["gpu", "--quick", "--best-effort"])
+        .args(["gpu", "--quick", "--best-effort", "--verbose"])
         .assert()
         .code(o.status.code().unwrap())
         .stdout(predicate::str::contains("gpu: "));

@@ -475,6 +475,64 @@ fn diff_synthetic_significant_and_insignificant() {
     assert!(v["warnings"].as_array().unwrap().is_empty());
 }
 
+/// A full run against a quick one on the 16-core server: B is the server's `all --quick`
+/// with the bandwidth footprints at 1 GiB and the NT copy threshold searched up to 4 MiB.
+#[test]
+fn diff_calls_figures_measured_differently_not_comparable() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = data("h200-quick-trimmed.json");
+    let mut d = doc("h200-quick-trimmed.json");
+    for m in d["measurements"].as_array_mut().unwrap() {
+        let id = m["id"].as_str().unwrap().to_string();
+        if id.starts_with("mem.bandwidth/") && m["parameters"]["size_bytes"] == 134217728 {
+            m["parameters"]["size_bytes"] = (1u64 << 30).into();
+        }
+        if id.starts_with("mem.copy-threshold/") && id.ends_with("/1M") {
+            m["parameters"]["block_bytes"] = (4u64 << 20).into();
+        }
+    }
+    let b = write(dir.path(), "full.json", &serde_json::to_string(&d).unwrap());
+    let v = diff_json(&a, &b);
+    let c = key_change(&v, "mem_write_bw_gbs");
+    assert_eq!(c["verdict"], "not comparable", "{c}");
+    assert_eq!(c["not_comparable"][0], "footprint 128 MiB vs 1 GiB", "{c}");
+    let t = key_change(&v, "nt_copy_threshold_bytes");
+    assert_eq!(t["verdict"], "not comparable", "{t}");
+    assert!(
+        t["not_comparable"]
+            .to_string()
+            .contains("block range 1 KiB..1 MiB vs 1 KiB..4 MiB"),
+        "{t}"
+    );
+    // The same sweep, the same method: comparable (no verdict change either).
+    assert_ne!(key_change(&v, "l1_lat_ns")["verdict"], "not comparable");
+    // One row per key: `key@anon` repeats `key` (anon is the first target).
+    let names: Vec<&str> = v["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"mem_bw_gbs") && !names.contains(&"mem_bw_gbs@anon"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"gpu_h2d_bw_gbs"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.ends_with("@anon") || n.ends_with("@gpu:0")),
+        "{names:?}"
+    );
+    // The table says it under the row.
+    let out = cxlchar().arg("diff").arg(&a).arg(&b).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("measured differently: footprint 128 MiB vs 1 GiB"),
+        "{text}"
+    );
+}
+
 #[test]
 fn unbounded_and_duplicate_inputs_are_exit_2() {
     let spec = repo("results/specs/cxl-expander.toml");

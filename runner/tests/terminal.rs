@@ -8,7 +8,14 @@ use common::*;
 #[test]
 fn a_run_whose_stderr_is_a_pipe_draws_no_progress_bar() {
     let out = cxlchar()
-        .args(["mem", "latency", "--quick", "--sizes", "4K,64K"])
+        .args([
+            "mem",
+            "latency",
+            "--quick",
+            "--sizes",
+            "4K,64K",
+            "--verbose",
+        ])
         .assert()
         .success()
         .get_output()

@@ -67,6 +67,10 @@ pub struct Change {
     pub threshold: Option<f64>,
     /// `yes`, `no`, or `unknown` (no distributions to judge).
     pub significant: String,
+    /// What differs in how A and B measured the figure (`footprint 1 GiB vs 128 MiB`,
+    /// `threads 2 vs 16`, the method's text): empty when they measured it the same way.
+    /// A figure measured differently is not comparable: no better/worse verdict.
+    pub not_comparable: Vec<String>,
 }
 
 /// The whole comparison.
@@ -174,7 +178,205 @@ fn change(
         verdict,
         threshold: thr,
         significant,
+        not_comparable: vec![],
     }
+}
+
+/// A change whose figures were measured differently: the differences recorded, no
+/// better/worse verdict.
+fn unless_measured_differently(mut c: Change, differences: Vec<String>) -> Change {
+    if !differences.is_empty() {
+        c.verdict = "not comparable".into();
+        c.not_comparable = differences;
+    }
+    c
+}
+
+/// The measurement parameters that say how a figure was measured (what it means), with
+/// the words people read: a footprint, thread count, slot, layout or method that differs
+/// makes two figures not comparable. Sample counts, laps and seeds (what `--quick`
+/// changes) are not among them.
+const SHAPE: &[(&str, &str)] = &[
+    ("size_bytes", "footprint"),
+    ("working_set_bytes", "footprint"),
+    ("size_bytes_per_agent", "footprint per agent"),
+    ("touched_bytes", "touched"),
+    ("buffer_bytes", "buffer"),
+    ("chase_bytes", "chase footprint"),
+    ("part_bytes_per_thread", "part per thread"),
+    ("traffic_bytes_per_thread", "traffic per thread"),
+    ("bytes_each", "transfer size"),
+    ("block_bytes", "block"),
+    ("chunk_bytes", "chunk"),
+    ("cell_bytes", "cell"),
+    ("slot_bytes", "slot"),
+    ("page_size_bytes", "page size"),
+    ("threads", "threads"),
+    ("agents", "agents"),
+    ("pairs", "pairs"),
+    ("streams", "streams"),
+    ("traffic_threads", "traffic threads"),
+    ("cpus", "CPUs"),
+    ("layout", "layout"),
+    ("order", "order"),
+    ("isa", "ISA"),
+    ("kernel", "kernel"),
+    ("source", "host memory"),
+    ("timing", "timing"),
+    ("mode", "mode"),
+    ("mix", "mix"),
+    ("op", "op"),
+    ("method", "method"),
+];
+
+/// A parameter's value as people read it: sizes in binary units.
+fn shape_value(name: &str, v: &serde_json::Value) -> String {
+    match (name.contains("bytes"), v.as_u64(), v.as_str()) {
+        (true, Some(b), _) => bench_core::units::human_bytes(b),
+        (_, _, Some(s)) => s.to_string(),
+        _ => v.to_string(),
+    }
+}
+
+/// For each [`SHAPE`] parameter, the set of its values over `ms`.
+fn shape_of(ms: &[&Measurement]) -> BTreeMap<&'static str, BTreeSet<String>> {
+    let mut out: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
+    for m in ms {
+        for (name, _) in SHAPE {
+            if let Some(v) = m.parameters.get(*name).filter(|v| !v.is_null()) {
+                out.entry(name).or_default().insert(shape_value(name, v));
+            }
+        }
+    }
+    out
+}
+
+/// How two sets of measurements behind one figure differ: a parameter with one value on
+/// each side and two different values (a parameter that varies within a side is a
+/// sweep's points, which `--quick` may thin). Each difference once.
+fn shape_differences(a: &[&Measurement], b: &[&Measurement]) -> Vec<String> {
+    let (sa, sb) = (shape_of(a), shape_of(b));
+    let mut out: Vec<String> = vec![];
+    for (name, label) in SHAPE {
+        let (Some(x), Some(y)) = (sa.get(name), sb.get(name)) else {
+            continue;
+        };
+        if x.len() == 1 && y.len() == 1 && x != y {
+            let d = format!(
+                "{label} {} vs {}",
+                x.iter().next().map_or("", |v| v.as_str()),
+                y.iter().next().map_or("", |v| v.as_str())
+            );
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// A method's words with every number (and the size unit glued to it) masked: the text
+/// of what was done, not of how many samples or which sizes.
+fn method_words(m: &str) -> Vec<String> {
+    m.split_whitespace()
+        .map(|w| {
+            if w.chars().any(|c| c.is_ascii_digit()) {
+                "#".to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect()
+}
+
+/// How two method texts differ beyond their numbers: the first words that differ.
+fn method_difference(a: &str, b: &str) -> Option<String> {
+    let (wa, wb) = (method_words(a), method_words(b));
+    if wa == wb {
+        return None;
+    }
+    let at = wa.iter().zip(&wb).take_while(|(x, y)| x == y).count();
+    let part = |w: &[String]| {
+        let words: Vec<&str> = a_or_b_words(w, at);
+        words.join(" ")
+    };
+    Some(format!("method \"{}\" vs \"{}\"", part(&wa), part(&wb)))
+}
+
+/// Up to 6 words of `w` from `at`, with `...` where the text goes on.
+fn a_or_b_words(w: &[String], at: usize) -> Vec<&str> {
+    let mut v: Vec<&str> = w.iter().skip(at).take(6).map(|s| s.as_str()).collect();
+    if w.len() > at + 6 {
+        v.push("...");
+    }
+    v
+}
+
+/// The measurements a key was derived from.
+fn from_of<'f>(f: &'f ParamsFile, key: &str) -> Vec<&'f Measurement> {
+    f.param_info.get(key).map_or(vec![], |i| {
+        i.from
+            .iter()
+            .filter_map(|id| f.measurements.iter().find(|m| &m.id == id))
+            .collect()
+    })
+}
+
+/// The smallest and largest value of a size parameter over `ms`.
+fn size_range(ms: &[&Measurement], name: &str) -> Option<(u64, u64)> {
+    let v: Vec<u64> = ms
+        .iter()
+        .filter_map(|m| m.parameters.get(name).and_then(|v| v.as_u64()))
+        .collect();
+    Some((*v.iter().min()?, *v.iter().max()?))
+}
+
+/// For a key that is a size found in a sweep (`nt_copy_threshold_bytes`): the swept
+/// ranges of the size parameters, where they differ (a threshold searched up to 1 MiB is
+/// not one searched up to 16 MiB).
+fn range_differences(a: &[&Measurement], b: &[&Measurement]) -> Vec<String> {
+    let h = bench_core::units::human_bytes;
+    SHAPE
+        .iter()
+        .filter(|(name, _)| name.contains("bytes"))
+        .filter_map(|(name, label)| {
+            let (x, y) = (size_range(a, name)?, size_range(b, name)?);
+            (x != y && (x.0 != x.1 || y.0 != y.1)).then(|| {
+                format!(
+                    "{label} range {}..{} vs {}..{}",
+                    h(x.0),
+                    h(x.1),
+                    h(y.0),
+                    h(y.1)
+                )
+            })
+        })
+        .collect()
+}
+
+/// How A's and B's figures of `key` were measured differently (empty: the same way).
+fn key_differences(a: &ParamsFile, b: &ParamsFile, key: &str) -> Vec<String> {
+    let (fa, fb) = (from_of(a, key), from_of(b, key));
+    let mut d = shape_differences(&fa, &fb);
+    if key.split('@').next().is_some_and(|k| k.ends_with("_bytes")) {
+        d.extend(range_differences(&fa, &fb));
+    }
+    if let (Some(x), Some(y)) = (a.param_info.get(key), b.param_info.get(key)) {
+        if d.is_empty() {
+            d.extend(method_difference(&x.method, &y.method));
+        }
+    }
+    d
+}
+
+/// Whether `key@target` is the same figure as its unqualified key in both files (the
+/// unqualified key is the first target's): one row says it.
+fn is_twin(f: &ParamsFile, key: &str) -> bool {
+    let Some((bare, target)) = key.split_once('@') else {
+        return false;
+    };
+    f.param_info.get(bare).is_some_and(|i| i.target == target)
+        && f.params.get(bare) == f.params.get(key)
 }
 
 fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
@@ -232,6 +434,14 @@ fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
         format!("{:?}", ea.numa_balancing),
         format!("{:?}", eb.numa_balancing),
     );
+    let effort = |f: &ParamsFile| {
+        if f.command_line.iter().any(|a| a == "--quick") {
+            "--quick".to_string()
+        } else {
+            "a full run".to_string()
+        }
+    };
+    cmp("effort", effort(a), effort(b));
     cmp(
         "timer source",
         format!("{:?}", a.timer.source),
@@ -245,6 +455,12 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
     let keys: BTreeSet<&String> = a.params.keys().chain(b.params.keys()).collect();
     let params = keys
         .into_iter()
+        // `key@target` where it only repeats `key` (the first target's) in each file.
+        .filter(|k| {
+            ![a, b]
+                .iter()
+                .all(|f| !f.params.contains_key(*k) || is_twin(f, k))
+        })
         .map(|k| {
             let unit = a
                 .param_info
@@ -252,14 +468,15 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
                 .or(b.param_info.get(k))
                 .map(|i| i.unit.clone())
                 .unwrap_or_default();
-            change(
+            let c = change(
                 k,
                 &unit,
                 a.params.get(k).copied(),
                 b.params.get(k).copied(),
                 key_noise(a, k),
                 key_noise(b, k),
-            )
+            );
+            unless_measured_differently(c, key_differences(a, b, k))
         })
         .collect();
     let ma: BTreeMap<&str, &Measurement> =
@@ -273,14 +490,25 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
             let x = ma.get(id);
             let y = mb.get(id);
             let unit = x.or(y).map(|m| m.unit.clone()).unwrap_or_default();
-            change(
+            let c = change(
                 id,
                 &unit,
                 x.map(|m| m.distribution.p50),
                 y.map(|m| m.distribution.p50),
                 x.map(|m| Noise::of(&m.distribution)),
                 y.map(|m| Noise::of(&m.distribution)),
-            )
+            );
+            let differences = match (x, y) {
+                (Some(x), Some(y)) => {
+                    let mut d = shape_differences(&[x], &[y]);
+                    if d.is_empty() {
+                        d.extend(method_difference(&x.method, &y.method));
+                    }
+                    d
+                }
+                _ => vec![],
+            };
+            unless_measured_differently(c, differences)
         })
         .collect();
     DiffReport {
@@ -302,10 +530,18 @@ fn f(v: Option<f64>) -> String {
 fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
     let shown: Vec<&Change> = changes
         .iter()
-        .filter(|c| all || c.significant != "no" || c.direction.starts_with("only"))
+        .filter(|c| {
+            all || c.significant != "no"
+                || c.direction.starts_with("only")
+                || !c.not_comparable.is_empty()
+        })
         .collect();
+    let differ = changes
+        .iter()
+        .filter(|c| !c.not_comparable.is_empty())
+        .count();
     s.push_str(&format!(
-        "{title} ({} compared, {} significant{})\n",
+        "{title} ({} compared, {} significant, {differ} not comparable (measured differently){})\n",
         changes.len(),
         changes.iter().filter(|c| c.significant == "yes").count(),
         if all {
@@ -327,7 +563,7 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
         ("verdict", Left),
     ])
     .indent(2);
-    for c in shown {
+    for c in &shown {
         t.row([
             c.name.clone(),
             f(c.a),
@@ -341,7 +577,17 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
             c.verdict.to_string(),
         ]);
     }
-    s.push_str(&t.render());
+    s.push_str(&t.render_with(|i| {
+        let c = shown[i];
+        if c.not_comparable.is_empty() {
+            vec![]
+        } else {
+            vec![format!(
+                "      measured differently: {}",
+                c.not_comparable.join("; ")
+            )]
+        }
+    }));
     s.push('\n');
 }
 

@@ -14,37 +14,45 @@ pub fn check_output(junit: &Path, inputs: &[&Path]) -> anyhow::Result<()> {
     crate::document::write::check_not_input(junit, inputs).map_err(|e| e.context("--junit"))
 }
 
-/// The JUnit document of one params.json: one test suite.
-pub fn render(suite: &str, params: &str, results: &[CheckResult]) -> String {
-    document(&[Suite {
-        name: suite,
-        classname: suite,
-        params,
-        results,
-    }])
-}
-
-/// The JUnit document of a fleet file: one test suite per host (and per pair whose keys
-/// a bound names), named `<spec> <host>`; test cases `cxlchar.check.<spec>.<host>`.
-pub fn render_fleet(spec: &str, fleet: &str, suites: &[super::check::FleetSuite]) -> String {
-    let names: Vec<(String, String, String)> = suites
+/// The JUnit document of one params.json: one test suite per spec (`(spec name, its
+/// results)`).
+pub fn render(params: &str, specs: &[(&str, &[CheckResult])]) -> String {
+    let parts: Vec<Suite> = specs
         .iter()
-        .map(|s| {
-            (
-                format!("{spec} {}", s.name),
-                format!("{spec}.{}", s.name.replace(' ', "_")),
-                format!("{fleet}: {}", s.source),
-            )
+        .map(|(name, results)| Suite {
+            name,
+            classname: name,
+            params,
+            results,
         })
         .collect();
-    let parts: Vec<Suite> = suites
+    document(&parts)
+}
+
+/// The JUnit document of a fleet file checked against one spec or several (`(spec
+/// name, its suites)`): one test suite per spec and host (and per pair whose keys a
+/// bound names), named `<spec> <host>`; test cases `cxlchar.check.<spec>.<host>`.
+pub fn render_fleet(fleet: &str, specs: &[(&str, &[super::check::FleetSuite])]) -> String {
+    let names: Vec<(String, String, String, &[CheckResult])> = specs
         .iter()
-        .zip(&names)
-        .map(|(s, (n, c, p))| Suite {
+        .flat_map(|(spec, suites)| {
+            suites.iter().map(move |s| {
+                (
+                    format!("{spec} {}", s.name),
+                    format!("{spec}.{}", s.name.replace(' ', "_")),
+                    format!("{fleet}: {}", s.source),
+                    s.results.as_slice(),
+                )
+            })
+        })
+        .collect();
+    let parts: Vec<Suite> = names
+        .iter()
+        .map(|(n, c, p, results)| Suite {
             name: n,
             classname: c,
             params: p,
-            results: &s.results,
+            results,
         })
         .collect();
     document(&parts)

@@ -24,13 +24,9 @@ use crate::document::load;
 use crate::exit::Status;
 use crate::output::text::printable_lines;
 use anyhow::{Context, Result};
-use std::io::Write;
 
 fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .context("writing to stdout")?;
-    out.flush().context("writing to stdout")
+    crate::output::stdout::print(text)
 }
 
 /// Prints a consumer's result: the text of `table`, or `doc` as JSON (then `warnings` go
@@ -57,10 +53,12 @@ fn emit<T: serde::Serialize>(
     }
 }
 
-/// Runs a consumer: errors are printed and become [`Status::Invalid`].
+/// Runs a consumer: errors are printed and become [`Status::Invalid`]; a reader that went
+/// away (a broken pipe on stdout) ends it quietly with status 0 ([`crate::output::stdout`]).
 pub fn run(f: impl FnOnce() -> Result<Status>) -> Status {
     match f() {
         Ok(c) => c,
+        Err(e) if crate::output::stdout::is_broken_pipe(&e) => Status::Success,
         Err(e) => {
             eprintln!("error: {}", printable_lines(&format!("{e:#}")));
             Status::Invalid
@@ -106,68 +104,189 @@ pub fn model_cmd(a: &ModelArgs) -> Result<Status> {
     Ok(code)
 }
 
-/// `cxlchar check`.
-pub fn check_cmd(a: &CheckArgs) -> Result<Status> {
-    if let Some(j) = &a.junit {
-        junit::check_output(j, &[&a.params, &a.spec])?;
-    }
-    let spec_name = a.spec.display().to_string();
-    let text = load::read_input(&a.spec, "spec ")?;
-    let spec = spec::parse(&text, &spec_name)?;
-    let file = match load::load_any(&a.params)? {
-        load::Input::Params(p) => p,
-        load::Input::Fleet(f) => return check_fleet_cmd(a, &spec, &f),
+/// The one params file of `check`'s positional arguments. A spec among them (a shell
+/// that expanded `--spec *.toml` gives `--spec a.toml b.toml p.json`) is named as such,
+/// with the fix: repeat --spec.
+fn check_params(a: &CheckArgs) -> Result<&std::path::Path> {
+    // A `.toml` name, or a small regular file (only a regular file is read: never a
+    // device or a FIFO) that parses as a spec with bounds or required keys.
+    let is_spec = |p: &std::path::Path| {
+        let parses = || -> Option<bool> {
+            let m = std::fs::metadata(p).ok()?;
+            if !m.is_file() || m.len() > 1 << 20 {
+                return None;
+            }
+            let text = std::fs::read_to_string(p).ok()?;
+            let s = spec::parse(&text, &p.display().to_string()).ok()?;
+            Some(!s.bounds.is_empty() || !s.required.is_empty())
+        };
+        p.extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+            || parses().unwrap_or(false)
     };
-    let results = check::check(&spec, &file);
-    let params_name = a.params.display().to_string();
+    if let Some(spec) = a.params.iter().find(|p| is_spec(p)) {
+        anyhow::bail!(
+            "{} is a spec, not a params file: repeat --spec for each spec (--spec a.toml \
+             --spec b.toml PARAMS_JSON)",
+            spec.display()
+        );
+    }
+    match a.params.as_slice() {
+        [one] => Ok(one),
+        more => anyhow::bail!(
+            "check reads one params file, {} given ({}): run check once per file",
+            more.len(),
+            more.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// The worst of several exit statuses: a failure, else a key not measured, else success.
+fn worst(codes: impl IntoIterator<Item = Status>) -> Status {
+    codes
+        .into_iter()
+        .fold(Status::Success, |w, c| match (w, c) {
+            (Status::Failed, _) | (_, Status::Failed) => Status::Failed,
+            (Status::NotMeasured, _) | (_, Status::NotMeasured) => Status::NotMeasured,
+            _ => w,
+        })
+}
+
+/// `cxlchar check`: every `--spec` against the params (or fleet) file, each shown on
+/// its own; the exit status is the worst.
+pub fn check_cmd(a: &CheckArgs) -> Result<Status> {
+    let params = check_params(a)?;
     if let Some(j) = &a.junit {
-        let xml = junit::render(&spec.name, &params_name, &results);
+        let mut inputs: Vec<&std::path::Path> = a.spec.iter().map(|p| p.as_path()).collect();
+        inputs.push(params);
+        junit::check_output(j, &inputs)?;
+    }
+    let mut specs = Vec::new();
+    for p in &a.spec {
+        let text = load::read_input(p, "spec ")?;
+        specs.push((
+            p.display().to_string(),
+            spec::parse(&text, &p.display().to_string())?,
+        ));
+    }
+    let file = match load::load_any(params)? {
+        load::Input::Params(p) => p,
+        load::Input::Fleet(f) => return check_fleet_cmd(a, params, &specs, &f),
+    };
+    let params_name = params.display().to_string();
+    let results: Vec<Vec<check::CheckResult>> =
+        specs.iter().map(|(_, s)| check::check(s, &file)).collect();
+    if let Some(j) = &a.junit {
+        let suites: Vec<(&str, &[check::CheckResult])> = specs
+            .iter()
+            .zip(&results)
+            .map(|((_, s), r)| (s.name.as_str(), r.as_slice()))
+            .collect();
+        let xml = junit::render(&params_name, &suites);
         crate::document::write::write_atomic(j, &xml)
             .with_context(|| format!("writing {}", j.display()))?;
     }
-    let doc = serde_json::json!({
-        "spec": spec_name,
-        "params": params_name,
-        "exit_code": check::exit_code(&results),
-        "results": results,
-    });
-    emit(
+    let docs: Vec<serde_json::Value> = specs
+        .iter()
+        .zip(&results)
+        .map(|((name, _), r)| {
+            serde_json::json!({
+                "spec": name,
+                "params": params_name,
+                "exit_code": check::exit_code(r),
+                "results": r,
+            })
+        })
+        .collect();
+    let code = worst(results.iter().map(|r| check::exit_code(r)));
+    // The verdict is the status, also when the reader of the table went away.
+    verdict_kept(emit(
         a.format,
         "check",
-        || check::render_table(&spec, &params_name, &results),
-        &doc,
+        || {
+            let tables: Vec<String> = specs
+                .iter()
+                .zip(&results)
+                .map(|((_, s), r)| check::render_table(s, &params_name, r))
+                .collect();
+            tables.join("\n")
+        },
+        &one_or_all(docs, code),
         &[],
-    )?;
-    Ok(check::exit_code(&results))
+    ))?;
+    Ok(code)
+}
+
+/// `check`'s printing: a closed stdout is no error (the verdict stays the status).
+fn verdict_kept(r: Result<()>) -> Result<()> {
+    match r {
+        Err(e) if crate::output::stdout::is_broken_pipe(&e) => Ok(()),
+        r => r,
+    }
+}
+
+/// A check's JSON document: one spec's as it is, several as `{exit_code, checks: [...]}`.
+fn one_or_all(mut docs: Vec<serde_json::Value>, code: Status) -> serde_json::Value {
+    if docs.len() == 1 {
+        docs.remove(0)
+    } else {
+        serde_json::json!({ "exit_code": code, "checks": docs })
+    }
 }
 
 /// `cxlchar check` on a fleet file.
 fn check_fleet_cmd(
     a: &CheckArgs,
-    spec: &spec::Spec,
+    params: &std::path::Path,
+    specs: &[(String, spec::Spec)],
     fleet: &crate::document::fleet::FleetFile,
 ) -> Result<Status> {
-    let suites = check::check_fleet(spec, fleet);
-    let fleet_name = a.params.display().to_string();
-    let code = check::fleet_exit_code(&suites);
+    let fleet_name = params.display().to_string();
+    let suites: Vec<Vec<check::FleetSuite>> = specs
+        .iter()
+        .map(|(_, s)| check::check_fleet(s, fleet))
+        .collect();
     if let Some(j) = &a.junit {
-        let xml = junit::render_fleet(&spec.name, &fleet_name, &suites);
+        let parts: Vec<(&str, &[check::FleetSuite])> = specs
+            .iter()
+            .zip(&suites)
+            .map(|((_, s), x)| (s.name.as_str(), x.as_slice()))
+            .collect();
+        let xml = junit::render_fleet(&fleet_name, &parts);
         crate::document::write::write_atomic(j, &xml)
             .with_context(|| format!("writing {}", j.display()))?;
     }
-    let doc = serde_json::json!({
-        "spec": a.spec.display().to_string(),
-        "fleet": fleet_name,
-        "exit_code": code,
-        "suites": suites,
-    });
-    emit(
+    let docs: Vec<serde_json::Value> = specs
+        .iter()
+        .zip(&suites)
+        .map(|((name, _), x)| {
+            serde_json::json!({
+                "spec": name,
+                "fleet": fleet_name,
+                "exit_code": check::fleet_exit_code(x),
+                "suites": x,
+            })
+        })
+        .collect();
+    let code = worst(suites.iter().map(|x| check::fleet_exit_code(x)));
+    // The verdict is the status, also when the reader of the table went away.
+    verdict_kept(emit(
         a.format,
         "check",
-        || check::render_fleet_table(spec, &fleet_name, &suites),
-        &doc,
+        || {
+            let tables: Vec<String> = specs
+                .iter()
+                .zip(&suites)
+                .map(|((_, s), x)| check::render_fleet_table(s, &fleet_name, x))
+                .collect();
+            tables.join("\n")
+        },
+        &one_or_all(docs, code),
         &[],
-    )?;
+    ))?;
     Ok(code)
 }
 

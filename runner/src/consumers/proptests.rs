@@ -130,7 +130,7 @@ fn consume(f: &ParamsFile, other: &ParamsFile, spec_text: &str) {
         let code = check::exit_code(&results);
         assert!([0, 1, 3].contains(&code.code()), "check exit code {code:?}");
         let _ = check::render_table(&s, "p.json", &results);
-        let _ = junit::render(&s.name, "p.json", &results);
+        let _ = junit::render("p.json", &[(&s.name, &results)]);
         serde_json::to_string(&results).expect("check results serialize");
     }
 }

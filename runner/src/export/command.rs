@@ -18,13 +18,14 @@ use crate::document::write::{check_not_input, check_output, write_atomic};
 use crate::exit::Status;
 use crate::output::text::printable_lines;
 use anyhow::{bail, Context, Result};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Runs `export`; errors are printed, the exit status returned.
 pub fn run(a: &ExportArgs) -> Status {
     match export(a) {
         Ok(()) => Status::Success,
+        // A reader that went away (`| head`): quiet, status 0 (crate::output::stdout).
+        Err(e) if crate::output::stdout::is_broken_pipe(&e) => Status::Success,
         Err(e) => {
             eprintln!("error: {}", printable_lines(&format!("{e:#}")));
             if e.downcast_ref::<NoCurves>().is_some() {
@@ -104,12 +105,7 @@ fn export(a: &ExportArgs) -> Result<()> {
         }
         for (d, text) in &texts {
             match d {
-                Dest::Stdout => {
-                    let mut out = std::io::stdout().lock();
-                    out.write_all(text.as_bytes())
-                        .and_then(|_| out.flush())
-                        .context("writing to stdout")?;
-                }
+                Dest::Stdout => crate::output::stdout::print(text)?,
                 Dest::File(p) => {
                     let is_new = std::fs::symlink_metadata(p).is_err();
                     write_atomic(p, text)?;

@@ -7,6 +7,7 @@ pub mod markdown;
 pub mod mess;
 pub mod openmetrics;
 pub mod outdir;
+pub mod summary;
 pub mod table;
 
 #[cfg(test)]
@@ -18,6 +19,15 @@ use bench_core::params::ParamsFile;
 pub trait Exporter {
     /// The document as text.
     fn render(&self, file: &ParamsFile) -> anyhow::Result<String>;
+}
+
+/// What a measuring command prints for `--format` (and `--verbose`): the table format is
+/// the summary ([`summary::SummaryExporter`]) unless `verbose` asks for the full tables.
+pub fn for_run(f: crate::cli::Format, verbose: bool) -> Box<dyn Exporter> {
+    match f {
+        crate::cli::Format::Table if !verbose => Box::new(summary::SummaryExporter),
+        _ => for_format(f),
+    }
 }
 
 /// The exporter for a `--format` value.

@@ -1,4 +1,5 @@
-//! A readable report: model keys, measurements, skipped items and warnings. Every text
+//! A readable report: model keys, measurements, skipped items and warnings (in full),
+//! then the summary ([`super::summary`]); what `--format table --verbose` prints. Every text
 //! from the params file is shown with control characters escaped
 //! ([`crate::output::text`]).
 
@@ -49,6 +50,9 @@ impl Exporter for TableExporter {
             write_skipped(&mut s, f)?;
         }
         s.push_str(&render_warnings(&f.warnings));
+        // A person reads the summary last, below everything.
+        writeln!(s)?;
+        s.push_str(&super::summary::render(f));
         // The environment strings, skipped reasons and warnings come from the params file
         // as they are: shown with control characters escaped.
         Ok(printable_lines(&s).into_owned())
@@ -56,7 +60,7 @@ impl Exporter for TableExporter {
 }
 
 /// The run's header lines: tool, CPU, kernel, hypervisor, timer and prefetchers.
-fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
+pub(super) fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
     let e = &f.environment;
     writeln!(
         s,
@@ -89,7 +93,7 @@ fn write_checks(s: &mut String, f: &ParamsFile) -> fmt::Result {
         writeln!(
             s,
             "DRAM working set on {t}: {} touched ({})",
-            bench_core::units::format_size(z.touched_bytes),
+            bench_core::units::human_bytes(z.touched_bytes as u64),
             z.explain()
         )?;
     }
@@ -113,7 +117,7 @@ fn write_checks(s: &mut String, f: &ParamsFile) -> fmt::Result {
             s,
             "prefetch check on {} at {}: {} ({}; ratio {:.3}, tolerance {:.0}%){}",
             c.target,
-            bench_core::units::format_size(c.touched_bytes),
+            bench_core::units::human_bytes(c.touched_bytes as u64),
             c.verdict,
             chains.join(", "),
             c.ratio,

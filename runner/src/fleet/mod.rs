@@ -286,11 +286,12 @@ fn finish_rank0(
         crate::cli::Format::Json => serde_json::to_string_pretty(&file)? + "\n",
         _ => summary::render_text(&file),
     };
-    use std::io::Write;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .context("writing to stdout")?;
+    // The file is written: a reader of the summary that went away changes nothing.
+    if let Err(e) = crate::output::stdout::print(&text) {
+        if !crate::output::stdout::is_broken_pipe(&e) {
+            return Err(e);
+        }
+    }
     eprintln!(
         "fleet: wrote {} ({} hosts, {} pairs)",
         out.display(),

@@ -1,6 +1,7 @@
 //! Output helpers shared by the terminal, the fleet summary, plot and report.
 
 pub mod markup;
+pub mod stdout;
 pub mod table;
 pub mod text;
 pub mod warnings;

@@ -182,7 +182,13 @@ pub fn full_load_point(
     };
     let (sampled, counters) = rig.point(Mix::Read.lines(), Some(0), loaders);
     let b = LoadedLatencyBench::default();
-    let (point, mut m) = b.measurement(&rig, &labels, (Traffic::mix(Mix::Read), Some(0)), sampled, counters)?;
+    let (point, mut m) = b.measurement(
+        &rig,
+        &labels,
+        (Traffic::mix(Mix::Read), Some(0)),
+        sampled,
+        counters,
+    )?;
     std::hint::black_box(rig.p);
     m.id = id;
     m.benchmark = benchmark.into();

@@ -145,8 +145,9 @@ fn matrix_comparisons(file: &ParamsFile) -> Vec<(String, HmatComparison)> {
 }
 
 /// Weights from the read bandwidths measured on plain node targets (one per node, a
-/// `node:N` target before `anon`), and the gains of the interleaved targets over `anon`
-/// (else the initiator's `node:N`); `None` when there are neither two nodes nor a gain.
+/// `node:N` target before `anon`, then the NUMA matrix's row of the initiator for nodes no
+/// target measured), and the gains of the interleaved targets over `anon` (else the
+/// initiator's `node:N`); `None` when there are neither two nodes nor a gain.
 pub fn interleave_weights(file: &ParamsFile, initiator: usize) -> Option<InterleaveWeights> {
     let kernel = file.environment.topology.weighted_interleave.as_ref();
     let mut by_node: BTreeMap<usize, (String, String, f64)> = BTreeMap::new();
@@ -161,6 +162,11 @@ pub fn interleave_weights(file: &ParamsFile, initiator: usize) -> Option<Interle
             continue;
         };
         by_node.entry(node).or_insert((t.clone(), key, bw));
+    }
+    for (node, cell_id, bw) in matrix_row_bandwidths(file, initiator) {
+        by_node
+            .entry(node)
+            .or_insert((format!("node:{node}"), cell_id, bw));
     }
     let bws: Vec<f64> = by_node.values().map(|v| v.2).collect();
     let w = if by_node.len() >= 2 {
@@ -197,6 +203,33 @@ pub fn interleave_weights(file: &ParamsFile, initiator: usize) -> Option<Interle
         nodes,
         gains,
     })
+}
+
+/// The read bandwidth of every cell of the NUMA matrix's row of `initiator` (else its
+/// first row): (target node, the cell's measurement id, its p50 in GB/s).
+fn matrix_row_bandwidths(file: &ParamsFile, initiator: usize) -> Vec<(usize, String, f64)> {
+    let Some(m) = &file.numa_matrix else {
+        return Vec::new();
+    };
+    let row = if m.initiators.contains(&initiator) {
+        initiator
+    } else {
+        match m.initiators.first() {
+            Some(&i) => i,
+            None => return Vec::new(),
+        }
+    };
+    m.cells
+        .iter()
+        .filter(|c| c.initiator == row && c.bandwidth.distribution.p50 > 0.0)
+        .map(|c| {
+            (
+                c.target,
+                c.bandwidth.id.clone(),
+                c.bandwidth.distribution.p50,
+            )
+        })
+        .collect()
 }
 
 /// The interleaved targets' bandwidth over plain local memory's.
@@ -375,6 +408,50 @@ pub(crate) mod tests {
         assert_eq!((n1.access_class, n1.initiator_listed), (Some(1), false));
         assert_eq!((n1.advertised_bw_gbs, n1.bw_ratio), (Some(50.0), None));
         assert!(!f.params.contains_key("hmat_bw_ratio@node:1"));
+    }
+
+    #[test]
+    fn the_numa_matrix_stands_for_nodes_no_target_measured() {
+        use crate::plot::numa::tests::cell;
+        use bench_core::params::NumaMatrix;
+        // `mem matrix` alone: no target keys, a 1 x 2 matrix from node 0 (the initiator
+        // node 1 advertises for); chase p50 312.5 ns and read p50 31.25 GB/s on node 1.
+        let mut f = synthetic(&[]);
+        f.numa_matrix = Some(NumaMatrix {
+            initiators: vec![0],
+            targets: vec![0, 1],
+            cells: vec![cell(0, 0, "local", 100.0), cell(0, 1, "far", 312.5)],
+        });
+        annotate(&mut f, 0);
+        let n1 = &f.hmat_vs_measured["node:1"];
+        assert_eq!((n1.initiator_node, n1.initiator_listed), (0, true));
+        assert_eq!(n1.lat_ratio, Some(0.8), "250 / 312.5");
+        assert_eq!(n1.bw_ratio, Some(0.625), "31.25 / 50");
+        assert_eq!(n1.lat_key.as_deref(), Some("x"), "the cell's measurement");
+        assert_eq!(f.params["hmat_lat_ratio@node:1"], 0.8);
+        assert!(
+            !f.hmat_vs_measured.contains_key("node:0"),
+            "node 0 advertises nothing"
+        );
+        let w = f
+            .interleave_weights
+            .as_ref()
+            .expect("weights from the matrix row");
+        let got: Vec<(usize, f64, u32)> = w
+            .nodes
+            .iter()
+            .map(|n| (n.node, n.bw_gbs, u32::from(n.weight)))
+            .collect();
+        assert_eq!(got, [(0, 10.0, 1), (1, 31.25, 3)], "10 : 31.25 GB/s");
+        // A target measured comparably keeps its own keys.
+        let mut g = f.clone();
+        g.params = [("cxl_lat_ns@node:1".to_string(), 250.0)].into();
+        annotate(&mut g, 0);
+        assert_eq!(g.hmat_vs_measured["node:1"].lat_ratio, Some(1.0));
+        assert_eq!(
+            g.hmat_vs_measured["node:1"].lat_key.as_deref(),
+            Some("cxl_lat_ns@node:1")
+        );
     }
 
     #[test]

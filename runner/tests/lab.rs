@@ -1017,8 +1017,16 @@ fn numa_guest_shows_the_hmat_qemu_was_given() {
                     .parse()
                     .unwrap()
             };
-            assert_eq!(read("read_latency"), best.latency_ns, "node{target} {access}");
-            assert_eq!(read("write_latency"), best.latency_ns, "node{target} {access}");
+            assert_eq!(
+                read("read_latency"),
+                best.latency_ns,
+                "node{target} {access}"
+            );
+            assert_eq!(
+                read("write_latency"),
+                best.latency_ns,
+                "node{target} {access}"
+            );
             let bw = rows.iter().map(|g| g.bandwidth_mbs).max().unwrap();
             assert_eq!(read("read_bandwidth"), bw, "node{target} {access}");
             let ini = dir.join(format!("node{}", best.initiator));
@@ -1028,4 +1036,98 @@ fn numa_guest_shows_the_hmat_qemu_was_given() {
     let cache = node.join("node2/memory_side_cache/index1/size");
     let size = std::fs::read_to_string(&cache).unwrap_or_else(|e| panic!("{e}: {cache:?}"));
     assert_eq!(size.trim(), "8388608", "node 2's memory-side cache (8M)");
+}
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn numa_guest_matrix_is_complete_placed_and_beside_the_hmat() {
+    let p = read_json(&out_dir().join("matrix-c.json"));
+    assert_schema_valid(&p);
+    let m = &p["numa_matrix"];
+    assert_eq!(
+        m["initiators"],
+        serde_json::json!([0, 1]),
+        "rows: the CPU nodes"
+    );
+    assert_eq!(
+        m["targets"],
+        serde_json::json!([0, 1, 2]),
+        "columns: every memory node"
+    );
+    let cells = m["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 6, "2 x 3 cells");
+    for c in cells {
+        let (i, t) = (
+            c["initiator"].as_u64().unwrap(),
+            c["target"].as_u64().unwrap(),
+        );
+        let class = match (i, t) {
+            (_, 2) => "far",
+            (i, t) if i == t => "local",
+            _ => "remote",
+        };
+        assert_eq!(c["class"], class, "cell {i}->{t}");
+        let pl = &c["placement"];
+        assert_eq!(pl["verification"], "verified", "cell {i}->{t}: {pl}");
+        let checked = pl["pages_checked"].as_u64().unwrap();
+        assert!(checked > 0, "cell {i}->{t}: no page checked");
+        assert_eq!(
+            pl["pages_on_target"].as_u64(),
+            Some(checked),
+            "cell {i}->{t}"
+        );
+        for f in ["latency", "bandwidth"] {
+            assert!(
+                c[f]["distribution"]["p50"].as_f64().unwrap() > 0.0,
+                "cell {i}->{t} {f}"
+            );
+        }
+    }
+    for k in ["numa_local_lat_ns", "numa_remote_lat_ns", "numa_far_lat_ns"] {
+        assert!(p["params"][k].as_f64().is_some(), "{k}");
+    }
+    // What cxlchar read from the firmware is what QEMU was given, and each node is
+    // compared with the cell of the initiator the firmware names.
+    let given = hmat_given();
+    let cmp = &p["hmat_vs_measured"];
+    for t in 0..3usize {
+        let best = given
+            .iter()
+            .filter(|g| g.target == t)
+            .min_by_key(|g| g.latency_ns)
+            .unwrap();
+        let c = &cmp[format!("node:{t}")];
+        assert_eq!(
+            c["initiator_node"].as_u64(),
+            Some(best.initiator as u64),
+            "{c}"
+        );
+        assert_eq!(
+            c["advertised_lat_ns"].as_f64(),
+            Some(best.latency_ns as f64),
+            "{c}"
+        );
+        let bw = given
+            .iter()
+            .filter(|g| g.target == t)
+            .map(|g| g.bandwidth_mbs)
+            .max()
+            .unwrap();
+        assert_eq!(
+            c["advertised_bw_gbs"].as_f64(),
+            Some(bw as f64 / 1000.0),
+            "{c}"
+        );
+        let id = format!("mem.matrix/node:{}/node:{t}/latency", best.initiator);
+        assert_eq!(c["lat_key"], id.as_str(), "{c}");
+        for r in ["lat_ratio", "bw_ratio"] {
+            assert!(c[r].as_f64().unwrap() > 0.0, "{r}: {c}");
+        }
+        assert!(p["params"][format!("hmat_lat_ratio@node:{t}")].is_number());
+    }
+    // Weights from the bandwidth of node 0's row, and the commands that would set them.
+    let w = &p["interleave_weights"];
+    let nodes = w["nodes"].as_array().expect("interleave_weights.nodes");
+    assert_eq!(nodes.len(), 3, "{w}");
+    assert_eq!(w["commands"].as_array().map(Vec::len), Some(3), "{w}");
 }

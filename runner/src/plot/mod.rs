@@ -40,7 +40,7 @@ mod heatmap;
 mod latency;
 mod lines;
 mod loaded;
-mod numa;
+pub(crate) mod numa;
 pub mod pairs;
 
 use anyhow::{Context, Result};

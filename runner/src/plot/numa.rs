@@ -70,7 +70,7 @@ pub(super) fn render(m: Option<&NumaMatrix>, fig: Figure) -> Result<Option<Strin
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use bench_core::memory::Verification;
     use bench_core::params::PlacementSummary;
@@ -85,7 +85,7 @@ mod tests {
         }
     }
 
-    fn cell(i: usize, t: usize, class: &str, lat: f64) -> NumaCell {
+    pub(crate) fn cell(i: usize, t: usize, class: &str, lat: f64) -> NumaCell {
         NumaCell {
             initiator: i,
             target: t,

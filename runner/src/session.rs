@@ -108,19 +108,30 @@ fn measure_here(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<Status>
 }
 
 /// Why a run's outcome is not what was asked: nothing measured (exit 3), or a part
-/// skipped without `best_effort` (exit 4); `None`: it is.
+/// skipped without `best_effort` (exit 4), with every skip and its reason in full (the
+/// terminal summary shortens them); `None`: it is.
 fn refusal(outcome: &Outcome, best_effort: bool) -> Option<Exit> {
+    let reasons: String = outcome
+        .file
+        .skipped
+        .iter()
+        .map(|k| match k.target.as_str() {
+            "" => format!("\n  {}: {}", k.benchmark, k.reason),
+            t => format!("\n  {} on {t}: {}", k.benchmark, k.reason),
+        })
+        .collect();
     if outcome.measured_nothing() {
         Some(Exit {
             status: Status::NotMeasured,
-            message: "nothing was measured: every benchmark or target was skipped (reasons above)"
-                .into(),
+            message: format!(
+                "nothing was measured: every benchmark or target was skipped:{reasons}"
+            ),
         })
     } else if outcome.skipped_whole > 0 && !best_effort {
         Some(Exit {
             status: Status::Partial,
             message: format!(
-                "partially measured: {} benchmark(s) or target(s) asked for were skipped (reasons above); fix them or pass --best-effort to accept a partial result",
+                "partially measured: {} benchmark(s) or target(s) asked for were skipped; fix them or pass --best-effort to accept a partial result:{reasons}",
                 outcome.skipped_whole
             ),
         })

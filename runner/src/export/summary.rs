@@ -45,6 +45,7 @@ pub fn render(f: &ParamsFile) -> String {
     bandwidth(f, &mut lines);
     targets(f, &mut lines);
     far_memory(f, &mut lines);
+    numa(f, &mut lines);
     gpu(f, &mut lines);
     c2c(f, &mut lines);
     self_checks(f, &mut lines);
@@ -179,11 +180,61 @@ fn targets(f: &ParamsFile, out: &mut Vec<String>) {
             ("all threads", q("cxl_bw_gbs")),
         ];
         let refs: Vec<(&str, &str)> = keys.iter().map(|(l, k)| (*l, k.as_str())).collect();
-        let s = figs(f, &refs).unwrap_or_else(|| "no latency or bandwidth key".into());
-        out.push(format!("  on {t}: {s}"));
+        // Targets of derived keys only (`hmat_lat_ratio@node:1`, `numa_*@numa`) have
+        // their own lines.
+        if let Some(s) = figs(f, &refs) {
+            out.push(format!("  on {t}: {s}"));
+        }
     }
     if n > MAX_TARGETS {
         out.push(format!("  (+{} more targets: --verbose)", n - MAX_TARGETS));
+    }
+}
+
+/// The NUMA matrix as MLC prints it (a row per CPU node: p50 latency, then read
+/// bandwidth, per memory node), then advertised vs measured per node.
+fn numa(f: &ParamsFile, out: &mut Vec<String>) {
+    if let Some(m) = &f.numa_matrix {
+        let head: String = m
+            .targets
+            .iter()
+            .map(|t| format!("{:>9}", format!("node {t}")))
+            .collect();
+        for (what, unit) in [("latency", "ns"), ("read", "GB/s")] {
+            out.push(format!(
+                "numa {what:<9} {head}   ({unit}, CPU node -> memory node)"
+            ));
+            for &i in &m.initiators {
+                let row: String = m
+                    .targets
+                    .iter()
+                    .map(|&t| {
+                        let c = m.cells.iter().find(|c| c.initiator == i && c.target == t);
+                        let v = c.map(|c| match what {
+                            "latency" => c.latency.distribution.p50,
+                            _ => c.bandwidth.distribution.p50,
+                        });
+                        format!("{:>9}", crate::output::num(v))
+                    })
+                    .collect();
+                out.push(format!("  from node {i:<3} {row}"));
+            }
+        }
+    }
+    let ratios: Vec<String> = f
+        .hmat_vs_measured
+        .iter()
+        .filter(|(_, c)| c.lat_ratio.is_some() || c.bw_ratio.is_some())
+        .map(|(t, c)| {
+            let r = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}"));
+            format!("{t} lat {} bw {}", r(c.lat_ratio), r(c.bw_ratio))
+        })
+        .collect();
+    if !ratios.is_empty() {
+        out.push(format!(
+            "firmware       vs advertised (1 = as advertised): {}",
+            ratios.join(" | ")
+        ));
     }
 }
 
@@ -343,6 +394,43 @@ mod tests {
         text.lines()
             .position(|l| l.starts_with(label))
             .unwrap_or_else(|| panic!("no {label:?} line in\n{text}"))
+    }
+
+    #[test]
+    fn a_numa_matrix_prints_as_mlc_prints_it_beside_the_firmware() {
+        use crate::plot::numa::tests::cell;
+        let mut f = crate::firmware::tests::synthetic(&[]);
+        f.numa_matrix = Some(bench_core::params::NumaMatrix {
+            initiators: vec![0],
+            targets: vec![0, 1],
+            cells: vec![cell(0, 0, "local", 100.0), cell(0, 1, "far", 312.5)],
+        });
+        crate::firmware::annotate(&mut f, 0);
+        let text = render(&f);
+        let lines: Vec<&str> = text.lines().collect();
+        let lat = lines
+            .iter()
+            .position(|l| l.starts_with("numa latency"))
+            .expect(&text);
+        assert!(
+            lines[lat].contains("node 0") && lines[lat].contains("node 1"),
+            "{text}"
+        );
+        assert!(
+            lines[lat + 1].contains("from node 0") && lines[lat + 1].contains("312.5"),
+            "{text}"
+        );
+        let bw = lines
+            .iter()
+            .position(|l| l.starts_with("numa read"))
+            .expect(&text);
+        assert!(lines[bw + 1].contains("31.25"), "{text}");
+        let fw = lines
+            .iter()
+            .find(|l| l.starts_with("firmware"))
+            .expect(&text);
+        assert!(fw.contains("node:1 lat 0.80 bw 0.62"), "{fw}");
+        assert!(!text.contains("no latency or bandwidth key"), "{text}");
     }
 
     #[test]

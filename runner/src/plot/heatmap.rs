@@ -12,6 +12,44 @@ fn heat(t: f64) -> RGBColor {
     RGBColor(lerp(255.0, 160.0), lerp(245.0, 20.0), lerp(235.0, 20.0))
 }
 
+/// The colour scale right of the matrix: a vertical bar from `lo` (bottom) to `hi` (top),
+/// each end and the middle labelled with its value.
+fn colour_scale<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    lo: f64,
+    hi: f64,
+    format: &dyn Fn(f64) -> String,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    const STEPS: i32 = 32;
+    let (top, bottom, x) = (70, 540, 8);
+    let step = (bottom - top) / STEPS;
+    for i in 0..STEPS {
+        let t = 1.0 - (f64::from(i) + 0.5) / f64::from(STEPS);
+        let y = top + i * step;
+        area.draw(&Rectangle::new(
+            [(x, y), (x + 22, y + step)],
+            heat(t).filled(),
+        ))?;
+    }
+    area.draw(&Rectangle::new(
+        [(x, top), (x + 22, top + STEPS * step)],
+        BLACK.stroke_width(1),
+    ))?;
+    let font = ("sans-serif", 13).into_font();
+    for (t, y) in [
+        (1.0, top),
+        (0.5, top + STEPS * step / 2),
+        (0.0, top + STEPS * step),
+    ] {
+        let v = if hi > lo { lo + (hi - lo) * t } else { lo };
+        area.draw(&Text::new(format(v), (x + 28, y - 6), font.clone()))?;
+    }
+    Ok(())
+}
+
 /// A heatmap to draw.
 pub(crate) struct Heatmap<'a> {
     /// The title (drawn above).
@@ -53,9 +91,10 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
     let mut svg = String::new();
     // The backend borrows `svg` until it is dropped at the end of this block.
     {
-        let root = SVGBackend::with_string(&mut svg, (760, 700)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (860, 620)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (area, scale) = root.split_horizontally(760);
+        let mut chart = ChartBuilder::on(&area)
             .caption(&h.title, ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(40)
@@ -76,6 +115,8 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
             .y_labels(n.min(32))
             .x_label_formatter(&label)
             .y_label_formatter(&label)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 15))
             .draw()?;
         let span = hi - lo;
         // One value (or all equal): a mid colour, not the colour of "lowest".
@@ -104,6 +145,7 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
                 )
             }))?;
         }
+        colour_scale(&scale, lo, hi, h.format)?;
         root.present()?;
     }
     Ok(Some(svg))

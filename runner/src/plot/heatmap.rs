@@ -12,42 +12,42 @@ fn heat(t: f64) -> RGBColor {
     RGBColor(lerp(255.0, 160.0), lerp(245.0, 20.0), lerp(235.0, 20.0))
 }
 
-/// The colour scale right of the matrix: a vertical bar from `lo` (bottom) to `hi` (top),
-/// each end and the middle labelled with its value.
-fn colour_scale<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    lo: f64,
-    hi: f64,
-    format: &dyn Fn(f64) -> String,
-) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    const STEPS: i32 = 32;
-    let (top, bottom, x) = (70, 540, 8);
-    let step = (bottom - top) / STEPS;
+/// The colour scale right of the matrix, as an SVG group (`<g class="colour-scale">`): a
+/// vertical bar of stripes from `lo` (bottom) to `hi` (top) at x `left`, each end and the
+/// middle labelled with its value.
+fn colour_scale(left: u32, lo: f64, hi: f64, format: &dyn Fn(f64) -> String) -> String {
+    const STEPS: u32 = 32;
+    let (top, step, w) = (70, 15, 22);
+    let mut g = String::from("<g class=\"colour-scale\">\n");
     for i in 0..STEPS {
         let t = 1.0 - (f64::from(i) + 0.5) / f64::from(STEPS);
-        let y = top + i * step;
-        area.draw(&Rectangle::new(
-            [(x, y), (x + 22, y + step)],
-            heat(t).filled(),
-        ))?;
+        let c = heat(t);
+        g.push_str(&format!(
+            "<rect x=\"{left}\" y=\"{}\" width=\"{w}\" height=\"{step}\" fill=\"#{:02X}{:02X}{:02X}\"/>\n",
+            top + i * step,
+            c.0,
+            c.1,
+            c.2
+        ));
     }
-    area.draw(&Rectangle::new(
-        [(x, top), (x + 22, top + STEPS * step)],
-        BLACK.stroke_width(1),
-    ))?;
-    let font = ("sans-serif", 13).into_font();
+    g.push_str(&format!(
+        "<rect x=\"{left}\" y=\"{top}\" width=\"{w}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>\n",
+        STEPS * step
+    ));
     for (t, y) in [
         (1.0, top),
         (0.5, top + STEPS * step / 2),
         (0.0, top + STEPS * step),
     ] {
         let v = if hi > lo { lo + (hi - lo) * t } else { lo };
-        area.draw(&Text::new(format(v), (x + 28, y - 6), font.clone()))?;
+        g.push_str(&format!(
+            "<text x=\"{}\" y=\"{y}\" dy=\"0.35em\" font-family=\"sans-serif\" font-size=\"13\" fill=\"#000000\">{}</text>\n",
+            left + w + 6,
+            crate::output::markup::escape(&format(v))
+        ));
     }
-    Ok(())
+    g.push_str("</g>\n");
+    g
 }
 
 /// A heatmap to draw.
@@ -93,7 +93,7 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
     {
         let root = SVGBackend::with_string(&mut svg, (860, 620)).into_drawing_area();
         root.fill(&WHITE)?;
-        let (area, scale) = root.split_horizontally(760);
+        let (area, _) = root.split_horizontally(760);
         let mut chart = ChartBuilder::on(&area)
             .caption(&h.title, ("sans-serif", 20))
             .margin(16)
@@ -145,8 +145,8 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
                 )
             }))?;
         }
-        colour_scale(&scale, lo, hi, h.format)?;
         root.present()?;
     }
+    super::lines::insert_before_end(&mut svg, &colour_scale(772, lo, hi, h.format));
     Ok(Some(svg))
 }

@@ -197,7 +197,7 @@ fn lone_labels(series: &[Series], lone: &mut [((i32, i32), usize)], right: u32) 
 }
 
 /// Inserts `part` before the closing `</svg>` of `svg`.
-pub(super) fn insert_before_end(svg: &mut String, part: &str) {
+pub(crate) fn insert_before_end(svg: &mut String, part: &str) {
     if let Some(at) = svg.rfind("</svg>") {
         svg.insert_str(at, part);
     }

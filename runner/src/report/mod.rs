@@ -125,7 +125,7 @@ table.keys td:nth-child(5){max-width:36em}
 @media print{
 body{max-width:none;margin:0;font-size:10pt}nav{display:none}
 h2{break-after:avoid;margin-top:1em}figure.plot{break-inside:avoid;border:none;margin:.4em 0}
-figure.plot svg{max-height:11cm;width:auto}
+figure.plot svg{max-height:8.5cm;width:auto}
 details:not([open])>:not(summary){display:none}summary{list-style:none;color:#555}
 tr{break-inside:avoid}a{color:inherit;text-decoration:none}
 }

@@ -203,12 +203,9 @@ pub(crate) fn insert_before_end(svg: &mut String, part: &str) {
     }
 }
 
-/// Renders the series as an SVG document; `None` when there is nothing to draw. Points
-/// that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are left
-/// out. A [`Series::dashed`] series is drawn dashed, without markers. The legend sits
-/// right of the plot area; each marker is a grey vertical with its label at the top.
-pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<String>> {
-    let series: Vec<Series> = series
+/// The series with only their plottable points, the empty ones left out.
+fn plottable_series(c: &LineChart, series: &[Series]) -> Vec<Series> {
+    series
         .iter()
         .map(|s| Series {
             name: s.name.clone(),
@@ -222,7 +219,30 @@ pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<St
                 .collect(),
         })
         .filter(|s| !s.points.is_empty())
-        .collect();
+        .collect()
+}
+
+/// Where a marker's label goes: right of the marker, or left of it in the right fifth
+/// of the axis (so that none is clipped): (x offset, anchor).
+fn mark_anchor(log_x: bool, x: f64, x0: f64, x1: f64) -> (i32, HPos) {
+    let frac = if log_x {
+        (x / x0).ln() / (x1 / x0).ln()
+    } else {
+        (x - x0) / (x1 - x0)
+    };
+    if frac > 0.8 {
+        (-4, HPos::Right)
+    } else {
+        (4, HPos::Left)
+    }
+}
+
+/// Renders the series as an SVG document; `None` when there is nothing to draw. Points
+/// that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are left
+/// out. A [`Series::dashed`] series is drawn dashed, without markers. The legend sits
+/// right of the plot area; each marker is a grey vertical with its label at the top.
+pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<String>> {
+    let series = plottable_series(c, series);
     let series = series.as_slice();
     if series.is_empty() {
         return Ok(None);
@@ -277,16 +297,7 @@ pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<St
                     )))?;
                     // Labels in two rows, so that close markers do not overprint; left of
                     // a marker in the right fifth of the axis, so that none is clipped.
-                    let frac = if c.log_x {
-                        (x / x0).ln() / (x1 / x0).ln()
-                    } else {
-                        (x - x0) / (x1 - x0)
-                    };
-                    let (dx, h) = if frac > 0.8 {
-                        (-4, HPos::Right)
-                    } else {
-                        (4, HPos::Left)
-                    };
+                    let (dx, h) = mark_anchor(c.log_x, *x, x0, x1);
                     chart.draw_series(std::iter::once(
                         EmptyElement::at((*x, y1))
                             + Text::new(

@@ -158,11 +158,12 @@ fn lone_labels(series: &[Series], lone: &mut [((i32, i32), usize)], right: u32) 
     lone.sort_by_key(|((_, y), _)| *y);
     let row = LEGEND_PX as i32 + 3;
     let mut g = String::from("<g class=\"point-labels\">\n");
-    // A qualifier every label shares (` (anon)`: one target) is said once by the legend.
+    // A qualifier all of several labels share (` (anon)`: one target) is said once by
+    // the legend.
     let common = lone
         .first()
         .and_then(|(_, i)| series[*i].name.rfind(" (").map(|a| &series[*i].name[a..]))
-        .filter(|suf| lone.iter().all(|(_, i)| series[*i].name.ends_with(suf)))
+        .filter(|suf| lone.len() > 1 && lone.iter().all(|(_, i)| series[*i].name.ends_with(suf)))
         .unwrap_or("");
     let mut last = i32::MIN;
     for ((x, y), i) in lone.iter() {

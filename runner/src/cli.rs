@@ -79,9 +79,10 @@ pub enum Command {
     /// host x host heatmaps of its pairs.
     #[command(display_order = 105)]
     Plot(PlotArgs),
-    /// Write one self-contained HTML page of a params.json: environment, warnings with
-    /// their fixes, the key table, every chart inline, skipped entries and, with --spec,
-    /// the acceptance results. No network: nothing outside the file is referenced. A fleet
+    /// Write one self-contained HTML page of a params.json, answer first: with --spec the
+    /// verdict, then the headline figures (latency and bandwidth per level and target, GPUs
+    /// by name), every chart inline, then the details (acceptance results, self-checks,
+    /// keys, warnings grouped with their fixes, environment, skipped entries). No network: nothing outside the file is referenced. A fleet
     /// file: hosts, each key's distribution across hosts with its outliers (median and
     /// MAD), the pair heatmaps, verdicts per host with --spec. Exit 0 written, 2 bad input.
     #[command(display_order = 106)]

@@ -436,6 +436,10 @@ fn openmetrics_to_stdout_ends_with_eof() {
     assert_eq!(text.matches("# EOF").count(), 1);
     assert!(text.contains("# TYPE cxlchar_mem_lat_ns gauge\n"));
     assert!(text.contains("cxlchar_mem_lat_ns{key=\"mem_lat_ns@anon\",target=\"anon\"} "));
+    // HELP is plain text: the registry's inline Markdown (`**local**`) is not carried.
+    for help in text.lines().filter(|l| l.starts_with("# HELP ")) {
+        assert!(!help.contains("**") && !help.contains('`'), "{help}");
+    }
 }
 
 /// Every file and folder below `d`, as paths relative to it, sorted (links not followed).

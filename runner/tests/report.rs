@@ -267,3 +267,183 @@ fn the_page_renders_in_headless_chromium_without_network() {
         "an external request is detected"
     );
 }
+
+/// One field of the page's `data-rendered` record, as a number.
+fn rendered_field(dom: &str, k: &str) -> i64 {
+    let at = dom.find("data-rendered=\"").expect("data-rendered");
+    let rest = &dom[at + "data-rendered=\"".len()..];
+    let rec = &rest[..rest.find('"').unwrap()];
+    rec.split(';')
+        .find_map(|f| f.strip_prefix(&format!("{k}=")))
+        .unwrap_or_else(|| panic!("{k} in {rec}"))
+        .parse()
+        .unwrap()
+}
+
+/// The number of attribute `name` in the tag text `tag`.
+fn attr(tag: &str, name: &str) -> Option<f64> {
+    let at = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+    tag[at..at + tag[at..].find('"')?].parse().ok()
+}
+
+/// Every data point of an SVG: each circle's centre and each polyline's vertices, outside
+/// the legend group.
+fn data_points(svg: &str) -> Vec<(f64, f64)> {
+    let body = match (svg.find("<g class=\"legend\">"), svg.rfind("</g>")) {
+        (Some(a), Some(b)) if b > a => format!("{}{}", &svg[..a], &svg[b..]),
+        _ => svg.to_string(),
+    };
+    let mut pts = vec![];
+    for e in body.split("<circle").skip(1) {
+        let tag = &e[..e.find('>').unwrap_or(e.len())];
+        if let (Some(x), Some(y)) = (attr(tag, "cx"), attr(tag, "cy")) {
+            pts.push((x, y));
+        }
+    }
+    for e in body.split("<polyline").skip(1) {
+        let tag = &e[..e.find('>').unwrap_or(e.len())];
+        let Some(p) = tag.split("points=\"").nth(1) else {
+            continue;
+        };
+        for xy in p[..p.find('"').unwrap_or(0)].split_whitespace() {
+            if let Some((x, y)) = xy.split_once(',') {
+                pts.push((x.parse().unwrap(), y.parse().unwrap()));
+            }
+        }
+    }
+    pts
+}
+
+/// Asserts that no chart's legend box covers a data point of its chart; returns how many
+/// charts have a legend.
+fn legends_clear_of_data(html: &str) -> usize {
+    let mut legends = 0;
+    for s in html.split("<svg").skip(1) {
+        let svg = &s[..s.find("</svg>").expect("a closed svg")];
+        let Some(at) = svg.find("<g class=\"legend\">") else {
+            continue;
+        };
+        legends += 1;
+        let rect = &svg[at + svg[at..].find("<rect").unwrap()..];
+        let rect = &rect[..rect.find('>').unwrap()];
+        let (x, y, w, h) = (
+            attr(rect, "x").unwrap(),
+            attr(rect, "y").unwrap(),
+            attr(rect, "width").unwrap(),
+            attr(rect, "height").unwrap(),
+        );
+        let pts = data_points(svg);
+        assert!(!pts.is_empty(), "a chart with a legend has data points");
+        for (px, py) in pts {
+            assert!(
+                !(px >= x && px <= x + w && py >= y && py <= y + h),
+                "data point ({px}, {py}) under the legend box ({x}, {y}, {w} x {h})"
+            );
+        }
+    }
+    legends
+}
+
+/// The server run (16-core guest with an NVIDIA H200, `all --quick`), decompressed.
+fn server_run(dir: &Path) -> PathBuf {
+    let gz = repo("runner/tests/data/h200-all-quick.json.gz");
+    let o = std::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(&gz)
+        .output()
+        .expect("gzip runs");
+    assert!(o.status.success(), "gzip -dc {}", gz.display());
+    let p = dir.join("h200.json");
+    std::fs::write(&p, o.stdout).unwrap();
+    p
+}
+
+/// Renders `params` with `spec` into `dir/name`, and the page in Chromium at 1400 x 900;
+/// returns (html, dom).
+fn render_at_1400(dir: &Path, params: &Path, spec: &str, name: &str) -> (String, String) {
+    let sp = dir.join(format!("{name}.toml"));
+    std::fs::write(&sp, spec).unwrap();
+    let out = dir.join(format!("{name}.html"));
+    cxlchar()
+        .arg("report")
+        .arg(params)
+        .arg("--out")
+        .arg(&out)
+        .arg("--spec")
+        .arg(&sp)
+        .assert()
+        .success();
+    let dom = headless(
+        &out,
+        &dir.join(format!("profile-{name}")),
+        &["--window-size=1400,900", "--dump-dom"],
+    );
+    (std::fs::read_to_string(&out).unwrap(), dom)
+}
+
+/// The answer comes first: the verdict banner and the headline table start within the
+/// first screen, before the first chart.
+fn answer_first(dom: &str, what: &str) {
+    let (verdict, headline, chart) = (
+        rendered_field(dom, "verdict"),
+        rendered_field(dom, "headline"),
+        rendered_field(dom, "chart"),
+    );
+    assert!(
+        (0..900).contains(&verdict) && (0..900).contains(&headline),
+        "{what}: verdict at {verdict} px, headline at {headline} px: within the first 900 px"
+    );
+    assert!(
+        verdict < headline && (chart < 0 || headline < chart),
+        "{what}: verdict ({verdict}) before headline ({headline}) before charts ({chart})"
+    );
+}
+
+#[test]
+#[ignore = "needs Chromium (ci/test-deps) and a quick run; run with --ignored"]
+fn the_answer_comes_first_and_charts_are_readable_in_chromium() {
+    let d = tempfile::tempdir().unwrap();
+    // This machine: a quick run made now.
+    let local = d.path().join("local.json");
+    cxlchar()
+        .args(["all", "--quick", "--out"])
+        .arg(&local)
+        .timeout(Duration::from_secs(1200))
+        .assert()
+        .success();
+    let (html, dom) = render_at_1400(d.path(), &local, SPEC, "local");
+    answer_first(&dom, "this machine");
+    legends_clear_of_data(&html);
+
+    // The GPU server: its GPU named in the headline, GPU charts drawn, a short page.
+    let server = server_run(d.path());
+    let spec = "required = [\"mem_lat_ns\", \"gpu_h2d_bw_gbs\"]\n\
+        [[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1000\n\
+        [[bound]]\nkey = \"gpu_h2d_bw_gbs\"\nop = \">=\"\nvalue = 1000\n";
+    let (html, dom) = render_at_1400(d.path(), &server, spec, "server");
+    answer_first(&dom, "server");
+    assert!(
+        html.contains("<p class=\"big\">FAIL</p>"),
+        "the failing bound gives FAIL"
+    );
+    let head = &html[html.find("<table class=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    assert!(
+        head.contains("NVIDIA H200"),
+        "the GPU is named in the headline"
+    );
+    assert!(head.contains("GB/s"), "figures carry their unit");
+    for f in ["plot-gpu-bw.svg", "plot-gpu-contention.svg"] {
+        assert!(
+            html.contains(&format!("<figure class=\"plot\" id=\"{f}\"")),
+            "{f} drawn"
+        );
+    }
+    assert!(legends_clear_of_data(&html) >= 8, "the charts have legends");
+    assert!(!html.contains("**"), "no raw Markdown on the page");
+    let height = rendered_field(&dom, "height");
+    assert!(
+        height < 15_000,
+        "the server's page is {height} px tall at 1400 px wide"
+    );
+}

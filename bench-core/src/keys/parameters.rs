@@ -47,3 +47,15 @@ pub const KIND: &str = "kind";
 pub const CPU_A: &str = "cpu_a";
 /// Second CPU of a core-to-core pair (`pool.c2c`).
 pub const CPU_B: &str = "cpu_b";
+/// The GPU's name as the driver gives it (`gpu.bw`, `gpu.pool`: `NVIDIA H200`).
+pub const GPU: &str = "gpu";
+/// The GPU's PCIe link, current and maximum (`gpu.bw`, `gpu.pool`).
+pub const LINK: &str = "link";
+/// Copy direction of a GPU point (`gpu.bw`, `gpu.pool`: `h2d`, `d2h`).
+pub const DIR: &str = "dir";
+/// Host memory of a GPU copy (`gpu.bw`: `pinned`, `pageable`; `gpu.pool`: `registered`).
+pub const SOURCE: &str = "source";
+/// How a GPU copy was timed (`gpu.bw`, `gpu.pool`: `events`, `host`).
+pub const TIMING: &str = "timing";
+/// Concurrent copies of a GPU contention point, one stream each (`gpu.pool`).
+pub const STREAMS: &str = "streams";

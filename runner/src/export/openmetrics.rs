@@ -130,7 +130,11 @@ impl Exporter for OpenMetricsExporter {
                 writeln!(s, "# UNIT {name} bytes")?;
             }
             let help = match def {
-                Some(d) => format!("{} [{}]", d.meaning, d.unit.symbol()),
+                Some(d) => format!(
+                    "{} [{}]",
+                    crate::output::markup::plain(d.meaning),
+                    d.unit.symbol()
+                ),
                 None => format!(
                     "params key {base} (not in this cxlchar's key registry){}",
                     unit.map_or(String::new(), |u| format!(" [{}]", u.symbol()))

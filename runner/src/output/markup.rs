@@ -1,4 +1,6 @@
-//! Escaping text for markup: the one function the HTML report and the JUnit XML use.
+//! Escaping text for markup: the one function the HTML report and the JUnit XML use, and
+//! the key registry's inline Markdown (`**strong**`, `` `code` ``) as HTML ([`inline_html`])
+//! or as plain text ([`plain`], for OpenMetrics HELP and other plain-text consumers).
 
 /// Escapes `s` for XML or HTML text and for a quoted attribute value: `&`, `<`, `>`, `"`
 /// and `'` become character references (so no text can open a tag, close an attribute or
@@ -20,9 +22,79 @@ pub fn escape(s: &str) -> String {
     o
 }
 
+/// The inline Markdown spans the registry's texts use: `**strong**` and `` `code` ``.
+/// Returns the text split into (span kind, text) runs; an unclosed marker stays literal.
+fn spans(s: &str) -> Vec<(Span, &str)> {
+    let mut out = vec![];
+    let mut rest = s;
+    while !rest.is_empty() {
+        let strong = rest.find("**");
+        let code = rest.find('`');
+        let (at, open, kind) = match (strong, code) {
+            (Some(a), Some(b)) if b < a => (b, "`", Span::Code),
+            (Some(a), _) => (a, "**", Span::Strong),
+            (None, Some(b)) => (b, "`", Span::Code),
+            (None, None) => break,
+        };
+        let body = &rest[at + open.len()..];
+        let Some(end) = body.find(open).filter(|&e| e > 0) else {
+            out.push((Span::Text, &rest[..at + open.len()]));
+            rest = body;
+            continue;
+        };
+        if at > 0 {
+            out.push((Span::Text, &rest[..at]));
+        }
+        out.push((kind, &body[..end]));
+        rest = &body[end + open.len()..];
+    }
+    if !rest.is_empty() {
+        out.push((Span::Text, rest));
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Span {
+    Text,
+    Strong,
+    Code,
+}
+
+/// The registry's inline Markdown as escaped HTML: `**x**` -> `<strong>x</strong>`,
+/// `` `x` `` -> `<code>x</code>`; every text escaped with [`escape`].
+pub fn inline_html(s: &str) -> String {
+    spans(s)
+        .into_iter()
+        .map(|(k, t)| match k {
+            Span::Text => escape(t),
+            Span::Strong => format!("<strong>{}</strong>", escape(t)),
+            Span::Code => format!("<code>{}</code>", escape(t)),
+        })
+        .collect()
+}
+
+/// The registry's inline Markdown as plain text: the `**` and `` ` `` markers dropped.
+pub fn plain(s: &str) -> String {
+    spans(s).into_iter().map(|(_, t)| t).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inline_markdown_becomes_html_or_plain_text() {
+        let s = "one **local** target, `dram_check` <x> & **unclosed";
+        assert_eq!(
+            inline_html(s),
+            "one <strong>local</strong> target, <code>dram_check</code> &lt;x&gt; &amp; **unclosed"
+        );
+        assert_eq!(plain(s), "one local target, dram_check <x> & **unclosed");
+        assert_eq!(plain("a `b` **c** d"), "a b c d");
+        assert_eq!(inline_html("no markup"), "no markup");
+        assert_eq!(plain("2 ** 3"), "2 ** 3");
+    }
 
     #[test]
     fn escapes_markup_and_drops_control_characters() {

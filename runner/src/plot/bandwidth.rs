@@ -6,7 +6,7 @@ use bench_core::keys::parameters::{KERNEL, SIZE_BYTES, THREADS};
 use bench_core::params::Measurement;
 
 use super::data::{num, series_by, text, unit_of};
-use super::lines::{render_lines, LineChart};
+use super::lines::{render_lines, spans_decades, LineChart};
 
 /// Renders the chart as an SVG document; `None` when nothing can be drawn.
 pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Option<String>> {
@@ -32,12 +32,14 @@ pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Op
     render_lines(
         &LineChart {
             title: "Bandwidth per kernel (p50)".into(),
-            x_desc: if by_size { "size (bytes)" } else { "threads" },
+            x_desc: if by_size { "size" } else { "threads" },
             y_desc: format!("bandwidth ({})", unit_of(ms)),
             log_x: by_size,
-            log_y: false,
+            // L1 to DRAM spans decades: a linear axis squashes DRAM to the floor.
+            log_y: spans_decades(&s),
             size_x: by_size,
             marks: if by_size { caches.to_vec() } else { vec![] },
+            zero_y: false,
         },
         &s,
     )

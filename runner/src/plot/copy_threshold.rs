@@ -42,6 +42,7 @@ pub(super) fn render_blocks(
             log_y: false,
             size_x: true,
             marks: caches.to_vec(),
+            zero_y: false,
         },
         &s,
     )

@@ -2,7 +2,7 @@
 //! ([`bench_core::keys::parameters`]).
 
 use bench_core::params::{Measurement, ParamsFile};
-use bench_core::units::format_size;
+use bench_core::units::human_bytes;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -82,7 +82,8 @@ pub(super) fn unit_of(ms: &[&Measurement]) -> String {
     ms.first().map(|m| m.unit.clone()).unwrap_or_default()
 }
 
-/// Markers of the data and unified caches of the file's environment: (size, `L2 1M`).
+/// Markers of the data and unified caches of the file's environment: (size, `L2 1 MiB`),
+/// one per level and size.
 pub(super) fn cache_marks(f: &ParamsFile) -> Vec<(f64, String)> {
     f.environment
         .topology
@@ -92,8 +93,13 @@ pub(super) fn cache_marks(f: &ParamsFile) -> Vec<(f64, String)> {
         .map(|c| {
             (
                 c.size_bytes as f64,
-                format!("L{} {}", c.level, format_size(c.size_bytes)),
+                format!("L{} {}", c.level, human_bytes(c.size_bytes as u64)),
             )
         })
-        .collect()
+        .fold(Vec::new(), |mut v: Vec<(f64, String)>, m| {
+            if !v.iter().any(|x| x.1 == m.1) {
+                v.push(m);
+            }
+            v
+        })
 }

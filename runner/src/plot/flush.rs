@@ -26,6 +26,7 @@ pub(super) fn render(ms: &[&Measurement]) -> Result<Option<String>> {
             log_y: true,
             size_x: true,
             marks: vec![],
+            zero_y: false,
         },
         &s,
     )

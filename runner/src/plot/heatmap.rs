@@ -13,6 +13,44 @@ fn heat(t: f64) -> RGBColor {
     RGBColor(lerp(255.0, 160.0), lerp(245.0, 20.0), lerp(235.0, 20.0))
 }
 
+/// The colour scale right of the matrix, as an SVG group (`<g class="colour-scale">`): a
+/// vertical bar of stripes from `lo` (bottom) to `hi` (top) at x `left`, each end and the
+/// middle labelled with its value.
+fn colour_scale(left: u32, lo: f64, hi: f64, format: &dyn Fn(f64) -> String) -> String {
+    const STEPS: u32 = 32;
+    let (top, step, w) = (70, 15, 22);
+    let mut g = String::from("<g class=\"colour-scale\">\n");
+    for i in 0..STEPS {
+        let t = 1.0 - (f64::from(i) + 0.5) / f64::from(STEPS);
+        let c = heat(t);
+        g.push_str(&format!(
+            "<rect x=\"{left}\" y=\"{}\" width=\"{w}\" height=\"{step}\" fill=\"#{:02X}{:02X}{:02X}\"/>\n",
+            top + i * step,
+            c.0,
+            c.1,
+            c.2
+        ));
+    }
+    g.push_str(&format!(
+        "<rect x=\"{left}\" y=\"{top}\" width=\"{w}\" height=\"{}\" fill=\"none\" stroke=\"#000000\"/>\n",
+        STEPS * step
+    ));
+    for (t, y) in [
+        (1.0, top),
+        (0.5, top + STEPS * step / 2),
+        (0.0, top + STEPS * step),
+    ] {
+        let v = if hi > lo { lo + (hi - lo) * t } else { lo };
+        g.push_str(&format!(
+            "<text x=\"{}\" y=\"{y}\" dy=\"0.35em\" font-family=\"sans-serif\" font-size=\"13\" fill=\"#000000\">{}</text>\n",
+            left + w + 6,
+            crate::output::markup::escape(&format(v))
+        ));
+    }
+    g.push_str("</g>\n");
+    g
+}
+
 /// A heatmap to draw.
 pub(crate) struct Heatmap<'a> {
     /// The title (drawn above).
@@ -58,9 +96,10 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
     let mut svg = String::new();
     // The backend borrows `svg` until it is dropped at the end of this block.
     {
-        let root = SVGBackend::with_string(&mut svg, (760, 700)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (860, 620)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut chart = ChartBuilder::on(&root)
+        let (area, _) = root.split_horizontally(760);
+        let mut chart = ChartBuilder::on(&area)
             .caption(&h.title, ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(40)
@@ -83,6 +122,8 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
             .y_labels(nr.min(32))
             .x_label_formatter(&col_label)
             .y_label_formatter(&row_label)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 15))
             .draw()?;
         let span = hi - lo;
         // One value (or all equal): a mid colour, not the colour of "lowest".
@@ -113,5 +154,6 @@ pub(crate) fn render(h: &Heatmap) -> Result<Option<String>> {
         }
         root.present()?;
     }
+    super::lines::insert_before_end(&mut svg, &colour_scale(772, lo, hi, h.format));
     Ok(Some(svg))
 }

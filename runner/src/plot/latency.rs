@@ -24,12 +24,13 @@ pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Op
     render_lines(
         &LineChart {
             title: "Load latency vs working-set size (p50)".into(),
-            x_desc: "working set (bytes)",
+            x_desc: "working set",
             y_desc: format!("latency ({})", unit_of(ms)),
             log_x: true,
             log_y: true,
             size_x: true,
             marks: caches.to_vec(),
+            zero_y: false,
         },
         &s,
     )

@@ -77,6 +77,7 @@ pub(super) fn render(ms: &[&Measurement]) -> Result<Option<String>> {
             log_y: false,
             size_x: false,
             marks: vec![],
+            zero_y: false,
         },
         &s,
     )

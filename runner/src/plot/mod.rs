@@ -26,6 +26,12 @@
 //! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap;
 //! * `numa-latency.svg`, `numa-bandwidth.svg` ([`numa`]): the `mem.matrix` NUMA node
 //!   matrices (`numa_matrix`), CPU node x memory node heatmaps.
+//! * `gpu-bw.svg` and `gpu-contention.svg` ([`gpu`]): GPU copy bandwidth vs copy size per
+//!   host memory and direction, and k concurrent copies' bandwidth vs k.
+//!
+//! Readability rules every chart follows: the legend right of the plot area (never over
+//! data), tick and legend labels of at least 13 px, sizes in binary units, a log axis
+//! where the values span a decade or more, every cache level marked.
 //!
 //! Of a fleet file: `pairs-<key>.svg` ([`pairs`]), each pair matrix as a host x host
 //! heatmap (the one heatmap renderer, [`heatmap`], draws both kinds).
@@ -36,6 +42,7 @@ mod c2c;
 mod copy_threshold;
 mod data;
 mod flush;
+mod gpu;
 mod heatmap;
 mod latency;
 mod lines;
@@ -89,6 +96,28 @@ pub struct Chart {
     pub svg: Option<String>,
     /// Why nothing was drawn (empty when drawn).
     pub note: String,
+}
+
+impl Chart {
+    /// The caption's first clause as one sentence (what the chart shows), for the line
+    /// under the chart; the whole caption and the methods go in its details.
+    pub fn summary(&self) -> String {
+        let mut depth = 0i32;
+        let mut end = self.caption.len();
+        let b = self.caption.as_bytes();
+        for (i, &c) in b.iter().enumerate() {
+            match c {
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                b';' | b'.' if depth == 0 && b.get(i + 1).is_none_or(|n| *n == b' ') => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        format!("{}.", self.caption[..end].trim_end())
+    }
 }
 
 /// What `plot` did.
@@ -245,6 +274,41 @@ impl Charts {
         })
     }
 
+    /// The GPU charts: copy bandwidth vs size, and concurrent copies (drawn only when the
+    /// file has GPU measurements: most machines have no GPU).
+    fn gpu(&mut self, f: &ParamsFile) -> Result<()> {
+        let all: Vec<&Measurement> =
+            [data::family(f, "gpu.bw"), data::family(f, "gpu.pool")].concat();
+        if all.is_empty() {
+            return Ok(());
+        }
+        let sweep: Vec<&Measurement> = all.iter().copied().filter(|m| gpu::is_sweep(m)).collect();
+        self.emit(
+            "gpu-bw.svg",
+            "gpu",
+            "gpu.bw and gpu.pool: p50 copy bandwidth between host memory and each GPU vs \
+             bytes per copy, one curve per GPU, host memory (pinned, pageable, a target \
+             registered with cuMemHostRegister) and direction; GB = 1e9 B, event-timed \
+             points where the run has them.",
+            &sweep,
+            &|| gpu::render_sweep(&sweep),
+        )?;
+        let cont: Vec<&Measurement> = all
+            .iter()
+            .copied()
+            .filter(|m| gpu::is_contention(m))
+            .collect();
+        self.emit(
+            "gpu-contention.svg",
+            "gpu.pool",
+            "gpu.pool contention: p50 bandwidth of k concurrent copies (one stream each) \
+             between a target and a GPU, per copy and aggregate, vs k; per-copy times k \
+             above the aggregate means the copies did not overlap.",
+            &cont,
+            &|| gpu::render_contention(&cont),
+        )
+    }
+
     /// Core-to-core heatmaps, one per kind (one empty chart when there is none).
     fn c2c(&mut self, f: &ParamsFile) -> Result<()> {
         let cc = data::family(f, "pool.c2c");
@@ -322,6 +386,7 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
     )?;
     c.c2c(f)?;
     c.numa(f)?;
+    c.gpu(f)?;
     Ok(c.out)
 }
 

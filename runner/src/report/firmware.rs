@@ -6,12 +6,12 @@ use super::html::{esc, table};
 use crate::output::num;
 use bench_core::params::ParamsFile;
 
-/// The section, heading included; empty when the file has nothing for it.
+/// The section's body (the page gives its heading); empty when the file has nothing for it.
 pub fn section(f: &ParamsFile) -> String {
     if f.hmat_vs_measured.is_empty() && f.interleave_weights.is_none() {
         return String::new();
     }
-    let mut s = String::from("<h2 id=\"firmware\">Firmware (HMAT/CDAT) vs measured</h2>\n");
+    let mut s = String::new();
     if !f.hmat_vs_measured.is_empty() {
         s.push_str(&comparison(f));
     }
@@ -168,7 +168,10 @@ mod tests {
         ]);
         annotate(&mut f, 0);
         let s = section(&f);
-        assert!(s.starts_with("<h2 id=\"firmware\">"), "{s}");
+        assert!(
+            s.starts_with("<p>"),
+            "the body (the page gives the heading): {s}"
+        );
         assert!(s.contains("<code>node:1</code>"));
         assert!(s.contains("not advertised"), "node 0 advertises nothing");
         assert!(

@@ -1,10 +1,13 @@
 //! `cxlchar report PARAMS_JSON --out report.html [--spec SPEC_TOML]`: one self-contained
-//! HTML page of a params.json: the run and its environment, the warnings with their
-//! remediation, the key table (value, unit, target, the registry's meaning, the
-//! measurements each key comes from), every chart of [`crate::plot`] inline as SVG with a
-//! caption saying what was measured (a note where the file has no data for it), the
-//! skipped entries with their reasons and, with `--spec`, the acceptance results of
-//! [`crate::consumers::check`].
+//! HTML page of a params.json that leads with the answer: with `--spec` the verdict banner
+//! ([`headline::verdict`]), then the headline table ([`headline::headline`]: idle latency
+//! and bandwidth per cache level and target, far-memory factors, the loaded-latency knee,
+//! each GPU by name, core-to-core latency, the self-checks), then every chart of
+//! [`crate::plot`] inline as SVG (the GPU's under their own heading) with a one-sentence
+//! caption and the method behind a `<details>`, then the details ([`detail_sections`]: the
+//! acceptance results of [`crate::consumers::check`], the self-checks, the keys
+//! ([`keys`]), the warnings grouped by code, the environment, the run and the skipped
+//! entries). A print stylesheet keeps it to a few pages.
 //!
 //! Self-contained: inline CSS, inline SVG and one small inline script, no external
 //! reference of any kind; a Content-Security-Policy (`default-src 'none'`) forbids the
@@ -24,7 +27,9 @@
 
 pub mod firmware;
 pub mod fleet;
+pub mod headline;
 pub mod html;
+pub mod keys;
 
 use crate::cli::ReportArgs;
 use crate::consumers::check::{self, CheckResult, Outcome};
@@ -37,7 +42,7 @@ use anyhow::Result;
 use bench_core::env::Environment;
 use bench_core::params::ParamsFile;
 use bench_core::timer::TimerInfo;
-use bench_core::units::format_size;
+use bench_core::units::{format_size, human_bytes};
 use html::{esc, table};
 use std::fmt::Write as _;
 
@@ -99,30 +104,53 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Status> {
 }
 
 const STYLE: &str = "
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1100px;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+body{font-family:system-ui,sans-serif;margin:1em auto;max-width:1100px;padding:0 1em;color:#222}
+h1{font-size:1.3em;margin:.3em 0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.4em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
-th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
+th,td{border:1px solid #ddd;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}.n{text-align:right;font-variant-numeric:tabular-nums}
 .note{color:#555;font-style:italic}.pass{color:#176317}.fail{color:#b00000;font-weight:bold}
 .nm{color:#8a5a00}figure.plot{margin:1em 0;border:1px solid #eee;padding:.5em}
 figure.plot svg{max-width:100%;height:auto;display:block}
-figcaption{font-size:.9em;color:#333;margin-top:.4em}code{font-size:.9em}
-nav a{margin-right:.8em}
+figcaption{font-size:.95em;color:#333;margin-top:.4em}code{font-size:.9em}
+figcaption details{font-size:.9em;color:#555}summary{cursor:pointer;color:#335}
+nav{margin:.8em 0}nav a{margin-right:.8em}
+.verdict{border:2px solid;border-radius:6px;padding:.4em 1em;margin:.6em 0}
+.verdict .big{font-size:2em;font-weight:bold;margin:.1em 0}.verdict p{margin:.3em 0}
+.v-pass{border-color:#176317;background:#eef8ee}.v-pass .big{color:#176317}
+.v-fail{border-color:#b00000;background:#fdeeee}.v-fail .big{color:#b00000}
+.v-nm{border-color:#8a5a00;background:#fdf6e8}.v-nm .big{color:#8a5a00}
+table.headline td{padding:.15em .6em}table.headline a{color:inherit;text-decoration:none}
+table.headline a:hover{text-decoration:underline}
+table.keys td:nth-child(5){max-width:36em}
+@media print{
+body{max-width:none;margin:0;font-size:10pt}nav{display:none}
+h2{break-after:avoid;margin-top:1em}figure.plot{break-inside:avoid;border:none;margin:.4em 0}
+figure.plot svg{max-height:8.5cm;width:auto}
+details:not([open])>:not(summary){display:none}summary{list-style:none;color:#555}
+tr{break-inside:avoid}a{color:inherit;text-decoration:none}
+}
 ";
 
 /// Registers the CSP violation counter before anything loads.
 const HEAD_SCRIPT: &str = "window.cxlcharViolations=0;\
 document.addEventListener('securitypolicyviolation',function(){window.cxlcharViolations++;});";
 
-/// Measures the rendered charts and records them (and any resource the page requested)
-/// in `data-rendered` on `<html>`; run at the end of the body and again on load.
+/// Measures the rendered charts and records them (and any resource the page requested),
+/// the page's height and where the verdict, the headline table and the first chart start
+/// (px from the top; -1 when absent) in `data-rendered` on `<html>`; run at the end of
+/// the body and again on load.
 const RENDER_CHECK: &str = "(function(){function rec(){var r=[];\
 document.querySelectorAll('figure.plot svg').forEach(function(s){var b=s.getBoundingClientRect();\
 r.push(Math.round(b.width)+'x'+Math.round(b.height));});\
 var n=performance.getEntriesByType?performance.getEntriesByType('resource').length:-1;\
+function top(q){var e=document.querySelector(q);\
+return e?Math.round(e.getBoundingClientRect().top+window.scrollY):-1;}\
 document.documentElement.setAttribute('data-rendered','svgs='+r.length+';sizes='+r.join(',')+\
-';resources='+n+';violations='+window.cxlcharViolations);}rec();window.addEventListener('load',rec);})();";
+';resources='+n+';violations='+window.cxlcharViolations+\
+';height='+document.documentElement.scrollHeight+';verdict='+top('#verdict')+\
+';headline='+top('table.headline')+';chart='+top('figure.plot'));}\
+rec();window.addEventListener('load',rec);})();";
 
 /// The title line: cxlchar, CPU, hypervisor, kernel, date.
 pub fn title(f: &ParamsFile) -> String {
@@ -199,7 +227,7 @@ fn settings(f: &ParamsFile) -> Vec<(&'static str, String)> {
                 .unwrap_or_else(|| "none (bare metal)".into()),
         ),
         ("kernel / arch", format!("{} / {}", e.kernel, e.arch)),
-        ("memory", format_size(e.mem_total_bytes as usize)),
+        ("memory", human_bytes(e.mem_total_bytes)),
         ("allowed CPUs", e.allowed_cpus.clone()),
         (
             "perf_event_paranoid",
@@ -264,7 +292,7 @@ fn topology(e: &Environment, rows: &mut Vec<(&'static str, String)>) {
                 "node {}: CPUs {:?}, {}, distances {:?}{}",
                 n.id,
                 n.cpus,
-                format_size(n.mem_total_bytes as usize),
+                human_bytes(n.mem_total_bytes),
                 n.distances,
                 if n.likely_far_memory {
                     ", likely far memory"
@@ -281,7 +309,7 @@ fn topology(e: &Environment, rows: &mut Vec<(&'static str, String)>) {
                 "L{} {}: {}, {}-byte lines, shared by CPUs {}",
                 c.level,
                 c.kind,
-                format_size(c.size_bytes),
+                human_bytes(c.size_bytes as u64),
                 c.line_bytes,
                 c.shared_cpus
             ),
@@ -336,22 +364,97 @@ fn warnings(f: &ParamsFile) -> String {
                 these figures.</p>\n"
             .into();
     }
-    warning_table(&f.warnings)
+    let ids: Vec<&str> = f.measurements.iter().map(|m| m.id.as_str()).collect();
+    warning_groups(&f.warnings, &ids)
 }
 
-/// Warnings as a table of code, warning and remediation (a run's, or a fleet's own).
-fn warning_table(warnings: &[bench_core::params::Warning]) -> String {
-    let rows: Vec<Vec<String>> = warnings
+/// Whether the measurement id `id` is named in `text` (followed by a character that
+/// cannot continue an id, so `k1` is not found in `k16`).
+fn names(text: &str, id: &str) -> bool {
+    text.match_indices(id).any(|(i, _)| {
+        text[i + id.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| !(c.is_alphanumeric() || "/_-.:@".contains(c)))
+    })
+}
+
+/// Warnings grouped by code: how many, the share of the run's measurements `ids` they
+/// name, the first message and each distinct remediation; every message behind a
+/// `<details>`.
+fn warning_groups(warnings: &[bench_core::params::Warning], ids: &[&str]) -> String {
+    let mut codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+    codes.dedup();
+    let mut seen = std::collections::BTreeSet::new();
+    codes.retain(|c| seen.insert(*c));
+    let rows: Vec<Vec<String>> = codes
         .iter()
-        .map(|w| {
+        .map(|code| {
+            let ws: Vec<&bench_core::params::Warning> =
+                warnings.iter().filter(|w| w.code == *code).collect();
+            let named = ids
+                .iter()
+                .filter(|id| ws.iter().any(|w| names(&w.message, id)))
+                .count();
+            let share = if named == 0 || ids.is_empty() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{named} of {} ({:.0} %)",
+                    ids.len(),
+                    100.0 * named as f64 / ids.len() as f64
+                )
+            };
+            let mut fixes: Vec<&str> = ws.iter().map(|w| w.remediation.as_str()).collect();
+            fixes.sort_unstable();
+            fixes.dedup();
+            let first = &ws[0].message;
+            let short: String = first.chars().take(240).collect();
+            let mut what = esc(&short);
+            if short.len() < first.len() {
+                what.push_str(" ...");
+            }
+            if ws.len() > 1 || short.len() < first.len() {
+                let all: Vec<String> = ws
+                    .iter()
+                    .map(|w| format!("<li>{}</li>", esc(&w.message)))
+                    .collect();
+                let _ = write!(
+                    what,
+                    "<details><summary>all {} message(s)</summary><ul>{}</ul></details>",
+                    ws.len(),
+                    all.join("")
+                );
+            }
             vec![
-                format!("<code>{}</code>", esc(&w.code)),
-                esc(&w.message),
-                esc(&w.remediation),
+                format!("<code>{}</code>", esc(code)),
+                format!("<span class=\"n\">{}</span>", ws.len()),
+                share,
+                what,
+                fixes
+                    .iter()
+                    .map(|f| esc(f))
+                    .collect::<Vec<_>>()
+                    .join("<br>"),
             ]
         })
         .collect();
-    table("warnings", &["code", "warning", "remediation"], &rows)
+    table(
+        "warnings",
+        &[
+            "code",
+            "count",
+            "measurements named",
+            "warning",
+            "remediation",
+        ],
+        &rows,
+    )
+}
+
+/// Warnings grouped by code (a fleet's own warnings: no measurement share).
+fn warning_table(warnings: &[bench_core::params::Warning]) -> String {
+    warning_groups(warnings, &[])
 }
 
 /// The self-checks: the DRAM check each DRAM key stands on (working sets confirmed
@@ -484,60 +587,6 @@ fn prefetch_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn keys(f: &ParamsFile) -> String {
-    if f.params.is_empty() {
-        return "<p class=\"note\">No params keys in this file.</p>\n".into();
-    }
-    let rows: Vec<Vec<String>> = f
-        .params
-        .iter()
-        .map(|(k, v)| {
-            let info = f.param_info.get(k);
-            let def = bench_core::keys::lookup(k);
-            let unit = info
-                .map(|i| i.unit.clone())
-                .or_else(|| def.map(|d| d.unit.symbol().to_string()))
-                .unwrap_or_default();
-            let meaning = def.map_or_else(
-                || "(not in this cxlchar's key registry)".to_string(),
-                |d| d.meaning.to_string(),
-            );
-            let method = info.map(|i| i.method.as_str()).unwrap_or("");
-            let from = info
-                .map(|i| {
-                    i.from
-                        .iter()
-                        .map(|id| format!("<code>{}</code>", esc(id)))
-                        .collect::<Vec<_>>()
-                        .join("<br>")
-                })
-                .unwrap_or_default();
-            vec![
-                format!("<code>{}</code>", esc(k)),
-                format!("<span class=\"n\">{}</span>", esc(&num(Some(*v)))),
-                esc(&unit),
-                esc(info.map(|i| i.target.as_str()).unwrap_or("")),
-                esc(meaning.trim()),
-                esc(method),
-                from,
-            ]
-        })
-        .collect();
-    table(
-        "keys",
-        &[
-            "key",
-            "value",
-            "unit",
-            "target",
-            "meaning",
-            "method",
-            "measured from",
-        ],
-        &rows,
-    )
-}
-
 fn plots(charts: &[Chart]) -> String {
     let mut s = String::new();
     for c in charts {
@@ -545,9 +594,12 @@ fn plots(charts: &[Chart]) -> String {
             Some(svg) => {
                 let _ = write!(
                     s,
-                    "<figure class=\"plot\" id=\"plot-{}\" data-family=\"{}\">\n{svg}\n<figcaption><b>{}</b>: {}</figcaption></figure>\n",
+                    "<figure class=\"plot\" id=\"plot-{}\" data-family=\"{}\">\n{svg}\n\
+                     <figcaption>{}<details><summary>how it was measured ({})</summary>{}\
+                     </details></figcaption></figure>\n",
                     esc(&c.file),
                     esc(&c.family),
+                    esc(&c.summary()),
                     esc(&c.file),
                     esc(&c.caption)
                 );
@@ -654,97 +706,131 @@ fn tail() -> String {
     format!("<script>{RENDER_CHECK}</script>\n</body>\n</html>\n")
 }
 
-/// The whole page.
+/// The run table: file, writer, command line, times.
+fn run_table(f: &ParamsFile, source: &str) -> String {
+    table(
+        "run",
+        &["item", "value"],
+        &[
+            vec!["file".into(), format!("<code>{}</code>", esc(source))],
+            vec![
+                "written by".into(),
+                esc(&format!("{} {}", f.tool.name, f.tool.version)),
+            ],
+            vec![
+                "command line".into(),
+                format!("<code>{}</code>", esc(&f.command_line.join(" "))),
+            ],
+            vec![
+                "started / finished".into(),
+                esc(&format!("{} / {}", f.started_at, f.finished_at)),
+            ],
+            vec![
+                "host".into(),
+                "not recorded by name in params.json: see the environment".into(),
+            ],
+            vec![
+                "report by".into(),
+                esc(&format!("cxlchar {}", env!("CARGO_PKG_VERSION"))),
+            ],
+        ],
+    )
+}
+
+/// The charts: the memory and pool charts, then the GPU's under their own heading.
+fn chart_sections(charts: &[Chart]) -> String {
+    let is_gpu = |c: &&Chart| c.family.starts_with("gpu");
+    let main: Vec<Chart> = charts.iter().filter(|c| !is_gpu(c)).cloned().collect();
+    let gpu: Vec<Chart> = charts.iter().filter(is_gpu).cloned().collect();
+    let drawn = charts.iter().filter(|c| c.svg.is_some()).count();
+    let mut s = format!("<h2 id=\"plots\">Charts ({drawn} drawn)</h2>\n");
+    s.push_str(&plots(&main));
+    if !gpu.is_empty() {
+        s.push_str("<h3 id=\"gpu\">GPU</h3>\n");
+        s.push_str(&plots(&gpu));
+    }
+    s
+}
+
+/// One section of the details: (id, heading, body HTML).
+type Section = (&'static str, String, String);
+
+/// The details below the charts, in order: acceptance, self-checks, keys, warnings,
+/// environment, run, skipped. A further table of the file (firmware vs measured,
+/// interleave weights) is one more entry here, and a link in the navigation follows.
+fn detail_sections(f: &ParamsFile, source: &str, acc: Option<&Acceptance>) -> Vec<Section> {
+    let mut v: Vec<Section> = vec![];
+    if let Some(a) = acc {
+        v.push(("acceptance", "Acceptance".into(), acceptance(a)));
+    }
+    v.push((
+        "checks",
+        format!(
+            "Self-checks ({} DRAM, {} prefetch)",
+            f.dram_check.len(),
+            f.prefetch_check.len()
+        ),
+        checks(f),
+    ));
+    let fw = firmware::section(f);
+    if !fw.is_empty() {
+        v.push(("firmware", "Firmware (HMAT/CDAT) vs measured".into(), fw));
+    }
+    v.push((
+        "keys",
+        format!("Keys ({})", keys::folded(f).len()),
+        format!(
+            "<p>Each key as the models read it (a <code>key@target</code> that is the same \
+             figure as <code>key</code> is listed with it); the meaning is the key registry's, \
+             the method and the measurement ids are the file's.</p>\n{}",
+            keys::keys_table(f)
+        ),
+    ));
+    v.push((
+        "warnings",
+        format!("Warnings ({})", f.warnings.len()),
+        warnings(f),
+    ));
+    v.push(("environment", "Environment".into(), environment(f)));
+    v.push(("run", "Run".into(), run_table(f, source)));
+    v.push((
+        "skipped",
+        format!("Skipped ({})", f.skipped.len()),
+        skipped(f),
+    ));
+    v
+}
+
+/// The whole page: the verdict (with a spec) and the headline first, then the charts,
+/// then the details.
 pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Acceptance>) -> String {
     let title = title(f);
     let mut s = head(&title);
-    let mut nav = vec![
-        ("run", "Run"),
-        ("environment", "Environment"),
-        ("warnings", "Warnings"),
-        ("checks", "Self-checks"),
-    ];
-    if acc.is_some() {
-        nav.push(("acceptance", "Acceptance"));
-    }
-    nav.extend([("keys", "Keys"), ("plots", "Plots"), ("skipped", "Skipped")]);
-    s.push_str(&links(&nav));
-    let _ = write!(
-        s,
-        "<h2 id=\"run\">Run</h2>\n{}",
-        table(
-            "run",
-            &["item", "value"],
-            &[
-                vec!["file".into(), format!("<code>{}</code>", esc(source))],
-                vec![
-                    "written by".into(),
-                    esc(&format!("{} {}", f.tool.name, f.tool.version))
-                ],
-                vec![
-                    "command line".into(),
-                    format!("<code>{}</code>", esc(&f.command_line.join(" ")))
-                ],
-                vec![
-                    "started / finished".into(),
-                    esc(&format!("{} / {}", f.started_at, f.finished_at))
-                ],
-                vec![
-                    "host".into(),
-                    "not recorded by name in params.json: see the environment below".into()
-                ],
-                vec![
-                    "report by".into(),
-                    esc(&format!("cxlchar {}", env!("CARGO_PKG_VERSION")))
-                ],
-            ],
-        )
-    );
-    let _ = write!(
-        s,
-        "<h2 id=\"environment\">Environment</h2>\n{}",
-        environment(f)
-    );
-    let _ = write!(
-        s,
-        "<h2 id=\"warnings\">Warnings ({})</h2>\n{}",
-        f.warnings.len(),
-        warnings(f)
-    );
-    let _ = write!(
-        s,
-        "<h2 id=\"checks\">Self-checks ({} DRAM, {} prefetch)</h2>\n{}",
-        f.dram_check.len(),
-        f.prefetch_check.len(),
-        checks(f)
-    );
-    s.push_str(&firmware::section(f));
     if let Some(a) = acc {
-        let _ = write!(
-            s,
-            "<h2 id=\"acceptance\">Acceptance</h2>\n{}",
-            acceptance(a)
-        );
+        s.push_str(&headline::verdict(a));
     }
     let _ = write!(
         s,
-        "<h2 id=\"keys\">Keys ({})</h2>\n<p>Each key as the models read it; the meaning is \
-         the key registry's, the method and the measurement ids are the file's.</p>\n{}",
-        f.params.len(),
-        keys(f)
+        "<h2 id=\"headline\">Headline</h2>\n{}",
+        headline::headline(f)
     );
-    let drawn = charts.iter().filter(|c| c.svg.is_some()).count();
-    let _ = write!(
-        s,
-        "<h2 id=\"plots\">Plots ({drawn} drawn)</h2>\n{}",
-        plots(charts)
-    );
-    let _ = write!(
-        s,
-        "<h2 id=\"skipped\">Skipped ({})</h2>\n{}",
-        f.skipped.len(),
-        skipped(f)
-    );
+    let details = detail_sections(f, source, acc);
+    let mut nav: Vec<(&str, &str)> = vec![("headline", "Headline"), ("plots", "Charts")];
+    if charts.iter().any(|c| c.family.starts_with("gpu")) {
+        nav.push(("gpu", "GPU"));
+    }
+    let names: Vec<(&str, String)> = details
+        .iter()
+        .map(|(id, h, _)| (*id, h.split(" (").next().unwrap_or(h).to_string()))
+        .collect();
+    nav.extend(names.iter().map(|(id, n)| (*id, n.as_str())));
+    s.push_str(&links(&nav));
+    s.push_str(&chart_sections(charts));
+    s.push_str("<div class=\"details\">\n");
+    for (id, heading, body) in &details {
+        let _ = write!(s, "<h2 id=\"{id}\">{}</h2>\n{body}", esc(heading));
+    }
+    s.push_str("</div>\n");
     s.push_str(&tail());
     s
 }

@@ -267,3 +267,128 @@ fn loaded_curves_per_target_and_mix_with_p99() {
     );
     assert!(c.caption.contains("injected_bw_gbs"));
 }
+
+#[test]
+fn the_verdict_and_the_headline_come_before_the_charts() {
+    let f = all_quick();
+    let s = spec::parse(
+        "required = [\"mem_lat_ns\"]\n\
+         [[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1\n",
+        "s.toml",
+    )
+    .unwrap();
+    let results = check::check(&s, &f);
+    let acc = Acceptance {
+        spec: "s.toml",
+        results: &results,
+    };
+    let (html, _) = page(&f, Some(&acc));
+    let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} on the page"));
+    assert!(
+        at("<section id=\"verdict\" class=\"verdict v-fail\">") < at("table class=\"headline\"")
+    );
+    assert!(at("table class=\"headline\"") < at("<figure class=\"plot\""));
+    assert!(at("<figure class=\"plot\"") < at("<h2 id=\"keys\">"));
+    // The failing bound is listed in the banner, linked to its key's row.
+    let banner = &html[at("id=\"verdict\"")..at("</section>")];
+    assert!(banner.contains(">FAIL<") && banner.contains("mem_lat_ns &lt;= 1"));
+    assert!(banner.contains(&format!("href=\"#{}\"", keys::anchor("mem_lat_ns"))));
+    assert!(html.contains(&format!("id=\"{}\"", keys::anchor("mem_lat_ns"))));
+    // Every headline figure carries a unit; the DRAM latency is there.
+    let head = &html[at("table class=\"headline\"")..];
+    let head = &head[..head.find("</table>").unwrap()];
+    assert!(head.contains("DRAM") && head.contains(" ns</a>"));
+    // Without a spec: no banner, the headline first.
+    let (html, _) = page(&f, None);
+    assert!(!html.contains("id=\"verdict\""));
+    assert!(html.find("<h2 id=\"headline\">").unwrap() < html.find("<nav>").unwrap());
+}
+
+#[test]
+fn a_key_and_its_target_qualified_twin_are_one_row() {
+    let mut f = all_quick();
+    let v = f.params["mem_lat_ns"];
+    let target = f.param_info["mem_lat_ns"].target.clone();
+    let twin = format!("mem_lat_ns@{target}");
+    f.params.insert(twin.clone(), v);
+    f.param_info
+        .insert(twin.clone(), f.param_info["mem_lat_ns"].clone());
+    // A qualified key with another value is a row of its own.
+    f.params.insert("mem_lat_ns@node:7".into(), v + 1.0);
+    let rows = keys::folded(&f);
+    let lat: Vec<&keys::KeyRow> = rows.iter().filter(|r| r.base == "mem_lat_ns").collect();
+    assert_eq!(
+        lat.len(),
+        2,
+        "mem_lat_ns (with its twin) and mem_lat_ns@node:7"
+    );
+    assert_eq!(lat[0].key, "mem_lat_ns");
+    assert_eq!(lat[0].aliases, vec![twin.clone()]);
+    assert_eq!(lat[1].target, "node:7");
+    let html = keys::keys_table(&f);
+    assert_eq!(html.matches(&format!(">{}</code>", esc(&twin))).count(), 1);
+    assert!(html.contains(&format!("id=\"{}\"", keys::anchor(&twin))));
+}
+
+#[test]
+fn warnings_are_grouped_by_code_with_the_share_they_name() {
+    let mut f = all_quick();
+    let ids: Vec<String> = f
+        .measurements
+        .iter()
+        .take(3)
+        .map(|m| m.id.clone())
+        .collect();
+    f.warnings = vec![
+        Warning {
+            code: "disturbed".into(),
+            message: format!("no undisturbed sample for {} (1 context switches)", ids[0]),
+            remediation: "run on an idle machine".into(),
+        },
+        Warning {
+            code: "disturbed".into(),
+            message: format!("no undisturbed sample for {}; {}", ids[1], ids[2]),
+            remediation: "run on an idle machine".into(),
+        },
+        Warning {
+            code: "virtualized".into(),
+            message: "under KVM".into(),
+            remediation: "bare metal".into(),
+        },
+    ];
+    let html = warnings(&f);
+    assert_eq!(html.matches("<code>disturbed</code>").count(), 1);
+    assert_eq!(html.matches("run on an idle machine").count(), 1);
+    let n = f.measurements.len();
+    assert!(
+        html.contains(&format!("3 of {n} (")),
+        "three measurements named: {html}"
+    );
+    assert!(html.contains("all 2 message(s)"));
+    // An id is not found inside a longer one.
+    assert!(names("a/k16 (x)", "a/k16") && !names("a/k16 (x)", "a/k1"));
+}
+
+#[test]
+fn the_gpu_is_named_in_the_headline_and_markdown_is_rendered() {
+    let mut f = all_quick();
+    let mut m = f.measurements[0].clone();
+    m.id = "gpu.bw/gpu:0/pinned/h2d/64M/events".into();
+    m.benchmark = "gpu.bw".into();
+    m.target = "gpu:0".into();
+    m.unit = "GB/s".into();
+    m.parameters = serde_json::json!({"gpu": "NVIDIA <H200>", "device": 0, "dir": "h2d",
+        "source": "pinned", "timing": "events", "size_bytes": 67108864,
+        "link": "32.0 GT/s PCIe x16"});
+    f.measurements.push(m);
+    f.params.insert("gpu_h2d_bw_gbs".into(), 54.5);
+    let (html, charts) = page(&f, None);
+    let head = &html[html.find("table class=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    assert!(head.contains("NVIDIA &lt;H200&gt;") && head.contains("32.0 GT/s PCIe x16"));
+    assert!(head.contains("54.50</span> GB/s"));
+    assert!(charts.iter().any(|c| c.file == "gpu-bw.svg"));
+    assert!(html.contains("<h3 id=\"gpu\">GPU</h3>"));
+    // The registry's Markdown is markup on the page, never raw.
+    assert!(!html.contains("**"), "raw Markdown on the page");
+}

@@ -1,0 +1,275 @@
+//! The top of the report, answer first: the verdict banner of a spec and the headline
+//! table (as Intel MLC's blocks: idle latency per cache level and target, bandwidth per
+//! level and target with 1 thread and all threads, far-memory factors, the loaded-latency
+//! knee, each GPU by name with its link and copy bandwidth, core-to-core latency and the
+//! self-checks' verdicts). Every figure carries its unit and links to its key's row in
+//! the details, which names the measurements it comes from.
+
+use super::html::{esc, table};
+use super::keys::{anchor, folded, KeyRow};
+use super::Acceptance;
+use crate::consumers::check::{self, Outcome};
+use crate::output::num;
+use bench_core::keys::parameters::{GPU, LINK};
+use bench_core::params::ParamsFile;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The verdict banner: PASS, FAIL or NOT MEASURED in large type, the counts, and each
+/// failing (or missing required) bound with its measured figure and limit.
+pub fn verdict(a: &Acceptance) -> String {
+    let count = |o: Outcome| a.results.iter().filter(|r| r.outcome == o).count();
+    let (pass, fail, nm) = (
+        count(Outcome::Pass),
+        count(Outcome::Fail),
+        count(Outcome::NotMeasured),
+    );
+    let missing = a
+        .results
+        .iter()
+        .filter(|r| r.outcome == Outcome::NotMeasured && !r.optional)
+        .count();
+    let (class, word) = if fail > 0 {
+        ("fail", "FAIL")
+    } else if missing > 0 {
+        ("nm", "NOT MEASURED")
+    } else {
+        ("pass", "PASS")
+    };
+    let mut s = format!(
+        "<section id=\"verdict\" class=\"verdict v-{class}\"><p class=\"big\">{word}</p>\
+         <p>Spec <code>{}</code>: {pass} passed, {fail} failed, {nm} not measured \
+         (<code>cxlchar check</code> would exit {}). <a href=\"#acceptance\">All checks</a></p>\n",
+        esc(a.spec),
+        check::exit_code(a.results)
+    );
+    let bad: Vec<String> = a
+        .results
+        .iter()
+        .filter(|r| {
+            r.outcome == Outcome::Fail || (r.outcome == Outcome::NotMeasured && !r.optional)
+        })
+        .map(|r| {
+            let what = if r.outcome == Outcome::Fail {
+                format!(
+                    "measured {}, limit {}",
+                    esc(&num(r.measured)),
+                    esc(&num(r.limit))
+                )
+            } else {
+                "not measured".into()
+            };
+            format!(
+                "<li><a href=\"#{}\"><code>{}</code></a>: {what}{}</li>",
+                anchor(&r.key),
+                esc(&r.name),
+                if r.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", esc(&r.reason))
+                }
+            )
+        })
+        .collect();
+    if !bad.is_empty() {
+        s.push_str(&format!("<ul>{}</ul>\n", bad.join("")));
+    }
+    s.push_str("</section>\n");
+    s
+}
+
+/// The headline rows: (block, figure, key). A key absent from the file is left out.
+const ROWS: &[(&str, &str, &str)] = &[
+    ("Idle latency", "L1", "l1_lat_ns"),
+    ("Idle latency", "L2", "l2_lat_ns"),
+    ("Idle latency", "L3", "l3_lat_ns"),
+    ("Idle latency", "L4", "l4_lat_ns"),
+    ("Idle latency", "DRAM", "mem_lat_ns"),
+    ("Idle latency", "DRAM, random order", "mem_lat_random_ns"),
+    ("Idle latency", "far memory", "cxl_lat_ns"),
+    ("Bandwidth", "L1, 1 thread", "l1_bw_gbs"),
+    ("Bandwidth", "L2, 1 thread", "l2_bw_gbs"),
+    ("Bandwidth", "L3, 1 thread", "l3_bw_gbs"),
+    ("Bandwidth", "DRAM read, 1 thread", "mem_bw_1t_gbs"),
+    ("Bandwidth", "DRAM read, all threads", "mem_bw_gbs"),
+    ("Bandwidth", "DRAM write, all threads", "mem_write_bw_gbs"),
+    ("Bandwidth", "DRAM copy, all threads", "copy_bw_gbs"),
+    ("Bandwidth", "far memory read, 1 thread", "cxl_bw_1t_gbs"),
+    ("Bandwidth", "far memory read, all threads", "cxl_bw_gbs"),
+    (
+        "Loaded latency",
+        "highest injected bandwidth",
+        "loaded_lat_max_bw_gbs",
+    ),
+    (
+        "Loaded latency",
+        "p50 latency there",
+        "loaded_lat_at_max_bw_ns",
+    ),
+    (
+        "Loaded latency",
+        "p99 latency there",
+        "loaded_lat_p99_at_max_bw_ns",
+    ),
+    ("Core to core", "flag hand-off", "c2c_flag_lat_ns"),
+    ("Core to core", "compare-and-swap", "c2c_cas_lat_ns"),
+    ("GPU", "host -> GPU, pinned", "gpu_h2d_bw_gbs"),
+    ("GPU", "GPU -> host, pinned", "gpu_d2h_bw_gbs"),
+    (
+        "GPU",
+        "host -> GPU, registered target",
+        "gpu_reg_h2d_bw_gbs",
+    ),
+    (
+        "GPU",
+        "GPU -> host, registered target",
+        "gpu_reg_d2h_bw_gbs",
+    ),
+    ("GPU", "far memory -> GPU", "gpu_pool_h2d_bw_gbs"),
+    ("GPU", "GPU -> far memory", "gpu_pool_d2h_bw_gbs"),
+    ("GPU", "copy latency", "gpu_copy_lat_ns"),
+];
+
+/// The far-memory factors: (figure, far key, local key); far / local.
+const FACTORS: &[(&str, &str, &str)] = &[
+    ("idle latency, far / local", "cxl_lat_ns", "mem_lat_ns"),
+    ("read bandwidth, far / local", "cxl_bw_gbs", "mem_bw_gbs"),
+    (
+        "1-thread read bandwidth, far / local",
+        "cxl_bw_1t_gbs",
+        "mem_bw_1t_gbs",
+    ),
+];
+
+/// A value with its unit, linked to its key's row.
+fn cell(r: &KeyRow) -> String {
+    format!(
+        "<a href=\"#{}\"><span class=\"n\">{}</span> {}</a>",
+        anchor(&r.key),
+        esc(&num(Some(r.value))),
+        esc(&r.unit)
+    )
+}
+
+/// Each GPU of the run: device -> (name, link), from its measurements' parameters.
+pub fn gpus(f: &ParamsFile) -> BTreeMap<String, (String, String)> {
+    let mut out = BTreeMap::new();
+    for m in &f.measurements {
+        let Some(name) = m.parameters.get(GPU).and_then(|v| v.as_str()) else {
+            continue;
+        };
+        let dev = m
+            .parameters
+            .get("device")
+            .map_or_else(|| "0".into(), |v| v.to_string());
+        let link = m
+            .parameters
+            .get(LINK)
+            .and_then(|v| v.as_str())
+            .unwrap_or("link not recorded");
+        out.entry(format!("gpu:{dev}"))
+            .or_insert_with(|| (name.to_string(), link.to_string()));
+    }
+    out
+}
+
+/// The headline table: a row per figure and target present in the file.
+pub fn headline(f: &ParamsFile) -> String {
+    let rows = folded(f);
+    let gpus = gpus(f);
+    let mut out: Vec<Vec<String>> = vec![];
+    let mut last_block = "";
+    let mut block = |b: &'static str| {
+        if b == last_block {
+            String::new()
+        } else {
+            last_block = b;
+            format!("<b>{}</b>", esc(b))
+        }
+    };
+    for (b, label, key) in ROWS {
+        if *b == "GPU" && *key == "gpu_h2d_bw_gbs" {
+            // Each GPU by name and link, then its figures.
+            for (dev, (name, link)) in &gpus {
+                out.push(vec![
+                    block(b),
+                    "device".into(),
+                    esc(dev),
+                    format!("<b>{}</b>, {}", esc(name), esc(link)),
+                ]);
+            }
+        }
+        for r in rows.iter().filter(|r| r.base == *key) {
+            out.push(vec![block(b), esc(label), esc(&r.target), cell(r)]);
+        }
+    }
+    for (label, far, local) in FACTORS {
+        let (Some(x), Some(y)) = (
+            rows.iter().find(|r| r.base == *far),
+            rows.iter().find(|r| r.base == *local),
+        ) else {
+            continue;
+        };
+        if y.value == 0.0 {
+            continue;
+        }
+        out.push(vec![
+            block("Far memory"),
+            esc(label),
+            esc(&format!("{} / {}", x.target, y.target)),
+            format!(
+                "<span class=\"n\">{:.2}</span> x (<a href=\"#{}\">far</a>, <a href=\"#{}\">local</a>)",
+                x.value / y.value,
+                anchor(&x.key),
+                anchor(&y.key)
+            ),
+        ]);
+    }
+    out.push(vec![
+        block("Self-checks"),
+        "DRAM / prefetch".into(),
+        String::new(),
+        checks_verdict(f),
+    ]);
+    let mut s = table("headline", &["", "figure", "target", "value"], &out);
+    if out.len() == 1 {
+        s.insert_str(
+            0,
+            "<p class=\"note\">None of the headline keys is in this file: see the details.</p>\n",
+        );
+    }
+    s
+}
+
+/// The self-checks in one cell: how many DRAM checks agree, grew or are unconfirmed, and
+/// the prefetch checks' verdicts, linked to the self-check section.
+fn checks_verdict(f: &ParamsFile) -> String {
+    use bench_core::dram_check::Verdict;
+    if f.dram_check.is_empty() && f.prefetch_check.is_empty() {
+        return "<a href=\"#checks\">none in this file</a>".into();
+    }
+    let n = |v: Verdict| f.dram_check.iter().filter(|c| c.verdict == v).count();
+    let unconf = n(Verdict::Unconfirmed);
+    let mut s = String::from("<a href=\"#checks\">");
+    if f.dram_check.is_empty() {
+        s.push_str("DRAM: no check in this file");
+    } else {
+        let _ = write!(
+            s,
+            "DRAM: {} agree, {} grown, <span class=\"{}\">{unconf} unconfirmed</span>",
+            n(Verdict::Agree),
+            n(Verdict::Grown),
+            if unconf > 0 { "fail" } else { "pass" }
+        );
+    }
+    let mut verdicts: BTreeMap<&str, usize> = BTreeMap::new();
+    for c in &f.prefetch_check {
+        *verdicts.entry(c.verdict.as_str()).or_default() += 1;
+    }
+    if !verdicts.is_empty() {
+        let v: Vec<String> = verdicts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        let _ = write!(s, "; prefetch: {}", esc(&v.join(", ")));
+    }
+    s.push_str("</a>");
+    s
+}

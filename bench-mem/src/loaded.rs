@@ -161,18 +161,7 @@ pub fn full_load_point(
     )
     .map_err(|e| Skip::new(e.to_string()))?;
     bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
-    let mut rig = Rig {
-        ctx,
-        p: chain.cursor(),
-        chain: &chain,
-        load_base: load_mem.as_mut_ptr() as usize,
-        load_bytes,
-        isa,
-        point: ctx.effort.mem.loaded_point,
-        group: CounterGroup::open_with_timer(&ctx.timer),
-        samples: counters::sample_buffer(MAX_SAMPLES),
-        singles: counters::sample_buffer(MAX_PER_LOAD),
-    };
+    let mut rig = Rig::new(ctx, &chain, load_mem.as_mut_ptr() as usize, load_bytes, isa);
     let labels = Labels {
         target: &target,
         placement: &placement,
@@ -275,18 +264,7 @@ impl Benchmark for LoadedLatencyBench {
             });
         }
         bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
-        let mut rig = Rig {
-            ctx,
-            p: chain.cursor(),
-            chain: &chain,
-            load_base: load_mem.as_mut_ptr() as usize,
-            load_bytes,
-            isa,
-            point: ctx.effort.mem.loaded_point,
-            group: CounterGroup::open_with_timer(&ctx.timer),
-            samples: counters::sample_buffer(MAX_SAMPLES),
-            singles: counters::sample_buffer(MAX_PER_LOAD),
-        };
+        let mut rig = Rig::new(ctx, &chain, load_mem.as_mut_ptr() as usize, load_bytes, isa);
         let labels = Labels {
             target: &target,
             placement: &placement,
@@ -513,6 +491,31 @@ struct Rig<'a, 'c> {
     group: CounterGroup,
     samples: Vec<f64>,
     singles: Vec<f64>,
+}
+
+impl<'a, 'c> Rig<'a, 'c> {
+    /// A rig for the chase `chain` and the traffic buffers from `load_base`, each
+    /// `load_bytes`, sampling each point for the effort's time.
+    fn new(
+        ctx: &'a Context,
+        chain: &'a Chain<'c>,
+        load_base: usize,
+        load_bytes: usize,
+        isa: kernels::Isa,
+    ) -> Self {
+        Rig {
+            ctx,
+            p: chain.cursor(),
+            chain,
+            load_base,
+            load_bytes,
+            isa,
+            point: ctx.effort.mem.loaded_point,
+            group: CounterGroup::open_with_timer(&ctx.timer),
+            samples: counters::sample_buffer(MAX_SAMPLES),
+            singles: counters::sample_buffer(MAX_PER_LOAD),
+        }
+    }
 }
 
 /// One point's samples: the injected bandwidth (GB/s), the bytes the traffic loaded and

@@ -715,7 +715,10 @@ fn run_table(f: &ParamsFile, source: &str) -> String {
             vec!["file".into(), format!("<code>{}</code>", esc(source))],
             vec![
                 "written by".into(),
-                esc(&format!("{} {}", f.tool.name, f.tool.version)),
+                esc(&match &f.tool.commit {
+                    Some(c) => format!("{} {} (commit {c})", f.tool.name, f.tool.version),
+                    None => format!("{} {}", f.tool.name, f.tool.version),
+                }),
             ],
             vec![
                 "command line".into(),

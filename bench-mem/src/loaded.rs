@@ -68,7 +68,9 @@ use std::time::{Duration, Instant};
 mod plan;
 mod traffic;
 
-pub use plan::{coarse, curves as plan_curves, family, parse_shares, refine, Shares};
+pub use plan::{
+    coarse, curves as plan_curves, family, parse_shares, refine, Shares, COARSE_EVERY, REFINE_REL,
+};
 #[cfg(test)]
 use traffic::STORE_BYTE;
 pub use traffic::{traffic, Issued, Lines, Mix, Traffic, LINE};

@@ -4,7 +4,7 @@
 //!
 //! Rust ignores SIGPIPE, so a write to a closed pipe returns `EPIPE`
 //! ([`std::io::ErrorKind::BrokenPipe`]); every text cxlchar prints on stdout goes through
-//! [`print`], and `main` turns an error caused by a broken pipe into a quiet exit 0
+//! [`print()`], and `main` turns an error caused by a broken pipe into a quiet exit 0
 //! ([`is_broken_pipe`]). A measuring command whose reader left still writes `--out`.
 
 use anyhow::{Context, Result};

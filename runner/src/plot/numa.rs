@@ -138,8 +138,12 @@ pub(crate) mod tests {
         let svg = render(Some(&m), Figure::Latency).unwrap().unwrap();
         assert!(svg.contains("129"));
         assert!(svg.contains("node 0"));
+        // Before the colour scale's group: the background and the one cell.
+        let scale = svg
+            .find("<g class=\"colour-scale\">")
+            .expect("a colour scale");
         assert_eq!(
-            svg.matches("<rect").count(),
+            svg[..scale].matches("<rect").count(),
             2,
             "the background and the cell"
         );

@@ -154,14 +154,7 @@ pub fn full_load_point(
     let target = region.origin().to_string();
     let placement = region.placement().clone();
     let (chase_mem, load_mem) = region.as_mut_slice().split_at_mut(span);
-    let chain = Chain::build(
-        chase_mem,
-        layout,
-        ChaseOrder::DEFAULT,
-        chase_bytes,
-        ctx.seed,
-    )
-    .map_err(|e| Skip::new(e.to_string()))?;
+    let chain = default_chain(chase_mem, layout, chase_bytes, ctx.seed)?;
     bench_core::pin::pin_current(ctx.cpus[0]).map_err(|e| Skip::new(e.to_string()))?;
     let mut rig = Rig::new(ctx, &chain, load_mem.as_mut_ptr() as usize, load_bytes, isa);
     let labels = Labels {
@@ -249,14 +242,7 @@ impl Benchmark for LoadedLatencyBench {
             )));
         }
         let (chase_mem, load_mem) = region.as_mut_slice().split_at_mut(span);
-        let chain = Chain::build(
-            chase_mem,
-            layout,
-            ChaseOrder::DEFAULT,
-            chase_bytes,
-            ctx.seed,
-        )
-        .map_err(|e| Skip::new(e.to_string()))?;
+        let chain = default_chain(chase_mem, layout, chase_bytes, ctx.seed)?;
         let mut rep = Report::default();
         if loaders == 1 {
             rep.warnings.push(Warning {
@@ -493,6 +479,18 @@ struct Rig<'a, 'c> {
     group: CounterGroup,
     samples: Vec<f64>,
     singles: Vec<f64>,
+}
+
+/// The default-order chase of `chase_bytes` touched bytes over `mem` (a skip if it cannot
+/// be built), the chase every loaded-latency point times.
+fn default_chain(
+    mem: &mut [u8],
+    layout: ChainLayout,
+    chase_bytes: usize,
+    seed: u64,
+) -> Result<Chain<'_>, Skip> {
+    Chain::build(mem, layout, ChaseOrder::DEFAULT, chase_bytes, seed)
+        .map_err(|e| Skip::new(e.to_string()))
 }
 
 impl<'a, 'c> Rig<'a, 'c> {

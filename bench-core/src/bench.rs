@@ -193,8 +193,17 @@ impl Param {
                 target: target.into(),
                 method: method.into(),
                 from,
+                noisy: None,
             },
         }
+    }
+
+    /// This param flagged noisy for `why` (`None`: unchanged).
+    pub fn noisy(mut self, why: Option<String>) -> Param {
+        if why.is_some() {
+            self.info.noisy = why;
+        }
+        self
     }
 }
 

@@ -10,7 +10,10 @@
 //! in a cache only when every pass found it faster; then S grows to the larger size and
 //! the check goes on, at most [`MAX_GROWTH`] times. A larger size that is faster in every
 //! pass is no cache effect (no cache slows a smaller set): S stands, with a note and a
-//! warning about the noise. Passes that disagree with each other leave S unconfirmed. When 2S cannot be placed (the memory
+//! warning about the noise. When the passes disagree with each other by more than the sizes
+//! do (the figure at one size moved from pass to pass more than any pass moved between the
+//! sizes), the verdict is `noisy`: the machine moved during the check, and nothing is told
+//! of the caches; S stands, its keys flagged noisy. When 2S cannot be placed (the memory
 //! bound), S/2 and S are compared instead: flat from S/2 to S is the next best evidence,
 //! and a faster S/2 leaves S unconfirmed.
 //!
@@ -79,6 +82,21 @@ pub enum Verdict {
     /// No size could be confirmed (see the reason); the keys stand at `reported_bytes`
     /// with a warning.
     Unconfirmed,
+    /// The passes disagreed with each other by more than the sizes did: the machine moved
+    /// during the check. The keys stand at `reported_bytes`, flagged noisy.
+    Noisy,
+}
+
+impl Verdict {
+    /// The verdict's name, as params.json writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Agree => "agree",
+            Verdict::Grown => "grown",
+            Verdict::Unconfirmed => "unconfirmed",
+            Verdict::Noisy => "noisy",
+        }
+    }
 }
 
 /// One figure of a check.
@@ -143,7 +161,7 @@ pub struct DramCheck {
 impl DramCheck {
     /// Whether a size was confirmed (agree or grown).
     pub fn confirmed(&self) -> bool {
-        self.verdict != Verdict::Unconfirmed
+        matches!(self.verdict, Verdict::Agree | Verdict::Grown)
     }
 
     /// Whether the check grew S past its rule.
@@ -184,9 +202,9 @@ impl DramCheck {
             self.kernel,
             self.cpus,
             match self.verdict {
-                Verdict::Agree => "agree",
-                Verdict::Grown => "grown",
                 Verdict::Unconfirmed => "UNCONFIRMED",
+                Verdict::Noisy => "NOISY",
+                v => v.name(),
             },
             format_size(self.reported_bytes),
             format_size(a),
@@ -337,6 +355,14 @@ pub fn warning(c: &DramCheck) -> Option<crate::warning::Warning> {
             ),
             "none needed for the figures; these CPUs keep more in cache than sysfs names (a memory-side cache, an L4, a VM's or CAT's view of the LLC): say so when you report them",
         ),
+        Verdict::Noisy => (
+            format!(
+                "{who}: the DRAM check's passes disagreed with each other by more than the working sets did ({}): the machine moved during the check, so it says nothing about the caches; the figures stand at {}, flagged noisy",
+                c.note.as_deref().unwrap_or("noisy"),
+                format_size(c.reported_bytes)
+            ),
+            "run again on an idle machine (nothing else on the measuring CPUs; on a VM, pinned vCPUs without overcommit)",
+        ),
         Verdict::Unconfirmed => (
             format!(
                 "{who}: the DRAM check could not confirm {} as DRAM ({}); the figures stand at {}",
@@ -385,6 +411,25 @@ struct Figures<M> {
 }
 
 impl<M> Figures<M> {
+    /// How far apart the passes at `bytes` are: the largest over the smallest figure (1
+    /// with one pass).
+    fn spread(&self, bytes: usize) -> f64 {
+        let v: Vec<f64> = self
+            .points
+            .iter()
+            .filter(|p| p.bytes == bytes && p.value > 0.0)
+            .map(|p| p.value)
+            .collect();
+        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+        if v.len() < 2 {
+            1.0
+        } else {
+            hi / lo
+        }
+    }
+
     fn get<E>(&mut self, bytes: usize, pass: u8) -> Result<f64, E>
     where
         M: FnMut(usize, u8) -> Result<(f64, Option<String>), E>,
@@ -510,6 +555,19 @@ pub fn run<E>(
             .map(|r| format!("{r:.3}"))
             .collect::<Vec<_>>()
             .join(", ");
+        // The passes at one size apart by more than any pass's sizes: the machine moved.
+        let within = f.spread(small).max(f.spread(large));
+        let between = each
+            .iter()
+            .map(|&r| if r >= 1.0 { r } else { 1.0 / r.max(1e-12) })
+            .fold(f64::INFINITY, f64::min);
+        if each.len() >= 2 && within > 1.0 + TOLERANCE && within >= between {
+            let note = format!(
+                "a size's passes {:.2}x apart, the sizes at least {:.2}x (smaller over larger by pass: {passes})",
+                within, between
+            );
+            return Ok(f.done(Verdict::Noisy, compared, ratio, note, s));
+        }
         let stands = if grown == 0 {
             Verdict::Agree
         } else {
@@ -533,9 +591,9 @@ pub fn run<E>(
                 ),
             ),
             Judged::Noise(_) => (
-                Verdict::Unconfirmed,
+                Verdict::Noisy,
                 format!(
-                    "the passes disagree ({passes}): the machine is too noisy to tell; S stands unconfirmed"
+                    "the passes disagree ({passes}): the machine is too noisy to tell; S stands, flagged noisy"
                 ),
             ),
             Judged::Cache(_) if fallback => (

@@ -8,11 +8,12 @@
 //! branches on `--quick` itself. The two plans, [`QUICK`] and [`FULL`], sit side by side
 //! below, and a test holds that the quick one never asks for more than the full one.
 
+use crate::crew::WindowPlan;
 use crate::timer::Calibration;
 use std::time::Duration;
 
-/// How many samples to take: a sampling budget of the effort plan (the lockstep kernels
-/// take one per point, [`crate::lockstep`]).
+/// How many samples to take: a sampling budget of the crew's lockstep rounds
+/// ([`crate::crew::Crew::rounds`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     /// Keep sampling at least this long...
@@ -39,9 +40,10 @@ pub struct Effort {
     pub level: Level,
     /// How long the timer is calibrated.
     pub timer: Calibration,
-    /// A bandwidth point of the lockstep kernels (`mem.bandwidth`, `pool.flush-bw`, the
-    /// CPU agents).
-    pub bandwidth_point: Budget,
+    /// The windows of every crew of threads streaming together (`mem.bandwidth`, the
+    /// matrix's bandwidth cells, `mem.agents`, `pool.flush-bw`, `pool.msg-scale`'s
+    /// bandwidth): the same length with and without `--quick`, fewer of them with it.
+    pub crew: WindowPlan,
     /// The memory family.
     pub mem: MemEffort,
     /// The pool family (coherence, flushes, messaging).
@@ -64,7 +66,8 @@ pub struct MemEffort {
     /// Whether `mem.bandwidth` adds the per-size sweep (16 KiB .. DRAM, one thread) to
     /// its level and DRAM points.
     pub bandwidth_size_sweep: bool,
-    /// Sampling time of one loaded-latency point (traffic running, the chase sampling).
+    /// Sampling time of one loaded-latency point (traffic running, the chase sampling):
+    /// the traffic crew's window, as long with `--quick` as without.
     pub loaded_point: Duration,
     /// The loaded-latency curve's injection delays (pause instructions between chunks),
     /// full load first, `None` the idle point.
@@ -72,8 +75,6 @@ pub struct MemEffort {
     /// Step between the read shares of `mem loaded --mess-family`, percent (Mess reads 51
     /// curves, 100 % down to 0 % in steps of 2; a coarser step measures fewer of them).
     pub loaded_family_step_pct: u32,
-    /// Sampling time of one `mem.agents` point.
-    pub agents_point: Duration,
     /// Sampling time of one `mem.copy-threshold` size.
     pub threshold_point: Duration,
     /// Whether `mem.copy-threshold` measures every thread count 1..=P (else 1 and P).
@@ -171,7 +172,8 @@ pub struct GpuEffort {
     pub contention_bytes: usize,
     /// Rounds of each contention test.
     pub contention_rounds: usize,
-    /// Beside the CPU agents: the length of each timed window, and rounds.
+    /// Beside the CPU agents: the length of each timed window (the same with `--quick`),
+    /// and rounds.
     pub with_cpu: (Duration, usize),
 }
 
@@ -180,23 +182,26 @@ const fn ms(v: u64) -> Duration {
 }
 const MIB: usize = 1 << 20;
 
+/// The length of a crew's window, ms, with and without `--quick`: with calls of about
+/// 0.1 ms ([`crate::crew::stream::CALL_NS`]) the skew of a window costs under 1 %.
+pub const CREW_WINDOW_MS: u64 = 40;
+
 /// `--quick`.
 pub const QUICK: Effort = Effort {
     level: Level::Quick,
     timer: Calibration::QUICK,
-    bandwidth_point: Budget {
-        time: ms(30),
-        min_samples: 5,
-        max_samples: 2000,
+    crew: WindowPlan {
+        window: ms(CREW_WINDOW_MS),
+        windows: 3,
+        max_windows: 9,
     },
     mem: MemEffort {
         latency_point: ms(40),
         latency_points_per_octave: 1,
         bandwidth_size_sweep: false,
-        loaded_point: ms(50),
+        loaded_point: ms(60),
         loaded_delays: &QUICK_DELAYS,
         loaded_family_step_pct: 10,
-        agents_point: ms(30),
         threshold_point: ms(40),
         threshold_every_count: false,
         alltoall_order_point: ms(15),
@@ -240,7 +245,7 @@ pub const QUICK: Effort = Effort {
         latency_samples: 500,
         contention_bytes: 64 * MIB,
         contention_rounds: 5,
-        with_cpu: (ms(200), 3),
+        with_cpu: (ms(250), 3),
     },
 };
 
@@ -248,19 +253,18 @@ pub const QUICK: Effort = Effort {
 pub const FULL: Effort = Effort {
     level: Level::Full,
     timer: Calibration::NORMAL,
-    bandwidth_point: Budget {
-        time: ms(200),
-        min_samples: 5,
-        max_samples: 2000,
+    crew: WindowPlan {
+        window: ms(CREW_WINDOW_MS),
+        windows: 7,
+        max_windows: 21,
     },
     mem: MemEffort {
         latency_point: ms(250),
         latency_points_per_octave: 2,
         bandwidth_size_sweep: true,
-        loaded_point: ms(100),
+        loaded_point: ms(60),
         loaded_delays: &DELAYS,
         loaded_family_step_pct: 2,
-        agents_point: ms(200),
         threshold_point: ms(150),
         threshold_every_count: true,
         alltoall_order_point: ms(100),
@@ -306,7 +310,7 @@ pub const FULL: Effort = Effort {
         latency_samples: 5000,
         contention_bytes: 64 * MIB,
         contention_rounds: 20,
-        with_cpu: (ms(500), 8),
+        with_cpu: (ms(250), 8),
     },
 };
 

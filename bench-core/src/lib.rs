@@ -32,8 +32,9 @@
 //! * [`kernels`]: the streaming loops (read, write, non-temporal write, copy, memset) per
 //!   ISA, for every family that streams memory from CPUs (bench-mem's bandwidth and
 //!   agents, the CPU agents beside bench-gpu's DMA);
-//! * [`lockstep`]: pinned threads running timed samples together (the multi-threaded
-//!   bandwidth families of bench-mem and bench-cxl);
+//! * [`crew`]: the one driver of pinned threads running a kernel together: windows in
+//!   which every thread ran (the all-thread bandwidth figures, with their self-check and
+//!   disturbance evidence) and lockstep rounds (the collective copies);
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
 //!   `CXLCHAR_REQUIRE` demands it;
 //! * [`bench`](mod@bench): the [`bench::Benchmark`] trait that each benchmark implements.
@@ -44,6 +45,7 @@ pub mod cacheline;
 pub mod chase;
 pub mod cleanup;
 pub mod counters;
+pub mod crew;
 pub mod cxl;
 pub mod dram_check;
 pub mod effort;
@@ -52,7 +54,6 @@ pub mod error;
 pub mod firmware;
 pub mod kernels;
 pub mod keys;
-pub mod lockstep;
 pub mod memory;
 pub mod params;
 pub mod pci;

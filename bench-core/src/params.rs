@@ -56,6 +56,11 @@ pub struct ParamInfo {
     pub method: String,
     /// Ids of the measurements it comes from.
     pub from: Vec<String>,
+    /// Why the value is noisy: it stands on disturbed samples, no undisturbed one being
+    /// left (a crew's windows, [`crate::crew::Windows::noisy`]); absent when it is not.
+    /// The summary and the report flag it, and a spec can refuse it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noisy: Option<String>,
 }
 
 /// Something that was not measured, and why.

@@ -148,8 +148,12 @@ pub fn check_allowed(cpus: &[usize], allowed: &[usize]) -> Result<(), CoreError>
     Ok(())
 }
 
-/// Pins the calling thread to `cpu`.
+/// Pins the calling thread to `cpu` (a CPU number past the fixed `cpu_set_t`, 1024, is
+/// refused: the affinity call cannot name it).
 pub fn pin_current(cpu: usize) -> Result<(), CoreError> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(CoreError::Pin { cpu });
+    }
     if core_affinity::set_for_current(core_affinity::CoreId { id: cpu }) {
         Ok(())
     } else {

@@ -12,21 +12,21 @@
 //! ([`bench_core::sizing`]: 4 x every cache they can fill, confirmed by a DRAM check), so
 //! that the stores reference also reaches memory; each point goes on through the parts
 //! where the one before stopped, so no point writes lines the previous one left in the
-//! caches. A sample is one lockstep round ([`bench_core::lockstep`]): each thread writes
-//! [`SAMPLE_BYTES_PER_THREAD`] (whole chunks), and its bandwidth is the bytes written by
-//! all threads over the slowest thread's time (GB = 1e9 B; each byte counted once, as
-//! written: the write-back the flush causes is not counted again). A full run also
-//! measures the best method and the reference at every thread count 1..=T.
+//! caches. The threads are a crew ([`bench_core::crew`]): released together into windows,
+//! each writing [`SAMPLE_BYTES_PER_THREAD`] (whole chunks) per call, over and over, until
+//! all stop together; a window's bandwidth is the bytes all threads wrote in the time all
+//! of them ran / that time (GB = 1e9 B; each byte counted once, as written: the write-back
+//! the flush causes is not counted again). A full run also measures the best method and
+//! the reference at every thread count 1..=T.
 
 use crate::cacheline::{flush_range, invalidate_method, FlushMethod, LINE};
 use crate::measurement;
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
 };
-use bench_core::lockstep::{gbs, lockstep};
+use bench_core::crew::{Crew, Member, Stop, Windows};
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::{Skipped, Warning};
-use bench_core::stats::Distribution;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -259,7 +259,8 @@ impl FlushBwBench {
         self.threads.unwrap_or(ctx.cpus.len()).max(1)
     }
 
-    /// Measures one point: per-sample GB/s, the layout, and the counters (per byte).
+    /// Measures one point from chunk `start` on: the crew's windows, the layout, and the
+    /// chunk where the walk stopped.
     fn measure(
         &self,
         ctx: &Context,
@@ -267,47 +268,67 @@ impl FlushBwBench {
         len: usize,
         p: Point,
         start: usize,
-    ) -> Result<
-        (
-            Vec<f64>,
-            ChunkLayout,
-            bench_core::counters::MeasurementCounters,
-            usize,
-        ),
-        LayoutError,
-    > {
-        let layout = ChunkLayout::new(len, p.threads, self.chunk, SAMPLE_BYTES_PER_THREAD)?;
-        let budget = ctx.effort.bandwidth_point;
+    ) -> Result<(Windows, ChunkLayout, usize), NotRun> {
+        let layout = ChunkLayout::new(len, p.threads, self.chunk, SAMPLE_BYTES_PER_THREAD)
+            .map_err(|e| NotRun::skip(e.to_string()))?;
         let cursors: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(start)).collect();
         let base = base as usize;
         let column = p.column;
-        let run = lockstep(ctx, p.threads, budget, &|t| {
-            // Only thread t uses cursor t.
-            let first = cursors[t].fetch_add(layout.chunks_per_sample, Ordering::Relaxed);
-            for i in first..first + layout.chunks_per_sample {
-                let ptr = (base + layout.offset(t, i)) as *mut u8;
-                let byte = (i as u8) | 1;
-                // SAFETY: offset(t, i) + chunk <= threads x part <= len: the chunk lies in
-                // thread t's own part of the mapped, writable region, which outlives the
-                // call; no other thread writes it.
-                unsafe { std::ptr::write_bytes(ptr, byte, layout.chunk) };
-                if let Column::Flush(m) = column {
-                    // SAFETY: the chunk is mapped (above); the caller checked that the
-                    // CPU has the method.
-                    unsafe { flush_range(m, ptr, layout.chunk) };
-                }
-                std::hint::black_box(ptr);
-            }
-        });
-        let bytes = layout.bytes_per_sample();
-        let n = run.samples();
-        let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
+        let w = Crew::of(ctx, p.threads)
+            .windows(ctx.effort.crew, &|t| {
+                Ok(Walker {
+                    base,
+                    layout,
+                    column,
+                    t,
+                    cursor: &cursors[t],
+                })
+            })
+            .map_err(|e| NotRun::skip(e.reason()))?;
         let end = cursors
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .max()
             .unwrap_or(start);
-        Ok((gbs(&run.times, bytes as f64), layout, counters, end))
+        Ok((w, layout, end))
+    }
+}
+
+/// One thread of a flush-bandwidth crew: its chunks in address order through its own part,
+/// written and (for a flush column) made visible, [`ChunkLayout::chunks_per_sample`] of
+/// them per call; `cursor` is where it goes on.
+struct Walker<'a> {
+    base: usize,
+    layout: ChunkLayout,
+    column: Column,
+    t: usize,
+    cursor: &'a AtomicUsize,
+}
+
+impl Member for Walker<'_> {
+    type Error = std::convert::Infallible;
+
+    fn call(&mut self, _stop: &Stop) -> Result<u64, Self::Error> {
+        let l = self.layout;
+        // Only thread t uses cursor t.
+        let first = self
+            .cursor
+            .fetch_add(l.chunks_per_sample, Ordering::Relaxed);
+        for i in first..first + l.chunks_per_sample {
+            let ptr = (self.base + l.offset(self.t, i)) as *mut u8;
+            let byte = (i as u8) | 1;
+            // SAFETY: offset(t, i) + chunk <= threads x part <= len: the chunk lies in
+            // thread t's own part of the mapped, writable region, which outlives the crew;
+            // no other thread writes it.
+            unsafe { std::ptr::write_bytes(ptr, byte, l.chunk) };
+            if let Column::Flush(m) = self.column {
+                // SAFETY: the chunk is mapped (above); the caller checked that the CPU has
+                // the method.
+                unsafe { flush_range(m, ptr, l.chunk) };
+            }
+            std::hint::black_box(ptr);
+        }
+        Ok(l.thread_bytes_per_sample() as u64)
     }
 }
 
@@ -418,12 +439,12 @@ impl Sweep<'_> {
     /// it stopped.
     fn point(&self, p: Point, cursor: usize, rep: &mut Report) -> Result<usize, NotRun> {
         let (bench, ctx, target, why) = (self.bench, self.ctx, &self.target, &self.why);
-        let (samples, layout, counters, end) = bench
-            .measure(ctx, self.base, self.len, p, cursor)
-            .map_err(|e| NotRun::skip(e.to_string()))?;
-        let Some(d) = Distribution::from_samples(&samples) else {
-            return Err(NotRun::skip("the timer produced no usable samples"));
+        let (w, layout, end) = bench.measure(ctx, self.base, self.len, p, cursor)?;
+        let Some(d) = w.aggregate() else {
+            return Err(NotRun::skip("no window in which every thread wrote"));
         };
+        let bytes: u64 = w.used().iter().map(|f| f.bytes).sum();
+        let counters = w.counters().with_per_op("byte", bytes);
         let id = format!(
             "{}/{target}/{}/{}t/{}",
             bench.name(),
@@ -432,24 +453,21 @@ impl Sweep<'_> {
             format_size(bench.chunk)
         );
         ctx.progress(&format!("{id}: {:.2} GB/s{}", d.p50, counters.summary()));
+        rep.warnings.extend(w.warnings(target, &id));
         let method = format!(
-            "p50 of {} samples; {} pinned thread(s), each writing {} B chunks in address order through its own {} part of a {} working set ({why}); for each chunk: {}; sample = {} B written by all threads / the slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 B, bytes counted once as written",
-            d.n,
-            p.threads,
+            "each thread writes {} B chunks in address order through its own {} part of a {} working set ({why}), {} B per call; for each chunk: {}; bytes counted once as written; {}",
             bench.chunk,
             format_size(layout.part),
             format_size(layout.working_set()),
+            layout.thread_bytes_per_sample(),
             p.column.describe(),
-            layout.bytes_per_sample(),
+            w.method()
         );
+        let noisy = w.noisy();
         for k in self.keys(p) {
-            rep.params.push(Param::new(
-                k,
-                d.p50,
-                target,
-                method.clone(),
-                vec![id.clone()],
-            ));
+            rep.params.push(
+                Param::new(k, d.p50, target, method.clone(), vec![id.clone()]).noisy(noisy.clone()),
+            );
         }
         rep.measurements.push(measurement(
             id,
@@ -463,8 +481,8 @@ impl Sweep<'_> {
                 "part_bytes_per_thread": layout.part,
                 "working_set_bytes": layout.working_set(),
                 "working_set_rule": why,
-                "chunks_per_sample_per_thread": layout.chunks_per_sample,
-                "bytes_per_sample": layout.bytes_per_sample(),
+                "chunks_per_call_per_thread": layout.chunks_per_sample,
+                "crew": w.parameters(),
                 "bytes_counted": "written (once; the flush's write-back is not counted again)",
                 "table": "flush_bw_gbs",
             }),
@@ -545,12 +563,11 @@ impl FlushBwBench {
             // One pass over the whole working set first: the timed samples then write
             // lines last touched a whole working set before, as a stream over it does.
             region.as_mut_slice()[..bytes].fill(pass);
-            let (samples, layout, counters, _) = self
-                .measure(ctx, region.as_mut_ptr(), bytes, p, 0)
-                .map_err(|e| NotRun::skip(e.to_string()))?;
-            let Some(d) = Distribution::from_samples(&samples) else {
-                return Err(NotRun::skip("the timer produced no usable samples"));
+            let (w, layout, _) = self.measure(ctx, region.as_mut_ptr(), bytes, p, 0)?;
+            let Some(d) = w.aggregate() else {
+                return Err(NotRun::skip("no window in which every thread wrote"));
             };
+            let counters = w.counters();
             let id = format!(
                 "{}/{target}/check/stores/{threads}t/{}{}",
                 self.name(),
@@ -562,7 +579,7 @@ impl FlushBwBench {
                 id.clone(),
                 self.name(),
                 &target,
-                serde_json::json!({"method": "stores", "threads": threads, "chunk_bytes": self.chunk, "working_set_bytes": layout.working_set(), "pass": pass}),
+                serde_json::json!({"method": "stores", "threads": threads, "chunk_bytes": self.chunk, "working_set_bytes": layout.working_set(), "pass": pass, "crew": w.parameters()}),
                 "GB/s",
                 "the stores reference over a working set, a point of the DRAM check".into(),
                 d,
@@ -733,9 +750,6 @@ mod tests {
         let s = ChunkLayout::new(4 * 4096, 2, 1024, SAMPLE_BYTES_PER_THREAD).unwrap();
         assert_eq!(s.thread_bytes_per_sample(), 8192);
         assert_eq!(s.bytes_per_sample(), 16384);
-        // The bandwidth of a sample: total bytes / slowest thread.
-        let g = gbs(&[vec![1000.0], vec![2000.0]], l.bytes_per_sample() as f64);
-        assert_eq!(g, vec![4.0 * MIB as f64 / 2000.0]);
     }
 
     #[test]
@@ -860,10 +874,15 @@ mod tests {
             assert!(keys.contains(&"flush_bw_gbs") && keys.contains(&"flush_bw_t1_gbs"));
         }
         for m in &rep.measurements {
-            assert!(m.distribution.n >= 5 && m.distribution.p50 > 0.0, "{m:?}");
+            // A figure per used window: the crew's undisturbed windows, or all of them.
+            let used = m.parameters["crew"]["windows_used"].as_u64().unwrap();
+            assert!(
+                m.distribution.n == used && used >= 1 && m.distribution.p50 > 0.0,
+                "{m:?}"
+            );
             assert_eq!(m.unit, "GB/s");
             assert_eq!(m.parameters["working_set_bytes"], 256 * 1024);
-            assert_eq!(m.parameters["bytes_per_sample"], 256 * 1024);
+            assert_eq!(m.parameters["chunks_per_call_per_thread"], 256 * 1024 / 512);
         }
         assert!(!rep.warnings.is_empty(), "one thread says so");
     }

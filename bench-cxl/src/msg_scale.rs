@@ -10,12 +10,12 @@
 //!
 //! * **Latency** (per P): one-way latency of an 8-byte message, echo round trip / 2,
 //!   every pair at once; p50 over the samples of all pairs.
-//! * **Bandwidth** (per P and message size): every sender streams N messages to its
-//!   receiver, which copies each out into its own buffer and acknowledges the last; all
-//!   pairs start together at a barrier. Aggregate bandwidth = payload bytes of all pairs
-//!   (counted once, as OSU's bandwidth tests and the paper count them) / the longest
-//!   pair's time from the barrier to its acknowledgement; GB = 1e9 B. p50 over
-//!   repetitions.
+//! * **Bandwidth** (per P and message size): every sender streams messages to its
+//!   receiver, which copies each out into its own buffer. The pairs are a crew
+//!   ([`bench_core::crew`], [`pairs`]): released together into windows, stopped together;
+//!   a window's aggregate bandwidth = the payload all receivers copied out (counted once,
+//!   as OSU's bandwidth tests and the paper count it) in the time all of them ran / that
+//!   time; GB = 1e9 B. p50 over the undisturbed windows.
 //! * **Cell sizes** (Fig. 9): the bandwidth curve at the largest P for each cell size;
 //!   per cell size the peak and the message size where it peaks.
 //!
@@ -23,7 +23,7 @@
 //! Figs. 7-8. The pool is a scratch file in /dev/shm unless `--pool` names one (the
 //! options of `pool msg`); its header is claimed like `pool msg`'s leader claims it.
 
-use crate::cells::{self, CellError, CellReceiver, CellSender};
+use crate::cells::{self, CellError};
 use crate::measurement;
 use crate::msg::PoolArgs;
 use crate::pool::{claim_header, off, state, PoolError, PoolMap, PoolSource, PoolSpec};
@@ -33,15 +33,12 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup,
 };
-use bench_core::counters::{
-    self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
-};
 use bench_core::params::Skipped;
-use bench_core::pin::SpinBarrier;
 use bench_core::stats::Distribution;
 use bench_core::units::format_size;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod pairs;
 
 /// Cells in each pair's queue from sender to receiver.
 pub const CELLS_PER_QUEUE: usize = 8;
@@ -112,13 +109,6 @@ pub fn sizes(every: bool) -> Vec<usize> {
         .collect()
 }
 
-/// Aggregate bandwidth (GB/s) of pairs that each moved `bytes_per_pair` payload bytes in
-/// the given times (ns), all started together: every pair's bytes over the longest time.
-pub fn aggregate_gbs(bytes_per_pair: u64, times_ns: &[f64]) -> Option<f64> {
-    let longest = times_ns.iter().copied().fold(0.0, f64::max);
-    (longest > 0.0).then(|| bytes_per_pair as f64 * times_ns.len() as f64 / longest)
-}
-
 /// The highest point of a (size, value) curve; the smallest size on a tie.
 pub fn peak(curve: &[(usize, f64)]) -> Option<(usize, f64)> {
     curve.iter().copied().filter(|(_, v)| v.is_finite()).fold(
@@ -128,11 +118,6 @@ pub fn peak(curve: &[(usize, f64)]) -> Option<(usize, f64)> {
             _ => Some((s, v)),
         },
     )
-}
-
-/// Messages each pair streams per repetition (of `bytes` in all) for `size`-byte messages.
-fn stream_count(bytes: usize, size: usize) -> u64 {
-    (bytes / size).clamp(8, 20_000) as u64
 }
 
 /// Why a measurement stopped.
@@ -165,299 +150,39 @@ pub enum ScaleError {
     /// Not even one pair fits the CPUs.
     #[error("one pair needs two CPUs (a sender and a receiver); this run has {0} (--cpu)")]
     TooFewCpus(usize),
-    /// A thread panicked.
-    #[error("a pair thread panicked")]
-    Panicked,
+    /// The crew of pairs did not run (a thread could not be pinned, or panicked).
+    #[error("{0}")]
+    Crew(String),
     /// The pool.
     #[error(transparent)]
     Pool(#[from] PoolError),
 }
 
+/// One point of a bandwidth curve: the message size, the p50 (GB/s), the measurement id
+/// and why it is noisy.
+struct CurvePoint {
+    size: usize,
+    p50: f64,
+    id: String,
+    noisy: Option<String>,
+}
+
 /// What one measuring run does.
 #[derive(Debug, Clone, Copy)]
 enum Phase {
-    /// `n` timed echoes of 8 bytes per pair.
-    Lat { n: u64 },
-    /// `reps` repetitions of `count` messages of `size` bytes per pair.
-    Bw {
-        size: usize,
-        count: u64,
-        reps: usize,
-    },
+    /// Timed echoes of 8 bytes per pair.
+    Lat,
+    /// Messages of `size` bytes streamed by every pair.
+    Bw { size: usize },
 }
 
 impl Phase {
     /// Bytes of each message of the phase.
     fn message_bytes(self) -> usize {
         match self {
-            Phase::Lat { .. } => LAT_BYTES,
-            Phase::Bw { size, .. } => size,
+            Phase::Lat => LAT_BYTES,
+            Phase::Bw { size } => size,
         }
-    }
-}
-
-/// A pair's queues, by address (shared by the two threads of the pair).
-#[derive(Debug, Clone, Copy)]
-struct PairQueues {
-    fwd: usize,
-    back: usize,
-    fwd_bytes: usize,
-    back_bytes: usize,
-}
-
-/// Gives up when another thread did, or after [`STALL`].
-struct Spin<'a> {
-    abort: &'a AtomicBool,
-    since: Instant,
-    n: u32,
-}
-
-impl Spin<'_> {
-    fn spin(&mut self) -> Result<(), ScaleError> {
-        self.n = self.n.wrapping_add(1);
-        if self.n.is_multiple_of(1 << 12) {
-            if self.abort.load(Ordering::Relaxed) {
-                return Err(ScaleError::Aborted);
-            }
-            if self.since.elapsed() > STALL {
-                return Err(ScaleError::Stalled(STALL));
-            }
-        }
-        std::hint::spin_loop();
-        Ok(())
-    }
-}
-
-/// One thread's outcome: samples (ns) and its counts.
-type ThreadOut = (Vec<f64>, Counts);
-
-fn sender(
-    ctx: &Context,
-    q: PairQueues,
-    mode: Coherence,
-    phase: Phase,
-    barrier: &SpinBarrier,
-    spin: &mut Spin,
-    pair: usize,
-) -> Result<ThreadOut, ScaleError> {
-    let qe = |err| ScaleError::Queue { pair, err };
-    // SAFETY: initialized by the caller; this thread is the pair's only producer of the
-    // forward queue and only consumer of the back queue.
-    let (mut tx, mut rx) = unsafe {
-        (
-            CellSender::attach(q.fwd as *mut u8, q.fwd_bytes, mode).map_err(qe)?,
-            CellReceiver::attach(q.back as *mut u8, q.back_bytes, mode).map_err(qe)?,
-        )
-    };
-    let max = phase.message_bytes();
-    let mut src: Vec<u8> = (0..max).map(|i| (i * 7 + 1) as u8).collect();
-    let mut ack = [1u8; LAT_BYTES];
-    let mut group = CounterGroup::open_with_timer(&ctx.timer);
-    let mut out;
-    match phase {
-        Phase::Lat { n } => {
-            out = counters::sample_buffer(n as usize);
-            let warm = (n / 10).max(10);
-            barrier.wait_or(|| spin.spin())?;
-            group.start();
-            for i in 0..warm + n {
-                src[..8].copy_from_slice(&i.to_le_bytes());
-                let t0 = ctx.timer.start();
-                tx.send(&src, || spin.spin())?;
-                let got = rx.recv(&mut ack, || spin.spin())?;
-                let t1 = ctx.timer.stop();
-                if got != LAT_BYTES || ack != src[..8] {
-                    return Err(ScaleError::BadData { pair, at: i });
-                }
-                if i >= warm {
-                    out.push(ctx.timer.elapsed_ns(t0, t1) / 2.0);
-                }
-            }
-        }
-        Phase::Bw { size, count, reps } => {
-            out = counters::sample_buffer(reps);
-            // Warm-up: a few messages and their acknowledgement.
-            for i in 0..count.min(CELLS_PER_QUEUE as u64) {
-                src[..8].copy_from_slice(&i.to_le_bytes());
-                tx.send(&src[..size], || spin.spin())?;
-            }
-            rx.recv(&mut ack, || spin.spin())?;
-            group.start();
-            for _ in 0..reps {
-                barrier.wait_or(|| spin.spin())?;
-                let t0 = ctx.timer.start();
-                for i in 0..count {
-                    src[..8].copy_from_slice(&i.to_le_bytes());
-                    tx.send(&src[..size], || spin.spin())?;
-                }
-                rx.recv(&mut ack, || spin.spin())?;
-                let t1 = ctx.timer.stop();
-                out.push(ctx.timer.elapsed_ns(t0, t1));
-            }
-        }
-    }
-    let c = group.stop();
-    Ok((out, c))
-}
-
-fn receiver(
-    ctx: &Context,
-    q: PairQueues,
-    mode: Coherence,
-    phase: Phase,
-    barrier: &SpinBarrier,
-    spin: &mut Spin,
-    pair: usize,
-) -> Result<ThreadOut, ScaleError> {
-    let qe = |err| ScaleError::Queue { pair, err };
-    // SAFETY: initialized by the caller; this thread is the pair's only consumer of the
-    // forward queue and only producer of the back queue.
-    let (mut rx, mut tx) = unsafe {
-        (
-            CellReceiver::attach(q.fwd as *mut u8, q.fwd_bytes, mode).map_err(qe)?,
-            CellSender::attach(q.back as *mut u8, q.back_bytes, mode).map_err(qe)?,
-        )
-    };
-    let size = phase.message_bytes();
-    // Written now: receiving into it cannot fault later.
-    let mut dst = vec![1u8; size];
-    let mut group = CounterGroup::open_with_timer(&ctx.timer);
-    let check = |got: usize, dst: &[u8], i: u64| {
-        if got != size || dst[..8] != i.to_le_bytes() {
-            Err(ScaleError::BadData { pair, at: i })
-        } else {
-            Ok(())
-        }
-    };
-    match phase {
-        Phase::Lat { n } => {
-            let warm = (n / 10).max(10);
-            barrier.wait_or(|| spin.spin())?;
-            group.start();
-            for i in 0..warm + n {
-                let got = rx.recv(&mut dst, || spin.spin())?;
-                check(got, &dst, i)?;
-                tx.send(&dst[..LAT_BYTES], || spin.spin())?;
-            }
-        }
-        Phase::Bw { count, reps, .. } => {
-            for i in 0..count.min(CELLS_PER_QUEUE as u64) {
-                let got = rx.recv(&mut dst, || spin.spin())?;
-                check(got, &dst, i)?;
-            }
-            tx.send(&[0u8; LAT_BYTES], || spin.spin())?;
-            group.start();
-            for _ in 0..reps {
-                barrier.wait_or(|| spin.spin())?;
-                for i in 0..count {
-                    let got = rx.recv(&mut dst, || spin.spin())?;
-                    check(got, &dst, i)?;
-                }
-                tx.send(&[0u8; LAT_BYTES], || spin.spin())?;
-            }
-        }
-    }
-    Ok((Vec::new(), group.stop()))
-}
-
-/// One attempt of `phase` with every pair of `lay`: initializes the queues, runs 2P
-/// pinned threads, returns each sender's samples and every thread's counts.
-#[allow(clippy::too_many_arguments)]
-fn run_phase(
-    ctx: &Context,
-    pool: &PoolMap,
-    lay: &Layout,
-    cell: usize,
-    cpus: &[(usize, usize)],
-    mode: Coherence,
-    phase: Phase,
-) -> Result<(Vec<Vec<f64>>, Vec<ThreadCounts>), ScaleError> {
-    let mut queues = Vec::with_capacity(lay.pairs.len());
-    for (pair, &(f, b)) in lay.pairs.iter().enumerate() {
-        assert!(
-            b + lay.back_bytes <= pool.len(),
-            "layout checked against the window"
-        );
-        // SAFETY: both queues lie inside the mapping (checked above); no thread uses
-        // them now.
-        let (fwd, back) = unsafe { (pool.ptr().add(f), pool.ptr().add(b)) };
-        // SAFETY: as above.
-        unsafe {
-            cells::init(fwd, lay.fwd_bytes, cell, CELLS_PER_QUEUE, mode)
-                .and_then(|()| cells::init(back, lay.back_bytes, BACK_CELL, BACK_CELLS, mode))
-                .map_err(|err| ScaleError::Queue { pair, err })?;
-        }
-        queues.push(PairQueues {
-            fwd: fwd as usize,
-            back: back as usize,
-            fwd_bytes: lay.fwd_bytes,
-            back_bytes: lay.back_bytes,
-        });
-    }
-    let barrier = SpinBarrier::new(2 * queues.len());
-    let abort = AtomicBool::new(false);
-    let results: Vec<Result<ThreadOut, ScaleError>> = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for (pair, (&q, &(cs, cr))) in queues.iter().zip(cpus).enumerate() {
-            for (is_sender, cpu) in [(true, cs), (false, cr)] {
-                let (barrier, abort) = (&barrier, &abort);
-                handles.push(s.spawn(move || {
-                    let _ = bench_core::pin::pin_current(cpu);
-                    let mut spin = Spin {
-                        abort,
-                        since: Instant::now(),
-                        n: 0,
-                    };
-                    let r = if is_sender {
-                        sender(ctx, q, mode, phase, barrier, &mut spin, pair)
-                    } else {
-                        receiver(ctx, q, mode, phase, barrier, &mut spin, pair)
-                    };
-                    if r.is_err() {
-                        abort.store(true, Ordering::Relaxed);
-                    }
-                    r
-                }));
-            }
-        }
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or(Err(ScaleError::Panicked)))
-            .collect()
-    });
-    let mut samples = Vec::new();
-    let mut threads = Vec::new();
-    let mut first_err = None;
-    for (k, r) in results.into_iter().enumerate() {
-        let (pair, is_sender) = (k / 2, k % 2 == 0);
-        let cpu = if is_sender {
-            cpus[pair].0
-        } else {
-            cpus[pair].1
-        };
-        match r {
-            Ok((v, c)) if is_sender => {
-                samples.push(v);
-                threads.push(ThreadCounts::measuring(
-                    format!("sender {pair} (CPU {cpu})"),
-                    c,
-                ));
-            }
-            Ok((_, c)) => threads.push(ThreadCounts::helper(
-                format!("receiver {pair} (CPU {cpu})"),
-                c,
-            )),
-            // The first cause, not the Aborted of the threads it stopped.
-            Err(ScaleError::Aborted) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None if samples.len() != queues.len() => Err(ScaleError::Aborted),
-        None => Ok((samples, threads)),
     }
 }
 
@@ -501,27 +226,28 @@ impl Sweep<'_> {
         })
     }
 
-    /// The latency of 8-byte echoes with `p` pairs: the measurement id and the p50.
-    fn latency(&mut self, p: usize, cell: usize) -> Result<(String, f64), ScaleError> {
+    /// Runs `phase` with `p` pairs of `cell`-byte cells: the crew's windows and the pairs'
+    /// states.
+    fn phase(
+        &self,
+        p: usize,
+        cell: usize,
+        phase: Phase,
+    ) -> Result<(bench_core::crew::Windows, Vec<pairs::PairState>), ScaleError> {
         let lay = layout(p, cell);
-        let cpus = self.cpus(p);
-        let n = self.ctx.effort.pool.msg_scale_round_trips;
-        let (samples, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
-            run_phase(
-                self.ctx,
-                self.pool,
-                &lay,
-                cell,
-                &cpus,
-                self.mode,
-                Phase::Lat { n },
-            )
-        })?;
-        let all: Vec<f64> = samples.iter().flatten().copied().collect();
-        let per_pair: Vec<f64> = samples
-            .iter()
-            .filter_map(|v| Distribution::from_samples(v).map(|d| d.p50))
-            .collect();
+        let queues = pairs::init_queues(self.pool, &lay, cell, self.mode)?;
+        pairs::run(self.ctx, &queues, &self.cpus(p), self.mode, phase)
+    }
+
+    /// The latency of 8-byte echoes with `p` pairs: the measurement id, the p50 and why it
+    /// is noisy.
+    fn latency(
+        &mut self,
+        p: usize,
+        cell: usize,
+    ) -> Result<(String, f64, Option<String>), ScaleError> {
+        let (w, states) = self.phase(p, cell, Phase::Lat)?;
+        let (all, per_pair) = pairs::latency_samples(&w, &states);
         let d = Distribution::from_samples(&all).ok_or(ScaleError::Aborted)?;
         let id = format!(
             "pool.msg-scale/{}/{}/pairs/p{p}/lat/{LAT_BYTES}B",
@@ -531,33 +257,29 @@ impl Sweep<'_> {
         let mut params = self.base_params(p, cell);
         params["test"] = "latency".into();
         params["size_bytes"] = LAT_BYTES.into();
-        params["messages_per_pair"] = n.into();
+        params["samples_per_pair_per_window_max"] =
+            self.ctx.effort.pool.msg_scale_round_trips.into();
         params["p50_per_pair_ns"] = per_pair.into();
+        params["crew"] = w.parameters();
         let p50 = d.p50;
+        let n = d.n;
+        self.report.warnings.extend(w.warnings(&self.target, &id));
         self.report.measurements.push(measurement(
             id.clone(),
             "pool.msg-scale",
             &self.target,
             params,
             "ns",
-            format!("one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message through a cell queue in the pool, {p} pair(s) echoing at once, samples of all pairs pooled ({})", self.mode.name()),
+            format!("one-way latency (echo round trip / 2, cycle timer, overhead subtracted) of an {LAT_BYTES}-byte message through a cell queue in the pool, {p} pair(s) echoing at once, samples of all pairs pooled ({}); the pairs a crew: {}", self.mode.name(), w.method()),
             d,
             Some(self.placement.clone()),
-            counters.with_per_op("message", 2 * n * p as u64),
+            w.counters().with_per_op("message", 2 * n),
         ));
-        Ok((id, p50))
+        Ok((id, p50, w.noisy()))
     }
 
-    /// The bandwidth curve with `p` pairs and `cell`-byte cells: (size, p50 GB/s, id).
-    fn curve(
-        &mut self,
-        p: usize,
-        cell: usize,
-        what: &str,
-    ) -> Result<Vec<(usize, f64, String)>, ScaleError> {
-        let lay = layout(p, cell);
-        let cpus = self.cpus(p);
-        let (bytes, reps) = self.ctx.effort.pool.msg_scale_stream;
+    /// The bandwidth curve with `p` pairs and `cell`-byte cells.
+    fn curve(&mut self, p: usize, cell: usize, what: &str) -> Result<Vec<CurvePoint>, ScaleError> {
         let mut out = Vec::new();
         for size in sizes(self.ctx.effort.pool.msg_scale_every_size) {
             self.ctx.progress(&format!(
@@ -567,19 +289,8 @@ impl Sweep<'_> {
                 format_size(size),
                 self.mode.name()
             ));
-            let count = stream_count(bytes, size);
-            let phase = Phase::Bw { size, count, reps };
-            let (times, counters) = counters::try_retry_undisturbed(MAX_ATTEMPTS, || {
-                run_phase(self.ctx, self.pool, &lay, cell, &cpus, self.mode, phase)
-            })?;
-            let bytes = size as u64 * count;
-            let bws: Vec<f64> = (0..reps)
-                .filter_map(|r| {
-                    let t: Vec<f64> = times.iter().map(|v| v[r]).collect();
-                    aggregate_gbs(bytes, &t)
-                })
-                .collect();
-            let d = Distribution::from_samples(&bws).ok_or(ScaleError::Aborted)?;
+            let (w, _) = self.phase(p, cell, Phase::Bw { size })?;
+            let d = w.aggregate().ok_or(ScaleError::Aborted)?;
             let id = match what {
                 "pairs" => format!(
                     "pool.msg-scale/{}/{}/pairs/p{p}/bw/{}",
@@ -599,19 +310,26 @@ impl Sweep<'_> {
             params["test"] = format!("{what}_bw").into();
             params["size_bytes"] = size.into();
             params["chunks_per_message"] = cells::chunks(size, cell).into();
-            params["messages_per_pair"] = count.into();
-            params["repetitions"] = reps.into();
-            out.push((size, d.p50, id.clone()));
+            params["bytes_counted"] = "payload copied out by the receivers (each byte once)".into();
+            params["crew"] = w.parameters();
+            out.push(CurvePoint {
+                size,
+                p50: d.p50,
+                id: id.clone(),
+                noisy: w.noisy(),
+            });
+            let bytes: u64 = w.used().iter().map(|f| f.bytes).sum();
+            self.report.warnings.extend(w.warnings(&self.target, &id));
             self.report.measurements.push(measurement(
                 id,
                 "pool.msg-scale",
                 &self.target,
                 params,
                 "GB/s",
-                format!("aggregate payload bandwidth (counted once, 1e9 B/s) of {p} pair(s), each streaming {count} {size}-byte messages through its own queue of {CELLS_PER_QUEUE} {cell}-byte cells (messages over {} bytes split into cell-sized chunks), receiver copying out; all pairs start at a barrier, time = the longest pair's until its receiver acknowledged ({})", cells::payload_of(cell), self.mode.name()),
+                format!("aggregate payload bandwidth (counted once, 1e9 B/s) of {p} pair(s), each streaming {size}-byte messages through its own queue of {CELLS_PER_QUEUE} {cell}-byte cells (messages over {} bytes split into cell-sized chunks), the receiver copying each out; the receivers are a crew's measuring threads (the senders its helpers): {} ({})", cells::payload_of(cell), w.method(), self.mode.name()),
                 d,
                 Some(self.placement.clone()),
-                counters.with_per_op("byte", bytes * p as u64 * reps as u64),
+                w.counters().with_per_op("byte", bytes),
             ));
         }
         Ok(out)
@@ -655,10 +373,16 @@ impl Sweep<'_> {
         }
     }
 
-    fn param(&mut self, key: String, value: f64, method: String, from: Vec<String>) {
+    fn param(
+        &mut self,
+        key: String,
+        value: f64,
+        (method, from): (String, Vec<String>),
+        noisy: Option<String>,
+    ) {
         self.report
             .params
-            .push(Param::new(key, value, &self.target, method, from));
+            .push(Param::new(key, value, &self.target, method, from).noisy(noisy));
     }
 }
 
@@ -785,22 +509,24 @@ impl MsgScaleBench {
             sw.target,
             self.mode.name()
         ));
-        let (id, lat) = sw.latency(p, self.pairs_cell)?;
+        let (id, lat, noisy) = sw.latency(p, self.pairs_cell)?;
         sw.param(
             format!("pool_pairs{sfx}_lat_p{p}_ns"),
             lat,
-            format!("p50 one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message, {p} pair(s) at once, samples of all pairs ({})", self.mode.name()),
-            vec![id],
+            (format!("p50 one-way latency (echo round trip / 2) of an {LAT_BYTES}-byte message, {p} pair(s) at once, samples of all pairs in the undisturbed windows ({})", self.mode.name()),
+            vec![id]),
+            noisy,
         );
         let curve = sw.curve(p, self.pairs_cell, "pairs")?;
-        let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
+        let pts: Vec<(usize, f64)> = curve.iter().map(|c| (c.size, c.p50)).collect();
         if let Some((s, bw)) = peak(&pts) {
-            let id = curve.iter().find(|c| c.0 == s).map(|c| c.2.clone());
+            let at = curve.iter().find(|c| c.size == s);
             sw.param(
                 format!("pool_pairs{sfx}_bw_p{p}_gbs"),
                 bw,
-                format!("largest p50 aggregate payload bandwidth over message sizes 1 KiB .. 1 MiB (here at {}), {p} pair(s), {} cells ({})", format_size(s), format_size(self.pairs_cell), self.mode.name()),
-                id.into_iter().collect(),
+                (format!("largest p50 aggregate payload bandwidth over message sizes 1 KiB .. 1 MiB (here at {}), {p} pair(s), {} cells ({})", format_size(s), format_size(self.pairs_cell), self.mode.name()),
+                at.map(|c| c.id.clone()).into_iter().collect()),
+                at.and_then(|c| c.noisy.clone()),
             );
         }
         Ok(())
@@ -811,6 +537,7 @@ impl MsgScaleBench {
     fn cells_sweep(&self, sw: &mut Sweep<'_>, p: usize) -> Result<(), ScaleError> {
         let mut peaks = Vec::new();
         let mut peak_ids = Vec::new();
+        let mut peak_noisy = None;
         for &cell in &self.cells {
             if !sw.fits(p, cell) {
                 let reason = sw.too_small(p, cell);
@@ -820,67 +547,73 @@ impl MsgScaleBench {
                 );
                 continue;
             }
-            let Some((bw, peak_id)) = self.cell_curve(sw, p, cell)? else {
+            let Some(at) = self.cell_curve(sw, p, cell)? else {
                 continue;
             };
-            peaks.push((cell, bw));
-            peak_ids.extend(peak_id);
+            peaks.push((cell, at.p50));
+            peak_ids.push(at.id);
+            peak_noisy = peak_noisy.or(at.noisy);
         }
         if let Some((cell, _)) = peak(&peaks) {
             sw.param(
                 format!("pool_cell{}_best_bytes", self.key_suffix()),
                 cell as f64,
-                format!(
-                    "the cell size (of {}) with the highest peak bandwidth, {p} pair(s) ({})",
-                    self.cells
-                        .iter()
-                        .map(|&c| format_size(c))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    self.mode.name()
+                (
+                    format!(
+                        "the cell size (of {}) with the highest peak bandwidth, {p} pair(s) ({})",
+                        self.cells
+                            .iter()
+                            .map(|&c| format_size(c))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        self.mode.name()
+                    ),
+                    peak_ids,
                 ),
-                peak_ids,
+                peak_noisy,
             );
         }
         Ok(())
     }
 
-    /// One cell size's curve and its peak keys; the peak bandwidth and the id of the
-    /// measurement at the peak (`None`: no valid point).
+    /// One cell size's curve and its peak keys; its peak (`None`: no valid point).
     fn cell_curve(
         &self,
         sw: &mut Sweep<'_>,
         p: usize,
         cell: usize,
-    ) -> Result<Option<(f64, Option<String>)>, ScaleError> {
+    ) -> Result<Option<CurvePoint>, ScaleError> {
         let sfx = self.key_suffix();
         let curve = sw.curve(p, cell, "cells")?;
-        let pts: Vec<(usize, f64)> = curve.iter().map(|(s, v, _)| (*s, *v)).collect();
+        let pts: Vec<(usize, f64)> = curve.iter().map(|c| (c.size, c.p50)).collect();
         let Some((s, bw)) = peak(&pts) else {
             return Ok(None);
         };
-        let ids: Vec<String> = curve.iter().map(|c| c.2.clone()).collect();
+        let ids: Vec<String> = curve.iter().map(|c| c.id.clone()).collect();
+        let at = curve.into_iter().find(|c| c.size == s);
+        let noisy = at.as_ref().and_then(|c| c.noisy.clone());
         let kib = cell / 1024;
         sw.param(
             format!("pool_cell{sfx}_bw_{kib}k_gbs"),
             bw,
-            format!("largest p50 aggregate payload bandwidth over message sizes, {p} pair(s), {} cells ({})", format_size(cell), self.mode.name()),
-            ids.clone(),
+            (format!("largest p50 aggregate payload bandwidth over message sizes, {p} pair(s), {} cells ({})", format_size(cell), self.mode.name()),
+            ids.clone()),
+            noisy.clone(),
         );
         sw.param(
             format!("pool_cell{sfx}_peak_msg_{kib}k_bytes"),
             s as f64,
-            format!(
-                "message size of that peak, {p} pair(s), {} cells ({})",
-                format_size(cell),
-                self.mode.name()
+            (
+                format!(
+                    "message size of that peak, {p} pair(s), {} cells ({})",
+                    format_size(cell),
+                    self.mode.name()
+                ),
+                ids,
             ),
-            ids,
+            noisy.clone(),
         );
-        Ok(Some((
-            bw,
-            curve.iter().find(|c| c.0 == s).map(|c| c.2.clone()),
-        )))
+        Ok(at)
     }
 }
 
@@ -1011,14 +744,6 @@ mod tests {
             assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0), "no overlap");
             assert!(spans.iter().all(|s| s.0 % ALIGN == 0 && s.1 <= l.total));
         }
-    }
-
-    #[test]
-    fn aggregate_bandwidth_is_all_bytes_over_the_longest_pair() {
-        assert_eq!(aggregate_gbs(1000, &[100.0]), Some(10.0));
-        assert_eq!(aggregate_gbs(1000, &[100.0, 200.0]), Some(10.0));
-        assert_eq!(aggregate_gbs(1000, &[]), None);
-        assert_eq!(aggregate_gbs(1000, &[0.0]), None);
     }
 
     #[test]

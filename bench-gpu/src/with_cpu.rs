@@ -7,31 +7,32 @@
 //!
 //! * the GPU part: one stream copies `copy_bytes` back to back, walking through it, in
 //!   event-timed batches (GPU bandwidth = bytes / the batches' event time);
-//! * the CPU part: one agent per CPU after the first (which drives the GPU), pinned, each
-//!   streaming its own slice in 4 MiB chunks with the access the GPU makes (the GPU reads
-//!   the target, h2d: the agents read; the GPU writes it, d2h: the agents write with
-//!   non-temporal stores, as `mem agents` does); an agent's bandwidth = its bytes / its
-//!   time, the CPU figure the agents' sum.
+//! * the CPU part: one agent per CPU after the first (which drives the GPU), a crew
+//!   ([`bench_core::crew`]) each streaming its own slice with the access the GPU makes (the
+//!   GPU reads the target, h2d: the agents read; the GPU writes it, d2h: the agents write
+//!   with non-temporal stores, as `mem agents` does); the CPU figure is the crew's window
+//!   aggregate: the bytes all agents moved in the time all of them ran / that time.
 //!
-//! Each round times three windows of the same length: the GPU alone, the agents alone, and
-//! both at once (released together, the GPU's end stopping the agents after their chunk).
+//! Each round times three windows of the same length (with and without `--quick`: fewer
+//! rounds with it): the GPU alone, the agents alone, and both at once (released together,
+//! the GPU's end stopping the agents after their call).
 //! The ratios together / alone say what each side loses to the other.
 
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, Event, HostSpan, Stream};
 use crate::shape::{host_offset, merged, Labels};
 use bench_core::bench::Param;
 use bench_core::counters::{CounterGroup, Counts, MeasurementCounters, ThreadCounts};
+use bench_core::crew::{self, Crew, WindowPlan};
 use bench_core::effort::Effort;
-use bench_core::kernels::{self, Isa};
+use bench_core::kernels::{Isa, Kernel};
 use bench_core::params::Measurement;
 use bench_core::stats::Distribution;
 use bench_core::timer::Timer;
 use bench_core::units::format_size;
 use serde_json::json;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
+use std::time::Duration;
 
-/// Bytes an agent streams between two looks at the stop flag.
+/// Each agent's slice is a whole number of these.
 pub const CHUNK_BYTES: usize = 4 << 20;
 
 /// Most GPU copies in one window (a bound for drivers whose copies take no host time).
@@ -116,6 +117,10 @@ pub struct WithCpuPoint {
     pub dir: Option<Dir>,
     /// Number of CPU agents.
     pub agents: usize,
+    /// The agents' CPUs.
+    pub cpus: Vec<usize>,
+    /// The agents' kernels' ISA.
+    pub isa: Option<Isa>,
     /// Bytes of the GPU's part and of the CPUs' part.
     pub gpu_bytes: usize,
     /// Bytes the agents stream, all slices together.
@@ -208,6 +213,8 @@ pub fn measure(
     let mut p = WithCpuPoint {
         dir: Some(dir),
         agents: cpu.cpus.len(),
+        cpus: cpu.cpus.to_vec(),
+        isa: Some(cpu.isa),
         gpu_bytes: gpu.host.len(),
         cpu_bytes: cpu.host.len(),
         copy_bytes: plan.copy_bytes,
@@ -283,108 +290,112 @@ impl GpuLoop<'_, '_, '_> {
 struct WindowOut {
     /// The GPU's GB/s (None when it moved nothing) and its driving thread's counts.
     gpu: Option<(Option<f64>, Counts)>,
-    /// The agents' summed GB/s, when every agent measured.
+    /// The agents' window aggregate, when every agent was pinned and streamed.
     cpu_gbs: Option<f64>,
     /// Each agent's counts.
     agent_counts: Vec<Counts>,
 }
 
-/// One window in `mode`: the GPU's loop on this thread, the agents on their own.
+/// One window in `mode`: the GPU's loop on this thread, the agents a crew on their CPUs.
 fn window(
     mode: Mode,
     g: &GpuLoop<'_, '_, '_>,
     cpu: &CpuSide<'_>,
     timer: &Timer,
 ) -> Result<WindowOut, CudaError> {
-    let agents = if mode == Mode::GpuAlone {
-        0
-    } else {
-        cpu.cpus.len()
+    let mut group = CounterGroup::open_with_timer(timer);
+    if mode == Mode::GpuAlone {
+        let (r, c) = group.count(|| g.run(timer));
+        return Ok(WindowOut {
+            gpu: Some((r?, c)),
+            cpu_gbs: None,
+            agent_counts: Vec::new(),
+        });
+    }
+    let length = Duration::from_nanos(g.plan.window_ns as u64);
+    let mut gpu = None;
+    let agents = match mode {
+        Mode::CpuAlone => agents_window(cpu, g.dir, length, timer, None),
+        _ => agents_window(
+            cpu,
+            g.dir,
+            length,
+            timer,
+            Some(&mut || gpu = Some(group.count(|| g.run(timer)))),
+        ),
     };
-    let slice = cpu.host.len() / cpu.cpus.len().max(1);
-    let stop = AtomicBool::new(false);
-    let barrier = Barrier::new(agents + 1);
-    std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..agents)
-            .map(|i| {
-                let (stop, barrier) = (&stop, &barrier);
-                let part = cpu.host.sub(i * slice, slice);
-                let (c, isa, dir) = (cpu.cpus[i], cpu.isa, g.dir);
-                sc.spawn(move || agent(c, part, isa, dir, stop, barrier, timer))
-            })
-            .collect();
-        let mut group = (mode != Mode::CpuAlone).then(|| CounterGroup::open_with_timer(timer));
-        barrier.wait();
-        let gpu = match group.as_mut() {
-            None => {
-                std::thread::sleep(std::time::Duration::from_nanos(g.plan.window_ns as u64));
-                None
-            }
-            Some(group) => {
-                let (r, c) = group.count(|| g.run(timer));
-                Some(r.map(|gbs| (gbs, c)))
-            }
-        };
-        // Whatever the GPU did, the agents stop (the scope joins them).
-        stop.store(true, Ordering::Release);
-        let per_agent: Vec<(Option<f64>, Counts)> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or((None, Counts::default())))
-            .collect();
-        let cpu_gbs = (agents > 0 && per_agent.iter().all(|a| a.0.is_some()))
-            .then(|| per_agent.iter().filter_map(|a| a.0).sum());
-        Ok(WindowOut {
-            gpu: gpu.transpose()?,
-            cpu_gbs,
-            agent_counts: per_agent.into_iter().map(|a| a.1).collect(),
-        })
+    let gpu = match gpu {
+        Some((r, c)) => Some((r?, c)),
+        None => None,
+    };
+    let (cpu_gbs, agent_counts) = agents.unwrap_or((None, Vec::new()));
+    Ok(WindowOut {
+        gpu,
+        cpu_gbs,
+        agent_counts,
     })
 }
 
-/// One agent: pinned to `cpu`, streams `part` in chunks until `stop`; its GB/s (None when
-/// it could not be pinned or moved nothing) and its counts.
-fn agent(
-    cpu: usize,
-    part: HostSpan<'_>,
-    isa: Isa,
+/// One window of the CPU agents alone (`beside` none: `length` long) or released together
+/// with `beside` on the calling thread and ended by it: the crew's window aggregate (GB/s;
+/// `None` when no window had every agent streaming) and each agent's counts; `None` when
+/// an agent could not be pinned. The agents' access follows the GPU's direction
+/// ([`cpu_access`]); a part of the CPU side's span each, in agent order.
+pub fn agents_window(
+    cpu: &CpuSide<'_>,
     dir: Dir,
-    stop: &AtomicBool,
-    barrier: &Barrier,
+    length: Duration,
     timer: &Timer,
-) -> (Option<f64>, Counts) {
-    let pinned = bench_core::pin::pin_current(cpu).is_ok();
-    // SAFETY: `part` is this agent's slice of the CPUs' part: no DMA reaches the CPUs'
-    // part and the slices of the agents are disjoint, so nothing else touches it while
-    // this thread runs.
-    let mem = unsafe { part.as_mut_slice() };
-    let mut group = CounterGroup::open_with_timer(timer);
-    barrier.wait();
-    if !pinned {
-        return (None, Counts::default());
-    }
-    let ((bytes, ns), counts) = group.count(|| stream(mem, isa, dir, stop, timer));
-    ((ns > 0.0 && bytes > 0).then(|| bytes as f64 / ns), counts)
+    beside: Option<&mut dyn FnMut()>,
+) -> Option<(Option<f64>, Vec<Counts>)> {
+    let slice = cpu.host.len() / cpu.cpus.len().max(1);
+    let kernel = match dir {
+        Dir::H2d => Kernel::Read,
+        Dir::D2h => Kernel::NtWrite,
+    };
+    let make = |i: usize| {
+        let part = cpu.host.sub(i * slice, slice);
+        // SAFETY: `part` is agent i's slice of the CPUs' part: no DMA reaches the CPUs'
+        // part and the slices of the agents are disjoint, so nothing else touches it
+        // while the crew runs.
+        let mem = unsafe { part.as_mut_slice() };
+        // SAFETY: as above; the slice outlives the crew.
+        Ok::<_, std::convert::Infallible>(unsafe {
+            crew::Stream::new(kernel, cpu.isa, mem.as_mut_ptr(), mem.len())
+        })
+    };
+    let plan = WindowPlan {
+        window: length,
+        windows: 1,
+        max_windows: 1,
+    };
+    let crew = Crew::on(timer, cpu.cpus);
+    let run = match beside {
+        None => crew.windows(plan, &make),
+        Some(f) => crew
+            .windows_beside(plan, &make, &mut |_| f())
+            .map(|(w, _)| w),
+    };
+    let w = run.ok()?;
+    let rec = &w.records()[0];
+    Some((
+        rec.figure.as_ref().map(|f| f.aggregate_gbs),
+        rec.seen.clone(),
+    ))
 }
 
-/// Streams `mem` in chunks, over and over, until `stop`: (bytes, ns).
-fn stream(mem: &mut [u8], isa: Isa, dir: Dir, stop: &AtomicBool, timer: &Timer) -> (u64, f64) {
-    let t0 = timer.start();
-    let (mut bytes, mut acc) = (0u64, 0u64);
-    'window: loop {
-        for chunk in mem.chunks_mut(CHUNK_BYTES) {
-            match dir {
-                Dir::H2d => acc ^= kernels::read(isa, chunk),
-                Dir::D2h => acc ^= kernels::write(isa, true, chunk, 0x5a),
-            }
-            bytes += chunk.len() as u64;
-            if stop.load(Ordering::Acquire) {
-                break 'window;
-            }
-        }
+/// A series' own parameters: its name, and for the agents alone the stream they ran (the
+/// same kernel, CPUs and footprint as a `mem bandwidth` point is the same measurement).
+fn series_parameters(p: &WithCpuPoint, dir: Dir, suffix: &str) -> serde_json::Value {
+    let mut v = json!({ "series": suffix });
+    if let (true, Some(isa)) = (suffix == "cpu_alone", p.isa) {
+        let kernel = match dir {
+            Dir::H2d => Kernel::Read,
+            Dir::D2h => Kernel::NtWrite,
+        };
+        v["stream"] = crew::stream::signature(kernel, isa, p.cpu_bytes, &p.cpus);
     }
-    let ns = timer.elapsed_ns(t0, timer.stop());
-    std::hint::black_box(acc);
-    (bytes, ns)
+    v
 }
 
 /// The measurements of `points` and, with `key_prefix`, the params
@@ -400,7 +411,7 @@ pub fn with_cpu_report(
         let Some(dir) = p.dir else { continue };
         let d = dir.name();
         let what = format!(
-            "one stream of back-to-back {} {d} copies through {} of {}, beside {} pinned CPU agent(s) each streaming its own slice of {} of the same target ({} ({d} access), 4 MiB chunks); each part: {}",
+            "one stream of back-to-back {} {d} copies through {} of {}, beside {} pinned CPU agent(s) each streaming its own slice of {} of the same target ({} ({d} access), in parts of about 0.1 ms each); each part: {}",
             format_size(p.copy_bytes),
             format_size(p.gpu_bytes),
             l.memory,
@@ -423,8 +434,8 @@ pub fn with_cpu_report(
         let series = [
             ("gpu_alone", &p.gpu_alone, "the GPU's bandwidth with the agents idle (bytes / the batches' CUDA event time)"),
             ("gpu_beside_cpu", &p.gpu_beside_cpu, "the GPU's bandwidth while the agents stream (bytes / the batches' CUDA event time)"),
-            ("cpu_alone", &p.cpu_alone, "the agents' summed bandwidth with the GPU idle (each agent's bytes / its host-timer time)"),
-            ("cpu_beside_gpu", &p.cpu_beside_gpu, "the agents' summed bandwidth while the GPU copies (each agent's bytes / its host-timer time)"),
+            ("cpu_alone", &p.cpu_alone, "the agents' bandwidth with the GPU idle (the crew's window aggregate: the bytes all agents moved in the time all of them ran / that time)"),
+            ("cpu_beside_gpu", &p.cpu_beside_gpu, "the agents' bandwidth while the GPU copies (the crew's window aggregate, the window released with the GPU's loop and ended by it)"),
         ];
         let mut p50 = std::collections::BTreeMap::new();
         for (suffix, samples, meaning) in series {
@@ -437,9 +448,9 @@ pub fn with_cpu_report(
                 id,
                 benchmark: l.bench.clone(),
                 target: l.target.clone(),
-                parameters: merged(&base, json!({ "series": suffix })),
+                parameters: merged(&base, series_parameters(p, dir, suffix)),
                 unit: "GB/s".into(),
-                method: format!("{meaning}; {what}; one sample per window ({} ms), the three windows (GPU alone, agents alone, together) interleaved in every round; the GPU timed with CUDA events recorded around each batch of {} copies, the agents with the host cycle timer ({})", p.window_ms, p.batch, l.host_timer),
+                method: format!("{meaning}; {what}; one sample per window ({} ms), the three windows (GPU alone, agents alone, together) interleaved in every round; the GPU timed with CUDA events recorded around each batch of {} copies, the agents by the crew's windows on the host cycle timer ({}); bytes counted once", p.window_ms, p.batch, l.host_timer),
                 distribution: dist,
                 placement: l.placement.clone(),
                 counters: p.counts.get(suffix).and_then(SeriesCounts::record),
@@ -508,6 +519,8 @@ mod tests {
         WithCpuPoint {
             dir: Some(Dir::H2d),
             agents: 3,
+            cpus: vec![1, 2, 3],
+            isa: Some(Isa::Sse2),
             gpu_bytes: 1 << 30,
             cpu_bytes: 3 << 28,
             copy_bytes: 64 << 20,
@@ -553,6 +566,19 @@ mod tests {
         assert!(ms
             .iter()
             .any(|m| m.id == "gpu.pool/anon/gpu:0/with-cpu/h2d/cpu_alone"));
+        // The agents alone say which stream they ran, to be held against `mem bandwidth`'s
+        // figure of the same stream; beside the GPU they are another measurement.
+        for m in &ms {
+            let stream = m.parameters.get("stream");
+            if m.id.ends_with("/cpu_alone") {
+                let s = stream.expect("the agents' stream");
+                assert_eq!(s["kernel"], "read");
+                assert_eq!(s["cpus"], serde_json::json!([1, 2, 3]));
+                assert_eq!(s["footprint_bytes"], 3u64 << 28);
+            } else {
+                assert!(stream.is_none(), "{}", m.id);
+            }
+        }
     }
 
     #[test]

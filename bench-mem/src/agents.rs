@@ -15,11 +15,12 @@
 //!   (pool -> GPU, `h2d`).
 //!
 //! Both copy with non-temporal stores (+ sfence), as a DMA engine writes whole lines
-//! without reading them first, so the target sees only the transfer's bytes. A sample is
-//! one transfer per agent, all agents starting together (a spinning barrier, as
-//! `mem.bandwidth`); its per-agent bandwidth is S / the agent's own time, its aggregate
-//! k x S / the slowest agent's time. Bytes counted once (the paper's "bytes transferred /
-//! time"), not read + written; GB = 1e9 bytes.
+//! without reading them first, so the target sees only the transfer's bytes. The agents
+//! are a crew ([`bench_core::crew`]): released together into windows, each agent copying
+//! its S part by part, over and over, until all stop together; its per-agent bandwidth is
+//! its bytes / its own time, the aggregate the bytes all agents moved in the time all of
+//! them ran / that time (the crew's window aggregate, as `mem.bandwidth`). Bytes counted
+//! once (the paper's "bytes transferred / time"), not read + written; GB = 1e9 bytes.
 //!
 //! One target (`mem.agents`, a memory benchmark, run on every target of the run): agent t
 //! gets bytes [t S, (t+1) S) of the target, for k = 1 .. #CPUs, so B(1) and B(k) share S.
@@ -30,12 +31,12 @@
 //! [`Region::allocate`], the one function that places and verifies memory (see
 //! docs/architecture.md, "Two targets at once").
 
-use crate::kernels::{self, Isa, IsaSet};
-use crate::lockstep::{gbs, lockstep, Budget, Lockstep};
+use crate::kernels::{Isa, IsaSet};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Subject,
 };
+use bench_core::crew::{Crew, Stream, Windows};
 use bench_core::memory::{Access, OnMemory, Region, TargetArg, TargetSpec};
 use bench_core::params::{Measurement, Skipped};
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
@@ -97,26 +98,6 @@ pub fn placement_of(t: usize, targets: usize, size: usize) -> (usize, usize) {
 /// Bytes each target's region needs for `k` agents round robin over `targets` targets.
 pub fn bytes_per_target(k: usize, targets: usize, size: usize) -> usize {
     k.div_ceil(targets.max(1)) * size
-}
-
-/// Per-agent bandwidth samples (GB/s): `bytes` over each agent's own time, every agent's
-/// every sample (`per_thread[agent][sample]`, ns).
-pub fn per_agent_gbs(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
-    per_thread
-        .iter()
-        .flat_map(|v| v.iter().map(move |&ns| bytes / ns.max(1e-9)))
-        .collect()
-}
-
-/// Each agent's p50 bandwidth (GB/s), in agent order.
-fn agent_p50s(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
-    per_thread
-        .iter()
-        .filter_map(|v| {
-            let g: Vec<f64> = v.iter().map(|&ns| bytes / ns.max(1e-9)).collect();
-            Distribution::from_samples(&g).map(|d| d.p50)
-        })
-        .collect()
 }
 
 /// The configuration shared by both parts.
@@ -230,11 +211,11 @@ fn local_target(topo: &Topology, cpu: usize) -> TargetSpec {
         .map_or(TargetSpec::Anon, |n| TargetSpec::Node(n.id))
 }
 
-/// One measured point: k agents, a direction, the lockstep run.
+/// One measured point: k agents, a direction, the crew's windows.
 struct Point {
     k: usize,
     dir: AgentDir,
-    run: Lockstep,
+    windows: Windows,
 }
 
 /// The shared measuring loop: `regions` are the targets (agents round robin over them);
@@ -250,37 +231,25 @@ struct Agents<'a> {
 }
 
 impl Agents<'_> {
-    fn budget(&self) -> Budget {
-        Budget {
-            time: self.ctx.effort.mem.agents_point,
-            min_samples: 5,
-            max_samples: 2000,
-        }
-    }
-
-    fn measure(&self, k: usize, dir: AgentDir) -> Point {
+    fn measure(&self, k: usize, dir: AgentDir) -> Result<Point, NotRun> {
         let (size, isa, n) = (self.size, self.isa, self.bases.len());
-        let run = lockstep(self.ctx, k, self.budget(), &|t| {
-            let (i, off) = placement_of(t, n, size);
-            let far = self.bases[i] + off;
-            let local = self.locals[t];
-            let (src, dst) = match dir {
-                AgentDir::Write => (local, far),
-                AgentDir::Read => (far, local),
-            };
-            // SAFETY: agent t's range of its target, [off, off + size), lies inside that
-            // region (sized by bytes_per_target) and no other agent's range overlaps it
-            // (placement_of); its private buffer is its own region of `size` bytes. All
-            // regions outlive the lockstep run.
-            let (d, s) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut(dst as *mut u8, size),
-                    std::slice::from_raw_parts(src as *const u8, size),
-                )
-            };
-            kernels::copy(isa, true, d, s);
-        });
-        Point { k, dir, run }
+        let windows = Crew::of(self.ctx, k)
+            .windows(self.ctx.effort.crew, &|t| {
+                let (i, off) = placement_of(t, n, size);
+                let far = self.bases[i] + off;
+                let local = self.locals[t];
+                let (src, dst) = match dir {
+                    AgentDir::Write => (local, far),
+                    AgentDir::Read => (far, local),
+                };
+                // SAFETY: agent t's range of its target, [off, off + size), lies inside
+                // that region (sized by bytes_per_target) and no other agent's range
+                // overlaps it (placement_of); its private buffer is its own region of
+                // `size` bytes. All regions outlive the crew.
+                Ok(unsafe { Stream::between(isa, true, src as *const u8, dst as *mut u8, size) })
+            })
+            .map_err(|e| NotRun::skip(e.reason()))?;
+        Ok(Point { k, dir, windows })
     }
 }
 
@@ -328,7 +297,7 @@ fn measure_points(
     };
     for &dir in dirs {
         for &k in ks {
-            let p = agents.measure(k, dir);
+            let p = agents.measure(k, dir)?;
             report_point(ctx, labels, &p, rep)?;
         }
     }
@@ -350,33 +319,31 @@ struct Labels<'a> {
 }
 
 fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> Result<(), NotRun> {
-    let s = l.size as f64;
-    let per = per_agent_gbs(&p.run.times, s);
-    let agg = gbs(&p.run.times, s * p.k as f64);
-    let (Some(dp), Some(da)) = (
-        Distribution::from_samples(&per),
-        Distribution::from_samples(&agg),
-    ) else {
+    let w = &p.windows;
+    let (Some(dp), Some(da)) = (w.per_thread(), w.aggregate()) else {
         return Err(NotRun::skip(format!(
-            "no valid samples for {} agents {}",
+            "no valid window for {} agents {}",
             p.k,
             p.dir.name()
         )));
     };
     let id = format!("{}/{}/{}/k{}", l.bench, l.target, p.dir.name(), p.k);
-    let p50s = agent_p50s(&p.run.times, s);
+    let p50s = w.thread_p50s();
     let share_min = if p50s.is_empty() {
         f64::NAN
     } else {
         let sum: f64 = p50s.iter().sum();
         p50s.iter().cloned().fold(f64::INFINITY, f64::min) * p50s.len() as f64 / sum
     };
+    let bytes: u64 = w.used().iter().map(|f| f.bytes).sum();
+    let counters = w.counters().with_per_op("byte", bytes);
     ctx.progress(&format!(
         "{id}: {:.2} GB/s per agent, {:.2} GB/s aggregate{}",
         dp.p50,
         da.p50,
-        p.run.counters.summary()
+        counters.summary()
     ));
+    rep.warnings.extend(w.warnings(l.target, &id));
     let cpus: Vec<usize> = (0..p.k).map(|t| ctx.cpus[t % ctx.cpus.len()]).collect();
     let what = match p.dir {
         AgentDir::Write => "private local buffer -> target (a rank publishing its chunk)",
@@ -396,31 +363,31 @@ fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> R
         "size_bytes_per_agent": l.size, "size_rule": l.size_rule,
         "targets": l.targets, "layout": layout, "cpus": cpus,
         "isa": l.isa.name(), "stores": "non-temporal + sfence",
-        "bytes_counted": "transferred (S per agent per sample; not read + written)",
-        "samples_per_agent": p.run.samples(),
+        "bytes_counted": "transferred (each byte once; not read + written)",
         "agent_p50_gbs": p50s, "share_min_ratio": share_min,
         "placements": l.placements,
+        "crew": w.parameters(),
     });
-    let counters = p
-        .run
-        .counters
-        .clone()
-        .with_per_op("byte", (l.size * p.k * p.run.samples()) as u64);
-    let m = |id: String, d: Distribution, method: &str| Measurement {
+    let m = |id: String, d: Distribution, method: String| Measurement {
         id,
         benchmark: l.bench.into(),
         target: l.target.into(),
         parameters: parameters.clone(),
         unit: "GB/s".into(),
-        method: method.into(),
+        method,
         distribution: d,
         placement: l.placement.clone(),
         counters: Some(counters.clone()),
     };
     let per_id = format!("{id}/per-agent");
     let agg_id = format!("{id}/aggregate");
-    rep.measurements.push(m(per_id.clone(), dp.clone(), "each pinned agent copies S bytes per sample, all starting together (spinning barrier); sample = S / the agent's own time (cycle timer, overhead subtracted), every agent's every sample; GB = 1e9 bytes"));
-    rep.measurements.push(m(agg_id.clone(), da.clone(), "k x S / the slowest agent's time per sample (cycle timer, overhead subtracted); GB = 1e9 bytes"));
+    let how = "each pinned agent copies its S part by part, over and over";
+    rep.measurements.push(m(per_id.clone(), dp.clone(), format!("{how}; sample = an agent's bytes / its own time in a window, every agent's every used window; {}", w.method())));
+    rep.measurements.push(m(
+        agg_id.clone(),
+        da.clone(),
+        format!("{how}; {}", w.method()),
+    ));
     let (dir, k) = (p.dir.name(), p.k);
     let prefix = l.key_prefix;
     let common = format!(
@@ -428,26 +395,33 @@ fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> R
         format_size(l.size),
         l.isa
     );
-    rep.params.push(Param::new(
-        format!("{prefix}_{dir}_k{k}_bw_gbs"),
-        dp.p50,
-        l.target,
-        format!(
-            "p50 over {} per-agent samples (S / own time); {common}",
-            dp.n
-        ),
-        vec![per_id],
-    ));
-    rep.params.push(Param::new(
-        format!("{prefix}_{dir}_k{k}_agg_bw_gbs"),
-        da.p50,
-        l.target,
-        format!(
-            "p50 over {} samples of k x S / slowest agent's time; {common}",
-            da.n
-        ),
-        vec![agg_id],
-    ));
+    let noisy = w.noisy();
+    rep.params.push(
+        Param::new(
+            format!("{prefix}_{dir}_k{k}_bw_gbs"),
+            dp.p50,
+            l.target,
+            format!(
+                "p50 over {} per-agent rates (an agent's bytes / its own time, in each used window); {common}",
+                dp.n
+            ),
+            vec![per_id],
+        )
+        .noisy(noisy.clone()),
+    );
+    rep.params.push(
+        Param::new(
+            format!("{prefix}_{dir}_k{k}_agg_bw_gbs"),
+            da.p50,
+            l.target,
+            format!(
+                "p50 over {} windows of the bytes all agents moved in the time all ran / that time; {common}",
+                da.n
+            ),
+            vec![agg_id],
+        )
+        .noisy(noisy),
+    );
     Ok(())
 }
 
@@ -820,15 +794,6 @@ mod tests {
     }
 
     #[test]
-    fn accounting_counts_s_per_agent_and_k_s_over_the_slowest() {
-        // Two agents, two samples: S = 1000 bytes in 100 / 200 ns and 250 / 125 ns.
-        let t = vec![vec![100.0, 250.0], vec![200.0, 125.0]];
-        assert_eq!(per_agent_gbs(&t, 1000.0), vec![10.0, 4.0, 5.0, 8.0]);
-        assert_eq!(gbs(&t, 2000.0), vec![10.0, 8.0]);
-        assert_eq!(agent_p50s(&t, 1000.0).len(), 2);
-    }
-
-    #[test]
     fn default_size_streams_from_memory_and_is_the_same_for_every_k() {
         let ctx = Context::quick_local();
         let c = AgentsConfig::default();
@@ -982,6 +947,15 @@ mod tests {
         for m in &rep.measurements {
             assert_eq!(m.parameters["size_bytes_per_agent"], 64 * 1024);
             assert!(m.placement.is_some());
+            // Per agent: every agent's rate in every used window; aggregate: a window each.
+            let used = m.parameters["crew"]["windows_used"].as_u64().unwrap();
+            let k = m.parameters["agents"].as_u64().unwrap();
+            let per = if m.id.ends_with("/per-agent") { k } else { 1 };
+            assert_eq!(m.distribution.n, per * used, "{}", m.id);
+            assert_eq!(
+                m.parameters["bytes_counted"],
+                "transferred (each byte once; not read + written)"
+            );
         }
     }
 }

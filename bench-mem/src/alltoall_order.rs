@@ -14,10 +14,11 @@
 
 use crate::alltoall::{self, Method, Order};
 use crate::kernels::Isa;
-use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup, Skip,
 };
+use bench_core::crew::{gbs, Crew};
+use bench_core::effort::Budget;
 use bench_core::effort::Effort;
 use bench_core::memory::{Placement, TargetSpec};
 use bench_core::params::{Measurement, Skipped, Warning};
@@ -358,7 +359,7 @@ impl Sweep<'_> {
     }
 
     /// Order `oi`'s all-to-all at one point: rounds of its copies on `p` pinned threads in
-    /// lockstep, as GB/s over the slowest thread.
+    /// lockstep rounds (the crew's, [`Crew::rounds`]), as GB/s over the slowest thread.
     fn measure(&self, g: &Group, pt: Point, oi: usize) -> Result<Measurement, NotRun> {
         let Point {
             method,
@@ -369,7 +370,7 @@ impl Sweep<'_> {
         let (p, isa, base) = (g.p, self.isa, self.base);
         let order = g.orders[oi];
         let sched = &g.schedules[oi];
-        let run = lockstep(self.ctx, p, self.budget, &|t| {
+        let run = Crew::of(self.ctx, p).rounds(self.budget, &|t| {
             for _ in 0..rounds {
                 // SAFETY: the region holds 2 x p x p x s bytes (sizes were bounded by it)
                 // and outlives the call; the order's schedules give each copy to one

@@ -19,12 +19,11 @@
 //! costs milliseconds rather than a pass over gigabytes.
 
 use crate::kernels::{self, Isa, IsaSet, Kernel};
-use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Skip,
 };
-use bench_core::counters::MeasurementCounters;
+use bench_core::crew::{Crew, Stream, WindowPlan, Windows};
 use bench_core::dram_check::{self, Pattern};
 use bench_core::effort::Effort;
 use bench_core::memory::{OnMemory, Region, TargetSpec};
@@ -34,7 +33,6 @@ use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Largest slice a thread streams in one sample; a larger slice is streamed in chunks of
 /// at most this, one per sample, in turn.
@@ -260,68 +258,27 @@ impl BandwidthBench {
         v
     }
 
-    /// Measures one point: returns per-sample GB/s, how a sample streams (passes over the
-    /// slice, or chunks of it in turn), and the counters of every thread's sampling loop
-    /// (normalised per byte).
+    /// Measures one point: the crew's windows of `p.threads` threads, each streaming its
+    /// own slice of the footprint ([`Stream`]).
     fn measure(
         &self,
         ctx: &Context,
         region: &mut Region,
         isa: Isa,
         p: &Point,
-        budget: Budget,
-    ) -> (Vec<f64>, Streaming, MeasurementCounters) {
-        let slice = (p.size / p.threads) / 4096 * 4096;
-        let slice = if slice == 0 {
-            p.size / p.threads / 64 * 64
-        } else {
-            slice
-        };
-        let chunks = slice.div_ceil(CHUNK_BYTES).max(1);
-        let chunk = if chunks == 1 {
-            slice
-        } else {
-            slice / chunks / 4096 * 4096
-        };
-        let passes = if chunks == 1 {
-            ((8 * MIB) / slice.max(1)).max(1)
-        } else {
-            1
-        };
+        plan: WindowPlan,
+    ) -> Result<Windows, Skip> {
         let base = region.as_mut_ptr() as usize;
-        let kernel = p.kernel;
-        let calls: Vec<AtomicUsize> = (0..p.threads).map(|_| AtomicUsize::new(0)).collect();
-        let run = lockstep(ctx, p.threads, budget, &|t| {
-            let call = calls[t].fetch_add(1, Ordering::Relaxed);
-            let mut acc = 0;
-            // The first call (the warm-up) streams every chunk; then one chunk per call.
-            let parts = if chunks > 1 && call > 0 {
-                let c = (call - 1) % chunks;
-                c..c + 1
-            } else {
-                0..chunks
-            };
-            for c in parts {
-                // SAFETY: thread t owns its slice [t*slice, (t+1)*slice) of the region,
-                // which outlives the call; chunk c lies inside it.
-                let buf = unsafe {
-                    std::slice::from_raw_parts_mut((base + t * slice + c * chunk) as *mut u8, chunk)
-                };
-                for k in 0..passes {
-                    acc ^= kernels::run(kernel, isa, buf, k as u8 | 1);
-                }
-            }
-            std::hint::black_box(acc);
-        });
-        let bytes = chunk * p.threads * passes;
-        let n = run.samples();
-        let counters = run.counters.with_per_op("byte", (bytes * n) as u64);
-        let how = Streaming {
-            passes,
-            chunk_bytes: chunk,
-            chunks,
-        };
-        (gbs(&run.times, bytes as f64), how, counters)
+        let (size, threads, kernel) = (p.size.min(region.len()), p.threads, p.kernel);
+        Crew::of(ctx, threads)
+            .windows(plan, &|t| {
+                let (off, len) = Stream::slice_of(size, threads, t);
+                // SAFETY: thread t owns its slice [off, off + len) of the region (slices
+                // are disjoint and inside `size` <= the region's length), which outlives
+                // the crew.
+                Ok(unsafe { Stream::new(kernel, isa, (base + off) as *mut u8, len) })
+            })
+            .map_err(|e| Skip::new(e.reason()))
     }
 
     /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked.
@@ -370,13 +327,13 @@ impl BandwidthBench {
                 point_id(&target, &p),
                 bench_core::dram_check::pass_suffix(pass)
             );
-            let m = self.record(
+            let (m, _) = self.record(
                 ctx,
                 region,
                 rep,
                 &p,
                 id.clone(),
-                (isa, check_budget(ctx.effort)),
+                (isa, check_plan(ctx.effort)),
             )?;
             Ok::<_, Skip>((m, Some(id)))
         })?;
@@ -395,7 +352,8 @@ impl BandwidthBench {
         ))
     }
 
-    /// Measures `p` and records it as measurement `id`; returns its p50.
+    /// Measures `p` and records it as measurement `id` (and, with several threads, its
+    /// bulk-synchronous figure as `id/bulk-sync`); returns its p50 and why it is noisy.
     fn record(
         &self,
         ctx: &Context,
@@ -403,40 +361,56 @@ impl BandwidthBench {
         rep: &mut Report,
         p: &Point,
         id: String,
-        (isa, budget): (Isa, Budget),
-    ) -> Result<f64, Skip> {
-        let (gbs, how, counters) = self.measure(ctx, region, isa, p, budget);
-        let Some(d) = Distribution::from_samples(&gbs) else {
+        (isa, plan): (Isa, WindowPlan),
+    ) -> Result<(f64, Option<String>), Skip> {
+        let w = self.measure(ctx, region, isa, p, plan)?;
+        let target = region.origin().to_string();
+        let Some(d) = w.aggregate() else {
             return Err(Skip::new(format!(
-                "no valid samples for {} at {}",
+                "no valid window for {} at {}",
                 p.kernel.name(),
                 p.size
             )));
         };
+        let bytes: u64 = w.used().iter().map(|f| f.bytes).sum();
+        let counters = w.counters().with_per_op("byte", bytes);
         ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
-        let p50 = d.p50;
-        rep.measurements.push(Measurement {
+        rep.warnings.extend(w.warnings(&target, &id));
+        let parameters = json!({
+            "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
+            "threads": p.threads, "size_bytes": p.size,
+            "slice_bytes": Stream::slice_of(p.size, p.threads, 0).1,
+            "cpus": ctx.cpus_for(p.threads),
+            "bytes_counted": if p.kernel.is_copy() { "read + written" } else { "touched" },
+            "crew": w.parameters(),
+            "stream": bench_core::crew::stream::signature(p.kernel, isa, p.size, &ctx.cpus_for(p.threads)),
+        });
+        let method = format!(
+            "each thread streams its own slice of the footprint in parts of about {} us each, in turn (every part last touched a whole slice earlier); {}",
+            (bench_core::crew::stream::CALL_NS / 1e3) as u64,
+            w.method()
+        );
+        let m = |id: String, d: Distribution, method: String| Measurement {
             id,
             benchmark: self.name().into(),
-            target: region.origin().to_string(),
-            parameters: json!({
-                "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
-                "threads": p.threads, "size_bytes": p.size, "passes_per_sample": how.passes,
-                "chunk_bytes": how.chunk_bytes, "chunks": how.chunks,
-                "cpus": ctx.cpus.iter().take(p.threads).collect::<Vec<_>>(),
-                "bytes_counted": if p.kernel.is_copy() { "read + written" } else { "touched" },
-            }),
+            target: target.clone(),
+            parameters: parameters.clone(),
             unit: "GB/s".into(),
-            method: if how.chunks > 1 {
-                format!("each pinned thread streams its own slice of the footprint, one {} chunk per sample, the chunks in turn after one full pass; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes", format_size(how.chunk_bytes))
-            } else {
-                "each pinned thread runs the kernel over its own slice; sample = total bytes / slowest thread's time (cycle timer, overhead subtracted); GB = 1e9 bytes".into()
-            },
+            method,
             distribution: d,
             placement: Some(region.placement().clone()),
-            counters: Some(counters),
-        });
-        Ok(p50)
+            counters: Some(counters.clone()),
+        };
+        if p.threads > 1 {
+            if let Some(b) = w.bulk_sync() {
+                rep.measurements.push(m(format!("{id}/bulk-sync"), b, format!(
+                    "the bulk-synchronous figure of `{id}`: threads x the slowest thread's own rate in each window (equal work per thread, done when the slowest is done: what a lockstep sample measures); the windows as there"
+                )));
+            }
+        }
+        let p50 = d.p50;
+        rep.measurements.push(m(id, d, method));
+        Ok((p50, w.noisy()))
     }
 }
 
@@ -482,18 +456,18 @@ pub fn stream_check(
     Ok(Some(ctx.sizing.record_check(check)))
 }
 
-/// The read kernel by `threads` lockstep threads (the first of `ctx.cpus`) over `bytes`
+/// The read kernel by a crew of `threads` threads (the first of `ctx.cpus`) over `bytes`
 /// of `region`, each thread its own slice: the DRAM read point of `mem bandwidth`,
 /// recorded in `rep` as measurement `id` of `benchmark`, for a family that needs that
 /// one point (the NUMA matrix); the sizing and its check are the caller's. Returns the
-/// p50 (GB/s, GB = 1e9 B).
+/// p50 (GB/s, GB = 1e9 B) and why it is noisy.
 pub fn read_point(
     ctx: &Context,
     region: &mut Region,
     (threads, bytes): (usize, usize),
     (benchmark, id): (&str, String),
     rep: &mut Report,
-) -> Result<f64, Skip> {
+) -> Result<(f64, Option<String>), Skip> {
     let b = BandwidthBench {
         kernels: vec![Kernel::Read],
         ..Default::default()
@@ -508,31 +482,18 @@ pub fn read_point(
         keys: vec![],
         dram: true,
     };
-    let v = b.record(ctx, region, rep, &p, id, (isa, ctx.effort.bandwidth_point))?;
-    if let Some(m) = rep.measurements.last_mut() {
+    let before = rep.measurements.len();
+    let v = b.record(ctx, region, rep, &p, id, (isa, ctx.effort.crew))?;
+    for m in &mut rep.measurements[before..] {
         m.benchmark = benchmark.into();
     }
     Ok(v)
 }
 
-/// The budget of a DRAM check's point: twice a bandwidth point's time (the check compares
-/// medians, and a VM's bandwidth drifts), the same minimum of samples.
-fn check_budget(effort: &Effort) -> Budget {
-    let b = effort.bandwidth_point;
-    Budget {
-        time: 2 * b.time,
-        ..b
-    }
-}
-
-/// How a sample streams a slice.
-struct Streaming {
-    /// Passes over the slice (small slices), else 1.
-    passes: usize,
-    /// Bytes of a chunk (the whole slice when not chunked).
-    chunk_bytes: usize,
-    /// Chunks of the slice.
-    chunks: usize,
+/// The windows of a DRAM check's point: twice a point's (the check compares medians,
+/// and a VM's bandwidth drifts), windows as long.
+fn check_plan(effort: &Effort) -> WindowPlan {
+    effort.crew.times(2)
 }
 
 /// The measurement id of a point.
@@ -609,11 +570,14 @@ impl Benchmark for BandwidthBench {
                 continue;
             }
             let id = point_id(&target, &p);
-            let p50 = match rep.measurements.iter().find(|m| m.id == id) {
-                Some(m) => m.distribution.p50,
+            let (p50, noisy) = match rep.measurements.iter().find(|m| m.id == id) {
+                Some(m) => (
+                    m.distribution.p50,
+                    m.parameters["crew"]["noisy"].as_str().map(String::from),
+                ),
                 None => {
-                    let budget = ctx.effort.bandwidth_point;
-                    self.record(ctx, region, &mut rep, &p, id.clone(), (isa, budget))?
+                    let plan = ctx.effort.crew;
+                    self.record(ctx, region, &mut rep, &p, id.clone(), (isa, plan))?
                 }
             };
             let n = rep
@@ -635,7 +599,7 @@ impl Benchmark for BandwidthBench {
                     p50,
                     &target,
                     format!(
-                        "p50 of {} {} samples, {} thread(s), {} footprint, {} ({}-byte vectors); GB = 1e9 B{}{}",
+                        "p50 over {} windows of {} by {} thread(s) (the bytes all threads moved in the time all ran / that time), {} footprint, {} ({}-byte vectors); GB = 1e9 B{}{}",
                         n,
                         p.kernel.name(),
                         p.threads,
@@ -646,7 +610,7 @@ impl Benchmark for BandwidthBench {
                         if checked.is_some() { "; DRAM footprint checked by the DRAM check (see dram_check)" } else { "" }
                     ),
                     vec![id.clone()],
-                ));
+                ).noisy(noisy.clone()));
             }
         }
         Ok(rep)
@@ -830,11 +794,26 @@ mod tests {
         let mut r = Region::allocate(&TargetSpec::Anon, 64 * KIB, &c.topology).unwrap();
         let rep = b.run(&c, Input::Region(&mut r)).unwrap();
         assert_eq!(rep.measurements.len(), 2);
+        let plan = c.effort.crew;
         for m in &rep.measurements {
-            assert!(m.distribution.n >= 5 && m.distribution.p50 > 0.0, "{m:?}");
+            // One figure per used window; the windows run are the attempts.
+            let crew = &m.parameters["crew"];
+            let (used, run) = (
+                crew["windows_used"].as_u64().unwrap(),
+                crew["windows_run"].as_u64().unwrap(),
+            );
+            assert!(
+                m.distribution.n == used && used >= 1 && m.distribution.p50 > 0.0,
+                "{m:?}"
+            );
+            assert!(
+                (plan.windows as u64..=plan.max_windows as u64).contains(&run),
+                "{crew}"
+            );
             assert_eq!(m.unit, "GB/s");
             let c = m.counters.as_ref().expect("counters recorded");
-            assert!((1..=3).contains(&c.attempts));
+            assert_eq!(c.attempts as u64, run);
+            assert_eq!(c.disturbed, crew["noisy"].is_string());
             assert_eq!(c.threads, 1);
             if c.counts.llc_load_misses.is_some() {
                 assert!(c.per_op.contains_key("llc_load_misses_per_byte"));

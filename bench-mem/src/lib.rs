@@ -24,5 +24,4 @@ pub mod latency;
 pub mod levels;
 pub mod loaded;
 pub mod matrix;
-pub use bench_core::lockstep;
 pub mod threshold;

@@ -54,6 +54,7 @@ use bench_core::bench::{
     Setup, Skip,
 };
 use bench_core::counters::{self, CounterGroup, Counts, MeasurementCounters, ThreadCounts};
+use bench_core::crew::{Crew, Member, Stop, WindowPlan};
 use bench_core::keys::parameters as pk;
 use bench_core::memory::{OnMemory, Placement, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
@@ -62,7 +63,6 @@ use bench_core::stats::Distribution;
 use bench_core::units::{format_size, MIB};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 mod plan;
@@ -164,7 +164,7 @@ pub fn full_load_point(
         sizing,
         chase: chain.describe(),
     };
-    let (sampled, counters) = rig.point(Mix::Read.lines(), Some(0), loaders);
+    let (sampled, counters) = rig.point(Mix::Read.lines(), Some(0), loaders)?;
     let b = LoadedLatencyBench::default();
     let (point, mut m) = b.measurement(
         &rig,
@@ -305,7 +305,7 @@ impl LoadedLatencyBench {
         while !todo.is_empty() {
             for i in todo {
                 let delay = delays[i];
-                let (sampled, counters) = rig.point(t.lines, delay, loaders);
+                let (sampled, counters) = rig.point(t.lines, delay, loaders)?;
                 let (point, m) = self.measurement(rig, labels, (t, delay), sampled, counters)?;
                 ctx.progress(&format!(
                     "{}: {:.1} ns (per load p99 {:.1} ns) at {:.1} GB/s{}",
@@ -368,6 +368,7 @@ impl LoadedLatencyBench {
             ("traffic_loaded_bytes", json!(s.loaded)),
             ("traffic_stored_bytes", json!(s.stored)),
             ("bytes_counted", json!("bytes loaded + bytes stored by the traffic threads' instructions; no RFO, no write-back, not the chase; GB = 1e9 B")),
+            ("traffic_crew", s.crew.clone()),
             ("batch_loads", json!(BATCH)),
             ("point_ms", json!(rig.point.as_millis() as u64)),
             (pk::PER_LOAD_P50_NS, json!(per_load.p50)),
@@ -385,7 +386,7 @@ impl LoadedLatencyBench {
             parameters,
             unit: "ns".into(),
             method: format!(
-                "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions ({} per 64 lines, whole 64-line parts of the chunk rounded); per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads / their time (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines, rounded; exact: read_share_exact_pct)",
+                "distribution: means of {BATCH}-load dependent chase batches on the first CPU (ns per load, timer overhead subtracted; MLC-comparable), while the other CPUs each run {} traffic over their own buffer, chunk after chunk: {}, then {} pause instructions ({} per 64 lines, whole 64-line parts of the chunk rounded); per_load_p50_ns / per_load_p99_ns: {PER_LOAD_EVERY_BATCH} single timed loads after each batch (timer overhead subtracted); injected_bw_gbs = bytes loaded + stored by the traffic threads inside the window in which all of them ran (released together with the chase, stopped when it is done: a crew's window, `traffic_crew`) / that window (GB = 1e9 B, RFO not counted); read_pct = {} (loaded lines + one RFO read per temporally stored line, over that + stored lines, rounded; exact: read_share_exact_pct)",
                 t.name(),
                 lines.chunk_text(),
                 delay.map_or("(idle: no traffic threads)".to_string(), |d| lines.pauses(d).to_string()),
@@ -519,7 +520,8 @@ impl<'a, 'c> Rig<'a, 'c> {
 }
 
 /// One point's samples: the injected bandwidth (GB/s), the bytes the traffic loaded and
-/// stored, the chase's batch means and single loads, and the traffic threads.
+/// stored, the chase's batch means and single loads, the traffic threads and their window
+/// (`crew`, none when idle).
 struct Sampled {
     bw: f64,
     loaded: u64,
@@ -527,6 +529,7 @@ struct Sampled {
     batches: Vec<f64>,
     singles: Vec<f64>,
     threads: usize,
+    crew: serde_json::Value,
 }
 
 impl Rig<'_, '_> {
@@ -537,70 +540,92 @@ impl Rig<'_, '_> {
         lines: Lines,
         delay: Option<u32>,
         loaders: usize,
-    ) -> (Sampled, MeasurementCounters) {
+    ) -> Result<(Sampled, MeasurementCounters), Skip> {
         let threads = if delay.is_some() { loaders } else { 0 };
-        counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+        counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
             self.attempt(lines, delay, threads)
         })
     }
 
-    /// One attempt at a point: the traffic threads started, the chase sampled for the
-    /// point's time, the threads stopped; every thread's counts.
+    /// One attempt at a point: the traffic threads (a crew on the CPUs after the first)
+    /// released together with the chase, which samples for the point's time on this
+    /// thread, and stopped when it is done: one window; every thread's counts.
     fn attempt(
         &mut self,
         lines: Lines,
         delay: Option<u32>,
         n_threads: usize,
-    ) -> (Sampled, Vec<ThreadCounts>) {
+    ) -> Result<(Sampled, Vec<ThreadCounts>), Skip> {
         let ctx = self.ctx;
-        let stop = AtomicBool::new(false);
-        let loaded = AtomicU64::new(0);
-        let stored = AtomicU64::new(0);
-        let mut traffic_ns = 0u64;
-        let mut threads = Vec::with_capacity(1 + n_threads);
         self.samples.clear();
         self.singles.clear();
-        let (base, bytes, isa) = (self.load_base, self.load_bytes, self.isa);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..n_threads)
-                .map(|t| {
-                    let (stop, loaded, stored) = (&stop, &loaded, &stored);
-                    let cpu = ctx.cpus[1 + t];
-                    let buf = (base + t * bytes, bytes);
-                    let d = delay.unwrap_or(0);
-                    s.spawn(move || inject(cpu, buf, (lines, isa, d), stop, (loaded, stored)))
-                })
-                .collect();
+        let chase_label = format!("chase thread (CPU {})", ctx.cpus[0]);
+        if n_threads == 0 {
             let ((), c) = self.chase();
-            stop.store(true, Ordering::Relaxed);
-            threads.push(ThreadCounts::measuring(
-                format!("chase thread (CPU {})", ctx.cpus[0]),
-                c,
-            ));
-            for (t, h) in handles.into_iter().enumerate() {
-                let (ns, c) = h.join().expect("traffic thread");
-                traffic_ns = traffic_ns.max(ns);
-                threads.push(ThreadCounts::helper(
-                    format!("traffic thread {t} (CPU {})", ctx.cpus[1 + t]),
-                    c,
-                ));
-            }
-        });
-        let (ld, st) = (loaded.into_inner(), stored.into_inner());
-        let bw = if traffic_ns > 0 {
-            (ld + st) as f64 / traffic_ns as f64
-        } else {
-            0.0
+            let sampled = self.sampled(0.0, 0, lines, 0, serde_json::Value::Null);
+            return Ok((sampled, vec![ThreadCounts::measuring(chase_label, c)]));
+        }
+        let (base, bytes, isa) = (self.load_base, self.load_bytes, self.isa);
+        let d = delay.unwrap_or(0);
+        let plan = WindowPlan {
+            window: self.point,
+            windows: 1,
+            max_windows: 1,
         };
-        let sampled = Sampled {
+        let crew = Crew::on(&ctx.timer, &ctx.cpus[1..=n_threads]);
+        let (w, mut chase) = crew
+            .windows_beside(
+                plan,
+                &|t| {
+                    // SAFETY: traffic thread t owns [base + t bytes, + bytes), disjoint from
+                    // the chase and the other threads, inside the region the run holds
+                    // until the crew is done.
+                    let buf = unsafe {
+                        std::slice::from_raw_parts_mut((base + t * bytes) as *mut u8, bytes)
+                    };
+                    Ok::<_, std::convert::Infallible>(Inject::new(buf, lines, isa, d))
+                },
+                &mut |_| self.chase().1,
+            )
+            .map_err(|e| Skip::new(e.reason()))?;
+        let rec = &w.records()[0];
+        let mut threads = vec![ThreadCounts::measuring(chase_label, chase.remove(0))];
+        for (t, mut tc) in rec.thread_counts(w.seats()).into_iter().enumerate() {
+            tc.measuring = false;
+            tc.label = format!("traffic thread {t} (CPU {})", ctx.cpus[1 + t]);
+            threads.push(tc);
+        }
+        let (bw, moved) = rec
+            .figure
+            .as_ref()
+            .map_or((0.0, 0), |f| (f.aggregate_gbs, f.bytes));
+        Ok((
+            self.sampled(bw, moved, lines, n_threads, w.parameters()),
+            threads,
+        ))
+    }
+
+    /// The samples of the attempt just made: `moved` traffic bytes split by the chunk's
+    /// loads and stores.
+    fn sampled(
+        &self,
+        bw: f64,
+        moved: u64,
+        lines: Lines,
+        threads: usize,
+        crew: serde_json::Value,
+    ) -> Sampled {
+        let chunk = lines.chunk_bytes().max(1) as u64;
+        let loaded = moved / chunk * (lines.loaded * LINE) as u64;
+        Sampled {
             bw,
-            loaded: ld,
-            stored: st,
+            loaded,
+            stored: moved - loaded,
             batches: self.samples.clone(),
             singles: self.singles.clone(),
-            threads: n_threads,
-        };
-        (sampled, threads)
+            threads,
+            crew,
+        }
     }
 
     /// The chase for the point's time (at least 32 batches): batch means, and single
@@ -633,27 +658,61 @@ impl Rig<'_, '_> {
     }
 }
 
-/// A traffic thread pinned to `cpu`: `mix` traffic through its buffer (`buf`: address,
-/// length) with `delay` pauses after each chunk until `stop`; adds the bytes it loaded
-/// and stored; returns its time (ns) and counts.
-fn inject(
-    cpu: usize,
-    (addr, len): (usize, usize),
-    (lines, isa, delay): (Lines, kernels::Isa, u32),
-    stop: &AtomicBool,
-    (loaded, stored): (&AtomicU64, &AtomicU64),
-) -> (u64, Counts) {
-    let _ = bench_core::pin::pin_current(cpu);
-    let mut g = CounterGroup::open();
-    // SAFETY: each traffic thread owns its [addr, addr + len), disjoint from the chase and
-    // from the other threads, inside the region the run holds until they are joined.
-    let buf = unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, len) };
-    let t0 = Instant::now();
-    let (done, c) = g.count(|| traffic(buf, lines, isa, delay, || !stop.load(Ordering::Relaxed)));
-    std::hint::black_box(done.acc);
-    loaded.fetch_add(done.loaded, Ordering::Relaxed);
-    stored.fetch_add(done.stored, Ordering::Relaxed);
-    (t0.elapsed().as_nanos() as u64, c)
+/// A traffic thread of the crew: chunks of its traffic through its own buffer, as many
+/// per call as take about [`bench_core::crew::stream::CALL_NS`] (sized in the warm-up).
+struct Inject<'b> {
+    buf: &'b mut [u8],
+    lines: Lines,
+    isa: kernels::Isa,
+    delay: u32,
+    off: usize,
+    chunks: usize,
+    acc: u64,
+}
+
+impl<'b> Inject<'b> {
+    fn new(buf: &'b mut [u8], lines: Lines, isa: kernels::Isa, delay: u32) -> Inject<'b> {
+        Inject {
+            buf,
+            lines,
+            isa,
+            delay,
+            off: 0,
+            chunks: 1,
+            acc: 0,
+        }
+    }
+
+    fn run(&mut self, n: usize) -> u64 {
+        let done =
+            traffic::traffic_chunks(self.buf, self.lines, self.isa, self.delay, &mut self.off, n);
+        self.acc ^= done.acc;
+        std::hint::black_box(self.acc);
+        done.loaded + done.stored
+    }
+}
+
+impl Member for Inject<'_> {
+    type Error = std::convert::Infallible;
+
+    /// A pass over the buffer (at least 1 ms of chunks); sizes the calls.
+    fn warm(&mut self, _stop: &Stop) -> Result<(), Self::Error> {
+        let per_pass = (self.buf.len() / self.lines.chunk_bytes().max(1)).max(1);
+        let t0 = Instant::now();
+        let mut n = 0;
+        while n < per_pass || t0.elapsed() < Duration::from_millis(1) {
+            self.run(1);
+            n += 1;
+        }
+        let each_ns = t0.elapsed().as_nanos() as f64 / n as f64;
+        self.chunks =
+            ((bench_core::crew::stream::CALL_NS / each_ns.max(1.0)) as usize).clamp(1, per_pass);
+        Ok(())
+    }
+
+    fn call(&mut self, _stop: &Stop) -> Result<u64, Self::Error> {
+        Ok(self.run(self.chunks))
+    }
 }
 
 /// Load latency while the other CPUs inject traffic, from full load to idle: an

@@ -10,7 +10,8 @@
 //! * latency: the default chase ([`crate::latency::chase_point`]) pinned to the first of
 //!   the initiator's allowed CPUs;
 //! * bandwidth: the read kernel of `mem bandwidth` ([`crate::bandwidth::read_point`]) by
-//!   every allowed CPU of the initiator in lockstep, each over its own slice;
+//!   a crew of every allowed CPU of the initiator, each over its own slice (the window
+//!   aggregate, as `mem_bw_gbs`);
 //! * with `--loaded`: the chase again while the other CPUs of the initiator read the
 //!   target at full rate ([`crate::loaded::full_load_point`], MLC's loaded latency).
 //!
@@ -439,7 +440,17 @@ impl Benchmark for MatrixBench {
                 }
             )));
         }
-        rep.params = key_params(&planned, &cells);
+        rep.params = key_params(&planned, &cells)
+            .into_iter()
+            .map(|p| {
+                // A key stands on noisy cells when any of its cells' windows were.
+                let noisy = p.info.from.iter().find_map(|id| {
+                    let m = rep.measurements.iter().find(|m| &m.id == id)?;
+                    m.parameters["crew"]["noisy"].as_str().map(String::from)
+                });
+                p.noisy(noisy)
+            })
+            .collect();
         rep.numa_matrix = Some(NumaMatrix {
             initiators: plan.initiators.clone(),
             targets: plan.targets.clone(),

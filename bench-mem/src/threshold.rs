@@ -25,11 +25,12 @@
 
 use crate::alltoall::{self, Method};
 use crate::kernels::Isa;
-use crate::lockstep::{gbs, lockstep, Budget};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Skip,
 };
+use bench_core::crew::{gbs, Crew};
+use bench_core::effort::Budget;
 use bench_core::effort::Effort;
 use bench_core::params::{Measurement, Warning};
 use bench_core::stats::Distribution;
@@ -142,7 +143,7 @@ impl Benchmark for CopyThresholdBench {
                 for &s in &sizes {
                     let t_hyb = rule.unwrap_or(s).min(s);
                     let rounds = (MIB / (p * s)).max(1);
-                    let run = lockstep(ctx, p, budget, &|t| {
+                    let run = Crew::of(ctx, p).rounds(budget, &|t| {
                         for _ in 0..rounds {
                             // SAFETY: the region holds 2 x p x p x s bytes (sizes were
                             // capped to it) and outlives the call.

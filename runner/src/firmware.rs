@@ -306,11 +306,9 @@ pub fn annotate(file: &mut ParamsFile, initiator: usize) {
         ));
     }
     for (key, value, target, method, of) in keys {
-        let from = of
-            .iter()
-            .filter_map(|k| file.param_info.get(k))
-            .flat_map(|i| i.from.clone())
-            .collect();
+        let infos: Vec<&ParamInfo> = of.iter().filter_map(|k| file.param_info.get(k)).collect();
+        let from = infos.iter().flat_map(|i| i.from.clone()).collect();
+        let noisy = infos.iter().find_map(|i| i.noisy.clone());
         file.params.insert(key.clone(), value);
         file.param_info.insert(
             key,
@@ -319,6 +317,7 @@ pub fn annotate(file: &mut ParamsFile, initiator: usize) {
                 target,
                 method,
                 from,
+                noisy,
             },
         );
     }

@@ -2,6 +2,7 @@
 //! command's intent to the session ([`session::execute`]) or runs a command that reads
 //! files, and exits with the one [`exit::Status`] it returns.
 
+mod agreement;
 mod build_info;
 mod cli;
 mod consumers;

@@ -429,6 +429,9 @@ impl Finished<'_> {
             hmat_vs_measured: Default::default(),
             interleave_weights: None,
         };
+        crate::agreement::flag_noisy_checks(&mut file);
+        let disagree = crate::agreement::family_agreement(&file);
+        file.warnings.extend(disagree);
         // The measuring CPUs' node is the initiator whose advertised figures apply.
         let initiator = crate::firmware::node_of_cpu(&ctx.topology, ctx.cpus[0]);
         crate::firmware::annotate(&mut file, initiator);
@@ -531,6 +534,10 @@ pub fn assemble_params(
                         target: info[far].target.clone(),
                         method: format!("{far} / {local}"),
                         from: [info[far].from.clone(), info[local].from.clone()].concat(),
+                        noisy: info[far]
+                            .noisy
+                            .clone()
+                            .or_else(|| info[local].noisy.clone()),
                     },
                 );
             }
@@ -586,6 +593,7 @@ mod tests {
                     target: String::new(),
                     method: "m".into(),
                     from: vec!["id".into()],
+                    noisy: None,
                 },
             }],
             ..Default::default()

@@ -37,6 +37,10 @@ pub struct Counts {
     /// Data TLB load misses (generic event).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dtlb_load_misses: Option<u64>,
+    /// Time the thread waited on a run queue (runnable, not running), ns, from the
+    /// scheduler's own record (`/proc/thread-self/schedstat`; `None` where it is absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_queue_wait_ns: Option<u64>,
     /// Counters that could not be counted, by name (or [`HARDWARE`] for all hardware
     /// events), with the reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -60,6 +64,9 @@ impl Counts {
         add(self.cpu_migrations, "CPU migrations");
         add(self.minor_faults, "minor page faults");
         add(self.major_faults, "major page faults");
+        if let Some(w) = self.run_queue_wait_ns.filter(|&w| w > 0) {
+            v.push(format!("{:.0} us on its run queue", w as f64 / 1e3));
+        }
         v
     }
 
@@ -74,6 +81,7 @@ impl Counts {
             self.cpu_migrations,
             self.minor_faults,
             self.major_faults,
+            self.run_queue_wait_ns.map(|w| (w > 0) as u64),
         ]
         .iter()
         .map(|x| x.unwrap_or(0))
@@ -122,6 +130,7 @@ impl Counts {
             l1d_load_misses: add(|c| c.l1d_load_misses),
             llc_load_misses: add(|c| c.llc_load_misses),
             dtlb_load_misses: add(|c| c.dtlb_load_misses),
+            run_queue_wait_ns: add(|c| c.run_queue_wait_ns),
             unavailable,
             section_ns: parts.iter().map(|c| c.section_ns).fold(0.0, f64::max),
         }
@@ -139,6 +148,9 @@ pub struct ThreadCounts {
     /// A measuring thread (its work is timed: summed into the record) or a helper
     /// (checked for disturbances only).
     pub measuring: bool,
+    /// What else disturbed the thread's section, beyond its counts (time the hypervisor
+    /// stole from its CPU), one phrase each.
+    pub also: Vec<String>,
 }
 
 impl ThreadCounts {
@@ -148,6 +160,7 @@ impl ThreadCounts {
             label: "measuring thread".into(),
             counts,
             measuring: true,
+            also: Vec::new(),
         }]
     }
 
@@ -157,6 +170,7 @@ impl ThreadCounts {
             label: label.into(),
             counts,
             measuring: true,
+            also: Vec::new(),
         }
     }
 
@@ -166,7 +180,20 @@ impl ThreadCounts {
             label: label.into(),
             counts,
             measuring: false,
+            also: Vec::new(),
         }
+    }
+
+    /// What disturbed the thread: its counts' disturbances and the phrases in `also`.
+    pub fn disturbances(&self) -> Vec<String> {
+        let mut v = self.counts.disturbances();
+        v.extend(self.also.iter().cloned());
+        v
+    }
+
+    /// The number of disturbing events (what the retries compare).
+    pub(super) fn disturbance_total(&self) -> u64 {
+        self.counts.disturbance_total() + self.also.len() as u64
     }
 }
 
@@ -237,13 +264,12 @@ impl MeasurementCounters {
             many => Counts::sum(many.iter().copied()),
         };
         let disturbances: Vec<String> = if threads.len() == 1 {
-            threads[0].counts.disturbances()
+            threads[0].disturbances()
         } else {
             threads
                 .iter()
                 .flat_map(|t| {
-                    t.counts
-                        .disturbances()
+                    t.disturbances()
                         .into_iter()
                         .map(move |d| format!("{}: {d}", t.label))
                 })

@@ -3,6 +3,7 @@
 
 use super::counts::Counts;
 use super::perf::Groups;
+use crate::crew::evidence::Sched;
 use crate::timer::Timer;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -13,6 +14,9 @@ pub struct CounterGroup {
     imp: Groups,
     timer: Option<Timer>,
     t0: Option<(Instant, u64)>,
+    /// The thread's own schedstat (run-queue wait), where the kernel has it.
+    sched: Option<std::fs::File>,
+    sched0: Option<Sched>,
 }
 
 impl CounterGroup {
@@ -23,6 +27,8 @@ impl CounterGroup {
             imp: Groups::open(),
             timer: None,
             t0: None,
+            sched: std::fs::File::open("/proc/thread-self/schedstat").ok(),
+            sched0: None,
         }
     }
 
@@ -40,8 +46,18 @@ impl CounterGroup {
         self.imp.unavailable()
     }
 
+    fn sched(&mut self) -> Option<Sched> {
+        use std::io::{Read, Seek, SeekFrom};
+        let f = self.sched.as_mut()?;
+        let mut s = String::new();
+        f.seek(SeekFrom::Start(0)).ok()?;
+        f.read_to_string(&mut s).ok()?;
+        Sched::parse(&s)
+    }
+
     /// Resets and starts counting.
     pub fn start(&mut self) {
+        self.sched0 = self.sched();
         self.imp.start();
         let ticks = self.timer.as_ref().map_or(0, |t| t.start());
         self.t0 = Some((Instant::now(), ticks));
@@ -59,6 +75,9 @@ impl CounterGroup {
         let ticks = self.timer.as_ref().map_or(0, |t| t.stop());
         let now = Instant::now();
         let mut c = self.imp.stop();
+        if let (Some(a), Some(b)) = (self.sched0.take(), self.sched()) {
+            c.run_queue_wait_ns = Some(b.wait_ns.saturating_sub(a.wait_ns));
+        }
         if let Some((t0, ticks0)) = self.t0.take() {
             c.section_ns = match &self.timer {
                 Some(t) => t.ticks_to_ns(ticks.wrapping_sub(ticks0) as f64),

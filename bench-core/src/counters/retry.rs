@@ -54,14 +54,13 @@ pub fn try_retry_undisturbed<T, E>(
     mut attempt: impl FnMut() -> Result<(T, Vec<ThreadCounts>), E>,
 ) -> Result<(T, MeasurementCounters), E> {
     let max_attempts = max_attempts.max(1);
-    let total =
-        |t: &[ThreadCounts]| -> u64 { t.iter().map(|c| c.counts.disturbance_total()).sum() };
+    let total = |t: &[ThreadCounts]| -> u64 { t.iter().map(|c| c.disturbance_total()).sum() };
     let mut best: Option<(T, Vec<ThreadCounts>)> = None;
     let mut attempts = 0;
     while attempts < max_attempts {
         attempts += 1;
         let (r, threads) = attempt()?;
-        let clean = !threads.iter().any(|t| t.counts.is_disturbed());
+        let clean = threads.iter().all(|t| t.disturbances().is_empty());
         if best
             .as_ref()
             .is_none_or(|(_, b)| total(&threads) < total(b))

@@ -121,10 +121,43 @@ fn noise_that_changes_sides_is_not_a_cache() {
         Ok((v, None))
     });
     let o = r.unwrap();
-    assert_eq!(o.verdict, Verdict::Unconfirmed, "{o:?}");
+    assert_eq!(o.verdict, Verdict::Noisy, "{o:?}");
     assert_eq!(o.reported_bytes, GIB, "noise does not grow S");
-    assert_eq!(o.points.len(), 2 * MAX_PASSES);
-    assert!(o.note.unwrap().contains("passes disagree"));
+    assert!(o.points.len() >= 4, "{o:?}");
+}
+
+/// The busy-neighbour run of a 2-vCPU guest: 51.0 / 52.9 GB/s at 136 MiB, 10.0 / 9.1 at
+/// 272 MiB and 18.1 / 48.2 at 544 MiB. The first comparison is a cache (every pass ~5x);
+/// the second's passes at 544 MiB are 2.7x apart, more than the 1.8x the sizes differ by
+/// in the first pass: noisy, never "not a cache effect, S stands".
+#[test]
+fn passes_further_apart_than_the_sizes_are_noisy() {
+    let plan = Plan {
+        start_bytes: 136 * MIB,
+        floor_bytes: 136 * MIB,
+        max_bytes: 8 * GIB,
+        better: Better::Higher,
+    };
+    let r: Result<Outcome, ()> = run(plan, |b, pass| {
+        let v = match (b / MIB, pass) {
+            (136, 1) => 51.0,
+            (136, _) => 52.9,
+            (272, 1) => 10.0,
+            (272, _) => 9.1,
+            (_, 1) => 18.1,
+            _ => 48.2,
+        };
+        Ok((v, None))
+    });
+    let o = r.unwrap();
+    assert_eq!(o.verdict, Verdict::Noisy, "{o:?}");
+    assert_eq!(o.compared_bytes, [272 * MIB, 544 * MIB]);
+    assert!(o.note.as_deref().unwrap().contains("apart"), "{o:?}");
+    let c = o.into_check(&plan, info());
+    assert!(!c.confirmed());
+    let w = warning(&c).expect("a warning");
+    assert!(w.message.contains("noisy"), "{}", w.message);
+    assert!(c.summary().contains("NOISY"), "{}", c.summary());
 }
 
 #[test]

@@ -6,7 +6,8 @@ fn knobs(e: &Effort) -> Vec<(&'static str, f64)> {
     let b = |v: bool| v as u8 as f64;
     let (m, p, v, g) = (&e.mem, &e.pool, &e.verbs, &e.gpu);
     vec![
-        ("bandwidth_point.time", d(e.bandwidth_point.time)),
+        ("crew.windows", e.crew.windows as f64),
+        ("crew.max_windows", e.crew.max_windows as f64),
         ("mem.latency_point", d(m.latency_point)),
         (
             "mem.latency_points_per_octave",
@@ -19,7 +20,6 @@ fn knobs(e: &Effort) -> Vec<(&'static str, f64)> {
             "mem.loaded_family_shares",
             (100 / m.loaded_family_step_pct + 1) as f64,
         ),
-        ("mem.agents_point", d(m.agents_point)),
         ("mem.threshold_point", d(m.threshold_point)),
         ("mem.threshold_every_count", b(m.threshold_every_count)),
         ("mem.alltoall_order_point", d(m.alltoall_order_point)),
@@ -87,16 +87,25 @@ fn quick_takes_fewer_samples_somewhere_in_every_family() {
             .zip(knobs(&FULL))
             .any(|((n, q), (_, f))| n.starts_with(prefix) && q < f)
     };
-    for family in [
-        "mem.",
-        "pool.",
-        "pcie.",
-        "verbs.",
-        "gpu.",
-        "bandwidth_point",
-    ] {
+    for family in ["mem.", "pool.", "pcie.", "verbs.", "gpu.", "crew."] {
         assert!(fewer(family), "{family}: --quick is the full run");
     }
+}
+
+/// A crew's window is as long with --quick (fewer windows, not shorter ones): its skew
+/// costs the same share of it. So are the traffic window of a loaded point and the
+/// windows beside the GPU.
+#[test]
+fn crew_windows_are_as_long_quick_as_full() {
+    assert_eq!(QUICK.crew.window, FULL.crew.window);
+    assert_eq!(QUICK.mem.loaded_point, FULL.mem.loaded_point);
+    assert_eq!(QUICK.gpu.with_cpu.0, FULL.gpu.with_cpu.0);
+    const {
+        assert!(
+            QUICK.crew.windows >= 3,
+            "a median of at least three windows"
+        )
+    };
 }
 
 /// What a key is defined at must be the same quick and full: the sizes a headline key is

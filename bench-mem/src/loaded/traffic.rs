@@ -294,6 +294,15 @@ pub struct Issued {
     pub acc: u64,
 }
 
+impl Issued {
+    /// Adds what another stretch issued.
+    pub fn add(&mut self, o: Issued) {
+        self.loaded += o.loaded;
+        self.stored += o.stored;
+        self.acc ^= o.acc;
+    }
+}
+
 /// One traffic thread's stream: chunks of `lines` through `buf` in turn (wrapping before
 /// a chunk would pass its end), [`Lines::pauses`] of `delay` after each chunk, while
 /// `go()` says so (asked before each chunk). `buf` must hold at least one chunk; `isa`
@@ -305,6 +314,24 @@ pub fn traffic(
     delay: u32,
     mut go: impl FnMut() -> bool,
 ) -> Issued {
+    let mut off = 0usize;
+    let mut out = Issued::default();
+    while go() {
+        out.add(traffic_chunks(buf, lines, isa, delay, &mut off, 1));
+    }
+    out
+}
+
+/// `n` chunks of the stream of [`traffic`], from the chunk at `*off` (which moves on,
+/// wrapping before a chunk would pass the buffer's end).
+pub fn traffic_chunks(
+    buf: &mut [u8],
+    lines: Lines,
+    isa: kernels::Isa,
+    delay: u32,
+    off: &mut usize,
+    n: usize,
+) -> Issued {
     let chunk = lines.chunk_bytes();
     let (rb, tb) = (lines.loaded * LINE, lines.temporal * LINE);
     assert!(
@@ -312,10 +339,12 @@ pub fn traffic(
         "traffic buffer smaller than one chunk"
     );
     let pauses = lines.pauses(delay);
-    let mut off = 0usize;
     let mut out = Issued::default();
-    while go() {
-        let (ld, st) = buf[off..off + chunk].split_at_mut(rb);
+    for _ in 0..n {
+        if *off + chunk > buf.len() {
+            *off = 0;
+        }
+        let (ld, st) = buf[*off..*off + chunk].split_at_mut(rb);
         let (tmp, nt) = st.split_at_mut(tb);
         if !ld.is_empty() {
             out.acc ^= kernels::read(isa, ld);
@@ -328,10 +357,7 @@ pub fn traffic(
         }
         out.loaded += rb as u64;
         out.stored += (chunk - rb) as u64;
-        off += chunk;
-        if off + chunk > buf.len() {
-            off = 0;
-        }
+        *off += chunk;
         for _ in 0..pauses {
             std::hint::spin_loop();
         }

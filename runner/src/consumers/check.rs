@@ -62,6 +62,9 @@ pub struct CheckResult {
     pub why: String,
     /// Not measured is no failure.
     pub optional: bool,
+    /// Why a key it reads is noisy (measured only on disturbed windows), when one is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noisy: Option<String>,
 }
 
 fn not_measured_reason(key: &str, file: &ParamsFile) -> String {
@@ -77,12 +80,31 @@ fn value(file: &ParamsFile, key: &str) -> Option<f64> {
     file.params.get(key).copied().filter(|v| v.is_finite())
 }
 
+/// Why `key` is noisy, when the file says it is.
+fn noisy(file: &ParamsFile, key: &str) -> Option<String> {
+    file.param_info
+        .get(key)
+        .and_then(|i| i.noisy.clone())
+        .map(|why| format!("{key} is noisy ({why})"))
+}
+
+/// A result whose noisy keys the spec refuses: not measured, with why.
+fn refuse(mut r: CheckResult) -> CheckResult {
+    if let Some(n) = &r.noisy {
+        r.outcome = Outcome::NotMeasured;
+        r.reason = format!("{n}; the spec refuses noisy values (refuse_noisy)");
+        r.margin = None;
+        r.margin_pct = None;
+    }
+    r
+}
+
 /// Checks every required key and bound.
 pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
     let mut out = vec![];
     for (key, line) in &spec.required {
         let v = value(file, key);
-        out.push(CheckResult {
+        let r = CheckResult {
             name: format!("{key} is measured"),
             key: key.clone(),
             line: *line,
@@ -102,7 +124,9 @@ pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
             },
             why: "required".into(),
             optional: false,
-        });
+            noisy: v.and_then(|_| noisy(file, key)),
+        };
+        out.push(if spec.refuse_noisy { refuse(r) } else { r });
     }
     for b in &spec.bounds {
         let limit_text = match &b.limit {
@@ -168,7 +192,14 @@ pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
                     .join("; "),
             ),
         };
-        out.push(CheckResult {
+        let noisy_keys = std::iter::once(&b.key)
+            .chain(match &b.limit {
+                Limit::Expr(_, terms) => terms.iter().filter_map(|t| t.key.as_ref()).collect(),
+                Limit::Value(_) => vec![],
+            })
+            .filter_map(|k| noisy(file, k))
+            .collect::<Vec<_>>();
+        let r = CheckResult {
             name,
             key: b.key.clone(),
             line: b.line,
@@ -183,6 +214,12 @@ pub fn check(spec: &Spec, file: &ParamsFile) -> Vec<CheckResult> {
             reason,
             why: b.why.clone(),
             optional: b.optional,
+            noisy: (!noisy_keys.is_empty()).then(|| noisy_keys.join("; ")),
+        };
+        out.push(if b.refuse_noisy && outcome != Outcome::NotMeasured {
+            refuse(r)
+        } else {
+            r
         });
     }
     out
@@ -216,6 +253,7 @@ fn part(spec: &Spec, kind: Option<PairKind>) -> Spec {
             .filter(|b| pair_kind(&b.key) == kind)
             .cloned()
             .collect(),
+        refuse_noisy: spec.refuse_noisy,
     }
 }
 
@@ -415,13 +453,14 @@ pub fn render_table(spec: &Spec, params: &str, results: &[CheckResult]) -> Strin
         ("unit", Left),
     ]);
     for r in results {
-        let label = if r.outcome == Outcome::NotMeasured && r.optional {
-            "not measured"
-        } else {
-            r.outcome.as_str()
+        let label = match (r.outcome, r.optional, &r.noisy) {
+            (Outcome::NotMeasured, true, _) => "not measured".to_string(),
+            (Outcome::Pass, _, Some(_)) => "pass (noisy)".to_string(),
+            (Outcome::Fail, _, Some(_)) => "FAIL (noisy)".to_string(),
+            (o, _, _) => o.as_str().to_string(),
         };
         t.row([
-            label.to_string(),
+            label,
             r.name.clone(),
             fmt(r.measured),
             fmt(r.limit),
@@ -445,6 +484,8 @@ pub fn render_table(spec: &Spec, params: &str, results: &[CheckResult]) -> Strin
         s.push('\n');
         if !r.reason.is_empty() {
             s.push_str(&format!("{under}{}\n", r.reason));
+        } else if let Some(n) = &r.noisy {
+            s.push_str(&format!("{under}noisy: {n}\n"));
         }
         if r.outcome == Outcome::Fail && !r.why.is_empty() {
             s.push_str(&format!("{under}rationale: {}\n", r.why));
@@ -500,6 +541,41 @@ mod tests {
         assert_eq!(exit_code(&r), Status::Failed);
         let t = render_table(&s, "p.json", &r);
         assert!(t.contains(&long), "{t}");
+    }
+
+    #[test]
+    fn a_noisy_key_is_shown_and_refused_where_the_spec_says_so() {
+        let mut f = file(&[("mem_bw_gbs", 30.0), ("mem_lat_ns", 100.0)]);
+        let mut info = f.param_info.values().next().cloned().unwrap();
+        info.noisy = Some("no clean window in 9".into());
+        f.param_info.insert("mem_bw_gbs".into(), info);
+        let text = "required = [\"mem_bw_gbs\"]\n[[bound]]\nkey = \"mem_bw_gbs\"\nop = \">=\"\nvalue = 20\n[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nexpr = \"4 * mem_bw_gbs\"\n";
+        let accept = spec::parse(text, "t.toml").unwrap();
+        let r = check(&accept, &f);
+        assert!(r.iter().all(|r| r.outcome == Outcome::Pass), "{r:?}");
+        assert!(r.iter().all(|r| r
+            .noisy
+            .as_deref()
+            .is_some_and(|n| n.contains("no clean window"))));
+        let t = render_table(&accept, "p.json", &r);
+        assert!(
+            t.contains("pass (noisy)") && t.contains("noisy: mem_bw_gbs is noisy"),
+            "{t}"
+        );
+        // Refused for the whole spec, or for one bound.
+        let refuse = spec::parse(&format!("refuse_noisy = true\n{text}"), "t.toml").unwrap();
+        let r = check(&refuse, &f);
+        assert!(r.iter().all(|r| r.outcome == Outcome::NotMeasured), "{r:?}");
+        assert!(r[0].reason.contains("refuses noisy"), "{}", r[0].reason);
+        assert_eq!(exit_code(&r), Status::NotMeasured);
+        let one = spec::parse(
+            &text.replace("value = 20\n", "value = 20\nrefuse_noisy = true\n"),
+            "t.toml",
+        )
+        .unwrap();
+        let r = check(&one, &f);
+        let o: Vec<Outcome> = r.iter().map(|r| r.outcome).collect();
+        assert_eq!(o, vec![Outcome::Pass, Outcome::NotMeasured, Outcome::Pass]);
     }
 
     #[test]

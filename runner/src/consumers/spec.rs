@@ -14,6 +14,9 @@
 //! op = "<="
 //! expr = "2.5 * mem_lat_ns"          # ... or a linear expression of other keys
 //! optional = true                    # not measured is reported but is no failure
+//! refuse_noisy = true                # a noisy value (measured only on disturbed
+//!                                    # windows) counts as not measured; a top-level
+//!                                    # `refuse_noisy = true` sets it for every key
 //! ```
 //!
 //! Every error names the spec file and line.
@@ -127,6 +130,8 @@ pub struct Bound {
     pub why: String,
     /// Not measured is not a failure.
     pub optional: bool,
+    /// A noisy value of its keys counts as not measured.
+    pub refuse_noisy: bool,
     /// Line of the `[[bound]]` in the spec.
     pub line: usize,
 }
@@ -140,6 +145,8 @@ pub struct Spec {
     pub required: Vec<(String, usize)>,
     /// The bounds.
     pub bounds: Vec<Bound>,
+    /// Required keys measured only noisily count as not measured.
+    pub refuse_noisy: bool,
 }
 
 #[derive(Deserialize)]
@@ -152,6 +159,8 @@ struct RawSpec {
     required: Vec<Spanned<String>>,
     #[serde(default)]
     bound: Vec<Spanned<RawBound>>,
+    #[serde(default)]
+    refuse_noisy: bool,
 }
 
 #[derive(Deserialize)]
@@ -167,6 +176,8 @@ struct RawBound {
     why: Option<String>,
     #[serde(default)]
     optional: bool,
+    #[serde(default)]
+    refuse_noisy: Option<bool>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -202,8 +213,9 @@ impl Parser<'_> {
         }
     }
 
-    /// One `[[bound]]`, checked: its key, operator and limit.
-    fn bound(&self, b: &Spanned<RawBound>) -> Result<Bound, SpecError> {
+    /// One `[[bound]]`, checked: its key, operator and limit; `refuse_noisy` the spec's
+    /// default.
+    fn bound(&self, b: &Spanned<RawBound>, refuse_noisy: bool) -> Result<Bound, SpecError> {
         let span = b.span();
         let rb = b.get_ref();
         let key = self.check_key(&rb.key, "key")?;
@@ -220,6 +232,7 @@ impl Parser<'_> {
             limit,
             why: rb.why.clone().unwrap_or_default(),
             optional: rb.optional,
+            refuse_noisy: rb.refuse_noisy.unwrap_or(refuse_noisy),
             line: line_of(self.text, span.start),
         })
     }
@@ -317,7 +330,7 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
     }
     let mut bounds = vec![];
     for b in &raw.bound {
-        bounds.push(p.bound(b)?);
+        bounds.push(p.bound(b, raw.refuse_noisy)?);
     }
     if required.is_empty() && bounds.is_empty() {
         return Err(p.err(
@@ -333,6 +346,7 @@ pub fn parse(text: &str, file: &str) -> Result<Spec, SpecError> {
         name,
         required,
         bounds,
+        refuse_noisy: raw.refuse_noisy,
     })
 }
 

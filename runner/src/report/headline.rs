@@ -250,6 +250,7 @@ fn checks_verdict(f: &ParamsFile) -> String {
     }
     let n = |v: Verdict| f.dram_check.iter().filter(|c| c.verdict == v).count();
     let unconf = n(Verdict::Unconfirmed);
+    let noisy = n(Verdict::Noisy);
     let mut s = String::from("<a href=\"#checks\">");
     if f.dram_check.is_empty() {
         s.push_str("DRAM: no check in this file");
@@ -261,6 +262,9 @@ fn checks_verdict(f: &ParamsFile) -> String {
             n(Verdict::Grown),
             if unconf > 0 { "fail" } else { "pass" }
         );
+        if noisy > 0 {
+            let _ = write!(s, ", <span class=\"fail\">{noisy} noisy</span>");
+        }
     }
     let mut verdicts: BTreeMap<&str, usize> = BTreeMap::new();
     for c in &f.prefetch_check {

@@ -526,6 +526,7 @@ fn dram_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
                 Verdict::Agree => ("pass", "agree"),
                 Verdict::Grown => ("nm", "grown"),
                 Verdict::Unconfirmed => ("fail", "UNCONFIRMED"),
+                Verdict::Noisy => ("fail", "NOISY"),
             };
             let [a, b] = c.compared_bytes;
             let mut compared = format!("{}<br>{}", esc(&fig(c, a)), esc(&fig(c, b)));

@@ -1,19 +1,19 @@
-//! Pinned threads that run timed samples in lockstep (a barrier before each sample), as
-//! the multi-threaded bandwidth and copy benchmarks need, with counter evidence of every
-//! thread ([`crate::counters`]). Shared by bench-mem (bandwidth, copy threshold) and
-//! bench-cxl (flush bandwidth), so it lives here.
+//! The crew's rounds: the lockstep discipline of collective copies (the all-to-all of
+//! `mem copy-threshold` and `mem alltoall-order`), where a round is done only when every
+//! thread is done. A barrier before and after each call; each call timed per thread with
+//! the cycle timer; counter evidence of every thread ([`crate::counters`]).
 
-use crate::bench::Context;
+use super::Crew;
 use crate::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use crate::pin::SpinBarrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-pub use crate::effort::Budget;
+use crate::effort::Budget;
 
-/// The samples of a lockstep run and the counter evidence of its threads.
+/// The samples of a crew's rounds and the counter evidence of its threads.
 #[derive(Debug, Clone)]
-pub struct Lockstep {
+pub struct Rounds {
     /// Per-thread sample times in ns, all of the same length.
     pub times: Vec<Vec<f64>>,
     /// The counts of every thread's sampling loop summed (`threads` = the thread count),
@@ -21,59 +21,57 @@ pub struct Lockstep {
     pub counters: MeasurementCounters,
 }
 
-impl Lockstep {
+impl Rounds {
     /// Samples per thread.
     pub fn samples(&self) -> usize {
         self.times.first().map_or(0, Vec::len)
     }
 }
 
-/// Runs `work(t)` on `threads` threads pinned to `ctx.cpus` (round robin), one call per
-/// thread per sample, all threads starting each sample together. Each call is timed with
-/// the context's cycle timer (overhead subtracted). `work(t)` runs once per thread before
-/// timing (warm-up).
-///
-/// Each thread counts its own sampling loop (perf counters are per thread); the counts
-/// are summed, and a context switch, migration or page fault on any thread repeats the
-/// whole run, up to [`counters::DEFAULT_MAX_ATTEMPTS`] runs (see
-/// [`counters::retry_undisturbed`]).
-pub fn lockstep(
-    ctx: &Context,
-    threads: usize,
-    budget: Budget,
-    work: &(dyn Fn(usize) + Sync),
-) -> Lockstep {
-    let (times, counters) = counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-        let runs = lockstep_once(ctx, threads, budget, work);
-        let mut times = Vec::with_capacity(runs.len());
-        let mut counts = Vec::with_capacity(runs.len());
-        for (t, (ns, c)) in runs.into_iter().enumerate() {
-            let cpu = ctx.cpus[t % ctx.cpus.len()];
-            counts.push(ThreadCounts::measuring(
-                format!("thread {t} (CPU {cpu})"),
-                c,
-            ));
-            times.push(ns);
-        }
-        (times, counts)
-    });
-    Lockstep { times, counters }
+impl Crew<'_> {
+    /// Runs `work(t)` on every thread of the crew, one call per thread per round, all
+    /// threads starting each round together and the round done when the last is; each call
+    /// timed with the cycle timer (overhead subtracted). `work(t)` runs once per thread
+    /// before timing (warm-up); rounds go on for the budget's time (at least its least,
+    /// at most its most rounds).
+    ///
+    /// Each thread counts its own loop (perf counters are per thread); the counts are
+    /// summed, and a context switch, migration or page fault on any thread repeats the
+    /// whole run, up to [`counters::DEFAULT_MAX_ATTEMPTS`] runs (see
+    /// [`counters::retry_undisturbed`]).
+    pub fn rounds(&self, budget: Budget, work: &(dyn Fn(usize) + Sync)) -> Rounds {
+        let cpus: Vec<usize> = self.seats.iter().map(|s| s.cpu).collect();
+        let (times, counters) = counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
+            let runs = rounds_once(self.timer, &cpus, budget, work);
+            let mut times = Vec::with_capacity(runs.len());
+            let mut counts = Vec::with_capacity(runs.len());
+            for (t, (ns, c)) in runs.into_iter().enumerate() {
+                counts.push(ThreadCounts::measuring(
+                    format!("thread {t} (CPU {})", cpus[t]),
+                    c,
+                ));
+                times.push(ns);
+            }
+            (times, counts)
+        });
+        Rounds { times, counters }
+    }
 }
 
-/// One lockstep run: per thread, its sample times and the counts of its sampling loop.
-fn lockstep_once(
-    ctx: &Context,
-    threads: usize,
+/// One run of rounds: per thread, its call times and the counts of its loop.
+fn rounds_once(
+    timer: &crate::timer::Timer,
+    cpus: &[usize],
     budget: Budget,
     work: &(dyn Fn(usize) + Sync),
 ) -> Vec<(Vec<f64>, counters::Counts)> {
+    let threads = cpus.len();
     let barrier = SpinBarrier::new(threads);
     let stop = AtomicBool::new(false);
-    let timer = &ctx.timer;
     let per_thread: Vec<(Vec<f64>, counters::Counts)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
-                let cpu = ctx.cpus[t % ctx.cpus.len()];
+                let cpu = cpus[t];
                 let (barrier, stop) = (&barrier, &stop);
                 s.spawn(move || {
                     let _ = crate::pin::pin_current(cpu);
@@ -105,7 +103,7 @@ fn lockstep_once(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("lockstep thread"))
+            .map(|h| h.join().expect("a crew thread of rounds"))
             .collect()
     });
     let n = per_thread.iter().map(|(v, _)| v.len()).min().unwrap_or(0);
@@ -118,7 +116,7 @@ fn lockstep_once(
         .collect()
 }
 
-/// Per-sample throughput in GB/s: `bytes` per sample over the slowest thread's time.
+/// Per-round throughput in GB/s: `bytes` per round over the slowest thread's time.
 pub fn gbs(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
     let n = per_thread.iter().map(Vec::len).min().unwrap_or(0);
     (0..n)
@@ -129,6 +127,7 @@ pub fn gbs(per_thread: &[Vec<f64>], bytes: f64) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::Context;
     use std::sync::atomic::AtomicUsize;
     use std::time::Duration;
 
@@ -141,7 +140,7 @@ mod tests {
             min_samples: 7,
             max_samples: 50,
         };
-        let r = lockstep(&ctx, 2, b, &|_| {
+        let r = Crew::of(&ctx, 2).rounds(b, &|_| {
             calls.fetch_add(1, Ordering::Relaxed);
         });
         assert_eq!(r.times.len(), 2);
@@ -188,7 +187,7 @@ mod tests {
         };
         // Thread 1 faults 64 fresh pages in every sample (warm-up included, which is not
         // counted); thread 0 touches nothing new.
-        let r = lockstep(&ctx, 2, b, &|t| {
+        let r = Crew::of(&ctx, 2).rounds(b, &|t| {
             if t == 1 {
                 fault_pages(64);
             }
@@ -219,7 +218,7 @@ mod tests {
             min_samples: 3,
             max_samples: 20,
         };
-        let r = lockstep(&ctx, 1, b, &|_| {
+        let r = Crew::of(&ctx, 1).rounds(b, &|_| {
             std::hint::black_box((0..1000u64).sum::<u64>());
         });
         // The process may be preempted on a busy machine: then the record says so.

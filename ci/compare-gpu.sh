@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Compare cxlchar's pinned host <-> GPU bandwidth with nvbandwidth's copy-engine tests on a
-# machine with an NVIDIA GPU, and print the ratios.
+# machine with an NVIDIA GPU, and print the ratios: each table as soon as its runs are
+# done, each cxlchar run only the part it compares (`cxlchar gpu --parts ...`, --quick:
+# fewer sizes and samples, the same copies), so the whole comparison fits in about 90 s on
+# a 16-core host with an H200.
 #
 #   ci/compare-gpu.sh [--device N] [--size-mib MIB] [--rounds R] [--contention-mib C]
 #
@@ -66,27 +69,14 @@ nvb() { # testcase -> GB/s of the CPU row, device column
     /bandwidth \(GB\/s\)/ {hdr=1; next}
     hdr && $1=="0" && NF>c+1 {print $(c+2); exit}'
 }
+CXG=("$CX" gpu --quick --device "$DEV" --target anon "${CPUARG[@]}" --format json)
+echo "== [${SECONDS} s] pinned copies, $ROUNDS rounds (cxlchar gpu --parts host; nvbandwidth *_memcpy_ce)" >&2
 : > "$W/rows"
 for r in $(seq 1 "$ROUNDS"); do
-  $CX gpu --device "$DEV" --max-size "${MIB}M" --streams 1 --contention-size 4K \
-    --target anon "${CPUARG[@]}" --format json > "$W/cx$r.json"
+  "${CXG[@]}" --parts host --max-size "${MIB}M" > "$W/cx$r.json"
   h=$(nvb host_to_device_memcpy_ce); d=$(nvb device_to_host_memcpy_ce)
   echo "$r ${h:-nan} ${d:-nan}" >> "$W/rows"
 done
-# One copy each way at once: nvbandwidth's bidirectional tests against cxlchar's mixed k = 2.
-$CX gpu --device "$DEV" --max-size 4M --streams 2 --contention-size "${MIB}M" \
-  --target anon "${CPUARG[@]}" --format json > "$W/bidir.json"
-echo "$(nvb host_to_device_bidirectional_memcpy_ce) $(nvb device_to_host_bidirectional_memcpy_ce)" > "$W/nvbidir"
-# k concurrent copies of one direction: the plain loop against cxlchar's gated streams.
-$CX gpu --device "$DEV" --max-size 4M --streams 1,2,4,8 --contention-size "${CMIB}M" \
-  --target anon "${CPUARG[@]}" --format json > "$W/streams.json"
-if command -v nvcc >/dev/null; then
-  nvcc -O2 -o "$W/gpu_streams" ci/anchors/gpu_streams.cu \
-    && "$W/gpu_streams" "$DEV" "$CMIB" "$((ROUNDS * 5))" 2 4 8 > "$W/loop.txt" \
-    || echo "gpu_streams failed" > "$W/loop.txt"
-else
-  echo "nvcc not found: no plain-loop reference (install the CUDA toolkit)" > "$W/loop.txt"
-fi
 python3 - "$W" "$DEV" "$MIB" "$ROUNDS" <<'PY'
 import json,statistics,sys
 w,dev,mib,rounds=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),int(sys.argv[4])
@@ -104,25 +94,41 @@ for dirn in ("h2d","d2h"):
     c=statistics.median(cx) if cx else float("nan")
     n=statistics.median(nv[dirn]) if nv[dirn] else float("nan")
     print("%-5s %12.2f %12.2f %7.3f" % (dirn, c, n, c/n if n==n and n>0 else float("nan")))
-print("GB/s (1e9 B/s), %s copies, GPU %d; ratio = cxlchar / nvbandwidth" % (size, dev))
+print("GB/s (1e9 B/s), %s copies, GPU %d; ratio = cxlchar / nvbandwidth, medians of %d alternated rounds\n" % (size, dev, rounds), flush=True)
+PY
 
-def params(f):
-    return json.load(open(f)).get("params", {})
-def sharing(doc, dirn, k):
-    for m in doc["measurements"]:
-        if m["id"].endswith("/contention/%s/k%d/first_end_ratio" % (dirn, k)) and m["target"] == "anon":
-            return m["parameters"].get("sharing") or "-"
-    return "-"
-print()
-p = params(w + "/bidir.json")
+echo "== [${SECONDS} s] one copy each way at once (cxlchar gpu --parts contention --streams 2; nvbandwidth *_bidirectional_memcpy_ce)" >&2
+"${CXG[@]}" --parts contention --streams 2 --contention-size "${MIB}M" > "$W/bidir.json"
+echo "$(nvb host_to_device_bidirectional_memcpy_ce) $(nvb device_to_host_bidirectional_memcpy_ce)" > "$W/nvbidir"
+python3 - "$W" "$MIB" <<'PY'
+import json,sys
+w,mib=sys.argv[1],int(sys.argv[2])
+p = json.load(open(w + "/bidir.json")).get("params", {})
 nvb = [float(x) if x not in ("", "nan") else float("nan") for x in (open(w + "/nvbidir").read().split() + ["nan", "nan"])[:2]]
 print("%-12s %12s %12s %7s" % ("both ways", "cxlchar", "nvbandwidth", "ratio"))
 for dirn, n in zip(("h2d", "d2h"), nvb):
     c = p.get("gpu_reg_mixed_%s_k2_bw_gbs@anon" % dirn, float("nan"))
     print("%-12s %12.2f %12.2f %7.3f" % (dirn, c, n, c / n if n == n and n > 0 else float("nan")))
-print("one copy each way at once, %s each (cxlchar gpu.pool mixed k = 2 on registered anon; nvbandwidth *_bidirectional_memcpy_ce)" % size)
+print("one copy each way at once, %d MiB each (cxlchar gpu.pool mixed k = 2 on registered anon; nvbandwidth *_bidirectional_memcpy_ce)\n" % mib, flush=True)
+PY
 
-print()
+echo "== [${SECONDS} s] k concurrent copies of one direction (cxlchar gpu --parts contention; a plain cudaMemcpyAsync loop)" >&2
+"${CXG[@]}" --parts contention --streams 1,2,4,8 --contention-size "${CMIB}M" > "$W/streams.json"
+if command -v nvcc >/dev/null; then
+  nvcc -O2 -o "$W/gpu_streams" ci/anchors/gpu_streams.cu \
+    && "$W/gpu_streams" "$DEV" "$CMIB" "$((ROUNDS * 5))" 2 4 8 > "$W/loop.txt" \
+    || echo "gpu_streams failed" > "$W/loop.txt"
+else
+  echo "nvcc not found: no plain-loop reference (install the CUDA toolkit)" > "$W/loop.txt"
+fi
+python3 - "$W" <<'PY'
+import json,sys
+w=sys.argv[1]
+def sharing(doc, dirn, k):
+    for m in doc["measurements"]:
+        if m["id"].endswith("/contention/%s/k%d/first_end_ratio" % (dirn, k)) and m["target"] == "anon":
+            return m["parameters"].get("sharing") or "-"
+    return "-"
 doc = json.load(open(w + "/streams.json"))
 p = doc.get("params", {})
 loop = {}
@@ -140,5 +146,6 @@ for dirn in ("h2d", "d2h"):
         print("%-8s %10.2f %10.2f %7.3f %12.2f %12s" % ("%s k=%d" % (dirn, k), c, l, c / l if l == l and l > 0 else float("nan"), per, sharing(doc, dirn, k)))
 if not loop:
     print("plain loop: " + (lines[0] if lines else "no output"))
-print("k concurrent copies of one direction on registered anon; aggregate ratio = cxlchar / plain loop; cxlchar per-transfer is timed from its gate (a copy served in turn perceives less)")
+print("k concurrent copies of one direction on registered anon; aggregate ratio = cxlchar / plain loop; cxlchar per-transfer is timed from its gate (a copy served in turn perceives less)", flush=True)
 PY
+echo "== done [${SECONDS} s]" >&2

@@ -31,6 +31,12 @@
 #                    information multichase -m 64m, 1g, 4g and its default 256 MiB
 #   mem_bw_gbs       (every CPU, read) vs cxlchar's own 4 GiB figure and likwid-bench
 #                    load_avx512 at the same footprint, target 0.95..1.05
+#   all-thread       every all-thread kernel against likwid-bench at the same threads and
+#   kernels          footprint (read / load, nt-write / store_mem, copy / copy), 1 thread and
+#                    every CPU, three rounds alternating the tools, medians, target
+#                    0.95..1.05; each cxlchar figure with the spread of its windows
+#   STREAM           Copy and Triad with the write-allocate bytes counted (x 1.5, x 4/3:
+#                    the memory traffic of temporal stores) beside cxlchar's copy
 #   copy / nt-copy   vs cxlchar at 4 GiB; STREAM Copy / Triad with every thread (information:
 #                    STREAM's copy is a memcpy, which glibc may run with streaming stores)
 #   quick vs full    the same keys from `all --quick` and `all` (same working sets)
@@ -101,6 +107,42 @@ step() {
   echo "$dt" > "$OUT/$name.seconds"
   return $rc
 }
+# Every all-thread kernel against likwid-bench at the same threads and footprint (the
+# footprint of cxlchar's all-thread DRAM point, in bytes; likwid's MB are 1e6 B): three
+# rounds, the two tools alternating, one line per figure in $OUT/kernels.tsv
+# (kernel threads round cxlchar likwid spread).
+kernels_vs_likwid() {
+  local cx=$1 ncpu=$2 bw=$3 fp
+  fp=$(python3 - "$bw" "$ncpu" <<'EOF' 2>/dev/null
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = [c for c in d.get("dram_check", []) if c["benchmark"] == "mem.bandwidth" and c["threads"] == int(sys.argv[2])]
+print(c[0]["reported_bytes"] if c else "")
+EOF
+)
+  [ -n "$fp" ] || { echo "kernels vs likwid: skipped: no all-thread DRAM footprint in bw.json" >> "$OUT/steps.txt"; return; }
+  local suf=avx; grep -qw avx512f /proc/cpuinfo && suf=avx512
+  local mb=$(( fp / 1000000 ))
+  : > "$OUT/kernels.tsv"
+  for r in 1 2 3; do
+    for pair in read:load nt-write:store_mem copy:copy; do
+      local k=${pair%%:*} lk=${pair#*:}
+      step "cx_${k}_$r" "$cx" mem bandwidth --quick --kernel "$k" --sizes "$fp" --out "$OUT/cx_${k}_$r.json" || continue
+      for t in 1 "$ncpu"; do
+        step "lk_${k}_${t}t_$r" likwid-bench -t "${lk}_$suf" -w "N:${mb}MB:$t" || continue
+        python3 - "$OUT/cx_${k}_$r.json" "$k" "$t" "$r" "$(awk '/^MByte\/s:/ {print $2/1000}' "$OUT/lk_${k}_${t}t_$r.log")" >> "$OUT/kernels.tsv" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); k, t, r, lk = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+m = [m for m in d["measurements"] if m["parameters"].get("kernel") == k and m["parameters"].get("threads") == t and not m["id"].endswith("/bulk-sync")]
+if m and lk:
+    x = m[0]["distribution"]
+    print(k, t, r, x["p50"], lk, (x["max"] - x["min"]) / x["p50"] if x["p50"] else 0, sep="\t")
+EOF
+      done
+    done
+  done
+}
+
 # ---- run --------------------------------------------------------------------------------
 run() {
   local bundle_dir=$REPO/target/server-check
@@ -221,6 +263,9 @@ EOF
   if [ -n "$STREAM" ]; then
     step stream env OMP_NUM_THREADS="$ncpu" "$STREAM"
   fi
+  if command -v likwid-bench >/dev/null && [ -n "$fp_all" ]; then
+    kernels_vs_likwid "$CX" "$ncpu" "$OUT/bw.json"
+  fi
 
   # 3. `all --quick` and `all`: the same keys from both, and their run times.
   step allq "$CX" all --quick --out "$OUT/allq.json"
@@ -314,6 +359,24 @@ row(f"nt_copy_bw_gbs ({ncpu} threads)", key(bw, "nt_copy_bw_gbs"), "cxlchar nt-c
 row("copy_bw_gbs", key(bw, "copy_bw_gbs"), f"STREAM Copy, {ncpu} threads", st_copy, None, "STREAM's copy is memcpy")
 row("nt_copy_bw_gbs", key(bw, "nt_copy_bw_gbs"), f"STREAM Copy, {ncpu} threads", st_copy)
 row("mem_bw_gbs", key(bw, "mem_bw_gbs"), f"STREAM Triad, {ncpu} threads", st_triad)
+# Every all-thread kernel against likwid-bench, alternated rounds, medians.
+try:
+    rows_k = [l.split("\t") for l in open(os.path.join(out, "kernels.tsv")).read().splitlines() if l.strip()]
+except Exception:
+    rows_k = []
+likwid_name = {"read": "load", "nt-write": "store_mem", "copy": "copy"}
+for k in ["read", "nt-write", "copy"]:
+    for t in sorted({int(r[1]) for r in rows_k if r[0] == k}):
+        rs = [r for r in rows_k if r[0] == k and int(r[1]) == t]
+        cx = statistics.median(float(r[3]) for r in rs)
+        lk = statistics.median(float(r[4]) for r in rs)
+        spread = max(float(r[5]) for r in rs)
+        row(f"{k}, {t} thread(s), crew window aggregate", cx, f"likwid-bench {likwid_name[k]}, same threads and footprint", lk, (0.95, 1.05),
+            f"medians of {len(rs)} alternated rounds; cxlchar's windows up to {spread * 100:.0f} % apart")
+if st_copy:
+    row("copy_bw_gbs", key(bw, "copy_bw_gbs"), "STREAM Copy x 1.5 (write-allocate counted)", st_copy * 1.5, None, "the memory traffic of STREAM's temporal stores")
+if st_triad:
+    row("mem_bw_gbs", key(bw, "mem_bw_gbs"), "STREAM Triad x 4/3 (write-allocate counted)", st_triad * 4 / 3)
 for k in ["mem_lat_ns", "mem_bw_gbs", "mem_bw_1t_gbs", "copy_bw_gbs", "loaded_lat_at_max_bw_ns", "atomic_load_lat_ns", "flush_bw_stores_gbs"]:
     row(f"{k}: all --quick vs all", key(allq, k), "cxlchar all", key(allf, k), (0.95, 1.05) if k in ("mem_lat_ns", "mem_bw_gbs") else None)
 print(f"### {cpu}\n")

@@ -16,9 +16,35 @@ pub const MAX_STREAMS: usize = 64;
 /// Stream counts of the contention test when none are given.
 pub const DEFAULT_STREAMS: [usize; 4] = [1, 2, 4, 8];
 
+/// A part of the GPU family, for `--parts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum GpuPart {
+    /// `gpu.bw`: pinned and pageable host memory sweeps and the small-copy latency.
+    Host,
+    /// `gpu.pool`: the bandwidth sweep on each target's registered memory.
+    Sweep,
+    /// `gpu.pool`: k concurrent copies on one GPU (each direction and mixed), and one copy
+    /// on each of several GPUs.
+    Contention,
+    /// `gpu.pool`: CPU agents streaming the target beside the GPU's copies.
+    WithCpu,
+}
+
+impl GpuPart {
+    /// Every part, in the order a run measures them.
+    pub const ALL: [GpuPart; 4] = [
+        GpuPart::Host,
+        GpuPart::Sweep,
+        GpuPart::Contention,
+        GpuPart::WithCpu,
+    ];
+}
+
 /// The GPU family's configuration.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GpuConfig {
+    /// The parts to measure (`None`: every part).
+    pub parts: Option<Vec<GpuPart>>,
     /// Measure only this device (`None`: every device for the host sweep, device 0 for the
     /// target sweep and the stream contention, every device for the multi-GPU contention).
     pub device: Option<usize>,
@@ -95,6 +121,11 @@ impl GpuConfig {
         }
     }
 
+    /// Whether `part` is measured.
+    pub fn runs(&self, part: GpuPart) -> bool {
+        self.parts.as_ref().is_none_or(|p| p.contains(&part))
+    }
+
     /// Largest copy of the sweep.
     pub fn max_size(&self, effort: &Effort) -> usize {
         self.max_size.unwrap_or(effort.gpu.sweep_max_bytes)
@@ -155,12 +186,19 @@ pub struct GpuArgs {
     /// --quick).
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub contention_size: Option<usize>,
+    /// Measure only these parts, comma-separated (default all): host (pinned and
+    /// pageable sweeps, small-copy latency), sweep (each target's registered memory),
+    /// contention (concurrent copies), with-cpu (CPU agents beside the GPU). A comparison
+    /// against one reference runs only its part.
+    #[arg(long, value_name = "PART,..", value_delimiter = ',', value_enum)]
+    pub parts: Option<Vec<GpuPart>>,
 }
 
 impl GpuArgs {
     /// The configuration of the options, validated.
     pub fn config(&self) -> Result<GpuConfig, ConfigError> {
         let c = GpuConfig {
+            parts: self.parts.clone(),
             device: self.device,
             max_size: self.max_size,
             streams: self.streams.clone(),
@@ -273,6 +311,7 @@ mod tests {
             max_size: Some(100),
             streams: None,
             contention_size: None,
+            parts: None,
         };
         assert!(a.config().unwrap_err().to_string().contains("--max-size"));
         let a = GpuArgs {
@@ -281,5 +320,17 @@ mod tests {
             ..a
         };
         assert!(a.config().unwrap_err().to_string().contains("--streams"));
+    }
+
+    #[test]
+    fn parts_choose_what_runs_and_none_runs_all() {
+        let all = GpuConfig::default();
+        assert!(GpuPart::ALL.iter().all(|&p| all.runs(p)));
+        let some = GpuConfig {
+            parts: Some(vec![GpuPart::Host, GpuPart::Contention]),
+            ..Default::default()
+        };
+        assert!(some.runs(GpuPart::Host) && some.runs(GpuPart::Contention));
+        assert!(!some.runs(GpuPart::Sweep) && !some.runs(GpuPart::WithCpu));
     }
 }

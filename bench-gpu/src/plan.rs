@@ -1,7 +1,7 @@
 //! What `cxlchar gpu` plans: one discovery, then a `gpu.bw` benchmark per GPU and one
 //! `gpu.pool` benchmark placed on every memory target.
 
-use crate::config::GpuArgs;
+use crate::config::{GpuArgs, GpuPart};
 use crate::host::GpuHostBench;
 use crate::pool::GpuPoolBench;
 use bench_core::bench::{Benchmark, BoxError, Options, Planned, Setup};
@@ -25,7 +25,12 @@ impl Setup for GpuArgs {
             Some(d) => vec![d],
             None => (0..n).collect(),
         };
-        let mut benchmarks: Vec<Box<dyn Benchmark>> = devices
+        let host = if config.runs(GpuPart::Host) {
+            devices
+        } else {
+            Vec::new()
+        };
+        let mut benchmarks: Vec<Box<dyn Benchmark>> = host
             .into_iter()
             .map(|device| {
                 Box::new(GpuHostBench {
@@ -34,7 +39,10 @@ impl Setup for GpuArgs {
                 }) as Box<dyn Benchmark>
             })
             .collect();
-        benchmarks.push(Box::new(GpuPoolBench { config, gpus: n }));
+        let on_targets = [GpuPart::Sweep, GpuPart::Contention, GpuPart::WithCpu];
+        if on_targets.iter().any(|&p| config.runs(p)) {
+            benchmarks.push(Box::new(GpuPoolBench { config, gpus: n }));
+        }
         Ok(Planned {
             benchmarks,
             skipped: vec![],
@@ -60,6 +68,7 @@ mod tests {
             max_size: None,
             streams: None,
             contention_size: None,
+            parts: None,
         };
         let p = a.plan(&Options::default()).unwrap();
         assert!(p.benchmarks.is_empty());
@@ -79,6 +88,7 @@ mod tests {
             max_size: Some(100),
             streams: None,
             contention_size: None,
+            parts: None,
         };
         assert!(a.plan(&Options::default()).is_err());
     }

@@ -21,7 +21,7 @@
 //! `gpu_reg_mixed_k{k}_agg_bw_gbs`, `gpu_reg_{dir}_beside_cpu_{bw_gbs,ratio}` and
 //! `gpu_reg_cpu_beside_{dir}_{bw_gbs,ratio}`.
 
-use crate::config::GpuConfig;
+use crate::config::{GpuConfig, GpuPart};
 use crate::contention::{contention_report, ContentionPoint, Flow};
 use crate::copy::{self, SweepPlan};
 use crate::cuda::{CudaError, Device, DeviceBuffer, Dir, HostSpan, Registration};
@@ -172,22 +172,29 @@ impl Benchmark for GpuPoolBench {
         };
 
         // Bandwidth sweep.
-        match run.sweep(&self.config, &mut report) {
-            Ok(points) => {
+        let sweep = self
+            .config
+            .runs(GpuPart::Sweep)
+            .then(|| run.sweep(&self.config, &mut report));
+        match sweep {
+            None => {}
+            Some(Ok(points)) => {
                 let (ms, ps) = sweep_report(&points, &labels, Some(KEY_PREFIX));
                 report.measurements.extend(ms);
                 report.params.extend(ps);
             }
-            Err(e) => part_failed(&mut report, "bandwidth sweep", e),
+            Some(Err(e)) => part_failed(&mut report, "bandwidth sweep", e),
         }
         // k streams on one GPU, then one copy on each of several GPUs.
         let mut points = Vec::new();
-        if let Err(e) = run.streams(&self.config, d0, &mut points, &mut report) {
-            part_failed(&mut report, "stream contention", e);
-        }
-        let n = self.multi_gpu().min(count);
-        if let Err(e) = run.devices(&self.config, n, &mut points) {
-            part_failed(&mut report, "multi-GPU contention", e);
+        if self.config.runs(GpuPart::Contention) {
+            if let Err(e) = run.streams(&self.config, d0, &mut points, &mut report) {
+                part_failed(&mut report, "stream contention", e);
+            }
+            let n = self.multi_gpu().min(count);
+            if let Err(e) = run.devices(&self.config, n, &mut points) {
+                part_failed(&mut report, "multi-GPU contention", e);
+            }
         }
         let contention = Labels {
             id_prefix: format!("{}/contention", labels.id_prefix),
@@ -198,13 +205,18 @@ impl Benchmark for GpuPoolBench {
         report.params.extend(ps);
         report.warnings.extend(ws);
         // CPU agents and the GPU on the same target, each alone and together.
-        match run.with_cpu(&self.config, with_cpu.as_ref(), &mut report) {
-            Ok(points) => {
+        let beside = self
+            .config
+            .runs(GpuPart::WithCpu)
+            .then(|| run.with_cpu(&self.config, with_cpu.as_ref(), &mut report));
+        match beside {
+            None => {}
+            Some(Ok(points)) => {
                 let (ms, ps) = with_cpu_report(&points, &labels, Some(KEY_PREFIX));
                 report.measurements.extend(ms);
                 report.params.extend(ps);
             }
-            Err(e) => part_failed(&mut report, "CPU agents beside the GPU", e),
+            Some(Err(e)) => part_failed(&mut report, "CPU agents beside the GPU", e),
         }
         drop(reg);
         Ok(crate::shape::finished(report)?)

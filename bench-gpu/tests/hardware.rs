@@ -67,6 +67,7 @@ fn gpu_benchmarks_produce_their_keys() {
         streams: Some(vec![1, 2]),
         contention_size: Some(1 << 20),
         device: Some(0),
+        parts: None,
     };
     let host = bench_gpu::host::GpuHostBench {
         device: 0,

@@ -356,6 +356,66 @@ fn cpu_agents_beside_the_gpu_are_measured_alone_and_together() {
     );
 }
 
+/// `--parts` runs only the parts named: a comparison against one reference runs nothing
+/// else (ci/compare-gpu.sh).
+#[test]
+fn parts_run_only_what_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    fake_driver(d.path());
+    let base = [
+        "--quick",
+        "--max-size",
+        "1M",
+        "--streams",
+        "1,2",
+        "--contention-size",
+        "1M",
+        "--cpu",
+        "0,1",
+        "--target",
+        "anon",
+    ];
+    let ids = |doc: &Value| -> Vec<String> {
+        doc["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for (parts, has, lacks) in [
+        ("host", "gpu.bw/", "gpu.pool/"),
+        ("contention", "/contention/", "/with-cpu/"),
+        ("with-cpu", "/with-cpu/", "/contention/"),
+        ("sweep", "gpu.pool/anon/gpu:0/h2d/1M/events", "gpu.bw/"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(["--parts", parts]);
+        let (doc, stderr) = run_fake(d.path(), 1, 1024, &args);
+        assert!(!stderr.contains("leaked"), "{stderr}");
+        let ids = ids(&doc);
+        assert!(ids.iter().any(|i| i.contains(has)), "{parts}: {ids:?}");
+        assert!(!ids.iter().any(|i| i.contains(lacks)), "{parts}: {ids:?}");
+    }
+    let (doc, _) = run_fake(
+        d.path(),
+        1,
+        1024,
+        &[&base[..], &["--parts", "host,with-cpu"]].concat(),
+    );
+    let ids = ids(&doc);
+    assert!(
+        ids.iter().any(|i| i.starts_with("gpu.bw/"))
+            && ids.iter().any(|i| i.contains("/with-cpu/"))
+    );
+    assert!(!ids.iter().any(|i| i.contains("/contention/")), "{ids:?}");
+    cxlchar()
+        .args(["gpu", "--parts", "nothing"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("possible values"));
+}
+
 #[test]
 fn fake_driver_with_little_memory_skips_what_does_not_fit() {
     let d = tempfile::tempdir().unwrap();

@@ -49,6 +49,7 @@ pub fn render(f: &ParamsFile) -> String {
     gpu(f, &mut lines);
     c2c(f, &mut lines);
     self_checks(f, &mut lines);
+    quality(f, &mut lines);
     warnings(f, &mut lines);
     skipped(f, &mut lines);
     let mut s = String::new();
@@ -80,11 +81,21 @@ fn fig(f: &ParamsFile, label: &str, key: &str) -> Option<String> {
         Some(u) => format!("{} {}", num(Some(v)), u.symbol()),
         None => num(Some(v)),
     };
+    let text = format!("{text}{}", noisy_mark(f, key));
     Some(if label.is_empty() {
         text
     } else {
         format!("{label} {text}")
     })
+}
+
+/// ` (noisy)` after a figure the file flags noisy (it stands only on disturbed samples).
+fn noisy_mark(f: &ParamsFile, key: &str) -> &'static str {
+    if f.param_info.get(key).is_some_and(|i| i.noisy.is_some()) {
+        " (noisy)"
+    } else {
+        ""
+    }
 }
 
 /// The figures of `keys` that the file has, joined with ` | `.
@@ -98,7 +109,10 @@ fn figs(f: &ParamsFile, keys: &[(&str, &str)]) -> Option<String> {
 fn figs_in(f: &ParamsFile, keys: &[(&str, &str)], unit: &str) -> Option<String> {
     let v: Vec<String> = keys
         .iter()
-        .filter_map(|(l, k)| f.params.get(*k).map(|v| format!("{l} {}", num(Some(*v)))))
+        .filter_map(|(l, k)| {
+            let v = f.params.get(*k)?;
+            Some(format!("{l} {}{}", num(Some(*v)), noisy_mark(f, k)))
+        })
         .collect();
     (!v.is_empty()).then(|| format!("{} {unit}", v.join(" | ")))
 }
@@ -280,16 +294,22 @@ fn self_checks(f: &ParamsFile, out: &mut Vec<String>) {
         .dram_check
         .iter()
         .map(|c| {
+            let [a, b] = c.compared_bytes;
             format!(
-                "DRAM check {} {} on {}: {} ({:.3}x)",
+                "DRAM check {} {}, {} thread(s) (CPUs {}) on {}: {} at {} ({} vs {}: {:.3}x)",
                 c.benchmark,
                 c.kernel,
+                c.threads,
+                c.cpus,
                 c.target,
-                if c.confirmed() {
-                    "agree"
-                } else {
-                    "UNCONFIRMED"
+                match c.verdict {
+                    bench_core::dram_check::Verdict::Unconfirmed => "UNCONFIRMED",
+                    bench_core::dram_check::Verdict::Noisy => "NOISY",
+                    v => v.name(),
                 },
+                human_bytes(c.reported_bytes as u64),
+                human_bytes(a as u64),
+                human_bytes(b as u64),
                 c.ratio
             )
         })
@@ -312,6 +332,36 @@ fn self_checks(f: &ParamsFile, out: &mut Vec<String>) {
         lines.next().unwrap_or_default()
     ));
     out.extend(lines.take(4).map(|l| format!("               {l}")));
+}
+
+/// How much of the file stands on disturbed samples: the noisy keys (named) and the share
+/// of disturbed measurements, when there are any.
+fn quality(f: &ParamsFile, out: &mut Vec<String>) {
+    let noisy: Vec<&str> = f
+        .param_info
+        .iter()
+        .filter(|(k, i)| i.noisy.is_some() && !k.contains('@'))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let disturbed = f
+        .measurements
+        .iter()
+        .filter(|m| m.counters.as_ref().is_some_and(|c| c.disturbed))
+        .count();
+    if !noisy.is_empty() {
+        out.push(format!(
+            "noisy keys     {} ({}): measured only on disturbed windows; rerun on a quiet machine",
+            noisy.len(),
+            noisy.join(", ")
+        ));
+    }
+    if disturbed > 0 {
+        let n = f.measurements.len().max(1);
+        out.push(format!(
+            "disturbed      {disturbed} of {n} measurements ({:.0} %) saw a preemption, migration, fault or stolen time even after their retries",
+            disturbed as f64 * 100.0 / n as f64
+        ));
+    }
 }
 
 /// The count of warnings by code, then one line per code: its first message, cut.
@@ -394,6 +444,40 @@ mod tests {
         text.lines()
             .position(|l| l.starts_with(label))
             .unwrap_or_else(|| panic!("no {label:?} line in\n{text}"))
+    }
+
+    #[test]
+    fn noisy_keys_and_the_disturbed_share_lead_the_warnings_and_checks_name_their_threads() {
+        let (_, mut f) = files().into_iter().next().unwrap();
+        let i = f.param_info.get_mut("mem_bw_gbs").unwrap();
+        i.noisy = Some("no clean window in 9".into());
+        let n = f.measurements.len();
+        for m in f.measurements.iter_mut().take(n / 2) {
+            if let Some(c) = m.counters.as_mut() {
+                c.disturbed = true;
+            }
+        }
+        let text = render(&f);
+        assert!(text.contains("(noisy)"), "{text}");
+        let q = text
+            .lines()
+            .find(|l| l.starts_with("noisy keys"))
+            .expect(&text);
+        assert!(q.contains("mem_bw_gbs"), "{q}");
+        let d = text
+            .lines()
+            .find(|l| l.starts_with("disturbed"))
+            .expect(&text);
+        assert!(d.contains(" of ") && d.contains('%'), "{d}");
+        assert!(at(&text, "noisy keys") < at(&text, "warnings"));
+        // A check's line names its threads and the verdict it has.
+        if let Some(c) = f.dram_check.first() {
+            let line = text
+                .lines()
+                .find(|l| l.contains("DRAM check"))
+                .expect(&text);
+            assert!(line.contains(&format!("{} thread(s)", c.threads)), "{line}");
+        }
     }
 
     #[test]

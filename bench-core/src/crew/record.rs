@@ -9,6 +9,9 @@ use crate::params::Warning;
 use crate::stats::Distribution;
 use serde_json::json;
 
+/// The share of a window the threads' start and stop skew may take before the run says so.
+pub const MAX_SKEW_SHARE: f64 = 0.01;
+
 /// Most left-out windows named one by one in a measurement's parameters.
 const NAMED_LEFT_OUT: usize = 8;
 
@@ -312,6 +315,22 @@ impl Windows {
                     self.records.len()
                 ),
                 remediation: "keep other work off the measuring CPUs (isolcpus, a quiet machine) and compare the bulk-synchronous figure in the measurement's `crew`".into(),
+            });
+        }
+        let skew = self
+            .used()
+            .iter()
+            .map(|f| f.skew_share())
+            .fold(0.0, f64::max);
+        if skew > MAX_SKEW_SHARE {
+            v.push(Warning {
+                code: "crew_skew".into(),
+                message: format!(
+                    "{target}: {id}: the threads' start and stop skew took {:.1} % of a window (more than {:.0} %): a thread started late or a call ran long",
+                    skew * 100.0,
+                    MAX_SKEW_SHARE * 100.0
+                ),
+                remediation: "the aggregate counts only the time all threads ran, so the figure stands; compare `crew.start_skew_us_max` and `stop_skew_us_max` and keep other work off the measuring CPUs".into(),
             });
         }
         if let Some(why) = self.noisy() {

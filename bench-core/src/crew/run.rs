@@ -420,7 +420,11 @@ mod tests {
         assert!(w.run() >= 3 && w.run() <= 9, "{}", w.run());
         assert!(w.clean_count() >= 3 || w.run() == 9);
         for r in w.records() {
-            let f = r.figure.as_ref().expect("both threads moved bytes");
+            // No common time: a thread was held off the whole window, which says so.
+            let Some(f) = r.figure.as_ref() else {
+                assert!(!r.disturbances.is_empty(), "{r:?}");
+                continue;
+            };
             assert_eq!(f.thread_gbs.len(), 2);
             // 1000 bytes per 20 us call: 0.05 GB/s per thread (the spin may overrun).
             assert!(

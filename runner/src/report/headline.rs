@@ -6,7 +6,7 @@
 //! the details, which names the measurements it comes from.
 
 use super::html::{esc, table};
-use super::keys::{anchor, folded, KeyRow};
+use super::keys::{anchor, KeyRow};
 use super::Acceptance;
 use crate::consumers::check::{self, Outcome};
 use crate::output::num;
@@ -174,8 +174,8 @@ pub fn gpus(f: &ParamsFile) -> BTreeMap<String, (String, String)> {
 }
 
 /// The headline table: a row per figure and target present in the file.
-pub fn headline(f: &ParamsFile) -> String {
-    let rows = folded(f);
+/// `rows` are the file's keys as [`super::keys::folded`] gives them.
+pub fn headline(f: &ParamsFile, rows: &[KeyRow]) -> String {
     let gpus = gpus(f);
     let mut out: Vec<Vec<String>> = vec![];
     let mut last_block = "";

@@ -1,6 +1,7 @@
 //! The page: sections, one inline SVG per chart with data, notes for the others, no
 //! external reference, and no markup from the file.
 
+use super::warnings::names;
 use super::*;
 use crate::consumers::spec;
 use bench_core::params::{Measurement, Skipped, Warning};
@@ -325,7 +326,7 @@ fn a_key_and_its_target_qualified_twin_are_one_row() {
     assert_eq!(lat[0].key, "mem_lat_ns");
     assert_eq!(lat[0].aliases, vec![twin.clone()]);
     assert_eq!(lat[1].target, "node:7");
-    let html = keys::keys_table(&f);
+    let html = keys::keys_table(&keys::folded(&f));
     assert_eq!(html.matches(&format!(">{}</code>", esc(&twin))).count(), 1);
     assert!(html.contains(&format!("id=\"{}\"", keys::anchor(&twin))));
 }
@@ -391,4 +392,51 @@ fn the_gpu_is_named_in_the_headline_and_markdown_is_rendered() {
     assert!(html.contains("<h3 id=\"gpu\">GPU</h3>"));
     // The registry's Markdown is markup on the page, never raw.
     assert!(!html.contains("**"), "raw Markdown on the page");
+}
+
+/// Bidirectional-text controls from the file or the spec (a target of the firmware
+/// table, a spec key, the CPU model) are shown as escapes, never reach the page raw.
+#[test]
+fn bidi_controls_from_the_file_or_the_spec_are_shown_as_escapes() {
+    let mut f = all_quick();
+    f.environment.cpu.model = "EPYC \u{2066}x\u{2069}".into();
+    f.hmat_vs_measured.insert(
+        "node:1\u{202e}lmth.exe".into(),
+        bench_core::firmware::HmatComparison {
+            node: 1,
+            initiator_node: 0,
+            access_class: Some(1),
+            initiator_listed: true,
+            advertised_lat_ns: Some(100.0),
+            measured_lat_ns: Some(120.0),
+            lat_key: Some("cxl_lat_ns@node:1".into()),
+            lat_ratio: Some(0.83),
+            advertised_bw_gbs: None,
+            measured_bw_gbs: None,
+            bw_key: None,
+            bw_ratio: None,
+        },
+    );
+    let s = spec::parse(
+        "[[bound]]\nkey = \"mem_lat_ns@anon\u{202e}x\"\nop = \"<=\"\nvalue = 1\nwhy = \"a\u{200f}b\"\n",
+        "s.toml",
+    )
+    .unwrap();
+    let results = check::check(&s, &f);
+    let acc = Acceptance {
+        spec: "s\u{202d}.toml",
+        results: &results,
+    };
+    let (html, _) = page(&f, Some(&acc));
+    for c in [
+        '\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}',
+        '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    ] {
+        assert!(!html.contains(c), "{c:?} reached the page raw");
+    }
+    assert!(
+        html.contains("node:1\\u{202e}lmth.exe"),
+        "the target is shown"
+    );
+    assert!(html.contains("EPYC \\u{2066}x\\u{2069}"));
 }

@@ -122,9 +122,9 @@ nav{margin:.8em 0}nav a{margin-right:.8em}
 .v-pass{border-color:#176317;background:#eef8ee}.v-pass .big{color:#176317}
 .v-fail{border-color:#b00000;background:#fdeeee}.v-fail .big{color:#b00000}
 .v-nm{border-color:#8a5a00;background:#fdf6e8}.v-nm .big{color:#8a5a00}
-table.headline td{padding:.15em .6em}table.headline a{color:inherit;text-decoration:none}
+table.headline td{padding:.15em .6em}table.headline td:nth-child(4){max-width:34em}table.headline a{color:inherit;text-decoration:none}
 table.headline a:hover{text-decoration:underline}
-table.keys td:nth-child(5){max-width:36em}
+table.keys td:nth-child(5){max-width:36em}.nw{white-space:nowrap}
 @media print{
 body{max-width:none;margin:0;font-size:10pt}nav{display:none}
 h2{break-after:avoid;margin-top:1em}figure.plot{break-inside:avoid;border:none;margin:.4em 0}
@@ -448,14 +448,36 @@ fn dram_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
                 ),
                 compared,
                 format!("<span class=\"n\">{:.3}</span>", c.ratio),
-                c.keys
-                    .iter()
-                    .map(|k| format!("<code>{}</code>", esc(k)))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                keys_cell(&c.keys),
             ]
         })
         .collect()
+}
+
+/// How many keys a self-check row names before it folds the rest.
+const KEYS_SHOWN: usize = 3;
+
+/// The keys a DRAM check stands for: a few, then the count and all of them behind a
+/// `<details>` (a check of `all` stands for dozens).
+fn keys_cell(keys: &[String]) -> String {
+    let code = |k: &String| format!("<code>{}</code>", esc(k));
+    if keys.len() <= KEYS_SHOWN + 1 {
+        return keys.iter().map(code).collect::<Vec<_>>().join(" ");
+    }
+    format!(
+        "{} <details><summary>and {} more</summary>{}</details>",
+        keys[..KEYS_SHOWN]
+            .iter()
+            .map(code)
+            .collect::<Vec<_>>()
+            .join(" "),
+        keys.len() - KEYS_SHOWN,
+        keys[KEYS_SHOWN..]
+            .iter()
+            .map(code)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
 }
 
 /// One row per prefetch check: target, verdict, working set, chains and their ratio.
@@ -590,8 +612,25 @@ fn head(title: &str) -> String {
          <title>{}</title>\n<style>{STYLE}</style>\n<script>{HEAD_SCRIPT}</script>\n</head>\n<body>\n\
          <h1>{}</h1>\n",
         esc(title),
-        esc(title)
+        title_html(title)
     )
+}
+
+/// The title as the page's heading: each word with a hyphen (the date and time, a kernel
+/// release) kept on one line, so that a narrow page breaks the title between words,
+/// never inside a timestamp.
+fn title_html(title: &str) -> String {
+    title
+        .split(' ')
+        .map(|w| {
+            if w.contains('-') {
+                format!("<span class=\"nw\">{}</span>", esc(w))
+            } else {
+                esc(w)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The navigation bar: a link per `(section id, name)`.

@@ -440,3 +440,78 @@ fn bidi_controls_from_the_file_or_the_spec_are_shown_as_escapes() {
     );
     assert!(html.contains("EPYC \\u{2066}x\\u{2069}"));
 }
+
+/// The title breaks between words, never inside the date or the kernel release.
+#[test]
+fn the_title_never_wraps_inside_the_timestamp() {
+    let f = all_quick();
+    let (html, _) = page(&f, None);
+    let h1 = &html[html.find("<h1>").unwrap()..html.find("</h1>").unwrap()];
+    assert!(
+        h1.contains(&format!("<span class=\"nw\">{}</span>", f.started_at)),
+        "{h1}"
+    );
+    assert!(html.contains(".nw{white-space:nowrap}"));
+}
+
+/// A DRAM check that stands for many keys names a few and folds the rest.
+#[test]
+fn a_self_check_names_a_few_keys_and_folds_the_rest() {
+    let mut f = all_quick();
+    let keys: Vec<String> = (0..24).map(|i| format!("k{i}_bw_gbs@anon")).collect();
+    let check = serde_json::json!({"target": "anon", "benchmark": "mem.bandwidth",
+        "pattern": "stream", "kernel": "read (avx2)", "cpus": "0-1", "threads": 2,
+        "unit": "GB/s", "better": "higher", "start_bytes": 1048576, "sizing": "4 x caches",
+        "points": [{"bytes": 1048576, "value": 9.5, "pass": 1, "id": "a"},
+                   {"bytes": 2097152, "value": 9.4, "pass": 1, "id": "b"}],
+        "compared_bytes": [1048576, 2097152], "ratio": 1.01, "tolerance": 0.05,
+        "verdict": "agree", "reported_bytes": 1048576, "repeated": false, "keys": keys});
+    f.dram_check = vec![serde_json::from_value(check).unwrap()];
+    let (html, _) = page(&f, None);
+    let t = &html[html.find("<table class=\"dram-checks\"").unwrap()..];
+    let t = &t[..t.find("</table>").unwrap()];
+    assert!(t.contains("<summary>and 21 more</summary>"), "{t}");
+    let shown = &t[..t.find("<details>").unwrap()];
+    assert_eq!(shown.matches("<code>").count(), 3, "{shown}");
+    assert_eq!(t.matches("<code>").count(), 24, "every key behind the fold");
+}
+
+/// The headline says how many measurements were disturbed, and why a level it looked
+/// for has no figure.
+#[test]
+fn the_headline_gives_the_disturbed_share_and_why_a_level_is_missing() {
+    let mut f = all_quick();
+    f.params.retain(|k, _| !k.starts_with("l3_lat_ns"));
+    f.warnings.push(Warning {
+        code: "latency_plateau".into(),
+        message: "anon: l3_lat_ns: no sweep point between 2097152 and 16777216 bytes".into(),
+        remediation: "none needed: the chase reaches DRAM latency before this level's window"
+            .into(),
+    });
+    let disturbed = f
+        .measurements
+        .iter()
+        .filter(|m| m.counters.as_ref().is_some_and(|c| c.disturbed))
+        .count();
+    let recorded = f
+        .measurements
+        .iter()
+        .filter(|m| m.counters.is_some())
+        .count();
+    assert!(disturbed > 0 && recorded > disturbed);
+    let (html, _) = page(&f, None);
+    let head = &html[html.find("table class=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    let pct = (100.0 * disturbed as f64 / recorded as f64).round();
+    assert!(
+        head.contains(&format!("{disturbed} of {recorded} ({pct:.0} %)")),
+        "{head}"
+    );
+    assert!(
+        head.contains(
+            "not measured</a>: no sweep point between 2 MiB and 16 MiB (the chase \
+                       reaches DRAM latency"
+        ),
+        "{head}"
+    );
+}

@@ -59,7 +59,7 @@ fn scale_labels(lo: f64, hi: f64, format: &dyn Fn(f64) -> String) -> Vec<(f64, S
             }
         }
     }
-    if !(hi > lo) || !distinct(&labels) {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) || !distinct(&labels) {
         return vec![(0.5, format!("{} (every cell)", format(lo)))];
     }
     vec![
@@ -82,7 +82,7 @@ fn colour_scale(
 ) -> String {
     const STEPS: u32 = 32;
     let (top, step, w) = (70, 15, 22);
-    let one = !(hi > lo);
+    let one = hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater);
     let mut g = String::from("<g class=\"colour-scale\">\n");
     for i in 0..STEPS {
         let t = if one {

@@ -176,15 +176,15 @@ pub struct GpuArgs {
     pub device: Option<usize>,
     /// Largest copy of the sweeps (default 1G, the same with --quick); sizes grow from 4K
     /// by x4 (quick x16, the largest always included).
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_copy_size)]
     pub max_size: Option<usize>,
     /// Concurrent copies (streams on one GPU) of the contention test, comma-separated
     /// (default 1,2,4,8; 1 is always measured as the reference).
-    #[arg(long, value_name = "K,..", value_delimiter = ',')]
+    #[arg(long, value_name = "K,..", value_delimiter = ',', value_parser = parse_stream_count)]
     pub streams: Option<Vec<usize>>,
     /// Bytes of each concurrent copy in the contention test (default 64M, the same with
     /// --quick).
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
+    #[arg(long, value_name = "SIZE", value_parser = parse_copy_size)]
     pub contention_size: Option<usize>,
     /// Measure only these parts, comma-separated (default all): host (pinned and
     /// pageable sweeps, small-copy latency), sweep (each target's registered memory),
@@ -192,6 +192,31 @@ pub struct GpuArgs {
     /// against one reference runs only its part.
     #[arg(long, value_name = "PART,..", value_delimiter = ',', value_enum)]
     pub parts: Option<Vec<GpuPart>>,
+}
+
+/// `--max-size`, `--contention-size`: a copy size between [`MIN_SIZE`] and [`MAX_SIZE`]
+/// (a bad value is a command-line error, status 2).
+fn parse_copy_size(s: &str) -> Result<usize, String> {
+    let v = parse_positive_size(s)?;
+    if !(MIN_SIZE..=MAX_SIZE).contains(&v) {
+        return Err(format!(
+            "{} is out of range: a copy is between {} and {}",
+            format_size(v),
+            format_size(MIN_SIZE),
+            format_size(MAX_SIZE)
+        ));
+    }
+    Ok(v)
+}
+
+/// One count of `--streams`: between 1 and [`MAX_STREAMS`].
+fn parse_stream_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(k) if (1..=MAX_STREAMS).contains(&k) => Ok(k),
+        _ => Err(format!(
+            "{s:?} is no stream count: give counts between 1 and {MAX_STREAMS} (e.g. 1,2,4,8)"
+        )),
+    }
 }
 
 impl GpuArgs {

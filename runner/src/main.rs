@@ -57,7 +57,11 @@ fn main_inner() -> Result<Status> {
             let outcome = plot::plot(&file, &a.out)?;
             let mut listed = String::new();
             for p in &outcome.written {
-                writeln!(listed, "{}", p.display())?;
+                writeln!(
+                    listed,
+                    "{}",
+                    output::text::printable(&p.display().to_string())
+                )?;
             }
             output::stdout::print(&listed)?;
             for s in &outcome.skipped {
@@ -76,7 +80,11 @@ fn main_inner() -> Result<Status> {
             match &a.out {
                 Some(dir) => {
                     for p in manual::man_pages(dir)? {
-                        writeln!(text, "{}", p.display())?;
+                        writeln!(
+                            text,
+                            "{}",
+                            output::text::printable(&p.display().to_string())
+                        )?;
                     }
                 }
                 None => manual::man_page(&mut text)?,

@@ -6,6 +6,8 @@ use anyhow::{Context as _, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::export::outdir::OutDir;
+
 /// Writes the completion script of `shell` to `w`.
 pub fn completions(shell: clap_complete::Shell, w: &mut dyn Write) {
     clap_complete::generate(shell, &mut crate::registry::command(), "cxlchar", w);
@@ -18,28 +20,49 @@ pub fn man_page(w: &mut dyn Write) -> Result<()> {
         .context("rendering the man page")
 }
 
-/// Writes cxlchar.1 and one page per subcommand (`cxlchar-mem-latency.1`) into `dir`
-/// (created if absent); returns the files written, sorted.
-pub fn man_pages(dir: &Path) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    clap_mangen::generate_to(crate::registry::command(), dir)
-        .with_context(|| format!("writing man pages into {}", dir.display()))?;
-    pages_in(dir)
+/// Every man page of the command line, rendered in memory: (file name, roff), the top
+/// page (`cxlchar.1`) first, then one per visible subcommand (`cxlchar-mem-latency.1`),
+/// as `clap_mangen::generate_to` names them.
+fn render_pages() -> Result<Vec<(String, String)>> {
+    fn walk(cmd: clap::Command, out: &mut Vec<(String, String)>) -> Result<()> {
+        let man = clap_mangen::Man::new(cmd.clone());
+        let mut text = Vec::new();
+        man.render(&mut text)
+            .with_context(|| format!("rendering {}", man.get_filename()))?;
+        out.push((
+            man.get_filename(),
+            String::from_utf8_lossy(&text).into_owned(),
+        ));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+            walk(sub, out)?;
+        }
+        Ok(())
+    }
+    let mut cmd = crate::registry::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut out = Vec::new();
+    walk(cmd, &mut out)?;
+    Ok(out)
 }
 
-/// The pages of this command line in `dir` (`cxlchar.1`, `cxlchar-*.1`), sorted.
-fn pages_in(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n == "cxlchar.1" || n.starts_with("cxlchar-") && n.ends_with(".1"))
-        })
-        .collect();
-    v.sort();
-    Ok(v)
+/// Writes cxlchar.1 and one page per subcommand (`cxlchar-mem-latency.1`) into `dir`
+/// (created if absent) the way exports write ([`OutDir`]): every page opened below the
+/// folder without following a link (a symbolic link, FIFO or device in a page's place,
+/// or `dir` itself a link, is refused), written atomically, and nothing left behind
+/// when one fails. Returns the files written, sorted.
+pub fn man_pages(dir: &Path) -> Result<Vec<PathBuf>> {
+    let pages = render_pages()?;
+    let mut out = OutDir::open(dir)?;
+    for (name, _) in &pages {
+        out.check(name)?;
+    }
+    let mut written = Vec::with_capacity(pages.len());
+    for (name, text) in &pages {
+        written.push(out.write(name, text)?);
+    }
+    out.keep();
+    written.sort();
+    Ok(written)
 }
 
 #[cfg(test)]
@@ -102,5 +125,70 @@ mod tests {
         let lat = std::fs::read_to_string(dir.path().join("cxlchar-mem-latency.1")).unwrap();
         assert!(lat.contains(".SH NAME\ncxlchar\\-mem\\-latency"), "{lat}");
         assert!(lat.contains("\\-\\-max\\-size"));
+    }
+
+    /// Names in `d`, sorted.
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn man_out_never_writes_through_a_link_and_leaves_nothing_on_refusal() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        // A link in a page's place, to a file: refused, the file unchanged.
+        let out = d.path().join("man");
+        std::fs::create_dir(&out).unwrap();
+        symlink(&victim, out.join("cxlchar.1")).unwrap();
+        let e = format!("{:#}", man_pages(&out).unwrap_err());
+        assert!(e.contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(names(&out), ["cxlchar.1"], "no page left after a refusal");
+        // A dangling link: its target is not created.
+        std::fs::remove_file(out.join("cxlchar.1")).unwrap();
+        let target = d.path().join("created-through-link");
+        symlink(&target, out.join("cxlchar-all.1")).unwrap();
+        assert!(man_pages(&out).is_err());
+        assert!(
+            std::fs::symlink_metadata(&target).is_err(),
+            "target created"
+        );
+        assert_eq!(names(&out), ["cxlchar-all.1"]);
+        // The folder itself a link to a folder: nothing written into it.
+        let real = d.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = d.path().join("linkdir");
+        symlink(&real, &link).unwrap();
+        assert!(man_pages(&link).is_err());
+        assert!(names(&real).is_empty());
+    }
+
+    #[test]
+    fn a_fifo_named_like_a_page_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("man");
+        std::fs::create_dir(&out).unwrap();
+        let fifo =
+            std::ffi::CString::new(out.join("cxlchar-mem-latency.1").to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = out.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(man_pages(&dir).map_err(|e| format!("{e:#}")));
+        });
+        let r = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("man --out blocked on a FIFO");
+        let e = r.unwrap_err();
+        assert!(e.contains("FIFO"), "{e}");
+        assert_eq!(names(&out), ["cxlchar-mem-latency.1"]);
     }
 }

@@ -680,6 +680,25 @@ fn gpu_bad_input_is_an_error() {
     assert_bad_input(&["gpu", "--target", "node:999"], "node 999");
 }
 
+/// A bad value of a `gpu` option is a command-line error (status 2, docs/safety.md),
+/// refused before any driver is loaded, naming the option.
+#[test]
+fn gpu_bad_values_exit_2() {
+    for args in [
+        &["gpu", "--streams", "0"][..],
+        &["gpu", "--streams", "2,0"],
+        &["gpu", "--streams", "65"],
+        &["gpu", "--contention-size", "1"],
+        &["gpu", "--max-size", "1"],
+        &["gpu", "--max-size", "65G"],
+    ] {
+        let o = cxlchar().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(args[1]), "{args:?} names the option: {err}");
+    }
+}
+
 #[test]
 fn agents_quick_gives_per_agent_and_aggregate_keys_for_each_k() {
     let doc = run_out(&["mem", "agents", "--quick"]);

@@ -533,6 +533,117 @@ fn diff_calls_figures_measured_differently_not_comparable() {
     );
 }
 
+/// Every consumer is near-linear in its input: a file of 100,000 keys (each also under
+/// its `@anon` twin, with where it came from), 2,000 measurements and 5,000 warnings
+/// naming them is read, checked, diffed, exported, modelled, plotted and reported in
+/// seconds (a step quadratic in the keys takes many minutes here).
+#[test]
+fn every_consumer_reads_100k_keys_in_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    let mut v = doc("params-a.json");
+    let m0 = v["measurements"][0].clone();
+    let info0 = v["param_info"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    let ms = v["measurements"].as_array_mut().unwrap();
+    for i in 0..2000 {
+        let mut m = m0.clone();
+        m["id"] = format!("mem.latency/anon/scale/{i}").into();
+        ms.push(m);
+    }
+    for i in 0..100_000 {
+        let key = format!("k{i}_lat_ns");
+        let mut info = info0.clone();
+        info["from"] = serde_json::json!([format!("mem.latency/anon/scale/{}", i % 2000)]);
+        v["params"][&key] = (100.0 + i as f64).into();
+        v["param_info"][&key] = info.clone();
+        v["params"][format!("{key}@anon")] = (100.0 + i as f64).into();
+        v["param_info"][format!("{key}@anon")] = info;
+    }
+    let ws = v["warnings"].as_array_mut().unwrap();
+    for i in 0..5000 {
+        ws.push(serde_json::json!({
+            "code": format!("c{}", i % 50),
+            "message": format!("mem.latency/anon/scale/{} was disturbed", i % 2000),
+            "remediation": "run on an idle machine"
+        }));
+    }
+    let big = write(d.path(), "big.json", &serde_json::to_string(&v).unwrap());
+    let spec = write(
+        d.path(),
+        "spec.toml",
+        "[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1e9\n",
+    );
+    let out = d.path();
+    let b = big.to_str().unwrap();
+    let runs: Vec<Vec<String>> = vec![
+        vec![
+            "check".into(),
+            "--spec".into(),
+            spec.display().to_string(),
+            b.into(),
+        ],
+        vec![
+            "diff".into(),
+            b.into(),
+            data("params-a.json").display().to_string(),
+        ],
+        vec![
+            "export".into(),
+            b.into(),
+            "--csv".into(),
+            out.join("x.csv").display().to_string(),
+            "--openmetrics".into(),
+            out.join("x.om").display().to_string(),
+        ],
+        vec!["model".into(), b.into()],
+        vec![
+            "plot".into(),
+            b.into(),
+            "--out".into(),
+            out.join("plots").display().to_string(),
+        ],
+        vec![
+            "report".into(),
+            b.into(),
+            "--out".into(),
+            out.join("r.html").display().to_string(),
+        ],
+    ];
+    for args in runs {
+        let t0 = std::time::Instant::now();
+        let o = cxlchar()
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.code().is_some(),
+            "{} did not finish within 60 s (a quadratic step?)",
+            args[0]
+        );
+        assert!(
+            o.status.code().unwrap() <= 1
+                && !String::from_utf8_lossy(&o.stderr).contains("panicked"),
+            "{}: {:?} {}",
+            args[0],
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        eprintln!(
+            "{} on 100k keys: {:.2} s",
+            args[0],
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    let html = std::fs::read_to_string(out.join("r.html")).unwrap();
+    assert!(html.contains("Keys (100"), "every key in the report");
+}
+
 #[test]
 fn unbounded_and_duplicate_inputs_are_exit_2() {
     let spec = repo("results/specs/cxl-expander.toml");

@@ -540,6 +540,115 @@ fn a_refused_mess_export_leaves_nothing_behind() {
     assert!(tree(&out).is_empty(), "left {:?}", tree(&out));
 }
 
+/// The fixture with one change made by `edit`, written to `d/name`.
+fn edited_fixture(d: &Path, name: &str, edit: impl Fn(&mut Value)) -> PathBuf {
+    let mut doc = read_json(&fixture());
+    edit(&mut doc);
+    let p = d.join(name);
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    p
+}
+
+/// Figures no memory gives (an infinite bandwidth once in MB/s, a clock that makes a
+/// latency 300 digits long or 0 cycles) are refused with status 2 and the reason, and
+/// nothing is written.
+#[test]
+fn mess_refuses_figures_no_memory_gives() {
+    let d = tempfile::tempdir().unwrap();
+    let first_loaded = |doc: &mut Value| -> usize {
+        doc["measurements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|m| m["benchmark"] == "mem.loaded")
+            .unwrap()
+    };
+    let cases: Vec<(&str, PathBuf, &[&str])> = vec![
+        (
+            "injected_bw_gbs",
+            edited_fixture(d.path(), "bw.json", |doc| {
+                let i = first_loaded(doc);
+                doc["measurements"][i]["parameters"]["injected_bw_gbs"] = json!(1e306);
+            }),
+            &[],
+        ),
+        (
+            "latency",
+            edited_fixture(d.path(), "lat.json", |doc| {
+                let i = first_loaded(doc);
+                doc["measurements"][i]["distribution"]["p50"] = json!(1e300);
+            }),
+            &["--mess-latency", "ns"],
+        ),
+        (
+            "timer.freq_hz",
+            edited_fixture(d.path(), "fast.json", |doc| {
+                doc["timer"]["freq_hz"] = json!(1.7e308);
+            }),
+            &[],
+        ),
+        (
+            "timer.freq_hz",
+            edited_fixture(d.path(), "slow.json", |doc| {
+                doc["timer"]["freq_hz"] = json!(5e-324);
+            }),
+            &[],
+        ),
+    ];
+    for (what, p, extra) in cases {
+        let out = d.path().join("mess");
+        let mut args = vec![p.to_str().unwrap(), "--mess", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = run_export(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains(what), "{what} named: {err}");
+        assert!(!out.exists(), "{what}: wrote {:?}", tree(d.path()));
+    }
+    // A clock given with --cpu-ghz replaces a damaged timer.freq_hz.
+    let p = d.path().join("fast.json");
+    let out = d.path().join("given");
+    let o = run_export(&[
+        p.to_str().unwrap(),
+        "--mess",
+        out.to_str().unwrap(),
+        "--cpu-ghz",
+        "2.5",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let curves: Vec<String> = tree(&out)
+        .into_iter()
+        .filter(|f| f.contains("bwlat_"))
+        .collect();
+    assert!(!curves.is_empty(), "{:?}", tree(&out));
+    for f in curves {
+        let text = std::fs::read_to_string(out.join(&f)).unwrap();
+        assert!(text.lines().all(|l| l.len() < 80), "{f}: {text}");
+    }
+}
+
+/// A folder name with an ESC is shown as `\x1b` in the "wrote" lines, as are the
+/// target names and the machine in README.txt.
+#[test]
+fn mess_output_lines_show_control_characters_as_escapes() {
+    let d = tempfile::tempdir().unwrap();
+    let p = edited_fixture(d.path(), "p.json", |doc| {
+        doc["environment"]["cpu"]["model"] = json!("CPU\u{1b}[2J\u{202e}x");
+    });
+    let out = d.path().join("me\u{1b}[31mss");
+    let o = run_export(&[p.to_str().unwrap(), "--mess", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("wrote ") && err.contains("me\\x1b[31mss"),
+        "{err}"
+    );
+    assert!(!err.contains('\u{1b}'), "a raw ESC on stderr: {err:?}");
+    let readme = std::fs::read_to_string(out.join("README.txt")).unwrap();
+    assert!(readme.contains("CPU\\x1b[2J\\u{202e}x"), "{readme}");
+    assert!(!readme.contains('\u{1b}') && !readme.contains('\u{202e}'));
+}
+
 /// The fixture with a stranger's names: a spreadsheet formula as a target, ANSI escape
 /// sequences and a line break in another target and a key.
 fn hostile_fixture(d: &Path) -> PathBuf {

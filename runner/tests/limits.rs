@@ -205,6 +205,65 @@ fn an_input_too_large_for_the_memory_limit_is_refused() {
     }
 }
 
+/// A params file of dense small values (a NUMA matrix declaring 12.5 million initiators,
+/// 25 MB): its JSON tree takes 16 times its text, more than the 8 the reader reserves.
+/// Under a 300 MB address-space limit every consumer refuses it with status 2 naming the
+/// memory it needs, never aborts; without the limit, what it declares is refused.
+#[test]
+fn a_file_of_dense_small_values_is_refused_under_a_memory_limit_not_aborted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = read_json(&data("params-a.json"));
+    doc["numa_matrix"] = serde_json::json!({"initiators": [], "targets": [0], "cells": []});
+    let json = serde_json::to_string(&doc).unwrap();
+    let json = json.replacen(
+        "\"initiators\":[]",
+        &format!("\"initiators\":[{}0]", "0,".repeat(12_500_000)),
+        1,
+    );
+    let dense = dir.path().join("dense.json");
+    std::fs::write(&dense, &json).unwrap();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[[bound]]\nkey = \"mem_lat_ns\"\nop = \"<=\"\nvalue = 1000\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("cxlchar");
+    for cmd in [
+        "check --spec \"$3\" \"$2\"",
+        "report \"$2\" --out \"$2.html\"",
+        "diff \"$2\" \"$2\"",
+        "export \"$2\" --csv -",
+        "model \"$2\"",
+        "plot \"$2\" --out \"$2.plots\"",
+    ] {
+        let o = Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit -v 307200 && exec \"$1\" {cmd}"),
+                "sh",
+            ])
+            .arg(&bin)
+            .arg(&dense)
+            .arg(&spec)
+            .output()
+            .unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{cmd}: {t}");
+        for s in ["dense.json is 23.9 MiB", "of memory", "ulimit -v"] {
+            assert!(t.contains(s), "{cmd}: no {s:?} in {t}");
+        }
+    }
+    // With memory enough, the matrix is refused for what it declares.
+    let o = cxlchar().arg("model").arg(&dense).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("numa_matrix.initiators lists 12500001 nodes"),
+        "{t}"
+    );
+}
+
 /// The binary and the shell that prepares a full file system: `mount -t tmpfs -o size=1M`
 /// over `$1` in a mount namespace of its own (`unshare --mount`, with `--map-root-user`
 /// when not root), filled up, with `$1/sparse` a 64 MiB sparse file; then runs

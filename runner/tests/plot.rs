@@ -329,11 +329,14 @@ fn every_chart_of_a_real_all_run_has_each_expected_series() {
     assert_eq!(kinds.keys().collect::<Vec<_>>(), ["cas", "flag"]);
     for (kind, pairs) in kinds {
         let s = svg(&out, &format!("c2c-{kind}.svg"));
-        // The background and the colour scale's group are not cells.
+        // The background, the hatch of the pairs not measured (the diagonal) and the
+        // colour scale's group are not cells.
         let scale = s
             .find("<g class=\"colour-scale\">")
             .expect("a colour scale");
-        let cells = s[..scale].matches("<rect").count() - 1;
+        let hatched = s[..scale].matches("<g class=\"not-measured\">").count();
+        assert_eq!(hatched, 1, "c2c-{kind}: the diagonal is not measured");
+        let cells = s[..scale].matches("<rect").count() - 1 - hatched;
         assert_eq!(
             cells,
             2 * pairs,

@@ -126,6 +126,79 @@ fn plot_does_not_write_through_a_symlink() {
 }
 
 #[test]
+fn man_out_does_not_write_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = dir.path().join("man");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("cxlchar.1")).unwrap();
+    cxlchar()
+        .args(["man", "--out"])
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("symbolic link"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        1,
+        "nothing but the link is left"
+    );
+}
+
+/// contrib/reframe/junit_perf.py on a ReFrame report with control characters, bidi
+/// controls, a lone surrogate and a `time_total` that is no number: it exits 0 with
+/// well-formed XML that shows each such character as an escape.
+#[test]
+fn junit_perf_writes_well_formed_xml_from_a_hostile_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("run.json");
+    std::fs::write(
+        &report,
+        r#"{"runs": [{"testcases": [{
+            "name": "CxlcharAll\u001b[31m\u202e", "job_nodelist": ["n\u0001"],
+            "system": "s\ud800", "filename": "f\u0007", "time_total": "soon",
+            "perfvalues": {"p:mem_lat\u0000ns": [1.5, 2000, null, 0.1, "n\u001bs", "pass"]},
+            "result": "fail", "fail_phase": "run\u0002", "fail_reason": "r\u000b"},
+            7, {"name": "ok", "time_total": 1e400}]}]}"#,
+    )
+    .unwrap();
+    let o = std::process::Command::new("python3")
+        .arg(repo("contrib/reframe/junit_perf.py"))
+        .arg(&report)
+        .output()
+        .expect("python3 runs contrib/reframe/junit_perf.py");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let xml = String::from_utf8(o.stdout).expect("UTF-8");
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+    let cases: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 3, "{xml}");
+    assert_eq!(cases[0].attribute("time"), Some("0.000"));
+    assert_eq!(cases[2].attribute("time"), Some("0.000"), "1e400 is inf");
+    let name = cases[0].attribute("name").unwrap();
+    assert!(
+        name.contains("\\x1b[31m") && name.contains("\\u202e"),
+        "{name}"
+    );
+    assert!(
+        !xml.contains('\u{1b}') && !xml.contains('\u{202e}'),
+        "{xml}"
+    );
+    let prop = cases[0]
+        .descendants()
+        .find(|n| n.has_tag_name("property"))
+        .unwrap();
+    assert_eq!(prop.attribute("name"), Some("mem_lat\\x00ns"));
+    assert_eq!(prop.attribute("value"), Some("1.5"));
+}
+
+#[test]
 fn pool_atomics_size_below_one_line_is_a_parse_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = params_file(dir.path());

@@ -143,15 +143,4 @@ impl FleetFile {
     pub fn host(&self, host: &str) -> Option<&FleetHost> {
         self.hosts.iter().find(|h| h.host == host)
     }
-
-    /// The value of `key` in the pair (`kind`, hosts `a`, `b` in either order), if measured.
-    pub fn pair_value(&self, kind: PairKind, a: &str, b: &str, key: &str) -> Option<f64> {
-        self.pairs
-            .iter()
-            .find(|p| {
-                p.kind == kind
-                    && ((p.server == a && p.client == b) || (p.server == b && p.client == a))
-            })
-            .and_then(|p| p.params.params.get(key).copied())
-    }
 }

@@ -16,14 +16,18 @@
 //! is read, so nothing blocks or reads forever) of at most [`MAX_INPUT_BYTES`], read with a
 //! bound of one byte more; and only when the memory to hold it parsed
 //! ([`PARSED_BYTES_PER_BYTE`] times its size) can be had now, so that a memory limit
-//! (`ulimit -v`) is an error naming the need, not an abort mid-parse. A key given twice
-//! in one JSON object is an error, not "the last one wins".
+//! (`ulimit -v`) is an error naming the need, not an abort mid-parse. The text is then
+//! walked once without being built ([`shape`]): what it holds bounds the memory its
+//! parsed form takes (a list of a million zeros takes 16 times its text), asked for
+//! before it is built, and a key given twice in one JSON object is an error, not "the
+//! last one wins". Documents are typed straight from the text (no JSON tree in between),
+//! and what a file declares that would size memory is bounded ([`MAX_NUMA_NODES`]).
 
 use crate::document::fleet::{FleetFile, FLEET_FORMAT, FLEET_SCHEMA_VERSION};
+use crate::document::shape;
 use anyhow::{anyhow, bail, Context, Result};
 use bench_core::params::{ParamsFile, SCHEMA_VERSION};
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use std::collections::HashSet;
+use serde::Deserialize;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
@@ -126,23 +130,150 @@ pub fn load_any(path: &Path) -> Result<Input> {
     parse_any(&text, &path.display().to_string())
 }
 
+/// The fields that tell a document apart before it is read as one: read from the text
+/// with everything else skipped.
+#[derive(Deserialize)]
+struct Head {
+    format: Option<serde_json::Value>,
+    schema_version: Option<serde_json::Value>,
+    fleet_schema_version: Option<serde_json::Value>,
+}
+
+/// What the text of an input is: checked ([`check_text`]), then its [`Head`] (`None`: the
+/// top level is not an object).
+fn head(text: &str, name: &str) -> Result<Option<Head>> {
+    check_text(text, name)?;
+    Ok(serde_json::from_str::<Head>(text).ok())
+}
+
 /// Validates the text of a params.json or a fleet file; `name` is used in the errors.
 pub fn parse_any(text: &str, name: &str) -> Result<Input> {
-    let value = parse_json(text, name)?;
-    match value.as_object().and_then(|o| o.get("format")) {
+    let h = head(text, name)?;
+    match h.as_ref().and_then(|h| h.format.as_ref()) {
         Some(f) if f.as_str() == Some(FLEET_FORMAT) => {
-            fleet_from_value(value, name).map(|f| Input::Fleet(Box::new(f)))
+            let h = h.as_ref().expect("a format is in a head");
+            fleet_from_text(text, h, name).map(|f| Input::Fleet(Box::new(f)))
         }
-        Some(f) if value.get("schema_version").is_none() => bail!(
+        Some(f) if h.as_ref().is_some_and(|h| h.schema_version.is_none()) => bail!(
             "{name} has format {f}, which cxlchar does not read (a fleet file says \
              \"{FLEET_FORMAT}\"; a params.json has no format and a schema_version)"
         ),
-        _ => from_value(value, name).map(|p| Input::Params(Box::new(p))),
+        _ => params_from_text(text, h.as_ref(), name).map(|p| Input::Params(Box::new(p))),
     }
 }
 
-fn fleet_from_value(value: serde_json::Value, name: &str) -> Result<FleetFile> {
-    let version = match value.get("fleet_schema_version") {
+/// Validates the text of a params.json; `name` is used in the error messages.
+pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
+    let h = head(text, name)?;
+    if h.as_ref()
+        .and_then(|h| h.format.as_ref())
+        .and_then(|f| f.as_str())
+        == Some(FLEET_FORMAT)
+    {
+        bail!(
+            "{name} is a fleet file (format \"{FLEET_FORMAT}\": every host of a launcher job): \
+             this command reads one host's params.json; take one out with e.g. \
+             `jq '.hosts[] | select(.host == \"NAME\") | .params' {name}`"
+        );
+    }
+    params_from_text(text, h.as_ref(), name)
+}
+
+/// Refuses a text that is not JSON, is truncated or gives a key twice in one object, and
+/// one whose parsed form would take more memory than can be had now: a file of dense
+/// small values (a list of a million zeros) takes far more than the
+/// [`PARSED_BYTES_PER_BYTE`] the reader allows for. The text is walked once without
+/// building anything ([`shape::tally`]); the need is the text and its JSON tree
+/// ([`shape::Tally::tree_bytes`], which bounds the typed document too), refused with
+/// status 2 naming it, instead of an abort mid-parse.
+fn check_text(text: &str, name: &str) -> Result<()> {
+    let t = match shape::tally(text) {
+        Ok(t) => t,
+        Err(e) if e.is_syntax() || e.is_eof() => return Err(json_error(e, name)),
+        Err(e) => bail!("{name} is not a valid params.json or fleet file: {e}"),
+    };
+    let need = (text.len() as u64).saturating_add(t.tree_bytes());
+    if !can_hold(need) {
+        return Err(anyhow::Error::new(crate::exit::Exit {
+            status: crate::exit::Status::Invalid,
+            message: format!(
+                "{name} is {} and holds {} array elements and {} object members: reading it \
+                 takes about {} of memory, more than this process may allocate now (a memory \
+                 limit such as ulimit -v, or the machine's free memory): raise the limit, or \
+                 read it where memory allows",
+                bench_core::units::human_bytes(text.len() as u64),
+                t.elements,
+                t.members,
+                bench_core::units::human_bytes(need)
+            ),
+        }));
+    }
+    Ok(())
+}
+
+/// The error of a text serde_json refused: truncated, or not JSON.
+fn json_error(e: serde_json::Error, name: &str) -> anyhow::Error {
+    if e.is_eof() {
+        anyhow!(
+            "{name} is truncated (the JSON ends early, at line {} column {}): was the run \
+             interrupted? cxlchar writes params.json atomically, so re-run it or restore a \
+             complete copy",
+            e.line(),
+            e.column()
+        )
+    } else {
+        anyhow!("{name} is not JSON: {e}")
+    }
+}
+
+/// The schema version a params.json says (`None`: its top level is not an object),
+/// refused unless it is this cxlchar's.
+fn params_version(version: Option<Option<&serde_json::Value>>, name: &str) -> Result<u64> {
+    let Some(v) = version else {
+        bail!(
+            "{name} is JSON but not a params.json: the top level is not an object, so it has \
+             no schema_version"
+        );
+    };
+    let version = match v {
+        None => bail!("{name} has no schema_version: it is not a params.json written by cxlchar"),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            anyhow!("{name}: schema_version is {v}, expected a non-negative integer")
+        })?,
+    };
+    let ours = u64::from(SCHEMA_VERSION);
+    if version > ours {
+        bail!(
+            "{name} has schema_version {version}, newer than this cxlchar understands \
+             ({ours}): use the cxlchar that wrote it, or a newer one"
+        );
+    }
+    if version < ours {
+        bail!(
+            "{name} has schema_version {version}, older than this cxlchar reads ({ours}): \
+             re-run the measurement with this cxlchar"
+        );
+    }
+    Ok(version)
+}
+
+/// A params.json from its text, typed without a JSON tree: the schema version, then the
+/// layout, then what it declares.
+fn params_from_text(text: &str, h: Option<&Head>, name: &str) -> Result<ParamsFile> {
+    let version = params_version(h.map(|h| h.schema_version.as_ref()), name)?;
+    let file = serde_json::from_str::<ParamsFile>(text).map_err(|e| {
+        anyhow!("{name} says schema_version {version} but does not match its layout: {e}")
+    })?;
+    check_declared(&file, name)?;
+    Ok(file)
+}
+
+/// A fleet file from its text: its own schema version, then the layout typed without a
+/// JSON tree, then every host's and pair's params held to the params.json rules (the
+/// error names the host or pair). Only a layout error builds the tree, to name the host
+/// or pair whose params are wrong rather than the fleet's own fields.
+fn fleet_from_text(text: &str, h: &Head, name: &str) -> Result<FleetFile> {
+    let version = match &h.fleet_schema_version {
         None => bail!(
             "{name} says format \"{FLEET_FORMAT}\" but has no fleet_schema_version: it was \
              not written by cxlchar"
@@ -163,8 +294,46 @@ fn fleet_from_value(value: serde_json::Value, name: &str) -> Result<FleetFile> {
             }
         );
     }
-    // Every embedded params.json passes the params.json rules first (the error names the
-    // host or pair), so the layout error below is about the fleet's own fields.
+    let fleet = match serde_json::from_str::<FleetFile>(text) {
+        Ok(f) => f,
+        Err(e) => {
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+                embedded_errors(&value, name)?;
+            }
+            bail!("{name} says fleet_schema_version {version} but does not match its layout: {e}");
+        }
+    };
+    let hosts = fleet
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(i, h)| (format!("hosts[{i}] (host {})", h.host), &h.params));
+    let pairs = fleet.pairs.iter().enumerate().map(|(i, p)| {
+        (
+            format!(
+                "pairs[{i}] (pair {} ({} -> {}))",
+                p.kind.name(),
+                p.client,
+                p.server
+            ),
+            &p.params,
+        )
+    });
+    for (label, p) in hosts.chain(pairs) {
+        let what = format!("{name}: {label}'s params");
+        let v = serde_json::Value::from(p.schema_version);
+        params_version(Some(Some(&v)), &what)?;
+        check_declared(p, &what)?;
+    }
+    if fleet.hosts.is_empty() {
+        bail!("{name} is a fleet file without hosts: the job gathered nothing");
+    }
+    Ok(fleet)
+}
+
+/// The first host or pair of a fleet file's tree whose params are not a params.json of
+/// this version, as the error for it.
+fn embedded_errors(value: &serde_json::Value, name: &str) -> Result<()> {
     for (list, what) in [("hosts", "host"), ("pairs", "pair")] {
         let Some(items) = value.get(list).and_then(|v| v.as_array()) else {
             continue;
@@ -173,153 +342,61 @@ fn fleet_from_value(value: serde_json::Value, name: &str) -> Result<FleetFile> {
             let Some(obj) = item.as_object() else {
                 continue;
             };
+            let text = |k: &str| obj.get(k).and_then(|h| h.as_str()).unwrap_or("?");
             let label = match what {
-                "host" => format!(
-                    "host {}",
-                    obj.get("host").and_then(|h| h.as_str()).unwrap_or("?")
-                ),
+                "host" => format!("host {}", text("host")),
                 _ => format!(
                     "pair {} ({} -> {})",
-                    obj.get("kind").and_then(|h| h.as_str()).unwrap_or("?"),
-                    obj.get("client").and_then(|h| h.as_str()).unwrap_or("?"),
-                    obj.get("server").and_then(|h| h.as_str()).unwrap_or("?")
+                    text("kind"),
+                    text("client"),
+                    text("server")
                 ),
             };
             let Some(p) = obj.get("params") else {
                 bail!("{name}: {list}[{i}] ({label}) has no params");
             };
-            from_value(
-                p.clone(),
-                &format!("{name}: {list}[{i}] ({label})'s params"),
-            )?;
-        }
-    }
-    let fleet: FleetFile = serde_json::from_value(value).map_err(|e| {
-        anyhow!("{name} says fleet_schema_version {version} but does not match its layout: {e}")
-    })?;
-    if fleet.hosts.is_empty() {
-        bail!("{name} is a fleet file without hosts: the job gathered nothing");
-    }
-    Ok(fleet)
-}
-
-/// A JSON document walked only to find a key given twice in one object; the error names
-/// the key.
-struct NoDuplicateKeys;
-
-impl<'de> DeserializeSeed<'de> for NoDuplicateKeys {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NoDuplicateKeys {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element_seed(NoDuplicateKeys)?.is_some() {}
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(k) = map.next_key::<String>()? {
-            if !seen.insert(k.clone()) {
-                return Err(serde::de::Error::custom(format!(
-                    "the key \"{k}\" is given twice in one object"
-                )));
+            let whose = format!("{name}: {list}[{i}] ({label})'s params");
+            let version = params_version(p.as_object().map(|o| o.get("schema_version")), &whose)?;
+            if let Err(e) = ParamsFile::deserialize(p) {
+                bail!("{whose} says schema_version {version} but does not match its layout: {e}");
             }
-            map.next_value_seed(NoDuplicateKeys)?;
         }
-        Ok(())
     }
+    Ok(())
 }
 
-/// Validates the text of a params.json; `name` is used in the error messages.
-pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
-    let value = parse_json(text, name)?;
-    if value.get("format").and_then(|f| f.as_str()) == Some(FLEET_FORMAT) {
-        bail!(
-            "{name} is a fleet file (format \"{FLEET_FORMAT}\": every host of a launcher job): \
-             this command reads one host's params.json; take one out with e.g. \
-             `jq '.hosts[] | select(.host == \"NAME\") | .params' {name}`"
-        );
-    }
-    from_value(value, name)
-}
+/// The most NUMA nodes a file may declare (Linux's `MAX_NUMNODES`, 1 << 10).
+pub const MAX_NUMA_NODES: usize = 1 << 10;
 
-/// The JSON of an input: not truncated, JSON, no key twice in one object.
-fn parse_json(text: &str, name: &str) -> Result<serde_json::Value> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-        if e.is_eof() {
-            anyhow!(
-                "{name} is truncated (the JSON ends early, at line {} column {}): was the run \
-                 interrupted? cxlchar writes params.json atomically, so re-run it or restore a \
-                 complete copy",
-                e.line(),
-                e.column()
-            )
-        } else {
-            anyhow!("{name} is not JSON: {e}")
+/// Refuses what no machine has and the charts and models would size memory by: a NUMA
+/// matrix of more than [`MAX_NUMA_NODES`] initiators or targets, or more cells than
+/// initiators x targets.
+fn check_declared(f: &ParamsFile, name: &str) -> Result<()> {
+    let Some(m) = &f.numa_matrix else {
+        return Ok(());
+    };
+    for (what, n) in [
+        ("initiators", m.initiators.len()),
+        ("targets", m.targets.len()),
+    ] {
+        if n > MAX_NUMA_NODES {
+            bail!(
+                "{name}: numa_matrix.{what} lists {n} nodes, more than the {MAX_NUMA_NODES} \
+                 a Linux machine can have: the file is damaged"
+            );
         }
-    })?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    NoDuplicateKeys
-        .deserialize(&mut de)
-        .map_err(|e| anyhow!("{name} is not a valid params.json or fleet file: {e}"))?;
-    Ok(value)
-}
-
-/// A params.json from its JSON: the schema version, then the layout.
-fn from_value(value: serde_json::Value, name: &str) -> Result<ParamsFile> {
-    let Some(obj) = value.as_object() else {
+    }
+    let most = m.initiators.len() * m.targets.len();
+    if m.cells.len() > most {
         bail!(
-            "{name} is JSON but not a params.json: the top level is not an object, so it has \
-             no schema_version"
-        );
-    };
-    let version = match obj.get("schema_version") {
-        None => bail!("{name} has no schema_version: it is not a params.json written by cxlchar"),
-        Some(v) => v.as_u64().ok_or_else(|| {
-            anyhow!("{name}: schema_version is {v}, expected a non-negative integer")
-        })?,
-    };
-    let ours = u64::from(SCHEMA_VERSION);
-    if version > ours {
-        bail!(
-            "{name} has schema_version {version}, newer than this cxlchar understands \
-             ({ours}): use the cxlchar that wrote it, or a newer one"
+            "{name}: numa_matrix has {} cells, more than its {} initiators x {} targets: the \
+             file is damaged",
+            m.cells.len(),
+            m.initiators.len(),
+            m.targets.len()
         );
     }
-    if version < ours {
-        bail!(
-            "{name} has schema_version {version}, older than this cxlchar reads ({ours}): \
-             re-run the measurement with this cxlchar"
-        );
-    }
-    serde_json::from_value::<ParamsFile>(value).map_err(|e| {
-        anyhow!("{name} says schema_version {version} but does not match its layout: {e}")
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,4 +5,5 @@
 
 pub mod fleet;
 pub mod load;
+pub mod shape;
 pub mod write;

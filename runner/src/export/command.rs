@@ -16,7 +16,7 @@ use crate::cli::ExportArgs;
 use crate::document::load;
 use crate::document::write::{check_not_input, check_output, write_atomic};
 use crate::exit::Status;
-use crate::output::text::printable_lines;
+use crate::output::text::{printable, printable_lines};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -129,7 +129,8 @@ fn export(a: &ExportArgs) -> Result<()> {
         out.keep();
     }
     for p in written {
-        eprintln!("wrote {}", p.display());
+        // A folder name may hold control characters: shown as escapes.
+        eprintln!("wrote {}", printable(&p.display().to_string()));
     }
     Ok(())
 }

@@ -237,8 +237,8 @@ pub struct Frequency {
 /// the `@ N.NNGHz` of the CPU model name.
 pub fn frequency(file: &ParamsFile, cpu_ghz: Option<f64>) -> Result<Frequency> {
     if let Some(g) = cpu_ghz {
-        if !(g.is_finite() && g > 0.0 && g < 100.0) {
-            bail!("--cpu-ghz {g}: give the CPU frequency in GHz (0 < f < 100)");
+        if !cpu_clock(g) {
+            bail!("--cpu-ghz {g}: give the CPU frequency in GHz ({MIN_GHZ} <= f < {MAX_GHZ})");
         }
         return Ok(Frequency {
             ghz: g,
@@ -247,6 +247,14 @@ pub fn frequency(file: &ParamsFile, cpu_ghz: Option<f64>) -> Result<Frequency> {
     }
     let t = &file.timer;
     if t.source == TimerSource::Tsc && t.invariant != Some(false) && t.freq_hz > 0.0 {
+        if !cpu_clock(t.freq_hz / 1e9) {
+            bail!(
+                "the params file's timer.freq_hz {} Hz is no CPU clock ({MIN_GHZ} <= f < \
+                 {MAX_GHZ} GHz): the cycle column cannot be computed from it; give --cpu-ghz, \
+                 or --mess-latency ns",
+                t.freq_hz
+            );
+        }
         return Ok(Frequency {
             ghz: t.freq_hz / 1e9,
             source: format!(
@@ -258,7 +266,7 @@ pub fn frequency(file: &ParamsFile, cpu_ghz: Option<f64>) -> Result<Frequency> {
             ),
         });
     }
-    if let Some(g) = model_ghz(&file.environment.cpu.model) {
+    if let Some(g) = model_ghz(&file.environment.cpu.model).filter(|g| cpu_clock(*g)) {
         return Ok(Frequency {
             ghz: g,
             source: format!(
@@ -273,6 +281,52 @@ pub fn frequency(file: &ParamsFile, cpu_ghz: Option<f64>) -> Result<Frequency> {
         t.source,
         file.environment.cpu.model
     ))
+}
+
+/// The CPU clocks the cycle column is computed with, GHz: from 10 MHz up to (not
+/// including) 100 GHz, so that a cycle count is neither 0 nor hundreds of digits long.
+pub const MIN_GHZ: f64 = 0.01;
+/// See [`MIN_GHZ`].
+pub const MAX_GHZ: f64 = 100.0;
+
+fn cpu_clock(ghz: f64) -> bool {
+    ghz.is_finite() && (MIN_GHZ..MAX_GHZ).contains(&ghz)
+}
+
+/// The largest bandwidth a curve point may have, GB/s (100 TB/s: beyond any memory).
+pub const MAX_BW_GBS: f64 = 1e5;
+/// The smallest bandwidth above 0 a curve point may have, GB/s (1 kB/s).
+pub const MIN_BW_GBS: f64 = 1e-6;
+/// The range of a point's latency, ns (10 ps .. 1 s): what a load can take.
+pub const LAT_NS: std::ops::RangeInclusive<f64> = 0.01..=1e9;
+
+/// Refuses a point whose figures no memory gives (a damaged or forged file: a bandwidth
+/// of 1e306 GB/s would be written as `inf` MB/s): the export writes nothing then.
+fn check_point(c: &Curve, p: &Point) -> Result<()> {
+    let bw_ok = p.bw_gbs == 0.0 || (MIN_BW_GBS..=MAX_BW_GBS).contains(&p.bw_gbs);
+    if !bw_ok {
+        bail!(
+            "{} (target {}, mix {}): injected_bw_gbs {} GB/s is no memory bandwidth (0, or \
+             {MIN_BW_GBS} to {MAX_BW_GBS} GB/s): the params file is damaged; nothing written",
+            p.id,
+            c.target,
+            c.mix,
+            p.bw_gbs
+        );
+    }
+    if !LAT_NS.contains(&p.lat_ns) {
+        bail!(
+            "{} (target {}, mix {}): p50 latency {} ns is no load latency ({} to {} ns): \
+             the params file is damaged; nothing written",
+            p.id,
+            c.target,
+            c.mix,
+            p.lat_ns,
+            LAT_NS.start(),
+            LAT_NS.end()
+        );
+    }
+    Ok(())
 }
 
 /// `2.10` from `Intel(R) Xeon(R) Platinum 8160 CPU @ 2.10GHz`.
@@ -321,6 +375,11 @@ pub fn render(
             "{source} has no mem.loaded measurements to export as Mess curves{why}: run \
              `cxlchar mem loaded --out FILE` (or `cxlchar all`) first"
         )));
+    }
+    for c in &cs.curves {
+        for p in &c.points {
+            check_point(c, p)?;
+        }
     }
     let freq = match unit {
         LatencyUnit::Cycles => Some(frequency(file, cpu_ghz)?),
@@ -598,7 +657,8 @@ fn readme(
             writeln!(s, "  {l}")?;
         }
     }
-    Ok(s)
+    // Names, ids and the machine come from the file: their control characters as escapes.
+    Ok(crate::output::text::printable_lines(&s).into_owned())
 }
 
 #[cfg(test)]

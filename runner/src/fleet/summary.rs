@@ -3,11 +3,11 @@
 //! of [`super::outliers`], the pair matrices host x host, the pairs not measured and why.
 
 use super::outliers::{self, Verdict};
-use crate::document::fleet::{FleetFile, PairKind};
+use crate::document::fleet::{FleetFile, PairKind, PairResult};
 use crate::output::num;
 use crate::output::table::{Align::*, TextTable};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// One key across the hosts that have it.
 #[derive(Debug, Clone, Serialize)]
@@ -109,6 +109,23 @@ pub fn distributions(f: &FleetFile) -> Vec<KeyDistribution> {
 /// The four pair matrices ([`MATRICES`]).
 pub fn matrices(f: &FleetFile) -> Vec<Matrix> {
     let hosts: Vec<String> = f.hosts.iter().map(|h| h.host.clone()).collect();
+    // Each pair by kind and its two hosts (either order), the first of the file where
+    // one is given twice: one look-up per cell, not a scan of every pair.
+    let mut by_hosts: HashMap<(PairKind, &str, &str), &PairResult> = HashMap::new();
+    for p in &f.pairs {
+        let (a, b) = if p.server <= p.client {
+            (p.server.as_str(), p.client.as_str())
+        } else {
+            (p.client.as_str(), p.server.as_str())
+        };
+        by_hosts.entry((p.kind, a, b)).or_insert(p);
+    }
+    let value = |kind: PairKind, a: &str, b: &str, key: &str| {
+        let k = if a <= b { (kind, a, b) } else { (kind, b, a) };
+        by_hosts
+            .get(&k)
+            .and_then(|p| p.params.params.get(key).copied())
+    };
     MATRICES
         .iter()
         .map(|&(kind, key)| Matrix {
@@ -123,7 +140,7 @@ pub fn matrices(f: &FleetFile) -> Vec<Matrix> {
                             if a == b {
                                 None
                             } else {
-                                f.pair_value(kind, a, b, key).filter(|v| v.is_finite())
+                                value(kind, a, b, key).filter(|v| v.is_finite())
                             }
                         })
                         .collect()

@@ -4,8 +4,11 @@
 
 /// Escapes `s` for XML or HTML text and for a quoted attribute value: `&`, `<`, `>`, `"`
 /// and `'` become character references (so no text can open a tag, close an attribute or
-/// start an entity), and control characters other than tab, newline and carriage return,
-/// which XML 1.0 forbids, are dropped.
+/// start an entity); C0 control characters other than tab, newline and carriage return,
+/// which XML 1.0 forbids, are dropped; DEL, the C1 controls and the bidirectional-text
+/// controls (U+202E and the others of [`crate::output::text::is_unsafe`]) are written as
+/// the text of their escape (`\u{202e}`), so that nothing from a file can reorder what a
+/// page shows and a reader sees that something was there.
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -15,7 +18,11 @@ pub fn escape(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&#39;"),
-            c if (c as u32) < 0x20 && c != '\n' && c != '\t' && c != '\r' => {}
+            '\n' | '\t' | '\r' => o.push(c),
+            c if (c as u32) < 0x20 => {}
+            c if crate::output::text::is_unsafe(c) => {
+                o.push_str(&crate::output::text::printable(c.encode_utf8(&mut [0; 4])))
+            }
             c => o.push(c),
         }
     }
@@ -100,5 +107,17 @@ mod tests {
     fn escapes_markup_and_drops_control_characters() {
         assert_eq!(escape("a<b & \"c\"'"), "a&lt;b &amp; &quot;c&quot;&#39;");
         assert_eq!(escape("x\u{1}y\tz\n"), "xy\tz\n");
+    }
+
+    #[test]
+    fn bidi_and_c1_controls_are_shown_as_escapes() {
+        assert_eq!(escape("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(escape("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        assert_eq!(escape("a\u{9b}b\u{7f}"), "a\\u{9b}b\\x7f");
+        for c in [
+            '\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202d}', '\u{2067}',
+        ] {
+            assert!(!escape(&format!("x{c}y")).contains(c), "{c:?}");
+        }
     }
 }

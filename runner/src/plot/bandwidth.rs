@@ -40,6 +40,7 @@ pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Op
             size_x: by_size,
             marks: if by_size { caches.to_vec() } else { vec![] },
             zero_y: false,
+            widen_to_marks: true,
         },
         &s,
     )

@@ -43,6 +43,7 @@ pub(super) fn render_blocks(
             size_x: true,
             marks: caches.to_vec(),
             zero_y: false,
+            widen_to_marks: false,
         },
         &s,
     )

@@ -12,10 +12,22 @@ pub(super) struct Series {
     pub name: String,
     /// (x, y) points, sorted by x (y is the p50 unless the chart says otherwise).
     pub points: Vec<(f64, f64)>,
-    /// Drawn dashed, without markers (a companion curve such as a p99).
-    pub dashed: bool,
+    /// How its line is drawn.
+    pub stroke: Stroke,
     /// Colour index, when it must match another series' (else the series' position).
     pub color: Option<usize>,
+}
+
+/// How a series' line is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stroke {
+    /// A solid line with dot markers.
+    Solid,
+    /// Thin dashes without markers: a companion curve such as a p99.
+    Companion,
+    /// Dashes with open markers, drawn over the solid lines: a curve that may lie on
+    /// another (the GPU's other direction).
+    Dashed,
 }
 
 /// A numeric parameter of a measurement.
@@ -61,7 +73,7 @@ pub(super) fn series_xy(
             Series {
                 name,
                 points,
-                dashed: false,
+                stroke: Stroke::Solid,
                 color: None,
             }
         })

@@ -27,6 +27,7 @@ pub(super) fn render(ms: &[&Measurement]) -> Result<Option<String>> {
             size_x: true,
             marks: vec![],
             zero_y: false,
+            widen_to_marks: false,
         },
         &s,
     )

@@ -6,7 +6,7 @@ use anyhow::Result;
 use bench_core::keys::parameters::{DIR, GPU, SIZE_BYTES, SOURCE, STREAMS, TIMING};
 use bench_core::params::Measurement;
 
-use super::data::{num, series_by, text};
+use super::data::{num, series_by, text, Stroke};
 use super::lines::{render_lines, spans_decades, LineChart};
 
 /// Whether `m` is a point of a size sweep (not a contention point).
@@ -61,14 +61,17 @@ pub(super) fn render_sweep(ms: &[&Measurement]) -> Result<Option<String>> {
             size_x: true,
             marks: vec![],
             zero_y: false,
+            widen_to_marks: false,
         },
         &s,
     )
 }
 
-/// Contention: per-copy and aggregate bandwidth vs the number of concurrent copies.
+/// Contention: per-copy and aggregate bandwidth vs the number of concurrent copies. The
+/// copies towards the host (d2h) are drawn dashed over those towards the GPU (h2d): on a
+/// link as fast both ways the curves lie on each other, and both stay visible.
 pub(super) fn render_contention(ms: &[&Measurement]) -> Result<Option<String>> {
-    let s = series_by(
+    let mut s = series_by(
         ms,
         |m| {
             let what = m.id.rsplit('/').next().unwrap_or("").replace('_', " ");
@@ -81,9 +84,14 @@ pub(super) fn render_contention(ms: &[&Measurement]) -> Result<Option<String>> {
         },
         |m| num(m, STREAMS),
     );
+    for x in &mut s {
+        if x.name.contains(" d2h ") {
+            x.stroke = Stroke::Dashed;
+        }
+    }
     render_lines(
         &LineChart {
-            title: "GPU copies at once: bandwidth vs concurrent copies (p50)".into(),
+            title: "GPU copies at once: bandwidth vs concurrent copies (p50; d2h dashed)".into(),
             x_desc: "concurrent copies (streams)",
             y_desc: "bandwidth (GB/s)".into(),
             log_x: false,
@@ -91,6 +99,7 @@ pub(super) fn render_contention(ms: &[&Measurement]) -> Result<Option<String>> {
             size_x: false,
             marks: vec![],
             zero_y: true,
+            widen_to_marks: false,
         },
         &s,
     )

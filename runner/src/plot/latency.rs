@@ -31,6 +31,7 @@ pub(super) fn render(ms: &[&Measurement], caches: &[(f64, String)]) -> Result<Op
             size_x: true,
             marks: caches.to_vec(),
             zero_y: false,
+            widen_to_marks: true,
         },
         &s,
     )

@@ -4,7 +4,7 @@ use anyhow::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::data::Series;
+use super::data::{Series, Stroke};
 
 const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
@@ -38,6 +38,9 @@ pub(super) struct LineChart<'a> {
     pub marks: Vec<(f64, String)>,
     /// A linear y axis starts at zero (so that bars of bandwidth compare by height).
     pub zero_y: bool,
+    /// Widen the x axis to show the markers a little beyond the data (a working-set
+    /// sweep's next cache level); else the axis stops where the data stops.
+    pub widen_to_marks: bool,
 }
 
 fn bounds(series: &[Series], log: bool, pick: impl Fn(&(f64, f64)) -> f64) -> (f64, f64) {
@@ -80,11 +83,11 @@ const LEGEND_PX: u32 = 13;
 /// Height of one legend entry.
 const LEGEND_ROW: u32 = 18;
 
-/// The x range: the data's, widened to show every marker within 64 x of the data (the
-/// 300 MiB L3 of a run whose largest point is 128 MiB).
+/// The x range: the data's, widened (when the chart asks) to show every marker within
+/// 64 x of the data (the 300 MiB L3 of a run whose largest point is 128 MiB).
 fn x_bounds(c: &LineChart, series: &[Series]) -> (f64, f64) {
     let (mut x0, mut x1) = bounds(series, c.log_x, |p| p.0);
-    if c.log_x {
+    if c.log_x && c.widen_to_marks {
         for (m, _) in &c.marks {
             if *m > x1 && *m <= x1 * 64.0 {
                 x1 = m * 1.4;
@@ -107,53 +110,157 @@ pub(super) fn spans_decades(series: &[Series]) -> bool {
     lo.is_finite() && hi / lo >= 10.0
 }
 
-/// The legend's width for `series`: room for the longest label, within 160..=320 px.
-fn legend_width(series: &[Series]) -> u32 {
-    let chars = series
+/// Width of a character of the legend's and labels' 13 px sans-serif, px: the widest
+/// average of the fonts a viewer picks (DejaVu Sans), so that no label runs out of its
+/// box.
+const CHAR_PX: f64 = 7.8;
+/// Width of a legend beside its labels: the frame's padding and the line sample.
+const LEGEND_PAD: u32 = 44;
+/// The legend's width bounds, px.
+const LEGEND_MIN: u32 = 160;
+const LEGEND_MAX: u32 = 330;
+
+/// Pixels `text` takes in the legend's font.
+fn text_px(text: &str) -> u32 {
+    (text.chars().count() as f64 * CHAR_PX).ceil() as u32
+}
+
+/// The legend's text: an optional heading (a prefix every label shares, said once when
+/// the labels do not fit otherwise: `NVIDIA H200 (gpu 0)`) and each series' label as one
+/// or more lines (wrapped at spaces to fit [`LEGEND_MAX`]).
+struct LegendText {
+    heading: Option<String>,
+    lines: Vec<Vec<String>>,
+    width: u32,
+}
+
+/// Splits `text` at spaces into lines of at most `chars` characters (a longer word is a
+/// line of its own).
+fn wrap(text: &str, chars: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![];
+    for w in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + w.chars().count() <= chars => {
+                l.push(' ');
+                l.push_str(w);
+            }
+            _ => lines.push(w.to_string()),
+        }
+    }
+    lines
+}
+
+fn legend_text(series: &[Series]) -> LegendText {
+    let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    let widest = |ns: &[&str]| ns.iter().map(|n| text_px(n)).max().unwrap_or(0);
+    let mut heading = None;
+    let mut shown: Vec<&str> = names.clone();
+    if widest(&names) + LEGEND_PAD > LEGEND_MAX && names.len() > 1 {
+        // The longest prefix, up to a space, that every label shares.
+        let first = names[0];
+        let mut cut = 0;
+        for (i, c) in first.char_indices() {
+            if c == ' '
+                && names
+                    .iter()
+                    .all(|n| n.len() > i && n.starts_with(&first[..=i]))
+            {
+                cut = i + 1;
+            }
+        }
+        if cut > 0 {
+            heading = Some(first[..cut].trim_end().to_string());
+            shown = names.iter().map(|n| &n[cut..]).collect();
+        }
+    }
+    let fit = ((LEGEND_MAX - LEGEND_PAD) as f64 / CHAR_PX).floor() as usize;
+    let lines: Vec<Vec<String>> = shown.iter().map(|n| wrap(n, fit)).collect();
+    let text_w = lines
         .iter()
-        .map(|s| s.name.chars().count())
+        .flatten()
+        .map(|l| text_px(l))
         .max()
-        .unwrap_or(0) as u32;
-    (chars * 7 + 48).clamp(160, 320)
+        .unwrap_or(0);
+    let heading_w = heading.as_deref().map_or(0, |h| text_px(h) + 16);
+    let width = (text_w + LEGEND_PAD)
+        .max(heading_w)
+        .clamp(LEGEND_MIN, LEGEND_MAX);
+    LegendText {
+        heading,
+        lines,
+        width,
+    }
+}
+
+/// The legend's height for `t`.
+fn legend_height(t: &LegendText) -> u32 {
+    let rows = t.lines.iter().map(Vec::len).sum::<usize>() + usize::from(t.heading.is_some());
+    rows as u32 * LEGEND_ROW + 10
 }
 
 /// The legend as SVG, drawn right of the plot area (never over data): a framed
-/// `<g class="legend">` of a swatch and a label per series, top-aligned at `top`.
-pub(super) fn legend_svg(series: &[Series], left: u32, width: u32, top: u32) -> String {
+/// `<g class="legend">` of a swatch and a label per series (after a heading the labels
+/// share), top-aligned at `top`.
+fn legend_svg(series: &[Series], t: &LegendText, left: u32, top: u32) -> String {
     let mut g = format!(
-        "<g class=\"legend\">\n<rect x=\"{left}\" y=\"{top}\" width=\"{width}\" height=\"{}\" \
+        "<g class=\"legend\">\n<rect x=\"{left}\" y=\"{top}\" width=\"{}\" height=\"{}\" \
          fill=\"#FFFFFF\" stroke=\"#999999\"/>\n",
-        series.len() as u32 * LEGEND_ROW + 10
+        t.width,
+        legend_height(t)
     );
-    for (i, s) in series.iter().enumerate() {
+    let mut row = 0u32;
+    let y_of = |row: u32| top + 5 + row * LEGEND_ROW + LEGEND_ROW / 2;
+    if let Some(h) = &t.heading {
+        g.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" dy=\"0.35em\" font-family=\"sans-serif\" \
+             font-size=\"{LEGEND_PX}\" font-weight=\"bold\" fill=\"#000000\">\n{}\n</text>\n",
+            left + 8,
+            y_of(row),
+            crate::output::markup::escape(h)
+        ));
+        row += 1;
+    }
+    for (i, (s, lines)) in series.iter().zip(&t.lines).enumerate() {
         let color = COLORS[s.color.unwrap_or(i) % COLORS.len()];
-        let y = top + 5 + i as u32 * LEGEND_ROW + LEGEND_ROW / 2;
-        let dash = if s.dashed {
-            " stroke-dasharray=\"6 4\""
-        } else {
-            ""
+        let y = y_of(row);
+        let (dash, width) = match s.stroke {
+            Stroke::Solid => ("", 2),
+            Stroke::Companion => (" stroke-dasharray=\"6 4\"", 1),
+            Stroke::Dashed => (" stroke-dasharray=\"8 5\"", 2),
         };
         g.push_str(&format!(
             "<line x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"#{:02X}{:02X}{:02X}\" \
-             stroke-width=\"{}\"{dash}/>\n<text x=\"{}\" y=\"{y}\" dy=\"0.35em\" \
-             font-family=\"sans-serif\" font-size=\"{LEGEND_PX}\" fill=\"#000000\">\n{}\n</text>\n",
+             stroke-width=\"{width}\"{dash}/>\n",
             left + 8,
             left + 30,
             color.0,
             color.1,
             color.2,
-            if s.dashed { 1 } else { 2 },
-            left + 36,
-            crate::output::markup::escape(&s.name)
         ));
+        for l in lines {
+            g.push_str(&format!(
+                "<text x=\"{}\" y=\"{}\" dy=\"0.35em\" font-family=\"sans-serif\" \
+                 font-size=\"{LEGEND_PX}\" fill=\"#000000\">\n{}\n</text>\n",
+                left + 36,
+                y_of(row),
+                crate::output::markup::escape(l)
+            ));
+            row += 1;
+        }
     }
     g.push_str("</g>\n");
     g
 }
 
+/// Left edge of the plot area, px (the margin and the y labels): no point label starts
+/// left of it.
+const PLOT_LEFT: i32 = 100;
+
 /// Labels beside the one-point series (which have no line to follow to the legend): each
-/// right of its point, moved down as little as needed so that no two overprint, with a
-/// thin leader when moved; left out when the label would run past `right`.
+/// right of its point (left of it where it would run past `right`), moved down as little
+/// as needed so that no two overprint, with a thin leader when moved; each on a white
+/// ground with a halo, so that a line crossing it does not strike it through; left out
+/// only when it fits on neither side.
 fn lone_labels(series: &[Series], lone: &mut [((i32, i32), usize)], right: u32) -> String {
     lone.sort_by_key(|((_, y), _)| *y);
     let row = LEGEND_PX as i32 + 3;
@@ -169,23 +276,33 @@ fn lone_labels(series: &[Series], lone: &mut [((i32, i32), usize)], right: u32) 
     for ((x, y), i) in lone.iter() {
         let s = &series[*i];
         let name = &s.name[..s.name.len() - common.len()];
-        let width = name.chars().count() as i32 * 7;
+        let width = text_px(name) as i32;
         let ty = (*y).max(last + row);
-        if x + 10 + width > right as i32 {
+        // Text start and the end its leader points to.
+        let (tx, lead) = if x + 10 + width <= right as i32 {
+            (x + 10, x + 8)
+        } else if x - 10 - width >= PLOT_LEFT {
+            (x - 10 - width, x - 8)
+        } else {
             continue;
-        }
+        };
         last = ty;
         if ty != *y {
             g.push_str(&format!(
-                "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{ty}\" stroke=\"#AAAAAA\" stroke-width=\"1\"/>\n",
-                x + 8
+                "<line x1=\"{x}\" y1=\"{y}\" x2=\"{lead}\" y2=\"{ty}\" stroke=\"#AAAAAA\" stroke-width=\"1\"/>\n"
             ));
         }
         let color = COLORS[s.color.unwrap_or(*i) % COLORS.len()];
         g.push_str(&format!(
-            "<text x=\"{}\" y=\"{ty}\" dy=\"0.35em\" font-family=\"sans-serif\" \
-             font-size=\"{}\" fill=\"#{:02X}{:02X}{:02X}\">{}</text>\n",
-            x + 10,
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#FFFFFF\" \
+             fill-opacity=\"0.85\"/>\n<text x=\"{tx}\" y=\"{ty}\" dy=\"0.35em\" \
+             font-family=\"sans-serif\" font-size=\"{}\" fill=\"#{:02X}{:02X}{:02X}\" \
+             stroke=\"#FFFFFF\" stroke-width=\"4\" stroke-linejoin=\"round\" \
+             paint-order=\"stroke\">{}</text>\n",
+            tx - 2,
+            ty - row / 2,
+            width + 4,
+            row,
             LEGEND_PX - 1,
             color.0 / 2,
             color.1 / 2,
@@ -210,7 +327,7 @@ fn plottable_series(c: &LineChart, series: &[Series]) -> Vec<Series> {
         .iter()
         .map(|s| Series {
             name: s.name.clone(),
-            dashed: s.dashed,
+            stroke: s.stroke,
             color: s.color,
             points: s
                 .points
@@ -240,8 +357,11 @@ fn mark_anchor(log_x: bool, x: f64, x0: f64, x1: f64) -> (i32, HPos) {
 
 /// Renders the series as an SVG document; `None` when there is nothing to draw. Points
 /// that are not finite, beyond [`PLOTTABLE_ABS`] or not positive on a log axis are left
-/// out. A [`Series::dashed`] series is drawn dashed, without markers. The legend sits
-/// right of the plot area; each marker is a grey vertical with its label at the top.
+/// out. A [`Stroke::Companion`] series is drawn thin and dashed without markers; a
+/// [`Stroke::Dashed`] one dashed with open markers, over the solid ones (a curve that
+/// lies on another shows both). Log axes are labelled by [`super::ticks::log_ticks`].
+/// The legend sits right of the plot area; each marker is a grey vertical with its label
+/// at the top.
 pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<String>> {
     let series = plottable_series(c, series);
     let series = series.as_slice();
@@ -253,9 +373,19 @@ pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<St
     if c.zero_y && !c.log_y {
         y0 = y0.min(0.0);
     }
-    let legend_w = legend_width(series);
-    let height = HEIGHT.max(series.len() as u32 * LEGEND_ROW + 80);
-    let plot_w = WIDTH - legend_w - 16;
+    let legend = legend_text(series);
+    let height = HEIGHT.max(legend_height(&legend) + 70);
+    let plot_w = WIDTH - legend.width - 16;
+    let fmt_x = |x: &f64| {
+        if c.size_x {
+            tick_size(*x)
+        } else {
+            tick(*x)
+        }
+    };
+    let fmt_y = |y: &f64| tick(*y);
+    let (x_bold, x_light) = super::ticks::log_ticks(x0, x1, c.size_x, &|v| fmt_x(&v));
+    let (y_bold, y_light) = super::ticks::log_ticks(y0, y1, false, &|v| fmt_y(&v));
     let mut svg = String::new();
     // One-point series (a DRAM figure beside a cache sweep): pixel position and index.
     let mut lone: Vec<((i32, i32), usize)> = vec![];
@@ -267,14 +397,6 @@ pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<St
         macro_rules! body {
             ($chart:expr) => {{
                 let mut chart = $chart;
-                let fmt_x = |x: &f64| {
-                    if c.size_x {
-                        tick_size(*x)
-                    } else {
-                        tick(*x)
-                    }
-                };
-                let fmt_y = |y: &f64| tick(*y);
                 chart
                     .configure_mesh()
                     .x_desc(c.x_desc)
@@ -311,53 +433,103 @@ pub(super) fn render_lines(c: &LineChart, series: &[Series]) -> Result<Option<St
                             ),
                     ))?;
                 }
-                for (i, s) in series.iter().enumerate() {
+                // The dashed series last, over the solid ones.
+                let order = series
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.stroke != Stroke::Dashed)
+                    .chain(
+                        series
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, s)| s.stroke == Stroke::Dashed),
+                    );
+                for (i, s) in order {
                     let color = COLORS[s.color.unwrap_or(i) % COLORS.len()];
-                    if s.dashed {
-                        // Dashes of width 1 (each dash its own 2-point path), no markers.
-                        chart.draw_series(DashedLineSeries::new(
-                            s.points.clone(),
-                            6,
-                            4,
-                            color.stroke_width(1),
-                        ))?;
-                        continue;
+                    match s.stroke {
+                        Stroke::Companion => {
+                            // Dashes of width 1 (each dash its own 2-point path), no markers.
+                            chart.draw_series(DashedLineSeries::new(
+                                s.points.clone(),
+                                6,
+                                4,
+                                color.stroke_width(1),
+                            ))?;
+                            continue;
+                        }
+                        Stroke::Dashed => {
+                            chart.draw_series(DashedLineSeries::new(
+                                s.points.clone(),
+                                8,
+                                5,
+                                color.stroke_width(2),
+                            ))?;
+                            // Open markers, larger than the solid ones' dots: both show
+                            // where the curves meet.
+                            chart.draw_series(
+                                s.points
+                                    .iter()
+                                    .map(|&p| Circle::new(p, 5, color.stroke_width(2))),
+                            )?;
+                        }
+                        Stroke::Solid => {
+                            chart.draw_series(LineSeries::new(
+                                s.points.clone(),
+                                color.stroke_width(2),
+                            ))?;
+                            // Markers too, so that a one-point series shows.
+                            chart.draw_series(
+                                s.points.iter().map(|&p| Circle::new(p, 3, color.filled())),
+                            )?;
+                        }
                     }
-                    chart.draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?;
-                    // Markers too, so that a one-point series shows.
-                    chart
-                        .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
                     if let [p] = s.points.as_slice() {
                         lone.push((chart.backend_coord(p), i));
                     }
                 }
             }};
         }
-        // Sizes on powers of two, so that the ticks read 4 KiB, 8 KiB, ... exactly.
-        let xbase = if c.size_x { 2.0 } else { 10.0 };
         let mut b = ChartBuilder::on(&area);
         b.caption(&c.title, ("sans-serif", 20))
             .margin(16)
             .x_label_area_size(52)
             .y_label_area_size(80);
+        // Log axes labelled where log_ticks says (sizes on powers of two, so that the
+        // ticks read 4 KiB, 16 KiB, ... exactly).
+        let log_x = || {
+            (x0..x1)
+                .log_scale()
+                .with_key_points(x_bold.clone())
+                .with_light_points(x_light.clone())
+        };
+        let log_y = || {
+            (y0..y1)
+                .log_scale()
+                .with_key_points(y_bold.clone())
+                .with_light_points(y_light.clone())
+        };
         match (c.log_x, c.log_y) {
-            (true, true) => {
-                body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), (y0..y1).log_scale())?)
-            }
-            (true, false) => body!(b.build_cartesian_2d((x0..x1).log_scale().base(xbase), y0..y1)?),
-            (false, true) => body!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?),
+            (true, true) => body!(b.build_cartesian_2d(log_x(), log_y())?),
+            (true, false) => body!(b.build_cartesian_2d(log_x(), y0..y1)?),
+            (false, true) => body!(b.build_cartesian_2d(x0..x1, log_y())?),
             (false, false) => body!(b.build_cartesian_2d(x0..x1, y0..y1)?),
         }
         root.present()?;
     }
     insert_before_end(&mut svg, &lone_labels(series, &mut lone, plot_w + 4));
-    insert_before_end(&mut svg, &legend_svg(series, plot_w + 8, legend_w, 48));
+    insert_before_end(&mut svg, &legend_svg(series, &legend, plot_w + 8, 48));
     Ok(Some(svg))
 }
 
-/// A tick label: at most 4 significant digits, no float noise (`0.30000000000000004`).
+/// A tick label: at most 4 significant digits, no float noise (`0.30000000000000004`)
+/// and no trailing zeros (`0.5`, not `0.5000`).
 pub(super) fn tick(v: f64) -> String {
-    crate::output::num(Some(v))
+    let s = crate::output::num(Some(v));
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// A size tick in binary units (`4 KiB`, `1 MiB`, `1.5 GiB`).

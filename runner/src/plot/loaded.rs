@@ -11,7 +11,7 @@ use anyhow::Result;
 use bench_core::keys::parameters::{DELAY_PAUSE, INJECTED_BW_GBS, MIX, PER_LOAD_P99_NS};
 use bench_core::params::Measurement;
 
-use super::data::{num, series_xy, text, Series};
+use super::data::{num, series_xy, text, Series, Stroke};
 use super::lines::{render_lines, LineChart};
 
 fn p99(m: &Measurement) -> f64 {
@@ -57,7 +57,7 @@ pub(super) fn render(ms: &[&Measurement]) -> Result<Option<String>> {
         a.name = format!("{} p50", a.name);
         let b = Series {
             name: format!("{} p99", b.name),
-            dashed: true,
+            stroke: Stroke::Companion,
             color: Some(i),
             points: b.points,
         };
@@ -78,6 +78,7 @@ pub(super) fn render(ms: &[&Measurement]) -> Result<Option<String>> {
             size_x: false,
             marks: vec![],
             zero_y: false,
+            widen_to_marks: false,
         },
         &s,
     )

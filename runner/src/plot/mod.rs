@@ -49,6 +49,9 @@ mod lines;
 mod loaded;
 pub(crate) mod numa;
 pub mod pairs;
+#[cfg(test)]
+pub(crate) mod tests;
+mod ticks;
 
 use anyhow::{Context, Result};
 use bench_core::keys::parameters::KIND;
@@ -336,8 +339,8 @@ impl Charts {
                 "pool.c2c",
                 &format!(
                     "pool.c2c ({kind}): p50 core-to-core latency per CPU pair (cpu a row, cpu \
-                     b column; a pair measured once is shown in both halves), white low to \
-                     dark red high."
+                     b column; a pair measured once is shown in both halves), light low to \
+                     dark red high, hatched grey not measured."
                 ),
                 &ms,
                 &|| c2c::render_heatmap(&kind, &ms),
@@ -354,12 +357,16 @@ impl Charts {
             (
                 "numa-latency.svg",
                 numa::Figure::Latency,
-                "mem.matrix: p50 idle load latency (ns per load of a dependent chase from the                  first CPU of the row's node) from each CPU node (row) to each memory node                  (column), white low to dark red high.",
+                "mem.matrix: p50 idle load latency (ns per load of a dependent chase from the \
+                 first CPU of the row's node) from each CPU node (row) to each memory node \
+                 (column), light low to dark red high, hatched grey not measured.",
             ),
             (
                 "numa-bandwidth.svg",
                 numa::Figure::Bandwidth,
-                "mem.matrix: p50 read bandwidth (GB/s, GB = 1e9 B) of all the row node's CPUs                  from each memory node (column), white low to dark red high.",
+                "mem.matrix: p50 read bandwidth (GB/s, GB = 1e9 B) of all the row node's CPUs \
+                 from each memory node (column), light low to dark red high, hatched grey not \
+                 measured.",
             ),
         ] {
             self.emit(file, "mem.matrix", what, &mx, &|| numa::render(m, fig))?;

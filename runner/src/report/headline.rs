@@ -6,7 +6,7 @@
 //! the details, which names the measurements it comes from.
 
 use super::html::{esc, table};
-use super::keys::{anchor, folded, KeyRow};
+use super::keys::{anchor, KeyRow};
 use super::Acceptance;
 use crate::consumers::check::{self, Outcome};
 use crate::output::num;
@@ -78,7 +78,8 @@ pub fn verdict(a: &Acceptance) -> String {
     s
 }
 
-/// The headline rows: (block, figure, key). A key absent from the file is left out.
+/// The headline rows: (block, figure, key). A key absent from the file is left out,
+/// unless a warning says why it is absent: then the row says so.
 const ROWS: &[(&str, &str, &str)] = &[
     ("Idle latency", "L1", "l1_lat_ns"),
     ("Idle latency", "L2", "l2_lat_ns"),
@@ -174,8 +175,8 @@ pub fn gpus(f: &ParamsFile) -> BTreeMap<String, (String, String)> {
 }
 
 /// The headline table: a row per figure and target present in the file.
-pub fn headline(f: &ParamsFile) -> String {
-    let rows = folded(f);
+/// `rows` are the file's keys as [`super::keys::folded`] gives them.
+pub fn headline(f: &ParamsFile, rows: &[KeyRow]) -> String {
     let gpus = gpus(f);
     let mut out: Vec<Vec<String>> = vec![];
     let mut last_block = "";
@@ -199,8 +200,16 @@ pub fn headline(f: &ParamsFile) -> String {
                 ]);
             }
         }
+        let mut any = false;
         for r in rows.iter().filter(|r| r.base == *key) {
             out.push(vec![block(b), esc(label), esc(&r.target), cell(r)]);
+            any = true;
+        }
+        if !any {
+            // A figure the run looked for and did not give says why, here.
+            for (target, why) in why_not(f, key) {
+                out.push(vec![block(b), esc(label), esc(&target), why]);
+            }
         }
     }
     for (label, far, local) in FACTORS {
@@ -231,6 +240,12 @@ pub fn headline(f: &ParamsFile) -> String {
         String::new(),
         checks_verdict(f),
     ]);
+    out.push(vec![
+        block("Self-checks"),
+        "disturbed measurements".into(),
+        String::new(),
+        disturbed(f),
+    ]);
     let mut s = table("headline", &["", "figure", "target", "value"], &out);
     if out.len() == 1 {
         s.insert_str(
@@ -239,6 +254,81 @@ pub fn headline(f: &ParamsFile) -> String {
         );
     }
     s
+}
+
+/// Why the file has no `key`, per target, from the warnings that name it
+/// (`anon: l3_lat_ns: no sweep point between 2097152 and 16777216 bytes`): (target, the
+/// reason as HTML, sizes in binary units, linked to the warnings).
+fn why_not(f: &ParamsFile, key: &str) -> Vec<(String, String)> {
+    f.warnings
+        .iter()
+        .filter_map(|w| {
+            let (target, rest) = w.message.split_once(": ")?;
+            let reason = rest.strip_prefix(key)?.strip_prefix(": ")?;
+            // The remediation says what it means ("none needed: the chase reaches DRAM
+            // latency before this level's window").
+            let means = w.remediation.strip_prefix("none needed: ").unwrap_or("");
+            Some((
+                target.to_string(),
+                format!(
+                    "<a href=\"#warnings\">not measured</a>: {}{}",
+                    esc(&sizes_in_binary_units(reason)),
+                    if means.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", esc(means))
+                    }
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// `between 2097152 and 16777216 bytes` as `between 2 MiB and 16 MiB`: each number of
+/// bytes of a text that speaks of bytes, from 1 KiB up, in binary units.
+fn sizes_in_binary_units(text: &str) -> String {
+    if !text.ends_with(" bytes") && !text.contains(" bytes ") {
+        return text.to_string();
+    }
+    let words: Vec<&str> = text.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut converted = false;
+    for w in words {
+        match w.parse::<u64>() {
+            Ok(n) if n >= 1024 => {
+                out.push(bench_core::units::human_bytes(n));
+                converted = true;
+            }
+            _ if w == "bytes" && converted => converted = false,
+            _ => {
+                out.push(w.to_string());
+                converted = false;
+            }
+        }
+    }
+    out.join(" ")
+}
+
+/// The share of the run's measurements disturbed in every attempt (context switches,
+/// migrations, faults in the timed section: their figures stand with a warning), linked
+/// to the warnings.
+fn disturbed(f: &ParamsFile) -> String {
+    let recorded: Vec<bool> = f
+        .measurements
+        .iter()
+        .filter_map(|m| m.counters.as_ref().map(|c| c.disturbed))
+        .collect();
+    if recorded.is_empty() {
+        return "not recorded in this file".into();
+    }
+    let n = recorded.iter().filter(|&&d| d).count();
+    let pct = 100.0 * n as f64 / recorded.len() as f64;
+    format!(
+        "<a href=\"#warnings\"><span class=\"{}\">{n} of {} ({pct:.0} %)</span> disturbed in \
+         every attempt</a>",
+        if n > 0 { "nm" } else { "pass" },
+        recorded.len()
+    )
 }
 
 /// The self-checks in one cell: how many DRAM checks agree, grew or are unconfirmed, and

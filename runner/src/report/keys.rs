@@ -6,7 +6,9 @@
 use super::html::{esc, table};
 use crate::output::markup::inline_html;
 use crate::output::num;
+use bench_core::keys::KeyDef;
 use bench_core::params::{ParamInfo, ParamsFile};
+use std::ops::Bound;
 
 /// One row of the keys table.
 pub struct KeyRow<'a> {
@@ -22,6 +24,8 @@ pub struct KeyRow<'a> {
     pub unit: String,
     /// What the file says about it.
     pub info: Option<&'a ParamInfo>,
+    /// Its definition in this cxlchar's key registry (looked up once per key).
+    pub def: Option<&'static KeyDef>,
     /// The qualified names folded into this row (`mem_lat_ns@anon`).
     pub aliases: Vec<String>,
 }
@@ -70,18 +74,22 @@ pub fn folded(f: &ParamsFile) -> Vec<KeyRow<'_>> {
             continue;
         }
         let aliases: Vec<String> = if qual.is_none() {
+            // The keys are sorted: the qualified ones of `k` follow `k@` in a row.
             let prefix = format!("{k}@");
             f.params
-                .keys()
-                .filter(|q| q.starts_with(&prefix) && same(k, q))
+                .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
+                .map(|(q, _)| q)
+                .take_while(|q| q.starts_with(&prefix))
+                .filter(|q| same(k, q))
                 .cloned()
                 .collect()
         } else {
             vec![]
         };
+        let def = bench_core::keys::lookup(k);
         let unit = info
             .map(|i| i.unit.clone())
-            .or_else(|| bench_core::keys::lookup(k).map(|d| d.unit.symbol().to_string()))
+            .or_else(|| def.map(|d| d.unit.symbol().to_string()))
             .unwrap_or_default();
         rows.push(KeyRow {
             key: k.clone(),
@@ -90,6 +98,7 @@ pub fn folded(f: &ParamsFile) -> Vec<KeyRow<'_>> {
             value: *v,
             unit,
             info,
+            def,
             aliases,
         });
     }
@@ -98,8 +107,8 @@ pub fn folded(f: &ParamsFile) -> Vec<KeyRow<'_>> {
 
 /// A key's meaning in a few words for the summary line of its details: the registry's
 /// meaning up to its first comma, colon or parenthesis, in plain text.
-fn summary(key: &str) -> String {
-    let Some(d) = bench_core::keys::lookup(key) else {
+fn summary(def: Option<&KeyDef>) -> String {
+    let Some(d) = def else {
         return "not in the registry".into();
     };
     let m = crate::output::markup::plain(d.meaning.trim());
@@ -118,7 +127,7 @@ fn family(r: &KeyRow) -> String {
         .and_then(|i| i.from.first())
         .and_then(|id| id.split('/').next())
         .map(String::from)
-        .or_else(|| bench_core::keys::lookup(&r.key).map(|d| d.benchmark.to_string()))
+        .or_else(|| r.def.map(|d| d.benchmark.to_string()))
         .filter(|f| !f.is_empty())
         .unwrap_or_else(|| "other".into())
 }
@@ -126,8 +135,7 @@ fn family(r: &KeyRow) -> String {
 /// One row of the keys table: key, value, unit, target, and the meaning, method,
 /// measurements and folded aliases behind a `<details>`.
 fn row(r: &KeyRow) -> Vec<String> {
-    let def = bench_core::keys::lookup(&r.key);
-    let meaning = def.map_or_else(
+    let meaning = r.def.map_or_else(
         || "(not in this cxlchar's key registry)".to_string(),
         |d| inline_html(d.meaning.trim()),
     );
@@ -162,7 +170,7 @@ fn row(r: &KeyRow) -> Vec<String> {
         format!(
             "<details><summary>{}</summary>{meaning}<br><b>method</b>: {}<br>\
              <b>measured from</b>: {from}{also}</details>",
-            esc(&summary(&r.key)),
+            esc(&summary(r.def)),
             esc(method)
         ),
     ]
@@ -170,13 +178,14 @@ fn row(r: &KeyRow) -> Vec<String> {
 
 /// The keys, one collapsible table per family (`mem.latency: 5 keys`), each row with its
 /// meaning, method and measurements behind a `<details>` (a link to a key opens them).
-pub fn keys_table(f: &ParamsFile) -> String {
-    if f.params.is_empty() {
+/// `keys` are the file's keys as [`folded`] gives them.
+pub fn keys_table(keys: &[KeyRow]) -> String {
+    if keys.is_empty() {
         return "<p class=\"note\">No params keys in this file.</p>\n".into();
     }
     let mut groups: std::collections::BTreeMap<String, Vec<Vec<String>>> = Default::default();
-    for r in folded(f) {
-        groups.entry(family(&r)).or_default().push(row(&r));
+    for r in keys {
+        groups.entry(family(r)).or_default().push(row(r));
     }
     let mut s = String::new();
     for (fam, rows) in &groups {

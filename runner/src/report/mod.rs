@@ -30,6 +30,7 @@ pub mod fleet;
 pub mod headline;
 pub mod html;
 pub mod keys;
+mod warnings;
 
 use crate::cli::ReportArgs;
 use crate::consumers::check::{self, CheckResult, Outcome};
@@ -45,6 +46,7 @@ use bench_core::timer::TimerInfo;
 use bench_core::units::{format_size, human_bytes};
 use html::{esc, table};
 use std::fmt::Write as _;
+use warnings::{warning_table, warnings};
 
 /// The acceptance part of a report: the spec's name and the results.
 pub struct Acceptance<'a> {
@@ -120,9 +122,9 @@ nav{margin:.8em 0}nav a{margin-right:.8em}
 .v-pass{border-color:#176317;background:#eef8ee}.v-pass .big{color:#176317}
 .v-fail{border-color:#b00000;background:#fdeeee}.v-fail .big{color:#b00000}
 .v-nm{border-color:#8a5a00;background:#fdf6e8}.v-nm .big{color:#8a5a00}
-table.headline td{padding:.15em .6em}table.headline a{color:inherit;text-decoration:none}
+table.headline td{padding:.15em .6em}table.headline td:nth-child(4){max-width:34em}table.headline a{color:inherit;text-decoration:none}
 table.headline a:hover{text-decoration:underline}
-table.keys td:nth-child(5){max-width:36em}
+table.keys td:nth-child(5){max-width:36em}.nw{white-space:nowrap}
 @media print{
 body{max-width:none;margin:0;font-size:10pt}nav{display:none}
 h2{break-after:avoid;margin-top:1em}figure.plot{break-inside:avoid;border:none;margin:.4em 0}
@@ -358,105 +360,6 @@ fn cache_instances(e: &Environment) -> String {
         .join(", ")
 }
 
-fn warnings(f: &ParamsFile) -> String {
-    if f.warnings.is_empty() {
-        return "<p class=\"note\">No warnings: nothing in the environment is known to distort \
-                these figures.</p>\n"
-            .into();
-    }
-    let ids: Vec<&str> = f.measurements.iter().map(|m| m.id.as_str()).collect();
-    warning_groups(&f.warnings, &ids)
-}
-
-/// Whether the measurement id `id` is named in `text` (followed by a character that
-/// cannot continue an id, so `k1` is not found in `k16`).
-fn names(text: &str, id: &str) -> bool {
-    text.match_indices(id).any(|(i, _)| {
-        text[i + id.len()..]
-            .chars()
-            .next()
-            .is_none_or(|c| !(c.is_alphanumeric() || "/_-.:@".contains(c)))
-    })
-}
-
-/// Warnings grouped by code: how many, the share of the run's measurements `ids` they
-/// name, the first message and each distinct remediation; every message behind a
-/// `<details>`.
-fn warning_groups(warnings: &[bench_core::params::Warning], ids: &[&str]) -> String {
-    let mut codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
-    codes.dedup();
-    let mut seen = std::collections::BTreeSet::new();
-    codes.retain(|c| seen.insert(*c));
-    let rows: Vec<Vec<String>> = codes
-        .iter()
-        .map(|code| {
-            let ws: Vec<&bench_core::params::Warning> =
-                warnings.iter().filter(|w| w.code == *code).collect();
-            let named = ids
-                .iter()
-                .filter(|id| ws.iter().any(|w| names(&w.message, id)))
-                .count();
-            let share = if named == 0 || ids.is_empty() {
-                "-".to_string()
-            } else {
-                format!(
-                    "{named} of {} ({:.0} %)",
-                    ids.len(),
-                    100.0 * named as f64 / ids.len() as f64
-                )
-            };
-            let mut fixes: Vec<&str> = ws.iter().map(|w| w.remediation.as_str()).collect();
-            fixes.sort_unstable();
-            fixes.dedup();
-            let first = &ws[0].message;
-            let short: String = first.chars().take(240).collect();
-            let mut what = esc(&short);
-            if short.len() < first.len() {
-                what.push_str(" ...");
-            }
-            if ws.len() > 1 || short.len() < first.len() {
-                let all: Vec<String> = ws
-                    .iter()
-                    .map(|w| format!("<li>{}</li>", esc(&w.message)))
-                    .collect();
-                let _ = write!(
-                    what,
-                    "<details><summary>all {} message(s)</summary><ul>{}</ul></details>",
-                    ws.len(),
-                    all.join("")
-                );
-            }
-            vec![
-                format!("<code>{}</code>", esc(code)),
-                format!("<span class=\"n\">{}</span>", ws.len()),
-                share,
-                what,
-                fixes
-                    .iter()
-                    .map(|f| esc(f))
-                    .collect::<Vec<_>>()
-                    .join("<br>"),
-            ]
-        })
-        .collect();
-    table(
-        "warnings",
-        &[
-            "code",
-            "count",
-            "measurements named",
-            "warning",
-            "remediation",
-        ],
-        &rows,
-    )
-}
-
-/// Warnings grouped by code (a fleet's own warnings: no measurement share).
-fn warning_table(warnings: &[bench_core::params::Warning]) -> String {
-    warning_groups(warnings, &[])
-}
-
 /// The self-checks: the DRAM check each DRAM key stands on (working sets confirmed
 /// against a larger one), then the prefetch check of each idle-latency DRAM point.
 fn checks(f: &ParamsFile) -> String {
@@ -546,14 +449,36 @@ fn dram_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
                 ),
                 compared,
                 format!("<span class=\"n\">{:.3}</span>", c.ratio),
-                c.keys
-                    .iter()
-                    .map(|k| format!("<code>{}</code>", esc(k)))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                keys_cell(&c.keys),
             ]
         })
         .collect()
+}
+
+/// How many keys a self-check row names before it folds the rest.
+const KEYS_SHOWN: usize = 3;
+
+/// The keys a DRAM check stands for: a few, then the count and all of them behind a
+/// `<details>` (a check of `all` stands for dozens).
+fn keys_cell(keys: &[String]) -> String {
+    let code = |k: &String| format!("<code>{}</code>", esc(k));
+    if keys.len() <= KEYS_SHOWN + 1 {
+        return keys.iter().map(code).collect::<Vec<_>>().join(" ");
+    }
+    format!(
+        "{} <details><summary>and {} more</summary>{}</details>",
+        keys[..KEYS_SHOWN]
+            .iter()
+            .map(code)
+            .collect::<Vec<_>>()
+            .join(" "),
+        keys.len() - KEYS_SHOWN,
+        keys[KEYS_SHOWN..]
+            .iter()
+            .map(code)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
 }
 
 /// One row per prefetch check: target, verdict, working set, chains and their ratio.
@@ -688,8 +613,25 @@ fn head(title: &str) -> String {
          <title>{}</title>\n<style>{STYLE}</style>\n<script>{HEAD_SCRIPT}</script>\n</head>\n<body>\n\
          <h1>{}</h1>\n",
         esc(title),
-        esc(title)
+        title_html(title)
     )
+}
+
+/// The title as the page's heading: each word with a hyphen (the date and time, a kernel
+/// release) kept on one line, so that a narrow page breaks the title between words,
+/// never inside a timestamp.
+fn title_html(title: &str) -> String {
+    title
+        .split(' ')
+        .map(|w| {
+            if w.contains('-') {
+                format!("<span class=\"nw\">{}</span>", esc(w))
+            } else {
+                esc(w)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The navigation bar: a link per `(section id, name)`.
@@ -762,7 +704,12 @@ type Section = (&'static str, String, String);
 /// The details below the charts, in order: acceptance, self-checks, keys, warnings,
 /// environment, run, skipped. A further table of the file (firmware vs measured,
 /// interleave weights) is one more entry here, and a link in the navigation follows.
-fn detail_sections(f: &ParamsFile, source: &str, acc: Option<&Acceptance>) -> Vec<Section> {
+fn detail_sections(
+    f: &ParamsFile,
+    source: &str,
+    acc: Option<&Acceptance>,
+    rows: &[keys::KeyRow],
+) -> Vec<Section> {
     let mut v: Vec<Section> = vec![];
     if let Some(a) = acc {
         v.push(("acceptance", "Acceptance".into(), acceptance(a)));
@@ -782,12 +729,12 @@ fn detail_sections(f: &ParamsFile, source: &str, acc: Option<&Acceptance>) -> Ve
     }
     v.push((
         "keys",
-        format!("Keys ({})", keys::folded(f).len()),
+        format!("Keys ({})", rows.len()),
         format!(
             "<p>Each key as the models read it (a <code>key@target</code> that is the same \
              figure as <code>key</code> is listed with it); the meaning is the key registry's, \
              the method and the measurement ids are the file's.</p>\n{}",
-            keys::keys_table(f)
+            keys::keys_table(rows)
         ),
     ));
     v.push((
@@ -813,12 +760,13 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
     if let Some(a) = acc {
         s.push_str(&headline::verdict(a));
     }
+    let rows = keys::folded(f);
     let _ = write!(
         s,
         "<h2 id=\"headline\">Headline</h2>\n{}",
-        headline::headline(f)
+        headline::headline(f, &rows)
     );
-    let details = detail_sections(f, source, acc);
+    let details = detail_sections(f, source, acc, &rows);
     let mut nav: Vec<(&str, &str)> = vec![("headline", "Headline"), ("plots", "Charts")];
     if charts.iter().any(|c| c.family.starts_with("gpu")) {
         nav.push(("gpu", "GPU"));

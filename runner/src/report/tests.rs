@@ -1,6 +1,7 @@
 //! The page: sections, one inline SVG per chart with data, notes for the others, no
 //! external reference, and no markup from the file.
 
+use super::warnings::names;
 use super::*;
 use crate::consumers::spec;
 use bench_core::params::{Measurement, Skipped, Warning};
@@ -325,7 +326,7 @@ fn a_key_and_its_target_qualified_twin_are_one_row() {
     assert_eq!(lat[0].key, "mem_lat_ns");
     assert_eq!(lat[0].aliases, vec![twin.clone()]);
     assert_eq!(lat[1].target, "node:7");
-    let html = keys::keys_table(&f);
+    let html = keys::keys_table(&keys::folded(&f));
     assert_eq!(html.matches(&format!(">{}</code>", esc(&twin))).count(), 1);
     assert!(html.contains(&format!("id=\"{}\"", keys::anchor(&twin))));
 }
@@ -391,4 +392,126 @@ fn the_gpu_is_named_in_the_headline_and_markdown_is_rendered() {
     assert!(html.contains("<h3 id=\"gpu\">GPU</h3>"));
     // The registry's Markdown is markup on the page, never raw.
     assert!(!html.contains("**"), "raw Markdown on the page");
+}
+
+/// Bidirectional-text controls from the file or the spec (a target of the firmware
+/// table, a spec key, the CPU model) are shown as escapes, never reach the page raw.
+#[test]
+fn bidi_controls_from_the_file_or_the_spec_are_shown_as_escapes() {
+    let mut f = all_quick();
+    f.environment.cpu.model = "EPYC \u{2066}x\u{2069}".into();
+    f.hmat_vs_measured.insert(
+        "node:1\u{202e}lmth.exe".into(),
+        bench_core::firmware::HmatComparison {
+            node: 1,
+            initiator_node: 0,
+            access_class: Some(1),
+            initiator_listed: true,
+            advertised_lat_ns: Some(100.0),
+            measured_lat_ns: Some(120.0),
+            lat_key: Some("cxl_lat_ns@node:1".into()),
+            lat_ratio: Some(0.83),
+            advertised_bw_gbs: None,
+            measured_bw_gbs: None,
+            bw_key: None,
+            bw_ratio: None,
+        },
+    );
+    let s = spec::parse(
+        "[[bound]]\nkey = \"mem_lat_ns@anon\u{202e}x\"\nop = \"<=\"\nvalue = 1\nwhy = \"a\u{200f}b\"\n",
+        "s.toml",
+    )
+    .unwrap();
+    let results = check::check(&s, &f);
+    let acc = Acceptance {
+        spec: "s\u{202d}.toml",
+        results: &results,
+    };
+    let (html, _) = page(&f, Some(&acc));
+    for c in [
+        '\u{061c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}',
+        '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    ] {
+        assert!(!html.contains(c), "{c:?} reached the page raw");
+    }
+    assert!(
+        html.contains("node:1\\u{202e}lmth.exe"),
+        "the target is shown"
+    );
+    assert!(html.contains("EPYC \\u{2066}x\\u{2069}"));
+}
+
+/// The title breaks between words, never inside the date or the kernel release.
+#[test]
+fn the_title_never_wraps_inside_the_timestamp() {
+    let f = all_quick();
+    let (html, _) = page(&f, None);
+    let h1 = &html[html.find("<h1>").unwrap()..html.find("</h1>").unwrap()];
+    assert!(
+        h1.contains(&format!("<span class=\"nw\">{}</span>", f.started_at)),
+        "{h1}"
+    );
+    assert!(html.contains(".nw{white-space:nowrap}"));
+}
+
+/// A DRAM check that stands for many keys names a few and folds the rest.
+#[test]
+fn a_self_check_names_a_few_keys_and_folds_the_rest() {
+    let mut f = all_quick();
+    let keys: Vec<String> = (0..24).map(|i| format!("k{i}_bw_gbs@anon")).collect();
+    let check = serde_json::json!({"target": "anon", "benchmark": "mem.bandwidth",
+        "pattern": "stream", "kernel": "read (avx2)", "cpus": "0-1", "threads": 2,
+        "unit": "GB/s", "better": "higher", "start_bytes": 1048576, "sizing": "4 x caches",
+        "points": [{"bytes": 1048576, "value": 9.5, "pass": 1, "id": "a"},
+                   {"bytes": 2097152, "value": 9.4, "pass": 1, "id": "b"}],
+        "compared_bytes": [1048576, 2097152], "ratio": 1.01, "tolerance": 0.05,
+        "verdict": "agree", "reported_bytes": 1048576, "repeated": false, "keys": keys});
+    f.dram_check = vec![serde_json::from_value(check).unwrap()];
+    let (html, _) = page(&f, None);
+    let t = &html[html.find("<table class=\"dram-checks\"").unwrap()..];
+    let t = &t[..t.find("</table>").unwrap()];
+    assert!(t.contains("<summary>and 21 more</summary>"), "{t}");
+    let shown = &t[..t.find("<details>").unwrap()];
+    assert_eq!(shown.matches("<code>").count(), 3, "{shown}");
+    assert_eq!(t.matches("<code>").count(), 24, "every key behind the fold");
+}
+
+/// The headline says how many measurements were disturbed, and why a level it looked
+/// for has no figure.
+#[test]
+fn the_headline_gives_the_disturbed_share_and_why_a_level_is_missing() {
+    let mut f = all_quick();
+    f.params.retain(|k, _| !k.starts_with("l3_lat_ns"));
+    f.warnings.push(Warning {
+        code: "latency_plateau".into(),
+        message: "anon: l3_lat_ns: no sweep point between 2097152 and 16777216 bytes".into(),
+        remediation: "none needed: the chase reaches DRAM latency before this level's window"
+            .into(),
+    });
+    let disturbed = f
+        .measurements
+        .iter()
+        .filter(|m| m.counters.as_ref().is_some_and(|c| c.disturbed))
+        .count();
+    let recorded = f
+        .measurements
+        .iter()
+        .filter(|m| m.counters.is_some())
+        .count();
+    assert!(disturbed > 0 && recorded > disturbed);
+    let (html, _) = page(&f, None);
+    let head = &html[html.find("table class=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    let pct = (100.0 * disturbed as f64 / recorded as f64).round();
+    assert!(
+        head.contains(&format!("{disturbed} of {recorded} ({pct:.0} %)")),
+        "{head}"
+    );
+    assert!(
+        head.contains(
+            "not measured</a>: no sweep point between 2 MiB and 16 MiB (the chase \
+                       reaches DRAM latency"
+        ),
+        "{head}"
+    );
 }

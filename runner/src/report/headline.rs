@@ -142,10 +142,17 @@ const FACTORS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// A value with its unit, linked to its key's row.
+/// A value with its unit, linked to its key's row; a noisy one says so, with why in its
+/// title.
 fn cell(r: &KeyRow) -> String {
+    let noisy = r
+        .info
+        .and_then(|i| i.noisy.as_deref())
+        .map_or(String::new(), |why| {
+            format!(" <span class=\"fail\" title=\"{}\">noisy</span>", esc(why))
+        });
     format!(
-        "<a href=\"#{}\"><span class=\"n\">{}</span> {}</a>",
+        "<a href=\"#{}\"><span class=\"n\">{}</span> {}</a>{noisy}",
         anchor(&r.key),
         esc(&num(Some(r.value))),
         esc(&r.unit)
@@ -246,6 +253,26 @@ pub fn headline(f: &ParamsFile, rows: &[KeyRow]) -> String {
         String::new(),
         disturbed(f),
     ]);
+    let noisy: Vec<&KeyRow> = rows
+        .iter()
+        .filter(|r| r.info.is_some_and(|i| i.noisy.is_some()))
+        .collect();
+    if !noisy.is_empty() {
+        let links: Vec<String> = noisy
+            .iter()
+            .map(|r| format!("<a href=\"#{}\">{}</a>", anchor(&r.key), esc(&r.key)))
+            .collect();
+        out.push(vec![
+            block("Self-checks"),
+            "noisy keys".into(),
+            String::new(),
+            format!(
+                "<span class=\"fail\">{}</span> measured only on disturbed windows: {}",
+                noisy.len(),
+                links.join(", ")
+            ),
+        ]);
+    }
     let mut s = table("headline", &["", "figure", "target", "value"], &out);
     if out.len() == 1 {
         s.insert_str(

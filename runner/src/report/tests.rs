@@ -515,3 +515,31 @@ fn the_headline_gives_the_disturbed_share_and_why_a_level_is_missing() {
         "{head}"
     );
 }
+
+#[test]
+fn a_noisy_key_is_flagged_in_the_headline_with_why() {
+    let mut f = all_quick();
+    let key = f
+        .param_info
+        .keys()
+        .find(|k| k.starts_with("mem_bw_gbs"))
+        .cloned()
+        .expect("the guest's file has mem_bw_gbs");
+    for (k, i) in f.param_info.iter_mut() {
+        if k.starts_with("mem_bw_gbs") {
+            i.noisy = Some("no clean window in 9: 9 disturbed".into());
+        }
+    }
+    let (html, _) = page(&f, None);
+    let head = &html[html.find("table class=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    assert!(
+        head.contains("title=\"no clean window in 9: 9 disturbed\">noisy</span>"),
+        "{head}"
+    );
+    assert!(head.contains("noisy keys"), "{head}");
+    assert!(
+        head.contains(&key[..key.find('@').unwrap_or(key.len())]),
+        "{head}"
+    );
+}

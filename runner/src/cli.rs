@@ -124,6 +124,10 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("formats").required(true).multiple(true)
     .args(["mess", "openmetrics", "csv"])))]
+#[command(
+    override_usage = "cxlchar export [OPTIONS] <PARAMS_JSON>, one or more of\n       \
+    --mess <DIR> | --openmetrics <FILE> | --csv <FILE>"
+)]
 pub struct ExportArgs {
     /// The params.json to read.
     #[arg(value_name = "PARAMS_JSON")]

@@ -83,7 +83,7 @@ fn markdown_reads_back_to_the_json_values() {
 fn table_shows_hardware_counts_per_operation_when_present() {
     use bench_core::counters::{Counts, MeasurementCounters};
     let mut f = sample();
-    let plain = super::table::TableExporter.render(&f).unwrap();
+    let plain = super::table::TableExporter::default().render(&f).unwrap();
     assert!(!plain.contains("counters per operation"));
     let c = MeasurementCounters {
         counts: Counts {
@@ -95,7 +95,7 @@ fn table_shows_hardware_counts_per_operation_when_present() {
     }
     .with_per_op("load", 1000);
     f.measurements[0].counters = Some(c);
-    let t = super::table::TableExporter.render(&f).unwrap();
+    let t = super::table::TableExporter::default().render(&f).unwrap();
     assert!(t.contains("counters per operation:"));
     assert!(t.contains("llc_load_misses_per_load 0.250"), "{t}");
 }
@@ -217,7 +217,7 @@ fn openmetrics_escapes_control_characters_in_labels_and_help() {
 #[test]
 fn the_table_escapes_control_characters_and_keeps_one_row_per_line() {
     let f = hostile();
-    let text = super::table::TableExporter.render(&f).unwrap();
+    let text = super::table::TableExporter::default().render(&f).unwrap();
     assert_no_control(&text, "table");
     assert!(text.contains("cpu\\x1b]0;owned\\x07"), "{text}");
     assert!(text.contains("reason\\x1b[K"), "{text}");

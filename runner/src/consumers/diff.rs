@@ -6,9 +6,17 @@
 //! yardstick: on a shared machine the median moves from run to run by about the spread of
 //! the samples, far more than `stdev / sqrt(n)` suggests, and the latency samples have heavy
 //! tails (rare multi-microsecond interruptions) that make `stdev` meaningless for a median.
-//! For a params key the noise is that of the measurements it was derived from
-//! (`param_info.from`; the median of their `h`); a key without measurements has unknown
-//! noise and is never called significant or insignificant.
+//! For a params key the noise is that of its own measurement, in its own unit: among the
+//! measurements it was derived from (`param_info.from`) those in the key's unit, the one
+//! whose median is the key's value, else (a median over CPU pairs, a best of several) the
+//! median `h` of those whose medians bracket the value. A key with no such measurement (a
+//! size found in a sweep, a ratio, a sum over agents, a bandwidth read from a latency
+//! curve) has no distribution: its row says so and it is never called significant or
+//! insignificant.
+//!
+//! The report leads with a bottom line: how many keys changed beyond their noise, within
+//! it, were measured differently (not comparable), have no distribution, or are in one
+//! file only, and the largest changes beyond noise.
 //!
 //! Two fleet files ([`diff_fleet`]): hosts matched by name (a host in one file only is
 //! listed), each host's params compared as above; pairs matched by kind and unordered
@@ -67,6 +75,10 @@ pub struct Change {
     pub threshold: Option<f64>,
     /// `yes`, `no`, or `unknown` (no distributions to judge).
     pub significant: String,
+    /// Where the noise comes from: `measurement` (the figure's own), `measurements` (the
+    /// median over those the figure is central to), or why there is none (`no
+    /// distribution: ...`).
+    pub noise_source: String,
     /// What differs in how A and B measured the figure (`footprint 1 GiB vs 128 MiB`,
     /// `threads 2 vs 16`, the method's text): empty when they measured it the same way.
     /// A figure measured differently is not comparable: no better/worse verdict.
@@ -78,6 +90,8 @@ pub struct Change {
 pub struct DiffReport {
     /// The significance rule ([`RULE`]).
     pub rule: String,
+    /// The keys counted by what their change is, and the largest changes beyond noise.
+    pub bottom_line: BottomLine,
     /// Environment/tool differences that make the comparison suspect.
     pub warnings: Vec<String>,
     /// Per params key.
@@ -86,27 +100,175 @@ pub struct DiffReport {
     pub measurements: Vec<Change>,
 }
 
+/// What a key's change is, each key in exactly one class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Moved by more than the noise of both runs.
+    Beyond,
+    /// Moved by less than the noise.
+    Within,
+    /// Measured differently (a footprint, thread count, method): no verdict.
+    NotComparable,
+    /// No distribution in the key's unit on one side or both: significance unknown.
+    NoDistribution,
+    /// In one file only.
+    OneFile,
+}
+
+impl Change {
+    /// The class of this change.
+    pub fn class(&self) -> Class {
+        if self.direction.starts_with("only") {
+            Class::OneFile
+        } else if !self.not_comparable.is_empty() {
+            Class::NotComparable
+        } else {
+            match self.significant.as_str() {
+                "yes" => Class::Beyond,
+                "no" => Class::Within,
+                _ => Class::NoDistribution,
+            }
+        }
+    }
+}
+
+/// The bottom line of a comparison of keys.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct BottomLine {
+    /// Keys compared (the union of both files, `key@target` twins of `key` once).
+    pub keys: usize,
+    /// Changed beyond noise, measured the same way.
+    pub beyond_noise: usize,
+    /// Of those, better and worse (the rest: sizes and counts that moved, `changed`).
+    pub better: usize,
+    pub worse: usize,
+    /// Within noise.
+    pub within_noise: usize,
+    /// Measured differently.
+    pub not_comparable: usize,
+    /// Without a distribution in their unit.
+    pub no_distribution: usize,
+    /// In one file only.
+    pub one_file_only: usize,
+    /// The largest changes beyond noise (by |percent|, at most [`LARGEST`]), names.
+    pub largest: Vec<String>,
+}
+
+/// How many of the largest changes the bottom line names.
+pub const LARGEST: usize = 5;
+
+impl BottomLine {
+    /// The bottom line of `changes`.
+    pub fn of(changes: &[Change]) -> BottomLine {
+        let mut b = BottomLine {
+            keys: changes.len(),
+            ..Default::default()
+        };
+        let mut beyond: Vec<&Change> = vec![];
+        for c in changes {
+            match c.class() {
+                Class::Beyond => {
+                    b.beyond_noise += 1;
+                    b.better += usize::from(c.verdict == "better");
+                    b.worse += usize::from(c.verdict == "worse");
+                    beyond.push(c);
+                }
+                Class::Within => b.within_noise += 1,
+                Class::NotComparable => b.not_comparable += 1,
+                Class::NoDistribution => b.no_distribution += 1,
+                Class::OneFile => b.one_file_only += 1,
+            }
+        }
+        let size = |c: &Change| c.pct.map_or(f64::INFINITY, f64::abs);
+        beyond.sort_by(|x, y| size(y).total_cmp(&size(x)).then(x.name.cmp(&y.name)));
+        b.largest = beyond
+            .iter()
+            .take(LARGEST)
+            .map(|c| c.name.clone())
+            .collect();
+        b
+    }
+
+    /// The bottom line as one sentence, counting `noun` (`keys`).
+    pub fn sentence(&self, noun: &str) -> String {
+        let others = self.beyond_noise - self.better - self.worse;
+        let mut how = vec![
+            format!("{} better", self.better),
+            format!("{} worse", self.worse),
+        ];
+        if others > 0 {
+            how.push(format!("{others} sizes or counts changed"));
+        }
+        format!(
+            "{} {noun}: {} changed beyond noise ({}), {} within noise, {} not comparable \
+             (measured differently), {} without a distribution, {} in one file only",
+            self.keys,
+            self.beyond_noise,
+            how.join(", "),
+            self.within_noise,
+            self.not_comparable,
+            self.no_distribution,
+            self.one_file_only
+        )
+    }
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.retain(|x| x.is_finite());
     bench_core::stats::median(&v).unwrap_or(f64::NAN)
 }
 
-fn key_noise(f: &ParamsFile, key: &str) -> Option<Noise> {
-    let info = f.param_info.get(key)?;
-    let ds: Vec<&Distribution> = info
-        .from
-        .iter()
-        .filter_map(|id| f.measurements.iter().find(|m| &m.id == id))
-        .map(|m| &m.distribution)
-        .collect();
-    if ds.is_empty() {
-        return None;
-    }
-    let n: Vec<Noise> = ds.iter().map(|d| Noise::of(d)).collect();
-    let nz = Noise {
-        h: median(n.iter().map(|x| x.h).collect()),
+/// A side's noise and where it comes from, or why it has none.
+type Noisy = Result<(Noise, &'static str), String>;
+
+/// A key's noise ([`Noise`], in the key's unit) and where it comes from, or why it has
+/// none (see the module's text).
+fn key_noise(side: &Side, key: &str) -> Noisy {
+    let f = side.f;
+    let Some(info) = f.param_info.get(key) else {
+        return Err("no distribution: no param_info".into());
     };
-    nz.h.is_finite().then_some(nz)
+    let from: Vec<&Measurement> = side.from(key);
+    if from.is_empty() {
+        return Err("no distribution: no measurement recorded".into());
+    }
+    let own: Vec<&Distribution> = from
+        .iter()
+        .filter(|m| m.unit == info.unit)
+        .map(|m| &m.distribution)
+        .filter(|d| d.p50.is_finite() && d.p90.is_finite())
+        .collect();
+    if own.is_empty() {
+        let mut units: Vec<&str> = from.iter().map(|m| m.unit.as_str()).collect();
+        units.sort();
+        units.dedup();
+        return Err(format!(
+            "no distribution in {}: derived from {} measurements",
+            info.unit,
+            units.join("/")
+        ));
+    }
+    let Some(&value) = f.params.get(key) else {
+        return Err("no distribution: no value".into());
+    };
+    let same = |x: f64| (x - value).abs() <= 1e-9_f64.max(value.abs() * 1e-6);
+    if let Some(d) = own.iter().find(|d| same(d.p50)) {
+        return Ok((Noise::of(d), "measurement"));
+    }
+    let lo = own.iter().map(|d| d.p50).fold(f64::INFINITY, f64::min);
+    let hi = own.iter().map(|d| d.p50).fold(f64::NEG_INFINITY, f64::max);
+    if !(lo <= value && value <= hi) {
+        return Err(format!(
+            "no distribution: not the median of its {} measurements",
+            info.unit
+        ));
+    }
+    let h = median(own.iter().map(|d| Noise::of(d).h).collect());
+    if h.is_finite() {
+        Ok((Noise { h }, "measurements"))
+    } else {
+        Err("no distribution: no finite spread".into())
+    }
 }
 
 fn lower_is_better(unit_or_key: &str) -> Option<bool> {
@@ -120,14 +282,7 @@ fn lower_is_better(unit_or_key: &str) -> Option<bool> {
     }
 }
 
-fn change(
-    name: &str,
-    unit: &str,
-    a: Option<f64>,
-    b: Option<f64>,
-    na: Option<Noise>,
-    nb: Option<Noise>,
-) -> Change {
+fn change(name: &str, unit: &str, a: Option<f64>, b: Option<f64>, na: Noisy, nb: Noisy) -> Change {
     let (delta, pct, direction) = match (a, b) {
         (Some(a), Some(b)) => {
             let d = b - a;
@@ -148,14 +303,22 @@ fn change(
         (None, Some(_)) => (None, None, "only-b".into()),
         (None, None) => (None, None, "same".into()),
     };
-    let thr = match (na, nb) {
-        (Some(x), Some(y)) => Some(threshold(x, y)),
-        _ => None,
+    let (thr, noise_source) = match (&na, &nb) {
+        (Ok((x, sx)), Ok((y, sy))) => (
+            Some(threshold(*x, *y)),
+            if sx == sy { sx } else { "measurements" }.to_string(),
+        ),
+        (Err(x), Err(y)) if x == y => (None, x.clone()),
+        (Err(x), Err(y)) => (None, format!("A: {x}; B: {y}")),
+        (Err(x), Ok(_)) => (None, format!("A: {x}")),
+        (Ok(_), Err(y)) => (None, format!("B: {y}")),
     };
     let significant = match (delta, thr) {
         (Some(d), Some(t)) => if d.abs() > t { "yes" } else { "no" }.to_string(),
         _ => "unknown".into(),
     };
+    // Better or worse where the unit says which way is good; a size or count that moved
+    // is `changed`.
     let verdict = match (delta, lower_is_better(unit).or(lower_is_better(name))) {
         (Some(d), Some(lower)) if d != 0.0 => {
             if (d < 0.0) == lower {
@@ -164,6 +327,8 @@ fn change(
                 "worse"
             }
         }
+        (Some(d), None) if d != 0.0 => "changed",
+        (Some(_), _) => "same",
         _ => "",
     }
     .to_string();
@@ -178,6 +343,7 @@ fn change(
         verdict,
         threshold: thr,
         significant,
+        noise_source,
         not_comparable: vec![],
     }
 }
@@ -312,14 +478,27 @@ fn a_or_b_words(w: &[String], at: usize) -> Vec<&str> {
     v
 }
 
-/// The measurements a key was derived from.
-fn from_of<'f>(f: &'f ParamsFile, key: &str) -> Vec<&'f Measurement> {
-    f.param_info.get(key).map_or(vec![], |i| {
-        i.from
-            .iter()
-            .filter_map(|id| f.measurements.iter().find(|m| &m.id == id))
-            .collect()
-    })
+/// A file with its measurements by id (every key looks its own up: linear in the file).
+struct Side<'f> {
+    f: &'f ParamsFile,
+    by_id: std::collections::HashMap<&'f str, &'f Measurement>,
+}
+
+impl<'f> Side<'f> {
+    fn new(f: &'f ParamsFile) -> Self {
+        let by_id = f.measurements.iter().map(|m| (m.id.as_str(), m)).collect();
+        Side { f, by_id }
+    }
+
+    /// The measurements a key was derived from.
+    fn from(&self, key: &str) -> Vec<&'f Measurement> {
+        self.f.param_info.get(key).map_or(vec![], |i| {
+            i.from
+                .iter()
+                .filter_map(|id| self.by_id.get(id.as_str()).copied())
+                .collect()
+        })
+    }
 }
 
 /// The smallest and largest value of a size parameter over `ms`.
@@ -355,8 +534,9 @@ fn range_differences(a: &[&Measurement], b: &[&Measurement]) -> Vec<String> {
 }
 
 /// How A's and B's figures of `key` were measured differently (empty: the same way).
-fn key_differences(a: &ParamsFile, b: &ParamsFile, key: &str) -> Vec<String> {
-    let (fa, fb) = (from_of(a, key), from_of(b, key));
+fn key_differences(sa: &Side, sb: &Side, key: &str) -> Vec<String> {
+    let (a, b) = (sa.f, sb.f);
+    let (fa, fb) = (sa.from(key), sb.from(key));
     let mut d = shape_differences(&fa, &fb);
     if key.split('@').next().is_some_and(|k| k.ends_with("_bytes")) {
         d.extend(range_differences(&fa, &fb));
@@ -450,10 +630,17 @@ fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
     w
 }
 
+/// A measurement's own noise (`Err`: not in this file).
+fn measurement_noise(m: Option<&Measurement>) -> Noisy {
+    m.map(|m| (Noise::of(&m.distribution), "measurement"))
+        .ok_or_else(|| "in one file only".to_string())
+}
+
 /// Compares A and B.
 pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
+    let (sa, sb) = (Side::new(a), Side::new(b));
     let keys: BTreeSet<&String> = a.params.keys().chain(b.params.keys()).collect();
-    let params = keys
+    let params: Vec<Change> = keys
         .into_iter()
         // `key@target` where it only repeats `key` (the first target's) in each file.
         .filter(|k| {
@@ -473,10 +660,10 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
                 &unit,
                 a.params.get(k).copied(),
                 b.params.get(k).copied(),
-                key_noise(a, k),
-                key_noise(b, k),
+                key_noise(&sa, k),
+                key_noise(&sb, k),
             );
-            unless_measured_differently(c, key_differences(a, b, k))
+            unless_measured_differently(c, key_differences(&sa, &sb, k))
         })
         .collect();
     let ma: BTreeMap<&str, &Measurement> =
@@ -495,8 +682,8 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
                 &unit,
                 x.map(|m| m.distribution.p50),
                 y.map(|m| m.distribution.p50),
-                x.map(|m| Noise::of(&m.distribution)),
-                y.map(|m| Noise::of(&m.distribution)),
+                measurement_noise(x.copied()),
+                measurement_noise(y.copied()),
             );
             let differences = match (x, y) {
                 (Some(x), Some(y)) => {
@@ -513,6 +700,7 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
         .collect();
     DiffReport {
         rule: RULE.into(),
+        bottom_line: BottomLine::of(&params),
         warnings: env_warnings(a, b),
         params,
         measurements,
@@ -527,27 +715,40 @@ fn f(v: Option<f64>) -> String {
     }
 }
 
+/// What a section's rows are, for its counts.
+fn title_noun(title: &str) -> &'static str {
+    if title.starts_with("params") {
+        "keys"
+    } else {
+        "measurements"
+    }
+}
+
 fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
+    // Without --all: rows within noise hidden, and measurements in one file only (the
+    // sweep points --quick thins), counted in the title.
+    let keys = title_noun(title) == "keys";
     let shown: Vec<&Change> = changes
         .iter()
         .filter(|c| {
-            all || c.significant != "no"
-                || c.direction.starts_with("only")
-                || !c.not_comparable.is_empty()
+            all || match c.class() {
+                Class::Within => false,
+                Class::OneFile => keys,
+                _ => true,
+            }
         })
         .collect();
-    let differ = changes
-        .iter()
-        .filter(|c| !c.not_comparable.is_empty())
-        .count();
     s.push_str(&format!(
-        "{title} ({} compared, {} significant, {differ} not comparable (measured differently){})\n",
-        changes.len(),
-        changes.iter().filter(|c| c.significant == "yes").count(),
+        "{title}: {}{}\n",
+        BottomLine::of(changes).sentence(title_noun(title)),
         if all {
-            String::new()
+            ""
         } else {
-            ", insignificant rows hidden (--all shows them)".into()
+            if title_noun(title) == "keys" {
+                "; rows within noise hidden (--all shows them)"
+            } else {
+                "; rows within noise or in one file only hidden (--all shows them)"
+            }
         }
     ));
     let mut t = TextTable::new(&[
@@ -573,7 +774,7 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
             f(c.threshold),
             c.unit.clone(),
             c.direction.to_string(),
-            c.significant.to_string(),
+            signif_cell(c).to_string(),
             c.verdict.to_string(),
         ]);
     }
@@ -591,9 +792,56 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
     s.push('\n');
 }
 
-/// A readable report.
+/// The significance column: `yes`, `no`, `no distribution` (a key without one in its
+/// unit), `-` (in one file only).
+fn signif_cell(c: &Change) -> &str {
+    match c.class() {
+        Class::OneFile => "-",
+        Class::NoDistribution | Class::NotComparable if c.significant == "unknown" => {
+            "no distribution"
+        }
+        _ => &c.significant,
+    }
+}
+
+/// The bottom line and the largest changes beyond noise (`changes`: the keys).
+fn bottom_line(s: &mut String, b: &BottomLine, changes: &[Change]) {
+    s.push_str(&format!("bottom line: {}\n", b.sentence("keys")));
+    if b.largest.is_empty() {
+        return;
+    }
+    s.push_str("largest changes beyond noise:\n");
+    let mut t = TextTable::new(&[
+        ("name", Left),
+        ("pct", Right),
+        ("A", Right),
+        ("B", Right),
+        ("noise", Right),
+        ("unit", Left),
+        ("verdict", Left),
+    ])
+    .indent(2);
+    for name in &b.largest {
+        if let Some(c) = changes.iter().find(|c| &c.name == name) {
+            t.row([
+                c.name.clone(),
+                c.pct.map_or("-".into(), |p| format!("{p:+.1}%")),
+                f(c.a),
+                f(c.b),
+                f(c.threshold),
+                c.unit.clone(),
+                c.verdict.clone(),
+            ]);
+        }
+    }
+    s.push_str(&t.render());
+}
+
+/// A readable report: the bottom line first, then the rule, warnings and tables.
 pub fn render_table(r: &DiffReport, a: &str, b: &str, all: bool) -> String {
-    let mut s = format!("diff A = {a}  B = {b}\nrule: {}\n\n", r.rule);
+    let mut s = format!("diff A = {a}  B = {b}\n");
+    bottom_line(&mut s, &r.bottom_line, &r.params);
+    s.push_str(&format!("rule: {}\n\n", r.rule));
     for w in &r.warnings {
         s.push_str(&format!("warning: {w}\n"));
     }
@@ -752,6 +1000,7 @@ pub fn render_fleet_table(r: &FleetDiffReport, a: &str, b: &str, all: bool) -> S
     for (what, parts) in [("host", &r.hosts), ("pair", &r.pairs)] {
         for p in parts {
             s.push_str(&format!("\n== {what} {}\n", p.name));
+            bottom_line(&mut s, &p.diff.bottom_line, &p.diff.params);
             for w in &p.diff.warnings {
                 s.push_str(&format!("warning: {w}\n"));
             }
@@ -786,34 +1035,106 @@ mod tests {
     fn rule() {
         let a = Noise::of(&d(100.0, 103.0, 4.0, 100));
         let b = Noise::of(&d(100.0, 104.0, 4.0, 100));
+        let m = |n: Noise| -> Noisy { Ok((n, "measurement")) };
         // h: sqrt(3^2 + 4^2) = 5.
         assert!((threshold(a, b) - 5.0).abs() < 1e-9);
-        let c = change(
-            "mem_lat_ns",
-            "ns",
-            Some(100.0),
-            Some(104.0),
-            Some(a),
-            Some(b),
-        );
+        let c = change("mem_lat_ns", "ns", Some(100.0), Some(104.0), m(a), m(b));
         assert_eq!(c.significant, "no");
         assert_eq!(c.direction, "up");
         assert_eq!(c.verdict, "worse");
-        let c = change(
-            "mem_lat_ns",
-            "ns",
-            Some(100.0),
-            Some(90.0),
-            Some(a),
-            Some(b),
-        );
+        assert_eq!(c.class(), Class::Within);
+        let c = change("mem_lat_ns", "ns", Some(100.0), Some(90.0), m(a), m(b));
         assert_eq!(c.significant, "yes");
         assert_eq!(c.verdict, "better");
-        let c = change("x_gbs", "GB/s", Some(10.0), Some(12.0), None, Some(b));
+        assert_eq!(c.noise_source, "measurement");
+        let none: Noisy = Err("no distribution in GB/s: derived from ns measurements".into());
+        let c = change("x_gbs", "GB/s", Some(10.0), Some(12.0), none.clone(), m(b));
         assert_eq!(c.significant, "unknown");
         assert_eq!(c.verdict, "better");
-        let c = change("x_ns", "ns", Some(10.0), None, Some(a), None);
+        assert_eq!(c.class(), Class::NoDistribution);
+        assert_eq!(
+            c.noise_source,
+            "A: no distribution in GB/s: derived from ns measurements"
+        );
+        assert_eq!(signif_cell(&c), "no distribution");
+        let c = change(
+            "x_ns",
+            "ns",
+            Some(10.0),
+            None,
+            m(a),
+            Err("in one file only".into()),
+        );
         assert_eq!(c.direction, "only-a");
         assert_eq!(c.significant, "unknown");
+        assert_eq!(c.class(), Class::OneFile);
+        // A size that moved has a verdict too.
+        let c = change(
+            "x_bytes",
+            "bytes",
+            Some(64.0),
+            Some(65536.0),
+            none.clone(),
+            none,
+        );
+        assert_eq!(c.verdict, "changed");
+    }
+
+    #[test]
+    fn the_bottom_line_counts_every_key_once_and_names_the_largest_changes() {
+        let m = |h: f64| -> Noisy { Ok((Noise { h }, "measurement")) };
+        let none = || -> Noisy { Err("no distribution: no measurement recorded".into()) };
+        let mut v = vec![
+            change("a_ns", "ns", Some(100.0), Some(150.0), m(1.0), m(1.0)),
+            change("b_ns", "ns", Some(100.0), Some(90.0), m(1.0), m(1.0)),
+            change("c_gbs", "GB/s", Some(10.0), Some(10.1), m(1.0), m(1.0)),
+            change("d_bytes", "bytes", Some(64.0), Some(128.0), none(), none()),
+            change(
+                "e_ns",
+                "ns",
+                Some(1.0),
+                None,
+                m(1.0),
+                Err("in one file only".into()),
+            ),
+            change("f_ns", "ns", Some(100.0), Some(300.0), m(1.0), m(1.0)),
+        ];
+        v[5] = unless_measured_differently(v[5].clone(), vec!["threads 2 vs 16".into()]);
+        let b = BottomLine::of(&v);
+        assert_eq!(
+            (b.keys, b.beyond_noise, b.better, b.worse, b.within_noise),
+            (6, 2, 1, 1, 1)
+        );
+        assert_eq!(
+            (b.not_comparable, b.no_distribution, b.one_file_only),
+            (1, 1, 1)
+        );
+        assert_eq!(
+            b.largest,
+            vec!["a_ns", "b_ns"],
+            "by |percent|, comparable only"
+        );
+        let s = b.sentence("keys");
+        assert!(s.starts_with("6 keys: 2 changed beyond noise (1 better, 1 worse), 1 within"));
+        let r = DiffReport {
+            rule: RULE.into(),
+            bottom_line: b,
+            warnings: vec![],
+            params: v,
+            measurements: vec![],
+        };
+        let text = render_table(&r, "a.json", "b.json", false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].starts_with("bottom line: 6 keys: "), "{text}");
+        assert!(
+            lines[2].starts_with("largest changes beyond noise"),
+            "{text}"
+        );
+        assert!(lines[4].trim_start().starts_with("a_ns "), "{text}");
+        let row = lines.iter().find(|l| l.contains("d_bytes")).expect(&text);
+        assert!(
+            row.contains("no distribution") && row.contains("changed"),
+            "{row}"
+        );
     }
 }

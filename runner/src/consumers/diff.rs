@@ -549,16 +549,6 @@ fn key_differences(sa: &Side, sb: &Side, key: &str) -> Vec<String> {
     d
 }
 
-/// Whether `key@target` is the same figure as its unqualified key in both files (the
-/// unqualified key is the first target's): one row says it.
-fn is_twin(f: &ParamsFile, key: &str) -> bool {
-    let Some((bare, target)) = key.split_once('@') else {
-        return false;
-    };
-    f.param_info.get(bare).is_some_and(|i| i.target == target)
-        && f.params.get(bare) == f.params.get(key)
-}
-
 fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
     let mut w = vec![];
     let mut cmp = |what: &str, x: String, y: String| {
@@ -646,7 +636,7 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
         .filter(|k| {
             ![a, b]
                 .iter()
-                .all(|f| !f.params.contains_key(*k) || is_twin(f, k))
+                .all(|f| !f.params.contains_key(*k) || super::keys::repeats_bare(f, k))
         })
         .map(|k| {
             let unit = a

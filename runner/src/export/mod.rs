@@ -11,6 +11,8 @@ pub mod summary;
 pub mod table;
 
 #[cfg(test)]
+mod readme;
+#[cfg(test)]
 mod tests;
 
 use bench_core::params::ParamsFile;

@@ -39,7 +39,7 @@ fn seconds(v: &Value) -> u64 {
         .round() as u64
 }
 
-/// The machine a run names: `the 2-vCPU AMD EPYC KVM guest (32 MiB L3)`.
+/// The machine a run names: `the 2-vCPU AMD EPYC KVM guest with a 32 MiB L3`.
 fn machine(v: &Value) -> String {
     let e = &v["environment"];
     let llc = e["topology"]["caches"]
@@ -49,23 +49,27 @@ fn machine(v: &Value) -> String {
         .max_by_key(|c| (c["level"].as_u64(), c["size_bytes"].as_u64()))
         .and_then(|c| c["size_bytes"].as_u64())
         .map_or(String::new(), |b| {
-            format!(" ({} L3)", bench_core::units::human_bytes(b))
+            format!(" with a {} L3", bench_core::units::human_bytes(b))
         });
     match e["hypervisor"].as_str() {
         Some(h) => format!(
             "the {}-vCPU {} {h} guest{llc}",
-            e["cpu"]["logical_cpus"], e["cpu"]["model"].as_str().unwrap_or("?")
+            e["cpu"]["logical_cpus"],
+            e["cpu"]["model"].as_str().unwrap_or("?")
         ),
         None => format!(
             "a {}-CPU {} machine{llc}",
-            e["cpu"]["logical_cpus"], e["cpu"]["model"].as_str().unwrap_or("?")
+            e["cpu"]["logical_cpus"],
+            e["cpu"]["model"].as_str().unwrap_or("?")
         ),
     }
 }
 
 /// The day a run started (`2026-11-28`).
 fn day(v: &Value) -> &str {
-    v["started_at"].as_str().map_or("?", |s| s.get(..10).unwrap_or(s))
+    v["started_at"]
+        .as_str()
+        .map_or("?", |s| s.get(..10).unwrap_or(s))
 }
 
 /// The generated blocks: (name, text).
@@ -152,7 +156,10 @@ fn the_readme_lists_every_package_the_verbs_build_needs() {
         .find(|p| p.contains("--features verbs") && p.contains("ci/build-deps"))
         .expect("the README's paragraph on the verbs build");
     for p in pkgs.split_whitespace() {
-        assert!(para.contains(&format!("`{p}`")), "{p} is not named in:\n{para}");
+        assert!(
+            para.contains(&format!("`{p}`")),
+            "{p} is not named in:\n{para}"
+        );
     }
 }
 

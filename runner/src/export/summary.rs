@@ -48,9 +48,7 @@ pub fn render(f: &ParamsFile, width: Option<usize>, out: Option<&std::path::Path
         Some(p) => format!("every figure: {}", p.display()),
         None => "nothing written: --out FILE keeps every figure".into(),
     };
-    let mut lines = vec![format!(
-        "summary (full tables: --format table --verbose; {every})"
-    )];
+    let mut lines = vec![format!("summary ({every}; full tables: --verbose)")];
     latency(f, &mut lines);
     bandwidth(f, &mut lines);
     targets(f, &mut lines);
@@ -358,10 +356,12 @@ fn warnings(f: &ParamsFile, out: &mut Vec<String>, width: usize, written: bool) 
             n => format!(" (+{} more)", n - 1),
         };
         let first = messages[0].split_whitespace().collect::<Vec<_>>().join(" ");
-        // Two lines of the width, less the code and the continuation's indent.
-        let room = (2 * width)
-            .saturating_sub(code.len() + more.len() + 12)
-            .max(60);
+        // Two lines of the width after the code's indent (`  code:  `), less what
+        // breaking at spaces leaves at the ends of the lines.
+        let indent = code.len() + 5;
+        let room = (2 * width.saturating_sub(indent))
+            .saturating_sub(more.len() + 8)
+            .max(40);
         out.push(format!("  {code}:  {}{more}", abridge(&first, room)));
     }
     out.push(if written {
@@ -428,13 +428,16 @@ mod tests {
 
     /// A full run on the 2-vCPU development guest and an `all --quick` on the 16-core
     /// H200 server (its keys of the summary, their measurements, every warning).
-    fn files() -> [(&'static str, ParamsFile); 2] {
+    /// And the README's runs (`all` and `all --quick` on the guest, release build).
+    fn files() -> [(&'static str, ParamsFile); 4] {
         [
             (
                 "guest",
                 load("../results/host/amd-epyc-zen4-kvm-2vcpu.json"),
             ),
             ("h200", load("tests/data/h200-quick-trimmed.json")),
+            ("readme all", load("../results/readme/all.json")),
+            ("readme quick", load("../results/readme/all-quick.json")),
         ]
     }
 

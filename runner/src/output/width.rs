@@ -42,11 +42,27 @@ pub fn fit(text: &str, width: Option<usize>) -> String {
             Some(x) => (x, "\n"),
             None => (l, ""),
         };
-        let wrapped = wrap(line, width, hanging_indent(line, width));
+        let wrapped = wrap_fewest(line, width);
         s.push_str(&wrapped.join("\n"));
         s.push_str(nl);
     }
     s
+}
+
+/// `line` wrapped under its [`hanging_indent`], or under its own indent plus 4 where that
+/// takes fewer lines (a wide table row: two lines rather than three).
+pub fn wrap_fewest(line: &str, width: usize) -> Vec<String> {
+    let aligned = wrap(line, width, hanging_indent(line, width));
+    if aligned.len() <= 2 {
+        return aligned;
+    }
+    let lead = line.chars().take_while(|c| *c == ' ').count();
+    let plain = wrap(line, width, (lead + 4).min(width / 2));
+    if plain.len() < aligned.len() {
+        plain
+    } else {
+        aligned
+    }
 }
 
 /// The column a wrapped line continues at: where its last column of text starts (after a
@@ -166,6 +182,21 @@ mod tests {
         }
         assert!(w[0].starts_with("  missing:  mpi_lat_ns"));
         assert_eq!(words(&w.join(" ")), words(line));
+    }
+
+    #[test]
+    fn a_wide_table_row_takes_two_lines_rather_than_three() {
+        let row = format!(
+            "  {:<40}{:>9}{:>9}{:>10}{:>9}{:>9}  GB/s   down    yes      not comparable",
+            "agents_read_k16_agg_bw_gbs", "78.079", "64.415", "-13.664", "-17.5%", "2.333"
+        );
+        let w = wrap_fewest(&row, 80);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[1].starts_with("      2.333") || w[1].starts_with("      GB/s"),
+            "{w:?}"
+        );
+        assert_eq!(words(&w.join(" ")), words(&row));
     }
 
     #[test]

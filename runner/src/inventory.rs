@@ -4,6 +4,7 @@ use crate::cli::Format;
 use crate::output::stdout::print;
 use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
+use crate::output::width::{fit, stdout_columns};
 use anyhow::Result;
 use bench_core::cxl::{CxlBus, Memdev};
 use bench_core::env::Environment;
@@ -369,7 +370,7 @@ pub fn targets(format: Format) -> Result<()> {
             });
             print(serde_json::to_string_pretty(&v)? + "\n")?;
         }
-        Format::Table => print(targets_table(&topo, &offered)?)?,
+        Format::Table => print(fit(&targets_table(&topo, &offered)?, stdout_columns()))?,
     }
     Ok(())
 }
@@ -626,7 +627,7 @@ pub fn env(format: Format) -> Result<()> {
             writeln!(
                 s,"timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()))?;
             s.push_str(&render_warnings(&warnings));
-            print(s)?;
+            print(fit(&s, stdout_columns()))?;
         }
     }
     Ok(())
@@ -697,7 +698,7 @@ pub fn pci(format: Format) -> Result<()> {
             anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
         }
         Format::Json => print(serde_json::to_string_pretty(&devs)? + "\n")?,
-        Format::Table => print(pci_table(&devs))?,
+        Format::Table => print(fit(&pci_table(&devs), stdout_columns()))?,
     }
     Ok(())
 }

@@ -50,7 +50,8 @@ pub fn fit(text: &str, width: Option<usize>) -> String {
 }
 
 /// `line` wrapped under its [`hanging_indent`], or under its own indent plus 4 where that
-/// takes fewer lines (a wide table row: two lines rather than three).
+/// takes a third fewer lines or better (a wide table row: two lines rather than three;
+/// a paragraph under its label keeps its alignment).
 pub fn wrap_fewest(line: &str, width: usize) -> Vec<String> {
     let aligned = wrap(line, width, hanging_indent(line, width));
     if aligned.len() <= 2 {
@@ -58,7 +59,7 @@ pub fn wrap_fewest(line: &str, width: usize) -> Vec<String> {
     }
     let lead = line.chars().take_while(|c| *c == ' ').count();
     let plain = wrap(line, width, (lead + 4).min(width / 2));
-    if plain.len() < aligned.len() {
+    if plain.len() * 3 <= aligned.len() * 2 {
         plain
     } else {
         aligned

@@ -49,11 +49,19 @@ pub fn fit(text: &str, width: Option<usize>) -> String {
     s
 }
 
-/// `line` wrapped under its [`hanging_indent`], or under its own indent plus 4 where that
-/// takes a third fewer lines or better (a wide table row: two lines rather than three;
-/// a paragraph under its label keeps its alignment).
+/// `line` wrapped under the column start ([`column_starts`]) that takes the fewest lines
+/// (on a tie the later: a table row continues under its last cells), or under its own
+/// indent plus 4 where that takes a third fewer lines or better (a wide table row: two
+/// lines rather than three; a paragraph under its label keeps its alignment).
 pub fn wrap_fewest(line: &str, width: usize) -> Vec<String> {
-    let aligned = wrap(line, width, hanging_indent(line, width));
+    if line.chars().count() <= width {
+        return vec![line.to_string()];
+    }
+    let aligned = column_starts(line, width)
+        .into_iter()
+        .map(|at| wrap(line, width, at))
+        .reduce(|best, w| if w.len() <= best.len() { w } else { best })
+        .unwrap_or_else(|| wrap(line, width, hanging_indent(line, width)));
     if aligned.len() <= 2 {
         return aligned;
     }
@@ -66,23 +74,25 @@ pub fn wrap_fewest(line: &str, width: usize) -> Vec<String> {
     }
 }
 
-/// The column a wrapped line continues at: where its last column of text starts (after a
-/// run of two or more spaces, `label:  text`, a table's last cell) when that leaves
-/// [`MIN_ROOM`] columns, else its own indent plus 4.
-pub fn hanging_indent(line: &str, width: usize) -> usize {
+/// Where the line's columns of text start (after a run of two or more spaces: `label:
+/// text`, a table's cells), among those that leave [`MIN_ROOM`] columns.
+pub fn column_starts(line: &str, width: usize) -> Vec<usize> {
     let chars: Vec<char> = line.chars().collect();
     let lead = chars.iter().take_while(|c| **c == ' ').count();
-    let mut best = None;
-    for i in (lead + 2)..chars.len().min(width) {
-        if chars[i] != ' ' && chars[i - 1] == ' ' && chars[i - 2] == ' ' {
-            if width.saturating_sub(i) >= MIN_ROOM {
-                best = Some(i);
-            } else {
-                break;
-            }
-        }
-    }
-    best.unwrap_or_else(|| (lead + 4).min(width.saturating_sub(MIN_ROOM.min(width / 2))))
+    ((lead + 2)..chars.len().min(width))
+        .filter(|&i| chars[i] != ' ' && chars[i - 1] == ' ' && chars[i - 2] == ' ')
+        .take_while(|&i| width.saturating_sub(i) >= MIN_ROOM)
+        .collect()
+}
+
+/// The column a wrapped line continues at: where its last column of text starts
+/// ([`column_starts`]), else its own indent plus 4.
+pub fn hanging_indent(line: &str, width: usize) -> usize {
+    let lead = line.chars().take_while(|c| *c == ' ').count();
+    column_starts(line, width)
+        .last()
+        .copied()
+        .unwrap_or_else(|| (lead + 4).min(width.saturating_sub(MIN_ROOM.min(width / 2))))
 }
 
 /// `line` in lines of at most `width` characters: broken at spaces (the spaces at a break
@@ -183,6 +193,19 @@ mod tests {
         }
         assert!(w[0].starts_with("  missing:  mpi_lat_ns"));
         assert_eq!(words(&w.join(" ")), words(line));
+    }
+
+    #[test]
+    fn a_paragraph_continues_under_its_label_not_under_a_later_gap() {
+        let line = "  equation: T_msg(m) = MPI_LAT + m / MPI_BW;  T_cxl = 2 x CXL_ATOMIC_LAT;  \
+                    crossover m* = (2 x CXL_ATOMIC_LAT - MPI_LAT) x MPI_BW";
+        let line = line.replacen("equation: ", "equation:  ", 1);
+        let w = wrap_fewest(&line, 80);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[1].starts_with(&format!("{}crossover", " ".repeat(13))),
+            "{w:?}"
+        );
     }
 
     #[test]

@@ -801,14 +801,15 @@ fn bottom_line(s: &mut String, b: &BottomLine, changes: &[Change]) {
         return;
     }
     s.push_str("largest changes beyond noise:\n");
+    // The answer on the left (a narrow terminal wraps the last cells).
     let mut t = TextTable::new(&[
         ("name", Left),
         ("pct", Right),
+        ("verdict", Left),
         ("A", Right),
         ("B", Right),
-        ("noise", Right),
         ("unit", Left),
-        ("verdict", Left),
+        ("noise", Right),
     ])
     .indent(2);
     for name in &b.largest {
@@ -816,11 +817,11 @@ fn bottom_line(s: &mut String, b: &BottomLine, changes: &[Change]) {
             t.row([
                 c.name.clone(),
                 c.pct.map_or("-".into(), |p| format!("{p:+.1}%")),
+                c.verdict.clone(),
                 f(c.a),
                 f(c.b),
-                f(c.threshold),
                 c.unit.clone(),
-                c.verdict.clone(),
+                f(c.threshold),
             ]);
         }
     }

@@ -4,9 +4,9 @@
 //! in under 40 lines (a few more on an 80-column terminal). On a terminal every line fits
 //! its width, wrapped at spaces and never cut ([`crate::output::width`]); on a pipe every
 //! line is whole. Each warning code shows its first message (a long one up to a clause
-//! boundary, about two lines); the full
-//! tables are [`super::table::TableExporter`]'s (`--format table --verbose`), and every
-//! figure and every warning's full text are in the params.json `--out` writes.
+//! boundary, about two lines); the full tables are [`super::table::TableExporter`]'s
+//! (`--format table --verbose`), and every figure and every warning's full text are in
+//! the params.json `--out` writes.
 
 use crate::output::num;
 use crate::output::width::fit;

@@ -127,7 +127,7 @@ pub fn diff_fleet(a: &FleetFile, b: &FleetFile) -> FleetDiffReport {
 }
 
 /// A readable report of two fleet files compared: per host and per pair the tables of
-/// [`render_table`] (keys; measurements with `all`).
+/// [`super::render_table`] (keys; measurements with `all`).
 pub fn render_fleet_table(r: &FleetDiffReport, a: &str, b: &str, all: bool) -> String {
     let mut s = format!("diff fleet A = {a}  B = {b}\nrule: {}\n\n", r.rule);
     for w in &r.warnings {

@@ -124,6 +124,13 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("formats").required(true).multiple(true)
     .args(["mess", "openmetrics", "csv"])))]
+// The usage in --help on two lines, which clap does not wrap (an error's usage stays
+// clap's, naming the options given).
+#[command(
+    help_template = "{before-help}{about-with-newline}\n{usage-heading} cxlchar \
+    export [OPTIONS] <PARAMS_JSON>, one or more of\n       --mess <DIR> | --openmetrics \
+    <FILE> | --csv <FILE>\n\n{all-args}{after-help}"
+)]
 pub struct ExportArgs {
     /// The params.json to read.
     #[arg(value_name = "PARAMS_JSON")]

@@ -4,6 +4,7 @@ use crate::cli::Format;
 use crate::output::stdout::print;
 use crate::output::table::{Align::*, TextTable};
 use crate::output::warnings::render_warnings;
+use crate::output::width::{fit, stdout_columns};
 use anyhow::Result;
 use bench_core::cxl::{CxlBus, Memdev};
 use bench_core::env::Environment;
@@ -310,17 +311,22 @@ fn backing_lines(s: &mut String, topo: &Topology) {
     s.push_str(&t.render());
 }
 
-/// The `interleave:` targets: plain interleave over the nodes with memory, and weighted
-/// interleave at the kernel's current weights (or why it is unavailable).
-pub fn interleave_offered(topo: &Topology) -> Vec<(String, String)> {
-    use bench_core::memory::interleave::{NO_WEIGHTED_INTERLEAVE, WEIGHTS_DIR};
-    let nodes: Vec<usize> = topo
-        .nodes
+/// The nodes with memory, which interleaving spreads pages over.
+fn memory_nodes(topo: &Topology) -> Vec<usize> {
+    topo.nodes
         .iter()
         .filter(|n| n.mem_total_bytes > 0)
         .map(|n| n.id)
-        .collect();
-    if nodes.is_empty() {
+        .collect()
+}
+
+/// The `interleave:` targets: plain interleave over the nodes with memory, and weighted
+/// interleave at the kernel's current weights (or why it is unavailable); none on a
+/// machine with fewer than two nodes with memory (interleaving over one node is that node).
+pub fn interleave_offered(topo: &Topology) -> Vec<(String, String)> {
+    use bench_core::memory::interleave::{NO_WEIGHTED_INTERLEAVE, WEIGHTS_DIR};
+    let nodes = memory_nodes(topo);
+    if nodes.len() < 2 {
         return vec![];
     }
     let list = |f: &dyn Fn(usize) -> String| nodes.iter().map(|&n| f(n)).collect::<Vec<_>>();
@@ -364,7 +370,7 @@ pub fn targets(format: Format) -> Result<()> {
             });
             print(serde_json::to_string_pretty(&v)? + "\n")?;
         }
-        Format::Table => print(targets_table(&topo, &offered)?)?,
+        Format::Table => print(fit(&targets_table(&topo, &offered)?, stdout_columns()))?,
     }
     Ok(())
 }
@@ -494,6 +500,14 @@ fn hugepage_lines(s: &mut String, topo: &Topology) -> std::fmt::Result {
 
 /// The interleave policies the kernel offers, with the current weights.
 fn interleave_line(s: &mut String, topo: &Topology) -> std::fmt::Result {
+    let nodes = memory_nodes(topo).len();
+    if nodes < 2 {
+        return writeln!(
+            s,
+            "interleave: none offered ({nodes} node{} with memory; interleaving needs two)",
+            if nodes == 1 { "" } else { "s" }
+        );
+    }
     match &topo.weighted_interleave {
         None => writeln!(
             s,
@@ -613,7 +627,7 @@ pub fn env(format: Format) -> Result<()> {
             writeln!(
                 s,"timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()))?;
             s.push_str(&render_warnings(&warnings));
-            print(s)?;
+            print(fit(&s, stdout_columns()))?;
         }
     }
     Ok(())
@@ -684,7 +698,7 @@ pub fn pci(format: Format) -> Result<()> {
             anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
         }
         Format::Json => print(serde_json::to_string_pretty(&devs)? + "\n")?,
-        Format::Table => print(pci_table(&devs))?,
+        Format::Table => print(fit(&pci_table(&devs), stdout_columns()))?,
     }
     Ok(())
 }
@@ -743,6 +757,30 @@ mod tests {
         assert!(get("cxl:region1").starts_with("= dax:/dev/dax1.0: CXL pmem region1"));
         assert!(get("cxl:mem0").starts_with("= dax:/dev/dax1.0"));
         assert!(get("dax:/dev/dax1.0").contains("mem0 serial 0x1234"));
+    }
+
+    #[test]
+    fn interleave_is_offered_over_two_nodes_and_never_over_one() {
+        let mut t = Topology::read(
+            &PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../bench-core/tests/fixtures/sysfs-hmat-2socket"),
+        );
+        let specs = |t: &Topology| -> Vec<String> {
+            offered(t).into_iter().map(|(s, _)| s).collect::<Vec<_>>()
+        };
+        assert!(memory_nodes(&t).len() >= 2, "{:?}", t.nodes);
+        assert!(
+            specs(&t).iter().any(|s| s.starts_with("interleave:0,1")),
+            "{:?}",
+            specs(&t)
+        );
+        t.nodes.retain(|n| n.id == 0);
+        let one = specs(&t);
+        assert!(!one.iter().any(|s| s.starts_with("interleave:")), "{one:?}");
+        assert!(one.iter().any(|s| s == "node:0"), "{one:?}");
+        let mut line = String::new();
+        interleave_line(&mut line, &t).unwrap();
+        assert!(line.contains("none offered (1 node with memory"), "{line}");
     }
 
     #[test]

@@ -216,8 +216,13 @@ pub fn command() -> clap::Command {
             });
         }
     }
-    explain_sizes(cmd)
+    // `--help` wraps to the terminal (clap's `wrap_help`: stdout's, stderr's or stdin's
+    // width, else COLUMNS, else 100), at most MAX_HELP_WIDTH wide for reading.
+    explain_sizes(cmd).max_term_width(MAX_HELP_WIDTH)
 }
+
+/// The widest `--help` is wrapped to on a wide terminal.
+pub const MAX_HELP_WIDTH: usize = 120;
 
 /// Appends the one size grammar ([`bench_core::units::SIZE_HELP`]) to the help of every
 /// option whose value is a size or offset (value name `SIZE` or `OFFSET`), and the one
@@ -337,6 +342,36 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         command().debug_assert();
+    }
+
+    /// Every line of every command's help, short and long, at most `width` characters.
+    fn help_fits(cmd: &mut clap::Command, path: &str, width: usize) {
+        for help in [cmd.render_help(), cmd.render_long_help()] {
+            for l in help.to_string().lines() {
+                let n = l.chars().count();
+                assert!(
+                    n <= width,
+                    "`{path} --help` at {width}: {n} characters: {l}"
+                );
+            }
+        }
+        for sc in cmd.get_subcommands_mut() {
+            let p = format!("{path} {}", sc.get_name());
+            help_fits(sc, &p, width);
+        }
+    }
+
+    #[test]
+    fn every_help_is_wrapped_to_the_terminal_width() {
+        for width in [80, 100, MAX_HELP_WIDTH] {
+            let mut cmd = command().term_width(width);
+            cmd.build();
+            help_fits(&mut cmd, "cxlchar", width);
+        }
+        // A wider terminal: no wider than the widest help.
+        let mut cmd = command().term_width(200);
+        cmd.build();
+        help_fits(&mut cmd, "cxlchar", 200);
     }
 
     #[test]

@@ -74,8 +74,11 @@ pub fn execute(args: &RunArgs, intent: Intent) -> Result<Status> {
 fn measure_here(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<Status> {
     let outcome = crate::run::execute(args, plan)?;
     let file = &outcome.file;
-    let text = export::for_run(args.format, args.verbose).render(file)?;
     let refusal = refusal(&outcome, best_effort);
+    // The summary names the file only where it will be written.
+    let written = args.out.as_deref().filter(|_| refusal.is_none());
+    let width = crate::output::width::stdout_columns();
+    let text = export::for_run(args.format, args.verbose, width, written).render(file)?;
     let json = match (&refusal, &args.out) {
         (None, Some(_)) => Some(export::json::JsonExporter.render(file)?),
         _ => None,

@@ -475,6 +475,117 @@ fn diff_synthetic_significant_and_insignificant() {
     assert!(v["warnings"].as_array().unwrap().is_empty());
 }
 
+/// The server's `all --quick` (16-core guest with an H200), decompressed.
+fn server_all_quick() -> Value {
+    let gz = repo("runner/tests/data/h200-all-quick.json.gz");
+    let o = std::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(&gz)
+        .output()
+        .expect("gzip runs");
+    assert!(o.status.success(), "gzip -dc {}", gz.display());
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// B = the server's run with its idle latency doubled (key and measurement), the size of
+/// the 64K cells' peak message 1024 times larger and the loaded curve's largest
+/// bandwidth halved: each key's noise is its own, in its unit, and the report leads with
+/// the bottom line.
+#[test]
+fn diff_takes_each_keys_noise_in_its_own_unit_and_leads_with_the_bottom_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = server_all_quick();
+    let a = write(dir.path(), "a.json", &d.to_string());
+    let mut e = d.clone();
+    let lat = d["params"]["mem_lat_ns"].as_f64().unwrap();
+    e["params"]["mem_lat_ns"] = (lat * 2.0).into();
+    let from: Vec<Value> = d["param_info"]["mem_lat_ns"]["from"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for m in e["measurements"].as_array_mut().unwrap() {
+        if from.contains(&m["id"]) {
+            for q in ["min", "p50", "p90", "p99", "p999", "max", "mean"] {
+                let x = m["distribution"][q].as_f64().unwrap();
+                m["distribution"][q] = (x * 2.0).into();
+            }
+        }
+    }
+    e["params"]["pool_cell_peak_msg_64k_bytes"] = (262144u64 * 1024).into();
+    let bw = d["params"]["loaded_lat_max_bw_gbs"].as_f64().unwrap();
+    e["params"]["loaded_lat_max_bw_gbs"] = (bw / 2.0).into();
+    let b = write(dir.path(), "b.json", &e.to_string());
+
+    let v = diff_json(&a, &b);
+    let c = key_change(&v, "loaded_lat_max_bw_gbs");
+    assert!(
+        c["threshold"].is_null(),
+        "no noise borrowed from the ns chase: {c}"
+    );
+    assert_eq!(c["significant"], "unknown", "{c}");
+    assert!(
+        c["noise_source"]
+            .as_str()
+            .unwrap()
+            .contains("no distribution in GB/s"),
+        "{c}"
+    );
+    let c = key_change(&v, "pool_cell_peak_msg_64k_bytes");
+    assert!(c["pct"].as_f64().unwrap() > 100_000.0, "{c}");
+    assert!(c["threshold"].is_null(), "no noise from GB/s figures: {c}");
+    assert_eq!(c["significant"], "unknown", "{c}");
+    assert_eq!(c["verdict"], "changed", "{c}");
+    assert!(
+        c["noise_source"]
+            .as_str()
+            .unwrap()
+            .contains("no distribution in bytes"),
+        "{c}"
+    );
+    let c = key_change(&v, "mem_lat_ns");
+    assert_eq!(c["significant"], "yes", "{c}");
+    assert_eq!(c["noise_source"], "measurement", "{c}");
+    assert!(c["threshold"].as_f64().unwrap() > 0.0, "{c}");
+
+    let bl = &v["bottom_line"];
+    let n = |k: &str| bl[k].as_u64().unwrap();
+    assert_eq!(n("keys") as usize, v["params"].as_array().unwrap().len());
+    assert_eq!(
+        n("beyond_noise")
+            + n("within_noise")
+            + n("not_comparable")
+            + n("no_distribution")
+            + n("one_file_only"),
+        n("keys"),
+        "{bl}"
+    );
+    assert_eq!(
+        n("beyond_noise"),
+        1,
+        "only the idle latency moved beyond noise: {bl}"
+    );
+    assert_eq!(bl["largest"][0], "mem_lat_ns", "{bl}");
+
+    let out = cxlchar().arg("diff").arg(&a).arg(&b).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[1].starts_with("bottom line: "), "{text}");
+    assert!(
+        lines[1].contains(" changed beyond noise (0 better, 1 worse)"),
+        "{text}"
+    );
+    let largest = text.find("largest changes beyond noise:").expect(&text);
+    assert!(largest < text.find("rule: ").unwrap(), "{text}");
+    let row = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("pool_cell_peak_msg_64k_bytes "))
+        .expect(&text);
+    assert!(
+        row.contains("no distribution") && row.contains("changed"),
+        "{row}"
+    );
+}
+
 /// A full run against a quick one on the 16-core server: B is the server's `all --quick`
 /// with the bandwidth footprints at 1 GiB and the NT copy threshold searched up to 4 MiB.
 #[test]

@@ -193,6 +193,25 @@ fn targets_lists_interleave_and_the_weights() {
         .iter()
         .map(|x| (x["spec"].as_str().unwrap(), x["note"].as_str().unwrap()))
         .collect();
+    let memory_nodes = t["topology"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["mem_total_bytes"].as_u64().unwrap_or(0) > 0)
+        .count();
+    if memory_nodes < 2 {
+        // Interleaving over one node is that node: nothing to offer, and why.
+        assert!(
+            !specs.iter().any(|(s, _)| s.starts_with("interleave:")),
+            "{specs:?}"
+        );
+        cxlchar()
+            .arg("targets")
+            .assert()
+            .success()
+            .stdout(predicates::str::contains("interleave: none offered ("));
+        return;
+    }
     assert!(
         specs
             .iter()

@@ -130,3 +130,131 @@ fn man_prints_roff_and_writes_one_page_per_subcommand() {
         }
     }
 }
+
+/// `s` without its colours and styles (`ESC [ ... m`, as clap styles a terminal's help).
+fn unstyled(s: &str) -> String {
+    let mut out = String::new();
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c == '\x1b' {
+            for d in it.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Every line of `text` at most `cols` characters (styles aside).
+fn assert_fits(text: &str, cols: usize, what: &str) {
+    for l in unstyled(text).lines() {
+        let n = l.chars().count();
+        assert!(
+            n <= cols,
+            "{what} at {cols} columns: a line of {n}: {l}\n{text}"
+        );
+    }
+}
+
+/// The words of `s`, spaces and line breaks aside.
+fn words(s: &str) -> Vec<&str> {
+    s.split_whitespace().collect()
+}
+
+#[test]
+fn the_summary_fits_the_terminal_wraps_never_cuts_and_is_whole_on_a_pipe() {
+    let args = ["mem", "latency", "--quick", "--sizes", "4K,64K"];
+    let piped = cxlchar().args(args).assert().success().get_output().clone();
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    // On a pipe, whole lines: the timer line as the run wrote it, its last field there.
+    let timer = piped
+        .lines()
+        .find(|l| l.starts_with("timer: "))
+        .expect(&piped);
+    assert!(timer.contains(", invariant: "), "{piped}");
+    assert!(
+        piped.contains("nothing written: --out FILE") && !piped.contains("--out params.json"),
+        "{piped}"
+    );
+    for cols in [80u16, 120, 200] {
+        let (code, text) = common::pty::in_pty(&args, cols);
+        assert_eq!(code, Some(0), "{text}");
+        assert_fits(&text, cols.into(), "the summary");
+        // Wrapped, not cut: every word of the piped header is on the terminal, in order
+        // (numbers aside: each run calibrates its timer anew).
+        let head: String = piped.lines().take(3).collect::<Vec<_>>().join("\n");
+        let masked = |s: &str| -> Vec<String> {
+            words(s)
+                .into_iter()
+                .map(|w| {
+                    if w.chars().any(|c| c.is_ascii_digit()) {
+                        "#".to_string()
+                    } else {
+                        w.to_string()
+                    }
+                })
+                .collect()
+        };
+        let (got, want) = (masked(&text), masked(&head));
+        assert_eq!(got[..want.len()], want[..], "{text}");
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.ends_with("...") && !l.ends_with(" ...")),
+            "a line cut inside a word:\n{text}"
+        );
+        for code in ["hw_counters", "virtualized"] {
+            if piped.contains(&format!("  {code}:")) {
+                assert!(text.contains(&format!("  {code}:  ")), "{code}\n{text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn help_and_model_fit_the_terminal() {
+    for cols in [80u16, 120, 200] {
+        // Help at most 120 wide on a wider terminal (clap's wrap, registry::MAX_HELP_WIDTH).
+        let fits = usize::from(cols).min(120);
+        for args in [
+            &["--help"][..],
+            &["mem", "latency", "--help"],
+            &["export", "--help"],
+        ] {
+            let (code, text) = common::pty::in_pty(args, cols);
+            assert_eq!(code, Some(0), "{text}");
+            assert!(text.lines().count() > 10, "{text}");
+            assert_fits(&text, fits, &args.join(" "));
+        }
+        let p = data("params-a.json");
+        let (_, text) = common::pty::in_pty(&["model", p.to_str().unwrap()], cols);
+        assert!(text.contains("000-transfer"), "{text}");
+        assert_fits(&text, cols.into(), "model");
+    }
+    // On a pipe, `--help` wraps to COLUMNS and `model` prints whole lines.
+    let out = cxlchar()
+        .arg("--help")
+        .env("COLUMNS", "80")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_fits(&String::from_utf8(out).unwrap(), 80, "--help, COLUMNS=80");
+    let out = cxlchar()
+        .arg("model")
+        .arg(data("params-a.json"))
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("  missing:  ") && l.len() > 200),
+        "whole lines on a pipe:\n{text}"
+    );
+}

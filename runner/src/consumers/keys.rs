@@ -3,6 +3,18 @@
 //! a params key cxlchar knows.
 
 use bench_core::keys::{self, Unit};
+use bench_core::params::ParamsFile;
+
+/// Whether `key@target` in `f` is the same figure as its unqualified `key` (which names
+/// the first target's figure: `param_info[key].target` is `target`, the values equal):
+/// one measured value under two names, shown once (`diff`'s rows, OpenMetrics' series).
+pub fn repeats_bare(f: &ParamsFile, key: &str) -> bool {
+    let Some((bare, target)) = key.split_once('@') else {
+        return false;
+    };
+    f.param_info.get(bare).is_some_and(|i| i.target == target)
+        && f.params.get(bare) == f.params.get(key)
+}
 
 /// The benchmark that produces `key` (qualifier `@target` ignored) and how to run it;
 /// `external` keys name what to run instead, an unregistered key gives `unknown`.

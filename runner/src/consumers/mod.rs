@@ -29,6 +29,11 @@ fn print(text: &str) -> Result<()> {
     crate::output::stdout::print(text)
 }
 
+/// A table for people fitted to the terminal stdout is (whole lines on a pipe).
+fn fit_stdout(text: &str) -> String {
+    crate::output::width::fit(text, crate::output::width::stdout_columns())
+}
+
 /// Prints a consumer's result: the text of `table`, or `doc` as JSON (then `warnings` go
 /// to stderr as well; the table shows them inline); csv and markdown are refused.
 fn emit<T: serde::Serialize>(
@@ -42,7 +47,7 @@ fn emit<T: serde::Serialize>(
         Format::Csv | Format::Markdown => anyhow::bail!(
             "--format csv|markdown export a run's measurements; {cmd} prints table or json"
         ),
-        Format::Table => print(&printable_lines(&table())),
+        Format::Table => print(&fit_stdout(&printable_lines(&table()))),
         Format::Json => {
             print(&(serde_json::to_string_pretty(doc)? + "\n"))?;
             for w in warnings {
@@ -80,10 +85,10 @@ pub fn model_cmd(a: &ModelArgs) -> Result<Status> {
         Format::Csv | Format::Markdown => anyhow::bail!(
             "--format csv|markdown export a run's measurements; model prints table or json"
         ),
-        Format::Table => print(&printable_lines(&model::render_table(
+        Format::Table => print(&fit_stdout(&printable_lines(&model::render_table(
             &results,
             &inputs.overrides,
-        )))?,
+        ))))?,
         Format::Json => {
             let doc = serde_json::json!({
                 "params": a.params.display().to_string(),

@@ -1,5 +1,8 @@
 //! The measurements table as CSV (RFC 4180, via the `csv` crate): one row per
-//! measurement, full-precision numbers, so that the file reads back to the JSON values.
+//! measurement, every figure (min, quantiles, max, mean, stdev) to six significant digits
+//! ([`number`], as the Markdown table): one precision in every column, finer than the
+//! quantiles' own (recorded in thousandths of the unit with three significant digits,
+//! `bench_core::stats`); params.json keeps the full values.
 //!
 //! Safe to open in a spreadsheet, as OWASP's "CSV Injection" guidance asks: every text
 //! cell below the header (id, benchmark, target, unit, which a stranger's params file may
@@ -28,6 +31,17 @@ pub const COLUMNS: [&str; 13] = [
     "mean",
     "stdev",
 ];
+
+/// A figure to six significant digits without an exponent (`123.457`, `0.00123457`;
+/// integers of more digits whole: `98765432`); `0`, `NaN`, `inf` as they are.
+pub fn number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return v.to_string();
+    }
+    let mag = v.abs().log10().floor() as i32;
+    let decimals = (5 - mag).clamp(0, 12) as usize;
+    format!("{v:.decimals$}")
+}
 
 /// Renders the measurements table as CSV, one row per measurement.
 pub struct CsvExporter;
@@ -77,14 +91,29 @@ impl Exporter for CsvExporter {
                 text_cell(&m.unit),
                 d.n.to_string(),
             ];
-            // `{}` on f64 is the shortest text that parses back to the same value.
             row.extend(
                 [d.min, d.p50, d.p90, d.p99, d.p999, d.max, d.mean, d.stdev]
                     .iter()
-                    .map(|v| v.to_string()),
+                    .map(|&v| number(v)),
             );
             w.write_record(&row)?;
         }
         Ok(String::from_utf8(w.into_inner()?)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_keep_six_significant_digits() {
+        assert_eq!(number(123.456789), "123.457");
+        assert_eq!(number(97.09921914210406), "97.0992");
+        assert_eq!(number(193.151), "193.151");
+        assert_eq!(number(1354.8800927557315), "1354.88");
+        assert_eq!(number(0.00123456789), "0.00123457");
+        assert_eq!(number(98765432.1), "98765432");
+        assert_eq!(number(0.0), "0");
     }
 }

@@ -1,7 +1,7 @@
 //! The measurements table as a GitHub-flavoured Markdown table (one row per measurement,
 //! six significant digits), for reports and pull requests.
 
-use super::csv::COLUMNS;
+use super::csv::{number as num, COLUMNS};
 use super::Exporter;
 use crate::output::text::printable;
 use anyhow::Result;
@@ -10,16 +10,6 @@ use std::fmt::Write;
 
 /// Renders the measurements table as a GitHub-flavoured Markdown table.
 pub struct MarkdownExporter;
-
-/// Six significant digits, no exponent.
-fn num(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return v.to_string();
-    }
-    let mag = v.abs().log10().floor() as i32;
-    let decimals = (5 - mag).clamp(0, 12) as usize;
-    format!("{v:.decimals$}")
-}
 
 /// A table cell: control characters escaped ([`printable`]: no line break, no ANSI
 /// escape), pipes escaped.
@@ -63,11 +53,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_keep_six_significant_digits() {
-        assert_eq!(num(123.456789), "123.457");
-        assert_eq!(num(0.00123456789), "0.00123457");
-        assert_eq!(num(98765432.1), "98765432");
-        assert_eq!(num(0.0), "0");
+    fn cells_escape_pipes() {
         assert_eq!(cell("a|b"), "a\\|b");
     }
 }

@@ -3,9 +3,11 @@
 //! for a Prometheus-compatible store.
 //!
 //! * Every params key is a gauge: family `cxlchar_<key>` (the key without its `@target`
-//!   qualifier), one series per key of params.json, labelled `key` (the exact params.json
-//!   key: `mem_lat_ns` and `mem_lat_ns@anon` are two series of `cxlchar_mem_lat_ns`) and
-//!   `target` (the qualifier, or `param_info.target` for an unqualified key). `# HELP` is
+//!   qualifier), one series per measured value, labelled `key` (the params.json key) and
+//!   `target` (the qualifier, or `param_info.target` for an unqualified key). An
+//!   unqualified key that only repeats `key@target` (params.json names the first target's
+//!   figure both ways) is not written again: `mem_lat_ns@anon` is the one series of
+//!   `cxlchar_mem_lat_ns{target="anon"}`, so `sum()` counts each figure once. `# HELP` is
 //!   the key registry's meaning and unit.
 //! * Every measurement is a sample of a summary family per unit, `cxlchar_measurement_ns`,
 //!   `cxlchar_measurement_gbs`, ...: labels `id`, `benchmark`, `target`; quantiles 0 (min),
@@ -112,7 +114,17 @@ impl Exporter for OpenMetricsExporter {
         let mut names = BTreeSet::new();
         // Params: one gauge family per key name without its qualifier.
         let mut families: BTreeMap<String, Vec<(&String, f64)>> = BTreeMap::new();
+        // The unqualified keys that repeat a `key@target` of the file.
+        let repeated: BTreeSet<&str> = file
+            .params
+            .keys()
+            .filter(|k| crate::consumers::keys::repeats_bare(file, k))
+            .filter_map(|k| k.split_once('@').map(|(bare, _)| bare))
+            .collect();
         for (k, v) in &file.params {
+            if repeated.contains(k.as_str()) {
+                continue;
+            }
             families
                 .entry(keys::base_name(k).to_string())
                 .or_default()

@@ -1,46 +1,55 @@
 //! The terminal summary of a run: what a person reads first, in the order they read it
 //! (latency by level and per target, bandwidth by level and per target, far memory, GPU,
 //! core-to-core, the self-checks' verdicts, warnings counted by code, what was skipped),
-//! in fewer than 40 lines of at most [`WIDTH`] columns. The full tables are
-//! [`super::table::TableExporter`]'s (`--format table --verbose`); every figure and
-//! every warning's full text are in params.json.
+//! in under 40 lines (a few more on an 80-column terminal). On a terminal every line fits
+//! its width, wrapped at spaces and never cut ([`crate::output::width`]); on a pipe every
+//! line is whole. Each warning code shows its first message (a long one up to a clause
+//! boundary, about two lines); the full tables are [`super::table::TableExporter`]'s
+//! (`--format table --verbose`), and every figure and every warning's full text are in
+//! the params.json `--out` writes.
 
 use crate::output::num;
+use crate::output::width::fit;
 use bench_core::params::ParamsFile;
 use bench_core::units::human_bytes;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::PathBuf;
 
 /// What a measuring command prints with `--format table` and no `--verbose`: the run's
 /// header lines and the summary.
-pub struct SummaryExporter;
+#[derive(Debug, Clone, Default)]
+pub struct SummaryExporter {
+    /// The terminal's width (`None`: not a terminal, whole lines).
+    pub width: Option<usize>,
+    /// The file `--out` writes (`None`: the run writes nothing).
+    pub out: Option<PathBuf>,
+}
 
 impl super::Exporter for SummaryExporter {
     fn render(&self, f: &ParamsFile) -> anyhow::Result<String> {
-        let mut head = String::new();
-        super::table::write_run(&mut head, f)?;
         let mut s = String::new();
-        for l in head.lines() {
-            let _ = writeln!(s, "{}", cut(l, WIDTH));
-        }
+        super::table::write_run(&mut s, f)?;
         s.push('\n');
-        s.push_str(&render(f));
-        Ok(crate::output::text::printable_lines(&s).into_owned())
+        s.push_str(&render(f, self.width, self.out.as_deref()));
+        Ok(fit(&crate::output::text::printable_lines(&s), self.width))
     }
 }
 
-/// The widest line the summary prints, in characters.
-pub const WIDTH: usize = 100;
+/// The width a warning's message is abridged for when there is no terminal.
+const PIPE_WIDTH: usize = 160;
 
 /// At most this many targets get a line of their own (the rest are counted).
 const MAX_TARGETS: usize = 6;
 
-/// The summary block, every line cut to [`WIDTH`] characters.
-pub fn render(f: &ParamsFile) -> String {
-    let mut lines = vec![
-        "summary (full tables: --format table --verbose; every figure: the --out params.json)"
-            .to_string(),
-    ];
+/// The summary block, fitted to `width` (`None`: whole lines); its first line says where
+/// every figure is: the params.json `out` names, or that nothing was written.
+pub fn render(f: &ParamsFile, width: Option<usize>, out: Option<&std::path::Path>) -> String {
+    let every = match out {
+        Some(p) => format!("every figure: {}", p.display()),
+        None => "nothing written: --out FILE keeps every figure".into(),
+    };
+    let mut lines = vec![format!("summary ({every}; full tables: --verbose)")];
     latency(f, &mut lines);
     bandwidth(f, &mut lines);
     targets(f, &mut lines);
@@ -50,23 +59,30 @@ pub fn render(f: &ParamsFile) -> String {
     c2c(f, &mut lines);
     self_checks(f, &mut lines);
     quality(f, &mut lines);
-    warnings(f, &mut lines);
+    warnings(f, &mut lines, width.unwrap_or(PIPE_WIDTH), out.is_some());
     skipped(f, &mut lines);
     let mut s = String::new();
     for l in lines {
-        let _ = writeln!(s, "{}", cut(&l, WIDTH));
+        let _ = writeln!(s, "{l}");
     }
-    s
+    fit(&s, width)
 }
 
-/// `line` cut to `width` characters, the cut marked with `...`.
-pub fn cut(line: &str, width: usize) -> String {
-    if line.chars().count() <= width {
-        return line.to_string();
+/// `text` whole when it has at most `max` characters, else its beginning up to the last
+/// clause boundary (`; `, `: `, `, `, `. `, ` (`) or space within `max` characters,
+/// marked with ` ...`: words are never cut.
+pub fn abridge(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
     }
-    let mut s: String = line.chars().take(width.saturating_sub(3)).collect();
-    s.push_str("...");
-    s
+    let head: String = text.chars().take(max.saturating_sub(4)).collect();
+    let clause = ["; ", ": ", ", ", ". ", " ("]
+        .iter()
+        .filter_map(|b| head.rfind(b).map(|i| i + b.len().min(1)))
+        .max()
+        .filter(|i| *i >= head.len() / 3);
+    let at = clause.or_else(|| head.rfind(' ')).unwrap_or(head.len());
+    format!("{} ...", head[..at].trim_end())
 }
 
 /// `label value unit` of a key, when the file has it.
@@ -364,8 +380,10 @@ fn quality(f: &ParamsFile, out: &mut Vec<String>) {
     }
 }
 
-/// The count of warnings by code, then one line per code: its first message, cut.
-fn warnings(f: &ParamsFile, out: &mut Vec<String>) {
+/// The count of warnings by code, then one line per code: its first message, abridged
+/// to about two lines of `width` ([`abridge`]); `written`: the run wrote a params.json,
+/// where each is in full.
+fn warnings(f: &ParamsFile, out: &mut Vec<String>, width: usize, written: bool) {
     if f.warnings.is_empty() {
         out.push("warnings       none".into());
         return;
@@ -389,31 +407,63 @@ fn warnings(f: &ParamsFile, out: &mut Vec<String>) {
             n => format!(" (+{} more)", n - 1),
         };
         let first = messages[0].split_whitespace().collect::<Vec<_>>().join(" ");
-        let room = WIDTH.saturating_sub(code.len() + more.len() + 4);
-        out.push(format!("  {code}: {}{more}", cut(&first, room)));
+        // Two lines of the width after the code's indent (`  code:  `), less what
+        // breaking at spaces leaves at the ends of the lines.
+        let indent = code.len() + 5;
+        let room = (2 * width.saturating_sub(indent))
+            .saturating_sub(more.len() + 8)
+            .max(40);
+        out.push(format!("  {code}:  {}{more}", abridge(&first, room)));
     }
-    out.push("  (each in full: params.json's `warnings`, or --verbose)".into());
+    out.push(if written {
+        "  (each in full: params.json's `warnings`, or --verbose)".into()
+    } else {
+        "  (each in full: --verbose)".into()
+    });
 }
 
+/// What was skipped, by target in the order first met (benchmarks of no target first),
+/// each benchmark once with its count: `gpu, verbs; on anon: pool.flush/uc, pcie.post-parts (2)`.
 fn skipped(f: &ParamsFile, out: &mut Vec<String>) {
     if f.skipped.is_empty() {
         return;
     }
-    let names: Vec<String> = f
-        .skipped
+    let mut by_target: Vec<(&str, Vec<(&str, usize)>)> = vec![("", vec![])];
+    for k in &f.skipped {
+        let t = match by_target.iter().position(|(t, _)| *t == k.target) {
+            Some(i) => i,
+            None => {
+                by_target.push((&k.target, vec![]));
+                by_target.len() - 1
+            }
+        };
+        let names = &mut by_target[t].1;
+        match names.iter_mut().find(|(b, _)| *b == k.benchmark) {
+            Some((_, n)) => *n += 1,
+            None => names.push((&k.benchmark, 1)),
+        }
+    }
+    let parts: Vec<String> = by_target
         .iter()
-        .map(|k| {
-            if k.target.is_empty() {
-                k.benchmark.clone()
-            } else {
-                format!("{} on {}", k.benchmark, k.target)
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(t, names)| {
+            let names: Vec<String> = names
+                .iter()
+                .map(|(b, n)| match n {
+                    1 => b.to_string(),
+                    n => format!("{b} ({n})"),
+                })
+                .collect();
+            match *t {
+                "" => names.join(", "),
+                t => format!("on {t}: {}", names.join(", ")),
             }
         })
         .collect();
     out.push(format!(
         "skipped ({})    {} (reasons: --verbose)",
-        names.len(),
-        names.join(", ")
+        f.skipped.len(),
+        parts.join("; ")
     ));
 }
 
@@ -429,13 +479,16 @@ mod tests {
 
     /// A full run on the 2-vCPU development guest and an `all --quick` on the 16-core
     /// H200 server (its keys of the summary, their measurements, every warning).
-    fn files() -> [(&'static str, ParamsFile); 2] {
+    /// And the README's runs (`all` and `all --quick` on the guest, release build).
+    fn files() -> [(&'static str, ParamsFile); 4] {
         [
             (
                 "guest",
                 load("../results/host/amd-epyc-zen4-kvm-2vcpu.json"),
             ),
             ("h200", load("tests/data/h200-quick-trimmed.json")),
+            ("readme all", load("../results/readme/all.json")),
+            ("readme quick", load("../results/readme/all-quick.json")),
         ]
     }
 
@@ -457,7 +510,7 @@ mod tests {
                 c.disturbed = true;
             }
         }
-        let text = render(&f);
+        let text = render(&f, None, None);
         assert!(text.contains("(noisy)"), "{text}");
         let q = text
             .lines()
@@ -490,7 +543,7 @@ mod tests {
             cells: vec![cell(0, 0, "local", 100.0), cell(0, 1, "far", 312.5)],
         });
         crate::firmware::annotate(&mut f, 0);
-        let text = render(&f);
+        let text = render(&f, None, None);
         let lines: Vec<&str> = text.lines().collect();
         let lat = lines
             .iter()
@@ -517,45 +570,158 @@ mod tests {
         assert!(!text.contains("no latency or bandwidth key"), "{text}");
     }
 
+    /// The widths the summary is checked at: three terminals, and a pipe.
+    const WIDTHS: [Option<usize>; 4] = [Some(80), Some(120), Some(200), None];
+
     #[test]
-    fn the_terminal_output_is_short_narrow_and_in_reading_order() {
+    fn the_terminal_output_is_short_fits_the_width_and_is_in_reading_order() {
         for (name, f) in files() {
-            let text = SummaryExporter.render(&f).unwrap();
-            let lines: Vec<&str> = text.lines().collect();
-            assert!(lines.len() < 40, "{name}: {} lines\n{text}", lines.len());
-            for l in &lines {
-                assert!(l.chars().count() <= WIDTH, "{name}: too wide: {l}");
+            for width in WIDTHS {
+                let text = SummaryExporter { width, out: None }.render(&f).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                // Under 40 lines from 100 columns (and on a pipe); an 80-column terminal
+                // wraps a few more.
+                let most = if width.is_some_and(|w| w < 100) {
+                    45
+                } else {
+                    40
+                };
+                assert!(
+                    lines.len() < most,
+                    "{name} {width:?}: {} lines\n{text}",
+                    lines.len()
+                );
+                for l in &lines {
+                    let n = l.chars().count();
+                    assert!(n <= width.unwrap_or(usize::MAX), "{name}: too wide: {l}");
+                }
+                let order = [
+                    "latency ",
+                    "bandwidth ",
+                    "far memory ",
+                    "core-to-core ",
+                    "self-checks ",
+                    "warnings ",
+                ];
+                let idx: Vec<usize> = order.iter().map(|l| at(&text, l)).collect();
+                assert!(
+                    idx.windows(2).all(|w| w[0] < w[1]),
+                    "{name}: {idx:?}\n{text}"
+                );
+                let lat = lines[at(&text, "latency ")];
+                let pos: Vec<usize> = ["L1 ", "L2 ", "L3 ", "memory "]
+                    .iter()
+                    .map(|l| lat.find(l).unwrap_or_else(|| panic!("{l} in {lat}")))
+                    .collect();
+                assert!(pos.windows(2).all(|w| w[0] < w[1]), "{lat}");
+                assert!(
+                    lines[at(&text, "bandwidth ")].contains("1 thread: L1 "),
+                    "{text}"
+                );
             }
-            let order = [
-                "latency ",
-                "bandwidth ",
-                "far memory ",
-                "core-to-core ",
-                "self-checks ",
-                "warnings ",
-            ];
-            let idx: Vec<usize> = order.iter().map(|l| at(&text, l)).collect();
-            assert!(
-                idx.windows(2).all(|w| w[0] < w[1]),
-                "{name}: {idx:?}\n{text}"
-            );
-            let lat = lines[at(&text, "latency ")];
-            let pos: Vec<usize> = ["L1 ", "L2 ", "L3 ", "memory "]
-                .iter()
-                .map(|l| lat.find(l).unwrap_or_else(|| panic!("{l} in {lat}")))
-                .collect();
-            assert!(pos.windows(2).all(|w| w[0] < w[1]), "{lat}");
-            assert!(
-                lines[at(&text, "bandwidth ")].contains("1 thread: L1 "),
-                "{text}"
-            );
         }
+    }
+
+    /// The words of `s`, spaces and line breaks aside.
+    fn words(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
+    }
+
+    #[test]
+    fn the_header_codes_and_messages_are_wrapped_never_cut() {
+        for (name, f) in files() {
+            let mut head = String::new();
+            crate::export::table::write_run(&mut head, &f).unwrap();
+            let head = crate::output::text::printable_lines(&head).into_owned();
+            for width in WIDTHS {
+                let text = SummaryExporter { width, out: None }.render(&f).unwrap();
+                // The header's every word, in order, at the top.
+                let w = words(&text);
+                assert_eq!(
+                    w[..words(&head).len()],
+                    words(&head)[..],
+                    "{name} {width:?}"
+                );
+                let codes: std::collections::BTreeSet<&str> =
+                    f.warnings.iter().map(|w| w.code.as_str()).collect();
+                for code in codes.into_iter().take(8) {
+                    assert!(
+                        text.lines().any(|l| l.starts_with(&format!("  {code}:  "))),
+                        "{name} {width:?}: code {code} cut\n{text}"
+                    );
+                }
+                // A message that is shortened ends at a word, marked ` ...`.
+                for l in text.lines().filter(|l| l.ends_with("...")) {
+                    assert!(l.ends_with(" ...") || l.ends_with(" ...)"), "{l}");
+                }
+                if width.is_none() {
+                    // Whole lines: the header as it is.
+                    assert!(text.starts_with(&head), "{name}\n{text}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_summary_says_where_every_figure_is_or_that_nothing_was_written() {
+        let f = load("tests/data/h200-quick-trimmed.json");
+        let none = render(&f, None, None);
+        assert!(!none.contains("--out params.json"), "{none}");
+        assert!(none.contains("nothing written: --out FILE"), "{none}");
+        assert!(none.contains("(each in full: --verbose)"), "{none}");
+        let out = std::path::Path::new("/tmp/run.json");
+        let some = render(&f, None, Some(out));
+        assert!(some.contains("every figure: /tmp/run.json"), "{some}");
+        assert!(some.contains("params.json's `warnings`"), "{some}");
+    }
+
+    #[test]
+    fn skipped_parts_are_listed_by_target_each_once() {
+        let mut f = load("tests/data/h200-quick-trimmed.json");
+        let skip = |b: &str, t: &str| bench_core::params::Skipped {
+            benchmark: b.into(),
+            target: t.into(),
+            reason: "r".into(),
+        };
+        f.skipped = vec![
+            skip("gpu", ""),
+            skip("pool.flush/uc", "anon"),
+            skip("pcie.post-parts", "anon"),
+            skip("pcie.post-parts", "anon"),
+            skip("verbs", ""),
+        ];
+        let text = render(&f, None, None);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("skipped (5)"))
+            .expect(&text);
+        assert!(
+            line.contains("gpu, verbs; on anon: pool.flush/uc, pcie.post-parts (2) (reasons"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn long_messages_are_abridged_at_a_clause_never_inside_a_word() {
+        assert_eq!(abridge("short", 60), "short");
+        let m = "anon: no undisturbed sample for 20 measurement(s): mem.latency/anon/cold-lap/8M \
+                 (13 context switches after 3 attempts); mem.latency/anon/tlb-local/4K (3 \
+                 context switches after 3 attempts)";
+        let a = abridge(m, 140);
+        assert!(a.chars().count() <= 140, "{a}");
+        assert!(a.ends_with("attempts); ...") || a.ends_with(": ..."), "{a}");
+        assert!(m.starts_with(a.trim_end_matches(" ...")), "{a}");
+        let b = abridge(
+            "hardware counters unavailable: No such file or directory",
+            40,
+        );
+        assert!(!b.contains("di ") && b.ends_with(" ..."), "{b}");
     }
 
     #[test]
     fn the_server_summary_names_its_gpu_threads_and_warning_codes() {
         let f = load("tests/data/h200-quick-trimmed.json");
-        let text = render(&f);
+        let text = render(&f, None, None);
         let gpu = text
             .lines()
             .find(|l| l.starts_with("GPU "))
@@ -572,7 +738,7 @@ mod tests {
             "{w}"
         );
         assert!(w.contains("disturbed "), "{w}");
-        // Each code once, its first message cut: the 15,409-character one is not here.
+        // Each code once, its first message abridged: the 15,409-character one is not here.
         let disturbed = text
             .lines()
             .filter(|l| l.starts_with("  disturbed: "))
@@ -585,7 +751,9 @@ mod tests {
     #[test]
     fn the_verbose_tables_end_with_the_summary() {
         let f = load("tests/data/h200-quick-trimmed.json");
-        let full = crate::export::table::TableExporter.render(&f).unwrap();
+        let full = crate::export::table::TableExporter::default()
+            .render(&f)
+            .unwrap();
         assert!(full.starts_with("cxlchar "));
         assert!(full.contains("\nmeasurement "), "the full tables");
         let tail = &full[full.rfind("\nsummary (").expect("the summary")..];
@@ -595,11 +763,5 @@ mod tests {
             .warnings
             .iter()
             .all(|w| full.contains(w.message.lines().next().unwrap())));
-    }
-
-    #[test]
-    fn lines_are_cut_with_a_mark() {
-        assert_eq!(cut("abcdef", 10), "abcdef");
-        assert_eq!(cut("abcdefghijkl", 8), "abcde...");
     }
 }

@@ -12,7 +12,11 @@ use bench_core::params::ParamsFile;
 use std::fmt::{self, Write};
 
 /// Table exporter.
-pub struct TableExporter;
+#[derive(Debug, Clone, Default)]
+pub struct TableExporter {
+    /// The file `--out` writes (`None`: the run writes nothing), named by the summary.
+    pub out: Option<std::path::PathBuf>,
+}
 
 fn fmt_value(v: f64) -> String {
     if v == 0.0 {
@@ -52,7 +56,7 @@ impl Exporter for TableExporter {
         s.push_str(&render_warnings(&f.warnings));
         // A person reads the summary last, below everything.
         writeln!(s)?;
-        s.push_str(&super::summary::render(f));
+        s.push_str(&super::summary::render(f, None, self.out.as_deref()));
         // The environment strings, skipped reasons and warnings come from the params file
         // as they are: shown with control characters escaped.
         Ok(printable_lines(&s).into_owned())
@@ -267,7 +271,7 @@ mod tests {
     #[test]
     fn every_printed_param_unit_is_the_unit_of_its_key_name() {
         let f = sample();
-        let text = TableExporter.render(&f).unwrap();
+        let text = TableExporter::default().render(&f).unwrap();
         let (header, rows) = section(&text, "param ");
         let shown: Vec<&String> = f.params.keys().filter(|k| !k.contains('@')).collect();
         assert_eq!(rows.len(), shown.len(), "one row per key, in order");
@@ -293,7 +297,7 @@ mod tests {
     #[test]
     fn every_measurement_row_prints_its_unit_field() {
         let f = sample();
-        let text = TableExporter.render(&f).unwrap();
+        let text = TableExporter::default().render(&f).unwrap();
         let (header, rows) = section(&text, "measurement ");
         assert_eq!(rows.len(), f.measurements.len());
         for (row, m) in rows.iter().zip(&f.measurements) {
@@ -312,7 +316,7 @@ mod tests {
     #[test]
     fn numbers_are_right_aligned_under_their_header() {
         let f = sample();
-        let text = TableExporter.render(&f).unwrap();
+        let text = TableExporter::default().render(&f).unwrap();
         let (header, rows) = section(&text, "measurement ");
         let end = header.find("p50").unwrap() + "p50".len();
         for row in rows {

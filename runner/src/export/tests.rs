@@ -35,9 +35,53 @@ fn csv_reads_back_to_the_json_values() {
         assert_eq!(row[4].parse::<u64>().unwrap(), m.distribution.n);
         for (i, v) in values(m).iter().enumerate() {
             let got: f64 = row[5 + i].parse().unwrap();
-            assert_eq!(got, *v, "{} column {}", m.id, COLUMNS[5 + i]);
+            let tol = v.abs() * 5e-6 + 1e-12;
+            assert!(
+                (got - v).abs() <= tol,
+                "{} column {}: {got} vs {v}",
+                m.id,
+                COLUMNS[5 + i]
+            );
         }
     }
+}
+
+/// The significant digits of a number as written (`97.0992` -> 6, `0.00123` -> 3).
+fn significant_digits(s: &str) -> usize {
+    s.trim_start_matches('-')
+        .chars()
+        .filter(char::is_ascii_digit)
+        .skip_while(|c| *c == '0')
+        .count()
+}
+
+#[test]
+fn csv_gives_every_figure_of_a_row_at_one_precision() {
+    let p =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-quick-trimmed.json");
+    let f: ParamsFile = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let text = CsvExporter.render(&f).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let mut checked = 0;
+    for row in r.records().map(|x| x.unwrap()) {
+        for i in 5..COLUMNS.len() {
+            let cell = &row[i];
+            let v: f64 = cell.parse().unwrap();
+            // Six significant digits, whatever the column: p50 as min and max; a figure
+            // of seven or more integer digits is whole, zero is `0`.
+            if v != 0.0 && v.abs() < 1e6 {
+                assert_eq!(
+                    significant_digits(cell),
+                    6,
+                    "{} {}: {cell}",
+                    &row[0],
+                    COLUMNS[i]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked}");
 }
 
 #[test]
@@ -83,7 +127,7 @@ fn markdown_reads_back_to_the_json_values() {
 fn table_shows_hardware_counts_per_operation_when_present() {
     use bench_core::counters::{Counts, MeasurementCounters};
     let mut f = sample();
-    let plain = super::table::TableExporter.render(&f).unwrap();
+    let plain = super::table::TableExporter::default().render(&f).unwrap();
     assert!(!plain.contains("counters per operation"));
     let c = MeasurementCounters {
         counts: Counts {
@@ -95,7 +139,7 @@ fn table_shows_hardware_counts_per_operation_when_present() {
     }
     .with_per_op("load", 1000);
     f.measurements[0].counters = Some(c);
-    let t = super::table::TableExporter.render(&f).unwrap();
+    let t = super::table::TableExporter::default().render(&f).unwrap();
     assert!(t.contains("counters per operation:"));
     assert!(t.contains("llc_load_misses_per_load 0.250"), "{t}");
 }
@@ -158,7 +202,7 @@ fn csv_neutralises_formulas_and_escapes_control_characters() {
     }
     for (row, m) in rows.iter().zip(&f.measurements) {
         for (i, v) in values(m).iter().enumerate() {
-            assert_eq!(row[5 + i].parse::<f64>().unwrap(), *v);
+            assert_eq!(row[5 + i], super::csv::number(*v));
         }
     }
     // Every text cell is quoted; no cell of the file starts a formula unquoted.
@@ -217,7 +261,7 @@ fn openmetrics_escapes_control_characters_in_labels_and_help() {
 #[test]
 fn the_table_escapes_control_characters_and_keeps_one_row_per_line() {
     let f = hostile();
-    let text = super::table::TableExporter.render(&f).unwrap();
+    let text = super::table::TableExporter::default().render(&f).unwrap();
     assert_no_control(&text, "table");
     assert!(text.contains("cpu\\x1b]0;owned\\x07"), "{text}");
     assert!(text.contains("reason\\x1b[K"), "{text}");
@@ -231,4 +275,55 @@ fn the_table_escapes_control_characters_and_keeps_one_row_per_line() {
         .take_while(|l| !l.is_empty())
         .collect();
     assert_eq!(rows.len(), f.measurements.len(), "{text}");
+}
+
+#[test]
+fn openmetrics_writes_one_series_per_measured_value() {
+    let p =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/h200-quick-trimmed.json");
+    let f: ParamsFile = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    assert_eq!(
+        f.params.get("mem_lat_ns"),
+        f.params.get("mem_lat_ns@anon"),
+        "the file names the first target's figure both ways"
+    );
+    let text = super::openmetrics::OpenMetricsExporter.render(&f).unwrap();
+    // (family, target) of every gauge sample: each once, so sum() by target counts each
+    // figure once.
+    let mut seen = std::collections::BTreeSet::new();
+    let mut series = 0;
+    for l in text.lines().filter(|l| !l.starts_with('#')) {
+        let (name, rest) = l.split_once('{').unwrap();
+        if name.starts_with("cxlchar_measurement_") {
+            continue;
+        }
+        let target = rest
+            .split("target=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        assert!(
+            seen.insert((name, target)),
+            "two series of {name} on {target}:\n{l}"
+        );
+        series += 1;
+    }
+    let lat: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("cxlchar_mem_lat_ns{"))
+        .collect();
+    assert_eq!(lat.len(), 1, "{lat:?}");
+    assert!(
+        lat[0].contains("key=\"mem_lat_ns@anon\",target=\"anon\""),
+        "{lat:?}"
+    );
+    let twins = f
+        .params
+        .keys()
+        .filter(|k| crate::consumers::keys::repeats_bare(&f, k))
+        .count();
+    assert!(twins > 10, "{twins}");
+    assert_eq!(series, f.params.len() - twins);
 }

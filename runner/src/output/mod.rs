@@ -5,6 +5,7 @@ pub mod stdout;
 pub mod table;
 pub mod text;
 pub mod warnings;
+pub mod width;
 
 /// A number with 4 significant digits (integers up to 1e6 as they are), `-` for none.
 pub fn num(v: Option<f64>) -> String {

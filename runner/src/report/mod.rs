@@ -83,7 +83,10 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Status> {
             let charts = crate::plot::pairs::charts(&f)?;
             let page = fleet::render(&f, &a.params.display().to_string(), &charts, acc.as_ref());
             crate::document::write::write_atomic(&a.out, &page)?;
-            println!("{}", a.out.display());
+            eprintln!(
+                "wrote {}",
+                crate::output::text::printable_lines(&a.out.display().to_string())
+            );
             return Ok(Status::Success);
         }
     };
@@ -101,7 +104,10 @@ pub fn report_cmd(a: &ReportArgs) -> Result<Status> {
         acceptance.as_ref(),
     );
     crate::document::write::write_atomic(&a.out, &page)?;
-    println!("{}", a.out.display());
+    eprintln!(
+        "wrote {}",
+        crate::output::text::printable_lines(&a.out.display().to_string())
+    );
     Ok(Status::Success)
 }
 

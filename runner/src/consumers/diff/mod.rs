@@ -6,20 +6,34 @@
 //! yardstick: on a shared machine the median moves from run to run by about the spread of
 //! the samples, far more than `stdev / sqrt(n)` suggests, and the latency samples have heavy
 //! tails (rare multi-microsecond interruptions) that make `stdev` meaningless for a median.
-//! For a params key the noise is that of the measurements it was derived from
-//! (`param_info.from`; the median of their `h`); a key without measurements has unknown
-//! noise and is never called significant or insignificant.
+//! For a params key the noise is that of its own measurement, in its own unit: among the
+//! measurements it was derived from (`param_info.from`) those in the key's unit, the one
+//! whose median is the key's value, else (a median over CPU pairs, a best of several) the
+//! median `h` of those whose medians bracket the value. A key with no such measurement (a
+//! size found in a sweep, a ratio, a sum over agents, a bandwidth read from a latency
+//! curve) has no distribution: its row says so and it is never called significant or
+//! insignificant.
+//!
+//! The report leads with a bottom line: how many keys changed beyond their noise, within
+//! it, were measured differently (not comparable), have no distribution, or are in one
+//! file only, and the largest changes beyond noise.
 //!
 //! Two fleet files ([`diff_fleet`]): hosts matched by name (a host in one file only is
 //! listed), each host's params compared as above; pairs matched by kind and unordered
 //! host pair, their params compared the same way.
 
-use crate::document::fleet::{FleetFile, PairKind, PairResult};
 use crate::output::table::{Align::*, TextTable};
 use bench_core::params::{Measurement, ParamsFile};
 use bench_core::stats::Distribution;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+
+mod bottom;
+mod fleet;
+
+use bottom::bottom_line;
+pub use bottom::{BottomLine, Class};
+pub use fleet::{diff_fleet, render_fleet_table};
 
 /// The rule, as printed.
 pub const RULE: &str =
@@ -67,6 +81,10 @@ pub struct Change {
     pub threshold: Option<f64>,
     /// `yes`, `no`, or `unknown` (no distributions to judge).
     pub significant: String,
+    /// Where the noise comes from: `measurement` (the figure's own), `measurements` (the
+    /// median over those the figure is central to), or why there is none (`no
+    /// distribution: ...`).
+    pub noise_source: String,
     /// What differs in how A and B measured the figure (`footprint 1 GiB vs 128 MiB`,
     /// `threads 2 vs 16`, the method's text): empty when they measured it the same way.
     /// A figure measured differently is not comparable: no better/worse verdict.
@@ -78,6 +96,8 @@ pub struct Change {
 pub struct DiffReport {
     /// The significance rule ([`RULE`]).
     pub rule: String,
+    /// The keys counted by what their change is, and the largest changes beyond noise.
+    pub bottom_line: BottomLine,
     /// Environment/tool differences that make the comparison suspect.
     pub warnings: Vec<String>,
     /// Per params key.
@@ -91,22 +111,57 @@ fn median(mut v: Vec<f64>) -> f64 {
     bench_core::stats::median(&v).unwrap_or(f64::NAN)
 }
 
-fn key_noise(f: &ParamsFile, key: &str) -> Option<Noise> {
-    let info = f.param_info.get(key)?;
-    let ds: Vec<&Distribution> = info
-        .from
-        .iter()
-        .filter_map(|id| f.measurements.iter().find(|m| &m.id == id))
-        .map(|m| &m.distribution)
-        .collect();
-    if ds.is_empty() {
-        return None;
-    }
-    let n: Vec<Noise> = ds.iter().map(|d| Noise::of(d)).collect();
-    let nz = Noise {
-        h: median(n.iter().map(|x| x.h).collect()),
+/// A side's noise and where it comes from, or why it has none.
+type Noisy = Result<(Noise, &'static str), String>;
+
+/// A key's noise ([`Noise`], in the key's unit) and where it comes from, or why it has
+/// none (see the module's text).
+fn key_noise(side: &Side, key: &str) -> Noisy {
+    let f = side.f;
+    let Some(info) = f.param_info.get(key) else {
+        return Err("no distribution: no param_info".into());
     };
-    nz.h.is_finite().then_some(nz)
+    let from: Vec<&Measurement> = side.from(key);
+    if from.is_empty() {
+        return Err("no distribution: no measurement recorded".into());
+    }
+    let own: Vec<&Distribution> = from
+        .iter()
+        .filter(|m| m.unit == info.unit)
+        .map(|m| &m.distribution)
+        .filter(|d| d.p50.is_finite() && d.p90.is_finite())
+        .collect();
+    if own.is_empty() {
+        let mut units: Vec<&str> = from.iter().map(|m| m.unit.as_str()).collect();
+        units.sort();
+        units.dedup();
+        return Err(format!(
+            "no distribution in {}: derived from {} measurements",
+            info.unit,
+            units.join("/")
+        ));
+    }
+    let Some(&value) = f.params.get(key) else {
+        return Err("no distribution: no value".into());
+    };
+    let same = |x: f64| (x - value).abs() <= 1e-9_f64.max(value.abs() * 1e-6);
+    if let Some(d) = own.iter().find(|d| same(d.p50)) {
+        return Ok((Noise::of(d), "measurement"));
+    }
+    let lo = own.iter().map(|d| d.p50).fold(f64::INFINITY, f64::min);
+    let hi = own.iter().map(|d| d.p50).fold(f64::NEG_INFINITY, f64::max);
+    if !(lo <= value && value <= hi) {
+        return Err(format!(
+            "no distribution: not the median of its {} measurements",
+            info.unit
+        ));
+    }
+    let h = median(own.iter().map(|d| Noise::of(d).h).collect());
+    if h.is_finite() {
+        Ok((Noise { h }, "measurements"))
+    } else {
+        Err("no distribution: no finite spread".into())
+    }
 }
 
 fn lower_is_better(unit_or_key: &str) -> Option<bool> {
@@ -120,14 +175,7 @@ fn lower_is_better(unit_or_key: &str) -> Option<bool> {
     }
 }
 
-fn change(
-    name: &str,
-    unit: &str,
-    a: Option<f64>,
-    b: Option<f64>,
-    na: Option<Noise>,
-    nb: Option<Noise>,
-) -> Change {
+fn change(name: &str, unit: &str, a: Option<f64>, b: Option<f64>, na: Noisy, nb: Noisy) -> Change {
     let (delta, pct, direction) = match (a, b) {
         (Some(a), Some(b)) => {
             let d = b - a;
@@ -148,14 +196,22 @@ fn change(
         (None, Some(_)) => (None, None, "only-b".into()),
         (None, None) => (None, None, "same".into()),
     };
-    let thr = match (na, nb) {
-        (Some(x), Some(y)) => Some(threshold(x, y)),
-        _ => None,
+    let (thr, noise_source) = match (&na, &nb) {
+        (Ok((x, sx)), Ok((y, sy))) => (
+            Some(threshold(*x, *y)),
+            if sx == sy { sx } else { "measurements" }.to_string(),
+        ),
+        (Err(x), Err(y)) if x == y => (None, x.clone()),
+        (Err(x), Err(y)) => (None, format!("A: {x}; B: {y}")),
+        (Err(x), Ok(_)) => (None, format!("A: {x}")),
+        (Ok(_), Err(y)) => (None, format!("B: {y}")),
     };
     let significant = match (delta, thr) {
         (Some(d), Some(t)) => if d.abs() > t { "yes" } else { "no" }.to_string(),
         _ => "unknown".into(),
     };
+    // Better or worse where the unit says which way is good; a size or count that moved
+    // is `changed`.
     let verdict = match (delta, lower_is_better(unit).or(lower_is_better(name))) {
         (Some(d), Some(lower)) if d != 0.0 => {
             if (d < 0.0) == lower {
@@ -164,6 +220,8 @@ fn change(
                 "worse"
             }
         }
+        (Some(d), None) if d != 0.0 => "changed",
+        (Some(_), _) => "same",
         _ => "",
     }
     .to_string();
@@ -178,6 +236,7 @@ fn change(
         verdict,
         threshold: thr,
         significant,
+        noise_source,
         not_comparable: vec![],
     }
 }
@@ -312,14 +371,27 @@ fn a_or_b_words(w: &[String], at: usize) -> Vec<&str> {
     v
 }
 
-/// The measurements a key was derived from.
-fn from_of<'f>(f: &'f ParamsFile, key: &str) -> Vec<&'f Measurement> {
-    f.param_info.get(key).map_or(vec![], |i| {
-        i.from
-            .iter()
-            .filter_map(|id| f.measurements.iter().find(|m| &m.id == id))
-            .collect()
-    })
+/// A file with its measurements by id (every key looks its own up: linear in the file).
+struct Side<'f> {
+    f: &'f ParamsFile,
+    by_id: std::collections::HashMap<&'f str, &'f Measurement>,
+}
+
+impl<'f> Side<'f> {
+    fn new(f: &'f ParamsFile) -> Self {
+        let by_id = f.measurements.iter().map(|m| (m.id.as_str(), m)).collect();
+        Side { f, by_id }
+    }
+
+    /// The measurements a key was derived from.
+    fn from(&self, key: &str) -> Vec<&'f Measurement> {
+        self.f.param_info.get(key).map_or(vec![], |i| {
+            i.from
+                .iter()
+                .filter_map(|id| self.by_id.get(id.as_str()).copied())
+                .collect()
+        })
+    }
 }
 
 /// The smallest and largest value of a size parameter over `ms`.
@@ -355,8 +427,9 @@ fn range_differences(a: &[&Measurement], b: &[&Measurement]) -> Vec<String> {
 }
 
 /// How A's and B's figures of `key` were measured differently (empty: the same way).
-fn key_differences(a: &ParamsFile, b: &ParamsFile, key: &str) -> Vec<String> {
-    let (fa, fb) = (from_of(a, key), from_of(b, key));
+fn key_differences(sa: &Side, sb: &Side, key: &str) -> Vec<String> {
+    let (a, b) = (sa.f, sb.f);
+    let (fa, fb) = (sa.from(key), sb.from(key));
     let mut d = shape_differences(&fa, &fb);
     if key.split('@').next().is_some_and(|k| k.ends_with("_bytes")) {
         d.extend(range_differences(&fa, &fb));
@@ -367,16 +440,6 @@ fn key_differences(a: &ParamsFile, b: &ParamsFile, key: &str) -> Vec<String> {
         }
     }
     d
-}
-
-/// Whether `key@target` is the same figure as its unqualified key in both files (the
-/// unqualified key is the first target's): one row says it.
-fn is_twin(f: &ParamsFile, key: &str) -> bool {
-    let Some((bare, target)) = key.split_once('@') else {
-        return false;
-    };
-    f.param_info.get(bare).is_some_and(|i| i.target == target)
-        && f.params.get(bare) == f.params.get(key)
 }
 
 fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
@@ -450,16 +513,23 @@ fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
     w
 }
 
+/// A measurement's own noise (`Err`: not in this file).
+fn measurement_noise(m: Option<&Measurement>) -> Noisy {
+    m.map(|m| (Noise::of(&m.distribution), "measurement"))
+        .ok_or_else(|| "in one file only".to_string())
+}
+
 /// Compares A and B.
 pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
+    let (sa, sb) = (Side::new(a), Side::new(b));
     let keys: BTreeSet<&String> = a.params.keys().chain(b.params.keys()).collect();
-    let params = keys
+    let params: Vec<Change> = keys
         .into_iter()
         // `key@target` where it only repeats `key` (the first target's) in each file.
         .filter(|k| {
             ![a, b]
                 .iter()
-                .all(|f| !f.params.contains_key(*k) || is_twin(f, k))
+                .all(|f| !f.params.contains_key(*k) || super::keys::repeats_bare(f, k))
         })
         .map(|k| {
             let unit = a
@@ -473,10 +543,10 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
                 &unit,
                 a.params.get(k).copied(),
                 b.params.get(k).copied(),
-                key_noise(a, k),
-                key_noise(b, k),
+                key_noise(&sa, k),
+                key_noise(&sb, k),
             );
-            unless_measured_differently(c, key_differences(a, b, k))
+            unless_measured_differently(c, key_differences(&sa, &sb, k))
         })
         .collect();
     let ma: BTreeMap<&str, &Measurement> =
@@ -495,8 +565,8 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
                 &unit,
                 x.map(|m| m.distribution.p50),
                 y.map(|m| m.distribution.p50),
-                x.map(|m| Noise::of(&m.distribution)),
-                y.map(|m| Noise::of(&m.distribution)),
+                measurement_noise(x.copied()),
+                measurement_noise(y.copied()),
             );
             let differences = match (x, y) {
                 (Some(x), Some(y)) => {
@@ -513,6 +583,7 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
         .collect();
     DiffReport {
         rule: RULE.into(),
+        bottom_line: BottomLine::of(&params),
         warnings: env_warnings(a, b),
         params,
         measurements,
@@ -527,27 +598,40 @@ fn f(v: Option<f64>) -> String {
     }
 }
 
+/// What a section's rows are, for its counts.
+fn title_noun(title: &str) -> &'static str {
+    if title.starts_with("params") {
+        "keys"
+    } else {
+        "measurements"
+    }
+}
+
 fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
+    // Without --all: rows within noise hidden, and measurements in one file only (the
+    // sweep points --quick thins), counted in the title.
+    let keys = title_noun(title) == "keys";
     let shown: Vec<&Change> = changes
         .iter()
         .filter(|c| {
-            all || c.significant != "no"
-                || c.direction.starts_with("only")
-                || !c.not_comparable.is_empty()
+            all || match c.class() {
+                Class::Within => false,
+                Class::OneFile => keys,
+                _ => true,
+            }
         })
         .collect();
-    let differ = changes
-        .iter()
-        .filter(|c| !c.not_comparable.is_empty())
-        .count();
     s.push_str(&format!(
-        "{title} ({} compared, {} significant, {differ} not comparable (measured differently){})\n",
-        changes.len(),
-        changes.iter().filter(|c| c.significant == "yes").count(),
+        "{title}: {}{}\n",
+        BottomLine::of(changes).sentence(title_noun(title)),
         if all {
-            String::new()
+            ""
         } else {
-            ", insignificant rows hidden (--all shows them)".into()
+            if title_noun(title) == "keys" {
+                "; rows within noise hidden (--all shows them)"
+            } else {
+                "; rows within noise or in one file only hidden (--all shows them)"
+            }
         }
     ));
     let mut t = TextTable::new(&[
@@ -573,7 +657,7 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
             f(c.threshold),
             c.unit.clone(),
             c.direction.to_string(),
-            c.significant.to_string(),
+            signif_cell(c).to_string(),
             c.verdict.to_string(),
         ]);
     }
@@ -591,9 +675,23 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
     s.push('\n');
 }
 
-/// A readable report.
+/// The significance column: `yes`, `no`, `no distribution` (a key without one in its
+/// unit), `-` (in one file only).
+fn signif_cell(c: &Change) -> &str {
+    match c.class() {
+        Class::OneFile => "-",
+        Class::NoDistribution | Class::NotComparable if c.significant == "unknown" => {
+            "no distribution"
+        }
+        _ => &c.significant,
+    }
+}
+
+/// A readable report: the bottom line first, then the rule, warnings and tables.
 pub fn render_table(r: &DiffReport, a: &str, b: &str, all: bool) -> String {
-    let mut s = format!("diff A = {a}  B = {b}\nrule: {}\n\n", r.rule);
+    let mut s = format!("diff A = {a}  B = {b}\n");
+    bottom_line(&mut s, &r.bottom_line, &r.params);
+    s.push_str(&format!("rule: {}\n\n", r.rule));
     for w in &r.warnings {
         s.push_str(&format!("warning: {w}\n"));
     }
@@ -605,215 +703,5 @@ pub fn render_table(r: &DiffReport, a: &str, b: &str, all: bool) -> String {
     s
 }
 
-/// One host or pair of two fleet files, compared.
-#[derive(Debug, Clone, Serialize)]
-pub struct FleetPart {
-    /// The host (`h0`) or the pair (`verbs h0-h1`, hosts in name order).
-    pub name: String,
-    /// The comparison of its params.
-    pub diff: DiffReport,
-}
-
-/// Two fleet files compared.
-#[derive(Debug, Clone, Serialize)]
-pub struct FleetDiffReport {
-    /// The significance rule ([`RULE`]).
-    pub rule: String,
-    /// Differences of the fleets themselves (cxlchar version, launcher, number of ranks).
-    pub warnings: Vec<String>,
-    pub hosts_only_a: Vec<String>,
-    pub hosts_only_b: Vec<String>,
-    /// Hosts in both, in A's order.
-    pub hosts: Vec<FleetPart>,
-    pub pairs_only_a: Vec<String>,
-    pub pairs_only_b: Vec<String>,
-    /// Pairs in both (kind and unordered host pair), in A's order.
-    pub pairs: Vec<FleetPart>,
-}
-
-fn pair_name(p: &PairResult) -> (PairKind, String) {
-    let (x, y) = if p.client <= p.server {
-        (&p.client, &p.server)
-    } else {
-        (&p.server, &p.client)
-    };
-    (p.kind, format!("{} {x}-{y}", p.kind.name()))
-}
-
-/// Compares two fleet files host by host and pair by pair.
-pub fn diff_fleet(a: &FleetFile, b: &FleetFile) -> FleetDiffReport {
-    let mut warnings = vec![];
-    let mut cmp = |what: &str, x: String, y: String| {
-        if x != y {
-            warnings.push(format!("different {what}: A has {x}, B has {y}"));
-        }
-    };
-    cmp(
-        "cxlchar version",
-        a.cxlchar_version.clone(),
-        b.cxlchar_version.clone(),
-    );
-    cmp("launcher", a.launcher.kind.clone(), b.launcher.kind.clone());
-    cmp(
-        "number of ranks",
-        a.launcher.ranks.to_string(),
-        b.launcher.ranks.to_string(),
-    );
-    cmp(
-        "command line",
-        a.command_line
-            .iter()
-            .skip(1)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" "),
-        b.command_line
-            .iter()
-            .skip(1)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
-    let hosts = a
-        .hosts
-        .iter()
-        .filter_map(|h| {
-            let other = b.host(&h.host)?;
-            Some(FleetPart {
-                name: h.host.clone(),
-                diff: diff(&h.params, &other.params),
-            })
-        })
-        .collect();
-    let only = |x: &FleetFile, y: &FleetFile| -> Vec<String> {
-        x.hosts
-            .iter()
-            .filter(|h| y.host(&h.host).is_none())
-            .map(|h| h.host.clone())
-            .collect()
-    };
-    let pairs_b: Vec<((PairKind, String), &PairResult)> =
-        b.pairs.iter().map(|p| (pair_name(p), p)).collect();
-    let pairs_a: Vec<((PairKind, String), &PairResult)> =
-        a.pairs.iter().map(|p| (pair_name(p), p)).collect();
-    let pairs = pairs_a
-        .iter()
-        .filter_map(|(k, p)| {
-            let (_, q) = pairs_b.iter().find(|(l, _)| l == k)?;
-            Some(FleetPart {
-                name: k.1.clone(),
-                diff: diff(&p.params, &q.params),
-            })
-        })
-        .collect();
-    let pairs_only = |x: &[((PairKind, String), &PairResult)],
-                      y: &[((PairKind, String), &PairResult)]| {
-        x.iter()
-            .filter(|(k, _)| !y.iter().any(|(l, _)| l == k))
-            .map(|(k, _)| k.1.clone())
-            .collect::<Vec<_>>()
-    };
-    FleetDiffReport {
-        rule: RULE.into(),
-        warnings,
-        hosts_only_a: only(a, b),
-        hosts_only_b: only(b, a),
-        hosts,
-        pairs_only_a: pairs_only(&pairs_a, &pairs_b),
-        pairs_only_b: pairs_only(&pairs_b, &pairs_a),
-        pairs,
-    }
-}
-
-/// A readable report of two fleet files compared: per host and per pair the tables of
-/// [`render_table`] (keys; measurements with `all`).
-pub fn render_fleet_table(r: &FleetDiffReport, a: &str, b: &str, all: bool) -> String {
-    let mut s = format!("diff fleet A = {a}  B = {b}\nrule: {}\n\n", r.rule);
-    for w in &r.warnings {
-        s.push_str(&format!("warning: {w}\n"));
-    }
-    let list = |v: &[String]| {
-        if v.is_empty() {
-            "none".to_string()
-        } else {
-            v.join(", ")
-        }
-    };
-    s.push_str(&format!(
-        "hosts in both: {}\nhosts only in A: {}\nhosts only in B: {}\n\
-         pairs in both: {}\npairs only in A: {}\npairs only in B: {}\n",
-        r.hosts.len(),
-        list(&r.hosts_only_a),
-        list(&r.hosts_only_b),
-        r.pairs.len(),
-        list(&r.pairs_only_a),
-        list(&r.pairs_only_b),
-    ));
-    for (what, parts) in [("host", &r.hosts), ("pair", &r.pairs)] {
-        for p in parts {
-            s.push_str(&format!("\n== {what} {}\n", p.name));
-            for w in &p.diff.warnings {
-                s.push_str(&format!("warning: {w}\n"));
-            }
-            rows(&mut s, "params", &p.diff.params, all);
-            if all {
-                rows(&mut s, "measurements (p50)", &p.diff.measurements, all);
-            }
-        }
-    }
-    s
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn d(p50: f64, p90: f64, stdev: f64, n: u64) -> Distribution {
-        Distribution {
-            n,
-            min: p50 * 0.9,
-            p50,
-            p90,
-            p99: p90,
-            p999: p90,
-            max: p90,
-            mean: p50,
-            stdev,
-        }
-    }
-
-    #[test]
-    fn rule() {
-        let a = Noise::of(&d(100.0, 103.0, 4.0, 100));
-        let b = Noise::of(&d(100.0, 104.0, 4.0, 100));
-        // h: sqrt(3^2 + 4^2) = 5.
-        assert!((threshold(a, b) - 5.0).abs() < 1e-9);
-        let c = change(
-            "mem_lat_ns",
-            "ns",
-            Some(100.0),
-            Some(104.0),
-            Some(a),
-            Some(b),
-        );
-        assert_eq!(c.significant, "no");
-        assert_eq!(c.direction, "up");
-        assert_eq!(c.verdict, "worse");
-        let c = change(
-            "mem_lat_ns",
-            "ns",
-            Some(100.0),
-            Some(90.0),
-            Some(a),
-            Some(b),
-        );
-        assert_eq!(c.significant, "yes");
-        assert_eq!(c.verdict, "better");
-        let c = change("x_gbs", "GB/s", Some(10.0), Some(12.0), None, Some(b));
-        assert_eq!(c.significant, "unknown");
-        assert_eq!(c.verdict, "better");
-        let c = change("x_ns", "ns", Some(10.0), None, Some(a), None);
-        assert_eq!(c.direction, "only-a");
-        assert_eq!(c.significant, "unknown");
-    }
-}
+mod tests;

@@ -27,6 +27,41 @@ impl Sched {
     }
 }
 
+/// The share of a window a thread may wait on its run queue before the window is taken as
+/// disturbed: as much as the skew may cost (a kernel worker's 50 us in a 40 ms window
+/// moves the aggregate by a tenth of a percent, a preemption of milliseconds does not).
+pub const MAX_WAIT_SHARE: f64 = 0.01;
+
+/// What disturbed one thread in a window of `length_ns`, one phrase each (empty:
+/// nothing that moves the figure): a run-queue wait over [`MAX_WAIT_SHARE`] of the window
+/// (without schedstat: any context switch), any migration or page fault.
+pub fn judge(c: &crate::counters::Counts, length_ns: f64) -> Vec<String> {
+    let mut v = Vec::new();
+    match c.run_queue_wait_ns {
+        Some(w) if w as f64 > MAX_WAIT_SHARE * length_ns => v.push(format!(
+            "{:.0} us on its run queue ({:.1} % of the window)",
+            w as f64 / 1e3,
+            w as f64 * 100.0 / length_ns.max(1.0)
+        )),
+        Some(_) => {}
+        None => {
+            if let Some(n) = c.context_switches.filter(|&n| n > 0) {
+                v.push(format!("{n} context switches"));
+            }
+        }
+    }
+    for (n, what) in [
+        (c.cpu_migrations, "CPU migrations"),
+        (c.minor_faults, "minor page faults"),
+        (c.major_faults, "major page faults"),
+    ] {
+        if let Some(n) = n.filter(|&n| n > 0) {
+            v.push(format!("{n} {what}"));
+        }
+    }
+    v
+}
+
 /// Steal time of each CPU (`/proc/stat`, in clock ticks), for the CPUs in `cpus`.
 pub fn steal_ticks(cpus: &[usize]) -> Option<BTreeMap<usize, u64>> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
@@ -90,6 +125,33 @@ mod tests {
         assert_eq!(v.len(), 1);
         assert!(v[0].starts_with("CPU 1: "), "{v:?}");
         assert!(stolen(&before, &before).is_empty());
+    }
+
+    #[test]
+    fn a_short_wait_is_tolerated_a_long_one_or_a_fault_is_not() {
+        use crate::counters::Counts;
+        let c = |wait: Option<u64>, switches: u64, faults: u64| Counts {
+            run_queue_wait_ns: wait,
+            context_switches: Some(switches),
+            cpu_migrations: Some(0),
+            minor_faults: Some(faults),
+            major_faults: Some(0),
+            ..Default::default()
+        };
+        // 40 ms window: 100 us is 0.25 %, tolerated; 1.3 ms is 3 %, not.
+        assert!(judge(&c(Some(100_000), 2, 0), 40e6).is_empty());
+        let long = judge(&c(Some(1_300_000), 3, 0), 40e6);
+        assert_eq!(long.len(), 1);
+        assert!(long[0].contains("3.2 % of the window"), "{long:?}");
+        // Without schedstat a switch is all there is to go by.
+        assert_eq!(
+            judge(&c(None, 1, 0), 40e6),
+            vec!["1 context switches".to_string()]
+        );
+        assert_eq!(
+            judge(&c(Some(0), 0, 3), 40e6),
+            vec!["3 minor page faults".to_string()]
+        );
     }
 
     #[test]

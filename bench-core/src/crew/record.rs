@@ -280,6 +280,7 @@ impl Windows {
             "stop_skew_us_max": round3(worst(|f| f.stop_skew_ns) / 1e3),
             "skew_share_max": round3(worst(WindowFigure::skew_share)),
             "overlap_error_max": round3(worst(|f| f.overlap_error.abs())),
+            "run_queue_wait_us_max": round3(self.used_windows().iter().flat_map(|&i| self.records[i].seen.iter()).filter_map(|c| c.run_queue_wait_ns).max().unwrap_or(0) as f64 / 1e3),
             "cpus": cpus(true),
             "helper_cpus": cpus(false),
             "noisy": self.noisy(),
@@ -290,7 +291,7 @@ impl Windows {
     pub fn method(&self) -> String {
         let threads = self.seats.iter().filter(|s| s.measuring).count();
         format!(
-            "{threads} pinned thread(s) released together into windows of {} ms (a spinning barrier) and stopped together; a window's figure = the bytes all threads moved inside the time all of them ran (last start to first end, interpolated inside a call) / that time; p50 over the undisturbed windows ({} of {} run; a window with a preemption, run-queue wait, migration, page fault or stolen time on any thread, or whose aggregate and sum of per-thread rates differ by > 3 %, is left out; with none left, every window, flagged noisy); the bulk-synchronous figure (threads x the slowest thread's rate) and the spread are in `crew`; GB = 1e9 B",
+            "{threads} pinned thread(s) released together into windows of {} ms (a spinning barrier) and stopped together; a window's figure = the bytes all threads moved inside the time all of them ran (last start to first end, interpolated inside a call) / that time; p50 over the undisturbed windows ({} of {} run; a window in which a thread waited on its run queue for more than 1 % of it, migrated or faulted, or time was stolen from a CPU, or whose aggregate and sum of per-thread rates differ by > 3 %, is left out; with none left, every window, flagged noisy); the bulk-synchronous figure (threads x the slowest thread's rate) and the spread are in `crew`; GB = 1e9 B",
             trim_ms(self.plan.window.as_secs_f64() * 1e3),
             self.used().len(),
             self.records.len()

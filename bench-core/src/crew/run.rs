@@ -320,6 +320,9 @@ fn keep_books(sh: &Shared<'_>, timer: &Timer) {
         .filter_map(|(_, r)| r.as_ref().map(|r| r.trace(timer, base)))
         .collect();
     let mut figure = WindowFigure::of(&traces);
+    let length_ns = figure
+        .as_ref()
+        .map_or(sh.plan.window.as_nanos() as f64, |f| f.common_ns);
     let mut why: Vec<String> = sh
         .seats
         .iter()
@@ -327,7 +330,7 @@ fn keep_books(sh: &Shared<'_>, timer: &Timer) {
         .zip(&seen)
         .flat_map(|((t, s), seen)| {
             let role = if s.measuring { "thread" } else { "helper" };
-            seen.disturbances()
+            evidence::judge(seen, length_ns)
                 .into_iter()
                 .map(move |d| format!("{role} {t} (CPU {}): {d}", s.cpu))
         })

@@ -34,6 +34,8 @@
 //!   agents, the CPU agents beside bench-gpu's DMA);
 //! * [`lockstep`]: pinned threads running timed samples together (the multi-threaded
 //!   bandwidth families of bench-mem and bench-cxl);
+//! * [`plan`]: the cost model of a run (each benchmark's points and their seconds) and the
+//!   progress it reports point by point;
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
 //!   `CXLCHAR_REQUIRE` demands it;
 //! * [`bench`](mod@bench): the [`bench::Benchmark`] trait that each benchmark implements.
@@ -57,6 +59,7 @@ pub mod memory;
 pub mod params;
 pub mod pci;
 pub mod pin;
+pub mod plan;
 pub mod sizing;
 pub mod stats;
 mod sysfs;

@@ -36,9 +36,12 @@ use bench_core::bench::{
 use bench_core::counters::{
     self, CounterGroup, Counts, ThreadCounts, DEFAULT_MAX_ATTEMPTS as MAX_ATTEMPTS,
 };
+use bench_core::memory::TargetSpec;
 use bench_core::params::Skipped;
 use bench_core::pin::SpinBarrier;
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
+use bench_core::topology::ladder::Ladder;
 use bench_core::units::format_size;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -89,17 +92,35 @@ pub fn layout(pairs: usize, cell: usize) -> Layout {
     }
 }
 
-/// The pair counts to run with `cpus` CPUs (powers of two up to #CPUs/2, and #CPUs/2
-/// itself), and the paper's pair counts that cannot run.
-pub fn pair_counts(cpus: usize) -> (Vec<usize>, Vec<usize>) {
-    let max = cpus / 2;
-    let mut run: Vec<usize> = (0..usize::BITS)
-        .map(|i| 1usize << i)
-        .take_while(|&p| p <= max)
-        .collect();
-    if max > 0 && !max.is_power_of_two() {
-        run.push(max);
+/// One pair count of the sweep: P pairs on 2 P CPUs of a rung of the thread ladder
+/// (pair i on `cpus[2 i]` and `cpus[2 i + 1]`), and what the rung is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairRung {
+    /// Pairs.
+    pub pairs: usize,
+    /// Their CPUs, sender then receiver of each pair.
+    pub cpus: Vec<usize>,
+    /// The rung, in words.
+    pub label: String,
+}
+
+/// The pair counts to run: half of each rung of the thread ladder of two CPUs or more
+/// (`bench_core::topology::ladder`: 2, 4, 8, ... CPUs and each level of the machine;
+/// never two threads on one CPU), and the paper's pair counts that cannot run.
+pub fn pair_rungs(ladder: &Ladder) -> (Vec<PairRung>, Vec<usize>) {
+    let mut run: Vec<PairRung> = Vec::new();
+    for r in &ladder.rungs {
+        let pairs = r.threads / 2;
+        if pairs == 0 || run.iter().any(|x| x.pairs == pairs) {
+            continue;
+        }
+        run.push(PairRung {
+            pairs,
+            cpus: r.cpus[..2 * pairs].to_vec(),
+            label: r.label.clone(),
+        });
     }
+    let max = run.iter().map(|r| r.pairs).max().unwrap_or(0);
     let not_run = PAPER_PAIRS.iter().copied().filter(|&p| p > max).collect();
     (run, not_run)
 }
@@ -481,12 +502,16 @@ struct Sweep<'a> {
     mode: Coherence,
     placement: bench_core::memory::Placement,
     report: Report,
+    /// The CPUs of the pair count under way (a rung of the thread ladder).
+    pair_cpus: Vec<usize>,
+    /// That rung, in words.
+    rung: String,
 }
 
 impl Sweep<'_> {
     fn cpus(&self, p: usize) -> Vec<(usize, usize)> {
         (0..p)
-            .map(|i| (self.ctx.cpus[2 * i], self.ctx.cpus[2 * i + 1]))
+            .map(|i| (self.pair_cpus[2 * i], self.pair_cpus[2 * i + 1]))
             .collect()
     }
 
@@ -494,6 +519,7 @@ impl Sweep<'_> {
         serde_json::json!({
             "pairs": p,
             "cpus_sender_receiver": self.cpus(p),
+            "rung": self.rung,
             "mode": self.mode.name(),
             "cell_bytes": cell,
             "cell_payload_bytes": cells::payload_of(cell),
@@ -545,6 +571,7 @@ impl Sweep<'_> {
             Some(self.placement.clone()),
             counters.with_per_op("message", 2 * n * p as u64),
         ));
+        self.ctx.point_done();
         Ok((id, p50))
     }
 
@@ -613,6 +640,7 @@ impl Sweep<'_> {
                 Some(self.placement.clone()),
                 counters.with_per_op("byte", bytes * p as u64 * reps as u64),
             ));
+            self.ctx.point_done();
         }
         Ok(out)
     }
@@ -678,8 +706,8 @@ impl MsgScaleBench {
     }
 
     fn run_inner(&self, ctx: &Context) -> Result<Report, ScaleError> {
-        let (run, not_run) = pair_counts(ctx.cpus.len());
-        let Some(&pmax) = run.last() else {
+        let (run, not_run) = pair_rungs(&ctx.ladder(None));
+        let Some(pmax) = run.iter().map(|r| r.pairs).max() else {
             return Err(ScaleError::TooFewCpus(ctx.cpus.len()));
         };
         let max_cell = self
@@ -730,7 +758,7 @@ impl MsgScaleBench {
         &self,
         ctx: &Context,
         pool: &PoolMap,
-        run: &[usize],
+        run: &[PairRung],
         not_run: &[usize],
     ) -> Result<Report, ScaleError> {
         // Claimed like `pool msg`'s leader claims a window: both sides are this process.
@@ -752,6 +780,8 @@ impl MsgScaleBench {
             mode: self.mode,
             placement: pool.placement(),
             report: Report::default(),
+            pair_cpus: ctx.cpus.clone(),
+            rung: String::new(),
         };
         sw.skip_not_run(not_run);
         let Some(p) = self.pairs_sweep(&mut sw, run)? else {
@@ -763,18 +793,56 @@ impl MsgScaleBench {
 
     /// Latency and bandwidth curve at each pair count whose queues fit the window; the
     /// largest pair count that ran.
-    fn pairs_sweep(&self, sw: &mut Sweep<'_>, run: &[usize]) -> Result<Option<usize>, ScaleError> {
+    fn pairs_sweep(
+        &self,
+        sw: &mut Sweep<'_>,
+        run: &[PairRung],
+    ) -> Result<Option<usize>, ScaleError> {
         let mut largest = None;
-        for &p in run {
+        for r in run {
+            let p = r.pairs;
             if !sw.fits(p, self.pairs_cell) {
                 let reason = sw.too_small(p, self.pairs_cell);
                 sw.skip(format!("pool.msg-scale/p{p}"), reason);
                 continue;
             }
+            // The rung's CPUs; the cell-size sweep stays on the largest.
+            sw.pair_cpus = r.cpus.clone();
+            sw.rung = r.label.clone();
             self.pairs_point(sw, p)?;
             largest = Some(p);
         }
         Ok(largest)
+    }
+
+    /// The planned seconds of one bandwidth curve of `pairs` pairs (every message size,
+    /// each streamed `reps` times) and of one latency point.
+    fn curve_s(&self, ctx: &Context, cpus: &[usize]) -> (f64, f64) {
+        let e = &ctx.plan.expect;
+        let threads = cpus.len().max(2);
+        let pairs = threads / 2;
+        // What the pairs' CPUs share: each byte is written once and read once.
+        let memory_gbs = e.stream_gbs(&ctx.topology, cpus) / 2.0;
+        let (flushes, message_ns) = match self.mode {
+            Coherence::Coherent => (1.0, e.message_ns),
+            Coherence::NonCoherent(_) => (3.0, e.message_noncoherent_ns),
+        };
+        let (bytes, reps) = ctx.effort.pool.msg_scale_stream;
+        let mut curve = 0.0;
+        for size in sizes(ctx.effort.pool.msg_scale_every_size) {
+            let count = stream_count(bytes, size);
+            let payload = (count as usize * size) as f64;
+            // A queue of a few cells: the sender waits for the receiver at every few
+            // messages.
+            let rep = e.handoffs_s(count as f64, message_ns)
+                + (payload / (e.pair_copy_gbs / flushes * 1e9))
+                    .max(payload * pairs as f64 / (memory_gbs * 1e9));
+            let run = reps as f64 * rep;
+            curve += e.section_s(threads, run);
+        }
+        let n = ctx.effort.pool.msg_scale_round_trips as f64;
+        let lat = e.handoffs_s(n, e.round_trip_ns * flushes);
+        (curve, e.section_s(threads, lat))
     }
 
     /// One pair count: its latency key and its bandwidth curve's peak key.
@@ -897,6 +965,32 @@ impl Benchmark for MsgScaleBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
+
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let (run, _) = pair_rungs(&ctx.ladder(None));
+        let mut cost = Cost::new();
+        let n = sizes(ctx.effort.pool.msg_scale_every_size).len();
+        for r in &run {
+            let (curve, lat) = self.curve_s(ctx, &r.cpus);
+            cost.add(format!("{} pair(s): latency", r.pairs), 1, lat);
+            cost.add(
+                format!("{} pair(s): {n} sizes", r.pairs),
+                n,
+                curve / n as f64,
+            );
+        }
+        if let Some(r) = run.iter().max_by_key(|r| r.pairs) {
+            let p = r.pairs;
+            let (curve, _) = self.curve_s(ctx, &r.cpus);
+            cost.add(
+                format!("{} cell sizes x {n} sizes, {p} pair(s)", self.cells.len()),
+                self.cells.len() * n,
+                curve / n as f64,
+            );
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         input.region()?;
         let r = self.run_inner(ctx);
@@ -910,9 +1004,11 @@ impl Benchmark for MsgScaleBench {
     }
 }
 
-/// Seed 002's message scaling through a pool: 1 .. #CPUs/2 pairs of pinned threads (a
-/// sender and a receiver on CPUs of their own; the pair counts that do not fit the CPUs
-/// are listed as skipped), each pair with its own SPSC queue of fixed-size cells in one
+/// Seed 002's message scaling through a pool: pairs of pinned threads (a sender and a
+/// receiver on CPUs of their own), as many as half of each rung of the thread ladder (2,
+/// 4, 8, ... CPUs and each level of the machine: one core, one L3, one node, one socket,
+/// all CPUs; the paper's pair counts that do not fit the CPUs are listed as skipped), each
+/// pair with its own SPSC queue of fixed-size cells in one
 /// pool window. Per pair count: one-way latency of an 8-byte message (echo round trip /
 /// 2, p50 over all pairs) and aggregate bandwidth (payload bytes of all pairs, counted
 /// once, / the longest pair's time; GB = 1e9 B) for messages of 1 KiB .. 1 MiB (quick:
@@ -974,16 +1070,28 @@ mod tests {
 
     #[test]
     fn pair_counts_never_oversubscribe_and_name_what_cannot_run() {
-        assert_eq!(pair_counts(1), (vec![], PAPER_PAIRS.to_vec()));
-        assert_eq!(pair_counts(2), (vec![1], vec![2, 4, 8, 16]));
-        assert_eq!(pair_counts(3), (vec![1], vec![2, 4, 8, 16]));
-        assert_eq!(pair_counts(12), (vec![1, 2, 4, 6], vec![8, 16]));
-        assert_eq!(pair_counts(64), (vec![1, 2, 4, 8, 16, 32], vec![]));
-        for n in 0..100 {
-            let (run, not_run) = pair_counts(n);
-            assert!(run.iter().all(|&p| 2 * p <= n));
-            assert!(not_run.iter().all(|&p| 2 * p > n));
-        }
+        use bench_core::topology::fixtures::Server;
+        let counts = |s: &Server, n: usize| {
+            let cpus: Vec<usize> = (0..n).collect();
+            let (run, not_run) = pair_rungs(&Ladder::of(&s.topology(), &cpus));
+            for r in &run {
+                assert_eq!(r.cpus.len(), 2 * r.pairs);
+                let mut c = r.cpus.clone();
+                c.sort_unstable();
+                c.dedup();
+                assert_eq!(c.len(), r.cpus.len(), "never two threads on one CPU");
+            }
+            (run.iter().map(|r| r.pairs).collect::<Vec<_>>(), not_run)
+        };
+        let h = Server::h200_host();
+        assert_eq!(counts(&h, 1), (vec![], PAPER_PAIRS.to_vec()));
+        assert_eq!(counts(&h, 2), (vec![1], vec![2, 4, 8, 16]));
+        assert_eq!(counts(&h, 3), (vec![1], vec![2, 4, 8, 16]));
+        assert_eq!(counts(&h, 12), (vec![1, 2, 4, 6], vec![8, 16]));
+        assert_eq!(counts(&h, 16), (vec![1, 2, 4, 8], vec![16]));
+        let (run, not_run) = counts(&Server::epyc_2s_96c(), 384);
+        assert_eq!(run, [1, 2, 4, 8, 16, 32, 64, 96, 128, 192]);
+        assert!(not_run.is_empty());
     }
 
     #[test]

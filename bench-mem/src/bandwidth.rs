@@ -29,6 +29,7 @@ use bench_core::dram_check::{self, Pattern};
 use bench_core::effort::Effort;
 use bench_core::memory::{OnMemory, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
@@ -324,6 +325,32 @@ impl BandwidthBench {
         (gbs(&run.times, bytes as f64), how, counters)
     }
 
+    /// The planned seconds of point `p` under `budget`: a sample streams each thread's
+    /// slice as [`BandwidthBench::measure`] does (passes over a small slice, one chunk of a
+    /// large one, after a warm-up over all of it), in the caches where the footprint fits
+    /// in those its CPUs fill, else at DRAM bandwidth.
+    fn point_s(ctx: &Context, p: &Point, budget: &Budget) -> f64 {
+        let threads = p.threads.max(1);
+        let cpus = ctx.cpus_for(threads);
+        let slice = (p.size / threads).max(64);
+        let chunk = slice.min(CHUNK_BYTES);
+        let passes = if slice <= CHUNK_BYTES {
+            (8 * MIB / slice).max(1)
+        } else {
+            1
+        };
+        let in_cache = ctx
+            .cache_reach(&cpus)
+            .is_some_and(|r| p.size <= r.total_bytes);
+        let e = &ctx.plan.expect;
+        let warm_up = if slice > CHUNK_BYTES {
+            bench_core::plan::Expect::stream_s(p.size, e.stream_gbs(&ctx.topology, &cpus))
+        } else {
+            0.0
+        };
+        e.bandwidth_point_s(&ctx.topology, &cpus, chunk * passes, budget, in_cache) + warm_up
+    }
+
     /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked.
     fn check_kernel(&self) -> Kernel {
         if self.kernels.contains(&Kernel::Read) {
@@ -414,6 +441,7 @@ impl BandwidthBench {
             )));
         };
         ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
+        ctx.point_done();
         let p50 = d.p50;
         rep.measurements.push(Measurement {
             id,
@@ -569,6 +597,40 @@ impl Benchmark for BandwidthBench {
         }
         // Room for the DRAM check's larger footprint too (it would grow the region).
         (2 * most).min(ctx.check_span_limit(target)).max(most)
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let dram = self.dram_defaults(ctx, target);
+        let mut cost = Cost::new();
+        if self.sizes.is_none() {
+            // A check measures its footprint and twice it, repeats a pass where the two
+            // disagree and grows where the smaller is faster: about four points.
+            let budget = check_budget(ctx.effort);
+            for (&threads, &size) in &dram {
+                let p = Point {
+                    kernel: self.check_kernel(),
+                    size: 2 * size,
+                    threads,
+                    keys: vec![],
+                    dram: true,
+                };
+                cost.add(
+                    format!("DRAM check, {threads} thread(s)"),
+                    4,
+                    Self::point_s(ctx, &p, &budget),
+                );
+            }
+        }
+        let budget = ctx.effort.bandwidth_point;
+        for p in self.plan_at(ctx, &dram) {
+            cost.add(
+                format!("{} {}t {}", p.kernel.name(), p.threads, format_size(p.size)),
+                1,
+                Self::point_s(ctx, &p, &budget),
+            );
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

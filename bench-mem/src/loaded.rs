@@ -57,6 +57,7 @@ use bench_core::counters::{self, CounterGroup, Counts, MeasurementCounters, Thre
 use bench_core::keys::parameters as pk;
 use bench_core::memory::{OnMemory, Placement, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
+use bench_core::plan::Cost;
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, MIB};
@@ -216,6 +217,38 @@ impl Benchmark for LoadedLatencyBench {
             + Self::load_bytes(ctx, target) * (ctx.cpus.len() - 1).max(1)
     }
 
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        if ctx.cpus.len() < 2 {
+            return Cost::new();
+        }
+        let (touched, _) = Self::chase_touched(ctx, target);
+        let e = &ctx.plan.expect;
+        let run = ctx.effort.mem.loaded_point.as_secs_f64().max(32.0 * 20e-6);
+        let threads = ctx.cpus.len();
+        let delays = ctx.effort.mem.loaded_delays.len();
+        let points = if self.adaptive {
+            // The coarse sweep and about as many refined points.
+            (2 * plan::coarse(delays).len()).min(delays)
+        } else {
+            delays
+        };
+        let mut cost = Cost::new();
+        cost.add(
+            "chase chain",
+            1,
+            crate::latency::chase_point_s(ctx, touched, std::time::Duration::ZERO),
+        );
+        for t in &self.curves {
+            cost.add(
+                format!("{} curve", t.name()),
+                points,
+                e.section_s(threads, run),
+            );
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         if ctx.cpus.len() < 2 {
@@ -315,6 +348,7 @@ impl LoadedLatencyBench {
                     point.bw,
                     m.counters.as_ref().map_or(String::new(), |c| c.summary())
                 ));
+                ctx.point_done();
                 done.insert(i, (point, m));
             }
             todo = if self.adaptive {

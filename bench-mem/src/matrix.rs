@@ -30,6 +30,7 @@ use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{CellFigure, Measurement, NumaCell, NumaMatrix, PlacementSummary};
 use bench_core::params::{Skipped, Warning};
 use bench_core::pin::format_cpu_list;
+use bench_core::plan::Cost;
 use bench_core::topology::Topology;
 use bench_core::units::MIB;
 
@@ -393,9 +394,46 @@ impl Benchmark for MatrixBench {
         }
     }
 
-    fn expected_cost(&self, ctx: &Context) -> f64 {
-        self.plan(&ctx.topology, &ctx.cpus)
-            .map_or(1.0, |p| (p.cells.len() as f64).max(1.0))
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let Ok(plan) = self.plan(&ctx.topology, &ctx.cpus) else {
+            return Cost::new();
+        };
+        let mut cost = Cost::new();
+        for c in &plan.cells {
+            let cctx = ctx.with_cpus(&c.cpus);
+            let target = TargetSpec::Node(c.target);
+            let layout = ChainLayout::DEFAULT;
+            let (touched, _) = cctx.dram_touched(&target, &c.cpus, layout.span_per_touched());
+            let (stream, _) = cctx.dram_stream_bytes(&target, &c.cpus);
+            let e = &ctx.plan.expect;
+            let what = format!("node {} -> node {}", c.initiator, c.target);
+            cost.add(
+                format!("{what}: latency"),
+                1,
+                e.populate_s(layout.span_bytes(touched).max(stream))
+                    + crate::latency::chase_point_s(&cctx, touched, ctx.effort.mem.latency_point),
+            );
+            let per_thread = (stream / c.cpus.len().max(1)).min(crate::bandwidth::CHUNK_BYTES);
+            cost.add(
+                format!("{what}: read bandwidth"),
+                1,
+                e.bandwidth_point_s(
+                    &ctx.topology,
+                    &c.cpus,
+                    per_thread,
+                    &ctx.effort.bandwidth_point,
+                    false,
+                ),
+            );
+            if self.loaded && c.cpus.len() > 1 {
+                cost.add(
+                    format!("{what}: loaded latency"),
+                    1,
+                    crate::latency::chase_point_s(&cctx, touched, ctx.effort.mem.loaded_point),
+                );
+            }
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {

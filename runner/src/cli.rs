@@ -320,6 +320,24 @@ pub struct RunArgs {
     /// is always best effort). See docs/safety.md.
     #[arg(long)]
     pub best_effort: bool,
+    /// Print the run's plan and measure nothing: each family on each target, its points
+    /// and planned seconds (from what each point does: bytes at the expected bandwidth,
+    /// samples x sample time, round trips, pages populated), and the total. `--format
+    /// json` gives each family's planned_s and the run's total_s. Every run on a terminal
+    /// prints the same plan first; params.json records it beside what each family took.
+    #[arg(long)]
+    pub plan: bool,
+    /// With --plan: plan for another machine from a copy of its sysfs tree
+    /// (ROOT/sys/devices/system/{cpu,node}, as ci/lab/sysfs-snapshot.py writes one): its
+    /// CPUs, caches, sockets, nodes and memory, and its GPUs (ROOT/sys/bus/pci/devices).
+    #[arg(long, value_name = "ROOT", requires = "plan")]
+    pub sysfs: Option<PathBuf>,
+    /// Fit the run into this time (e.g. 90s, 5m): when the plan is longer, every family
+    /// takes fewer samples and fewer rungs of the thread ladder (never smaller working
+    /// sets, never other methods); the cut is printed, warned (`budget_cut`) and recorded
+    /// in params.json's plan.
+    #[arg(long, value_name = "DURATION", value_parser = bench_core::units::parse_duration)]
+    pub budget: Option<std::time::Duration>,
     /// Fleet runs under a launcher.
     #[command(flatten)]
     pub fleet: FleetArgs,

@@ -593,3 +593,16 @@ mod tests {
         }
     }
 }
+
+/// Writes every machine of [`Server::machines`] as a sysfs tree below
+/// `$CXLCHAR_FIXTURE_DIR/<name>`, for `cxlchar all --plan --sysfs` by hand:
+/// `CXLCHAR_FIXTURE_DIR=/tmp/fx cargo test -p bench-core --lib write_fixture_trees -- --ignored`.
+#[cfg(test)]
+#[test]
+#[ignore = "writes files where CXLCHAR_FIXTURE_DIR says"]
+fn write_fixture_trees() {
+    let dir = std::env::var("CXLCHAR_FIXTURE_DIR").expect("CXLCHAR_FIXTURE_DIR");
+    for (name, s) in Server::machines() {
+        write_server(&Path::new(&dir).join(name), &s).unwrap();
+    }
+}

@@ -186,7 +186,7 @@ const MIB: usize = 1 << 20;
 /// `--quick`.
 pub const QUICK: Effort = Effort {
     level: Level::Quick,
-    max_rungs: Some(3),
+    max_rungs: Some(2),
     timer: Calibration::QUICK,
     bandwidth_point: Budget {
         time: ms(30),
@@ -257,15 +257,15 @@ pub const FULL: Effort = Effort {
         max_samples: 2000,
     },
     mem: MemEffort {
-        latency_point: ms(250),
+        latency_point: ms(150),
         latency_points_per_octave: 2,
         bandwidth_size_sweep: true,
-        loaded_point: ms(100),
+        loaded_point: ms(60),
         loaded_delays: &DELAYS,
         loaded_family_step_pct: 2,
         agents_point: ms(200),
-        threshold_point: ms(150),
-        alltoall_order_point: ms(100),
+        threshold_point: ms(100),
+        alltoall_order_point: ms(60),
         alltoall_block_step: 2,
         alltoall_buffer_cap_bytes: Some(8 << 30),
     },
@@ -275,13 +275,13 @@ pub const FULL: Effort = Effort {
         atomic_samples: 60,
         flush_samples: 200,
         msg_flag: (40, 4000),
-        msg_size_log_step: 1,
+        msg_size_log_step: 2,
         msg_largest_bytes: 4 * MIB,
         msg_ring_messages: (2000, 100),
         msg_stream: (64 * MIB, 50_000),
         msg_stream_reps: 5,
         msg_window_bytes: 64 * MIB,
-        msg_scale_every_size: true,
+        msg_scale_every_size: false,
         msg_scale_round_trips: 20_000,
         msg_scale_stream: (32 * MIB, 5),
     },
@@ -336,12 +336,10 @@ const DELAYS: [Option<u32>; 19] = [
 ];
 
 /// The loaded-latency delays of `--quick` (a subset of the full run's).
-const QUICK_DELAYS: [Option<u32>; 9] = [
+const QUICK_DELAYS: [Option<u32>; 7] = [
     Some(0),
-    Some(10),
     Some(35),
     Some(100),
-    Some(200),
     Some(400),
     Some(1600),
     Some(6400),

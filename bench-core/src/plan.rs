@@ -168,6 +168,10 @@ pub struct Expect {
     /// bounced between cores, a message through a queue): 1 on a quiet machine; on a busy
     /// one either side may wait for the other's time slice.
     pub handoff_factor: f64,
+    /// Whether a multi-threaded section is repeated while one of its threads is
+    /// disturbed (the lockstep threads of [`crate::lockstep`] are; a sampling scheme that
+    /// flags a disturbed window instead of repeating it turns this off).
+    pub repeat_threads: bool,
     /// How busy the machine is besides this run (load average per CPU), 0 when planned
     /// for another machine.
     pub load_per_cpu: f64,
@@ -197,6 +201,7 @@ impl Default for Expect {
             disturbances_per_cpu_s: 5.0,
             section_overhead_s: 0.0003,
             handoff_factor: 1.0,
+            repeat_threads: true,
             load_per_cpu: 0.0,
         }
     }
@@ -248,6 +253,9 @@ impl Expect {
     /// while disturbed, up to `max_attempts`: 1 + q + q^2 + ..., q the chance that one
     /// run is disturbed.
     pub fn attempts(&self, threads: usize, seconds: f64, max_attempts: u32) -> f64 {
+        if threads > 1 && !self.repeat_threads {
+            return 1.0;
+        }
         let q =
             1.0 - (-self.disturbances_per_cpu_s * threads.max(1) as f64 * seconds.max(0.0)).exp();
         (0..max_attempts.max(1)).map(|i| q.powi(i as i32)).sum()
@@ -499,6 +507,7 @@ mod tests {
     fn a_sampled_point_takes_its_budget_or_its_fewest_samples() {
         let e = Expect {
             disturbances_per_cpu_s: 0.0,
+            section_overhead_s: 0.0,
             ..Expect::default()
         };
         let b = Budget {

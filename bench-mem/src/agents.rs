@@ -135,37 +135,53 @@ impl Default for AgentsConfig {
 impl AgentsConfig {
     /// S on these targets: `--size`, else so that every agent count's footprint is a
     /// streaming DRAM working set of its CPUs ([`Context::dram_stream_bytes`]): one agent's
-    /// source plus destination (2 S) at least the single CPU's footprint, and two or more
-    /// agents (2 k S) at least the footprint of every CPU of the run; in whole MiB, at
-    /// least 64 MiB, the same with and without `--quick`. Also says which rule chose it.
+    /// source plus destination (2 S) at least the single CPU's footprint, and k agents'
+    /// (2 k S) at least the footprint of the rung's k CPUs (4 x the caches they can fill),
+    /// for every rung of the thread ladder; in whole MiB, at least 64 MiB, the same with
+    /// and without `--quick`. Also says which rule chose it.
     fn size<T: OnMemory>(&self, ctx: &Context, targets: &[&T]) -> (usize, String) {
         if let Some(s) = self.size {
             return (s, "--size".into());
         }
         let floor = 64 * MIB;
-        let (one, all) = targets
+        let one = targets
             .iter()
-            .map(|t| {
-                (
-                    ctx.dram_stream_bytes(t, &ctx.cpus_for(1)).0,
-                    ctx.dram_stream_bytes(t, &ctx.cpus).0,
-                )
-            })
-            .fold((0, 0), |(a, b), (x, y)| (a.max(x), b.max(y)));
-        let s = (one / 2).max(all / 4).max(floor).div_ceil(MIB) * MIB;
-        let rule = format!(
-            "one agent's source + destination span {} (the streaming DRAM footprint of CPU {}), two agents' at least {} (that of CPUs {}): 4 x the caches those CPUs can fill",
+            .map(|t| ctx.dram_stream_bytes(t, &ctx.cpus_for(1)).0)
+            .max()
+            .unwrap_or(0);
+        // The rung whose CPUs need the largest S: (S it needs, its footprint, its label).
+        let mut most = (0usize, 0usize, String::new());
+        for r in self.rungs(ctx).iter().filter(|r| r.threads > 1) {
+            let bytes = targets
+                .iter()
+                .map(|t| ctx.dram_stream_bytes(t, &r.cpus).0)
+                .max()
+                .unwrap_or(0);
+            let need = bytes.div_ceil(2 * r.threads);
+            if need > most.0 {
+                most = (need, bytes, r.label.clone());
+            }
+        }
+        let s = (one / 2).max(most.0).max(floor).div_ceil(MIB) * MIB;
+        let mut rule = format!(
+            "one agent's source + destination span {} (the streaming DRAM footprint of CPU {}: 4 x the caches it can fill)",
             format_size(2 * s),
             ctx.cpus_for(1)[0],
-            format_size(all),
-            bench_core::pin::format_cpu_list(&ctx.cpus)
         );
+        if most.0 > 0 {
+            rule.push_str(&format!(
+                "; k agents' 2 k S at least the footprint of their CPUs, most of all for {} ({})",
+                most.2,
+                format_size(most.1)
+            ));
+        }
         (s, rule)
     }
 
     /// The DRAM checks the keys at `size` stand on (one agent: the first CPU's stream;
-    /// more: every CPU's; [`AgentsConfig::size`] makes every footprint at least theirs),
-    /// run here unless this run made them.
+    /// more: every CPU's, which confirms that 4 x the caches CPUs can fill leaves them;
+    /// [`AgentsConfig::size`] makes every rung's footprint at least that of its CPUs), run
+    /// here unless this run made them.
     fn checks(
         &self,
         ctx: &Context,
@@ -1063,7 +1079,7 @@ mod tests {
             },
         };
         let len = b.region_bytes(&ctx, &TargetSpec::Anon);
-        let ks = b.config.counts(ctx.cpus.len());
+        let ks: Vec<usize> = b.config.rungs(&ctx).iter().map(|r| r.threads).collect();
         assert_eq!(len, ks.last().unwrap() * 64 * 1024);
         let mut r = Region::allocate(&TargetSpec::Anon, len, &ctx.topology).unwrap();
         let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();

@@ -619,8 +619,13 @@ mod tests {
         assert_eq!(b, 2 << 30);
         assert_eq!(buffer_budget(Some(8 << 30), &QUICK), 1 << 30);
         assert_eq!(buffer_budget(Some(2 << 30), &QUICK), 512 * MIB);
-        assert!(budget_rule(Some(1), &QUICK).contains("quick"));
-        assert!(!budget_rule(None, &FULL).contains("quick"));
+        assert!(budget_rule(Some(1), &QUICK).contains("at most 1G"));
+        assert!(budget_rule(None, &FULL).contains("at most 8G"));
+        assert_eq!(
+            buffer_budget(Some(1 << 40), &FULL),
+            8 << 30,
+            "a full run's cap"
+        );
         let (fit, cut) = sizes_within(&all, 32, b);
         assert_eq!((*fit.last().unwrap(), cut), (MIB, None));
         assert_eq!(buffer_budget(None, &FULL), UNKNOWN_MEMORY_BUDGET);

@@ -6,7 +6,7 @@
 //! thread's slice, timed per thread with the cycle timer, and the sample's bandwidth is the
 //! total bytes over the slowest thread's time. Points: one per cache level (L1/2, L2/2, a
 //! size inside L3) and DRAM with one thread, plus DRAM with every `--cpu`; in a full run
-//! also a sweep of powers of four from 16 KiB to DRAM.
+//! also a sweep of powers of eight from 16 KiB to DRAM.
 //!
 //! **DRAM points.** Each thread count streams over 4 x the caches its CPUs can fill
 //! ([`bench_core::sizing`]: every distinct LLC and L2 instance, at least 1 GiB, a power of
@@ -226,7 +226,7 @@ impl BandwidthBench {
                         });
                     }
                 }
-                s *= 4;
+                s *= 8;
             }
         }
         for &k in &self.kernels {

@@ -804,10 +804,11 @@ impl Benchmark for LatencyBench {
         if self.sizes.is_none() {
             let s = cap_rule.touched_bytes.max(cap).max(MIN_DRAM_POINT_BYTES);
             let grown = ctx.plan.expect.populate_s(self.layout.span_bytes(2 * s));
+            cost.add("DRAM check at S", 1, chase_point_s(ctx, s, point));
             cost.add(
-                "DRAM check at S and 2 S",
-                2,
-                chase_point_s(ctx, 2 * s, point) + grown / 2.0,
+                "DRAM check at 2 S",
+                1,
+                chase_point_s(ctx, 2 * s, point) + grown,
             );
             let extra = usize::from(self.random_at_max) + 2 * usize::from(self.prefetch_check);
             cost.add(

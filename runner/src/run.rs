@@ -286,7 +286,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
             topo: topo.clone(),
             cpus: ctx.cpus.clone(),
         };
-        bar.announce(&schedule.table(&crate::schedule::header(args, &m, &targets)));
+        bar.announce(&schedule.table(&crate::schedule::header(args, &m, &targets), false));
     }
     let mut sweep = Sweep {
         ctx: &ctx,

@@ -85,12 +85,15 @@ impl Schedule {
             let Subject::Device { target } = b.subject() else {
                 continue;
             };
+            let cost = b.cost(ctx, None);
+            // A part the machine does not offer (the spread agents without two targets).
+            let skip = (cost.count() == 0).then(|| "nothing to measure here".to_string());
             units.push(Unit {
                 bench: i,
                 name: b.name(),
                 target,
-                cost: b.cost(ctx, None),
-                skip: None,
+                cost,
+                skip,
             });
         }
         let c = ctx.effort.timer;
@@ -144,8 +147,9 @@ impl Schedule {
         }
     }
 
-    /// The plan for people: one line per family and target, then the total.
-    pub fn table(&self, header: &str) -> String {
+    /// The plan for people: one line per family and target (with `points`, every group
+    /// of its points under it), then the total.
+    pub fn table(&self, header: &str, points: bool) -> String {
         use crate::output::table::{Align, TextTable};
         let mut t = TextTable::new(&[
             ("family", Align::Left),
@@ -167,7 +171,25 @@ impl Schedule {
             };
             t.row([u.name.to_string(), u.target.clone(), points, s]);
         }
-        let mut out = format!("{header}\n{}", t.render());
+        let under = |i: usize| -> Vec<String> {
+            if !points {
+                return Vec::new();
+            }
+            self.units[i]
+                .cost
+                .points
+                .iter()
+                .map(|p| {
+                    format!(
+                        "    {} x {}: {} each",
+                        p.count,
+                        p.what,
+                        fmt_s(p.seconds_each)
+                    )
+                })
+                .collect()
+        };
+        let mut out = format!("{header}\n{}", t.render_with(under));
         out.push_str(&format!(
             "total: {} points, ~{} planned (timer {}){}\n",
             self.points(),
@@ -340,18 +362,28 @@ fn assume_memory(ctx: &Context, targets: &[TargetSpec]) {
     }
 }
 
-/// `--plan`: prints the plan of `plan` for this machine (or the `--sysfs` one) and
-/// measures nothing.
-pub fn print(args: &RunArgs, plan: &Plan) -> Result<()> {
-    let m = crate::run::machine(args)?;
+/// The plan of `plan` on machine `m` (its targets, the effort, the budget of `args`).
+pub fn for_machine(
+    args: &RunArgs,
+    plan: &Plan,
+    m: &Machine,
+) -> Result<(Schedule, Vec<TargetSpec>)> {
     let targets = resolve_targets(
         args,
         &m.topo,
         plan.far_nodes_by_default,
         plan.interleave_parts,
     )?;
-    let ctx = plan_context(args, &m, &targets);
+    let ctx = plan_context(args, m, &targets);
     let (_, s) = fit(&plan.benches, &targets, &ctx, args.budget);
+    Ok((s, targets))
+}
+
+/// `--plan`: prints the plan of `plan` for this machine (or the `--sysfs` one) and
+/// measures nothing.
+pub fn print(args: &RunArgs, plan: &Plan) -> Result<()> {
+    let m = crate::run::machine(args)?;
+    let (s, targets) = for_machine(args, plan, &m)?;
     let text = match args.format {
         Format::Json => {
             let mut r = serde_json::to_value(s.record())?;
@@ -362,7 +394,7 @@ pub fn print(args: &RunArgs, plan: &Plan) -> Result<()> {
             });
             format!("{}\n", serde_json::to_string_pretty(&r)?)
         }
-        _ => s.table(&header(args, &m, &targets)),
+        _ => s.table(&header(args, &m, &targets), args.verbose),
     };
     crate::output::stdout::print(&text)?;
     for sk in &plan.skipped {
@@ -389,4 +421,200 @@ pub fn header(args: &RunArgs, m: &Machine, targets: &[TargetSpec]) -> String {
         names.join(", "),
         if args.quick { "--quick" } else { "full run" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Intent;
+    use bench_core::topology::fixtures::Server;
+    use clap::FromArgMatches;
+
+    /// `cxlchar all` (`--quick` when asked, and `extra` options) planned for `s`: its
+    /// options, its plan and the machine (its topology built in memory; a tree of its
+    /// online CPUs and GPUs only, so that nothing of this machine enters the plan).
+    fn all_for(s: &Server, quick: bool, extra: &[&str]) -> (RunArgs, Plan, Machine) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
+        std::fs::write(
+            root.join("sys/devices/system/cpu/online"),
+            format!("0-{}\n", s.cpus - 1),
+        )
+        .unwrap();
+        for g in 0..s.gpus {
+            let d = root.join(format!("sys/bus/pci/devices/0000:{:02x}:00.0", 0x18 + g));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("vendor"), "0x10de\n").unwrap();
+            std::fs::write(d.join("class"), "0x030200\n").unwrap();
+        }
+        let root = root.display().to_string();
+        let mut argv = vec!["cxlchar", "all", "--plan", "--sysfs", root.as_str()];
+        if quick {
+            argv.push("--quick");
+        }
+        argv.extend(extra);
+        let m = crate::registry::command()
+            .try_get_matches_from(argv)
+            .unwrap();
+        let all = m.subcommand_matches("all").unwrap();
+        let run = RunArgs::from_arg_matches(all).unwrap();
+        let Intent::Measure { plan, .. } = crate::registry::all(&run, all).unwrap() else {
+            panic!("all measures")
+        };
+        let machine = Machine {
+            topo: s.topology(),
+            cpus: (0..s.cpus).collect(),
+        };
+        (run, plan, machine)
+    }
+
+    /// The plan of `cxlchar all` for `s` ([`all_for`]).
+    fn plan_of(s: &Server, quick: bool, extra: &[&str]) -> Schedule {
+        let (run, plan, machine) = all_for(s, quick, extra);
+        for_machine(&run, &plan, &machine).unwrap().0
+    }
+
+    fn unit<'s>(s: &'s Schedule, name: &str) -> &'s Unit {
+        s.units
+            .iter()
+            .find(|u| u.name == name && u.skip.is_none())
+            .unwrap_or_else(|| panic!("{name} planned"))
+    }
+
+    /// The rungs a ladder family measures: its points less the one that places memory,
+    /// over what each rung takes.
+    fn rungs(s: &Schedule, name: &str, per_rung: usize) -> usize {
+        (unit(s, name).cost.count() - 1) / per_rung
+    }
+
+    /// The CPU pairs `pool.c2c` measures per kind.
+    fn c2c_pairs(s: &Schedule) -> usize {
+        (unit(s, "pool.c2c").cost.count() - 1) / 2
+    }
+
+    /// Every fixture: the ladder's rungs in the families that take it, the pair classes,
+    /// point counts and the planned time of `all` and `all --quick` against the targets
+    /// (full <= 10 min on the big machines, <= 5 min on the 16-core host, <= 2 min on the
+    /// 2-vCPU guests; quick <= 90 s, <= 20 s on the guests).
+    #[test]
+    fn every_fixture_plans_all_within_its_targets() {
+        // (fixture, rungs, pair classes' pairs measured (8 per class at most), full, quick)
+        let cases: [(&str, usize, usize, f64, f64); 6] = [
+            ("guest-2vcpu-amd", 2, 1, 120.0, 20.0),
+            ("guest-2vcpu-intel", 2, 1, 120.0, 20.0),
+            ("h200-host", 5, 8, 300.0, 60.0),
+            ("epyc-2s-96c", 11, 4 * 8, 600.0, 90.0),
+            ("xeon-2s-56c-snc2", 11, 4 * 8, 600.0, 90.0),
+            ("four-socket-144c", 12, 2 * 8, 600.0, 90.0),
+        ];
+        for (name, s) in Server::machines() {
+            let &(_, n_rungs, pairs, full_max, quick_max) = cases
+                .iter()
+                .find(|c| c.0 == name)
+                .expect("a case per fixture");
+            let full = plan_of(&s, false, &[]);
+            let quick = plan_of(&s, true, &[]);
+            // The ladder: copy-threshold measures 3 methods per rung, flush-bw every
+            // column at all CPUs and 2 points at each rung below, agents 2 directions.
+            assert_eq!(rungs(&full, "mem.copy-threshold", 3), n_rungs, "{name}");
+            assert_eq!(
+                unit(&full, "mem.agents").cost.count(),
+                2 + 2 * n_rungs,
+                "{name}: private buffers, placing, two directions per rung"
+            );
+            assert_eq!(
+                rungs(&quick, "mem.copy-threshold", 3),
+                n_rungs.min(2),
+                "{name}"
+            );
+            assert_eq!(c2c_pairs(&full), pairs, "{name}");
+            assert!(c2c_pairs(&quick) <= pairs / 2 + 1, "{name}");
+            // Nothing without a model, every family some points.
+            for u in full.units.iter().filter(|u| u.skip.is_none()) {
+                assert!(!u.cost.unknown, "{name}: {} has no cost model", u.name);
+            }
+            assert!(
+                full.total_s() <= full_max,
+                "{name}: all planned {:.0} s > {full_max} s\n{}",
+                full.total_s(),
+                full.table(name, true)
+            );
+            assert!(
+                quick.total_s() <= quick_max,
+                "{name}: all --quick planned {:.0} s > {quick_max} s\n{}",
+                quick.total_s(),
+                quick.table(name, true)
+            );
+            assert!(quick.total_s() < full.total_s() / 2.0, "{name}");
+        }
+    }
+
+    /// Where a run's cost would grow with the CPU count faster than the topology's levels
+    /// it fails here: every family of the largest fixture within a few times the 16-core
+    /// host's.
+    #[test]
+    fn no_family_grows_with_the_cpu_count() {
+        let small = plan_of(&Server::h200_host(), false, &[]);
+        let big = plan_of(&Server::four_socket_144c(), false, &[]);
+        for u in big.units.iter().filter(|u| u.skip.is_none()) {
+            let Some(s) = small.units.iter().find(|x| x.name == u.name) else {
+                continue;
+            };
+            // 36 times the CPUs; the ladder has 12 rungs instead of 5.
+            assert!(
+                u.seconds() <= 8.0 * s.seconds().max(1.0),
+                "{}: {:.0} s on 576 CPUs, {:.0} s on 16",
+                u.name,
+                u.seconds(),
+                s.seconds()
+            );
+        }
+    }
+
+    /// The 16-core host with its GPU: `all --quick` within 45 s once multi-threaded
+    /// points no longer repeat a disturbed run (today's lockstep repeats them: under 60 s).
+    #[test]
+    fn the_h200_host_quick_run_fits_45_s_without_repeats() {
+        let (run, plan, m) = all_for(&Server::h200_host(), true, &[]);
+        let targets = vec![TargetSpec::Anon];
+        let mut ctx = plan_context(&run, &m, &targets);
+        ctx.plan.expect.repeat_threads = false;
+        let s = Schedule::build(&plan.benches, &targets, &ctx);
+        assert!(s.units.iter().any(|u| u.name == "gpu.bw"));
+        assert!(
+            s.total_s() <= 45.0,
+            "{:.0} s\n{}",
+            s.total_s(),
+            s.table("", true)
+        );
+    }
+
+    #[test]
+    fn a_budget_cuts_samples_and_rungs_and_says_so() {
+        let s = Server::epyc_2s_96c();
+        let full = plan_of(&s, false, &[]);
+        let cut = plan_of(&s, false, &["--budget", "2m"]);
+        let b = cut.budget.as_ref().expect("a budget record");
+        assert!(b.fits, "{}", cut.table("", true));
+        assert!(b.samples_factor < 1.0);
+        assert!(cut.total_s() <= 120.0 && full.total_s() > 120.0);
+        assert_eq!(b.uncut_s.round(), full.total_s().round());
+        let w = cut.budget_warning().expect("warned");
+        assert_eq!(w.code, "budget_cut");
+        assert!(w.message.contains("--budget 2m"), "{}", w.message);
+        // A generous budget changes nothing, and says it fits.
+        let ample = plan_of(&s, false, &["--budget", "1h"]);
+        assert_eq!(ample.budget.as_ref().unwrap().samples_factor, 1.0);
+        assert!(ample.budget_warning().is_none());
+        assert_eq!(ample.total_s(), full.total_s());
+        // Working sets stay: the memory every family places is the same (the thread
+        // sweeps' largest rung may be cut, and the buffers it needed with it).
+        let ladder = ["mem.copy-threshold", "mem.alltoall-order", "mem.agents"];
+        for (a, b) in full.units.iter().zip(&cut.units) {
+            if !ladder.contains(&a.name) {
+                assert_eq!(a.cost.points.first(), b.cost.points.first(), "{}", a.name);
+            }
+        }
+    }
 }

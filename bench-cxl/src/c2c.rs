@@ -284,7 +284,7 @@ impl Benchmark for C2cBench {
                     matrix_table(&ctx.cpus, &flat)
                 ));
             }
-            self.class_figures(kind, &target, &classes, &cells, &mut report);
+            self.class_figures(kind, (&target, &placement), &classes, &cells, &mut report);
         }
         Ok(report)
     }
@@ -308,7 +308,7 @@ impl C2cBench {
     fn class_figures(
         &self,
         kind: PingPong,
-        target: &str,
+        (target, placement): (&str, &bench_core::memory::Placement),
         classes: &[ClassPairs],
         cells: &[(PairClass, usize, usize, f64, String)],
         report: &mut Report,
@@ -338,6 +338,8 @@ impl C2cBench {
                     "pairs_measured": p50s.len(), "pairs_in_class": cp.total,
                     "median_ns": med, "min_ns": d.min, "max_ns": d.max,
                     "pairs": of.iter().map(|c| format!("{}-{}", c.1, c.2)).collect::<Vec<_>>(),
+                    // A summary of measurements that carry their own counters.
+                    "summary_of": ids.clone(),
                 }),
                 unit: "ns".into(),
                 method: format!(
@@ -348,7 +350,7 @@ impl C2cBench {
                     cp.class.describe()
                 ),
                 distribution: d,
-                placement: None,
+                placement: Some(placement.clone()),
                 counters: None,
             });
             if let Some(stem) = class_key(cp.class) {

@@ -539,7 +539,7 @@ impl Setup for MatrixArgs {
             );
         }
         let b = self.bench();
-        let p = b.plan(&Topology::system(), &opts.cpus)?;
+        let p = b.plan(&machine(opts), &opts.cpus)?;
         if p.initiators.is_empty() {
             let why: Vec<String> = p.skipped.into_iter().map(|(_, r)| r).collect();
             return Err(format!("no initiator node can measure: {}", why.join("; ")).into());
@@ -547,8 +547,17 @@ impl Setup for MatrixArgs {
         Ok(Planned::one(b))
     }
 
-    fn plan_all(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        Ok(self.plan_all_on(&Topology::system()))
+    fn plan_all(&self, opts: &Options) -> Result<Planned, BoxError> {
+        Ok(self.plan_all_on(&machine(opts)))
+    }
+}
+
+/// The topology the matrix is planned on: this machine's, or with `--plan --sysfs` that
+/// tree's.
+fn machine(opts: &Options) -> Topology {
+    match &opts.sysfs {
+        Some(root) => Topology::read(root),
+        None => Topology::system(),
     }
 }
 

@@ -139,7 +139,7 @@ fn core_to_core_is_measured_by_pair_class() {
     for c in &classes {
         let p = &c["parameters"];
         let n = p["pairs_measured"].as_u64().unwrap();
-        assert!(n >= 1 && n <= 4 && n <= p["pairs_in_class"].as_u64().unwrap());
+        assert!((1..=4).contains(&n) && n <= p["pairs_in_class"].as_u64().unwrap());
         assert!(p["min_ns"].as_f64().unwrap() <= p["median_ns"].as_f64().unwrap());
         assert!(p["median_ns"].as_f64().unwrap() <= p["max_ns"].as_f64().unwrap());
     }

@@ -549,6 +549,17 @@ pub fn write_server(root: &Path, s: &Server) -> std::io::Result<()> {
         w(format!("{d}/vendor"), "0x10de\n".into())?;
         w(format!("{d}/class"), "0x030200\n".into())?;
     }
+    write_nodes(root, s)
+}
+
+/// Writes the NUMA nodes of `s` below `root`: `node/online`, `nodeN/{cpulist,meminfo,distance}`.
+pub fn write_nodes(root: &Path, s: &Server) -> std::io::Result<()> {
+    let w = |rel: String, body: String| -> std::io::Result<()> {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().expect("a file below root"))?;
+        fs::write(p, body)
+    };
+    let list = |v: &[usize]| crate::pin::format_cpu_list(v);
     let n = s.nodes.len();
     w(
         "sys/devices/system/node/online".into(),

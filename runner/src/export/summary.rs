@@ -279,7 +279,12 @@ fn c2c(f: &ParamsFile, out: &mut Vec<String>) {
         ("cross LLC", "c2c_flag_cross_llc_lat_ns"),
         ("cross socket", "c2c_flag_cross_socket_lat_ns"),
     ];
-    if classes.iter().filter(|(_, k)| f.params.contains_key(*k)).count() > 1 {
+    if classes
+        .iter()
+        .filter(|(_, k)| f.params.contains_key(*k))
+        .count()
+        > 1
+    {
         if let Some(s) = figs_in(f, &classes, "ns") {
             out.push(format!("  by class     {s} (flag)"));
         }

@@ -336,15 +336,8 @@ const DELAYS: [Option<u32>; 19] = [
 ];
 
 /// The loaded-latency delays of `--quick` (a subset of the full run's).
-const QUICK_DELAYS: [Option<u32>; 7] = [
-    Some(0),
-    Some(35),
-    Some(100),
-    Some(400),
-    Some(1600),
-    Some(6400),
-    None,
-];
+const QUICK_DELAYS: [Option<u32>; 6] =
+    [Some(0), Some(100), Some(400), Some(1600), Some(6400), None];
 
 impl Effort {
     /// The plan of `--quick` (`true`) or of a full run.

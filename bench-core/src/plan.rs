@@ -161,6 +161,11 @@ pub struct Expect {
     pub populate_threads: usize,
     /// Disturbances (context switches, migrations) per CPU-second of a timed section.
     pub disturbances_per_cpu_s: f64,
+    /// Disturbances per second of a section of threads that spin at a barrier in
+    /// lockstep ([`crate::lockstep`], the loaded-latency traffic), whatever their number:
+    /// whatever else the machine runs preempts one of them (on a quiet 2-vCPU guest and
+    /// a 16-core server alike, such sections are nearly always repeated).
+    pub spinning_disturbances_s: f64,
     /// Fixed cost of a timed section besides its samples: its counters opened and read,
     /// its threads pinned, its figures recorded, s.
     pub section_overhead_s: f64,
@@ -183,14 +188,14 @@ impl Default for Expect {
         Expect {
             stream_gbs_per_cpu: 12.0,
             stream_gbs_per_node: 120.0,
-            cache_gbs_per_cpu: 60.0,
+            cache_gbs_per_cpu: 90.0,
             populate_gbs: 2.5,
             load_ns: 120.0,
-            chain_write_ns: 60.0,
+            chain_write_ns: 30.0,
             round_trip_ns: 200.0,
             round_trip_cross_socket_ns: 700.0,
             message_ns: 200.0,
-            message_noncoherent_ns: 1100.0,
+            message_noncoherent_ns: 600.0,
             pair_copy_gbs: 3.0,
             gpu_copy_gbs: 25.0,
             gpu_pageable_gbs: 10.0,
@@ -198,7 +203,8 @@ impl Default for Expect {
             thread_start_s: 0.0005,
             thread_spawn_s: 0.00003,
             populate_threads: 1,
-            disturbances_per_cpu_s: 5.0,
+            disturbances_per_cpu_s: 2.0,
+            spinning_disturbances_s: 40.0,
             section_overhead_s: 0.0003,
             handoff_factor: 1.0,
             repeat_threads: true,
@@ -239,12 +245,14 @@ impl Expect {
         let l = load_per_cpu.clamp(0.0, 16.0);
         self.load_per_cpu = l;
         let d = Expect::default();
-        self.disturbances_per_cpu_s = d.disturbances_per_cpu_s * (1.0 + LOAD_DISTURBANCES * l);
+        // A little other work disturbs little; a machine with several runnable tasks per
+        // CPU preempts nearly every section.
+        self.disturbances_per_cpu_s = d.disturbances_per_cpu_s * (1.0 + LOAD_DISTURBANCES * l * l);
         // Other work shares the cores (a sample's own bandwidth is what it is: a
         // preempted one is a disturbed one, repeated).
         self.populate_gbs = d.populate_gbs / (1.0 + l / 2.0);
         self.section_overhead_s = d.section_overhead_s * (1.0 + l);
-        self.handoff_factor = 1.0 + LOAD_HANDOFF * l;
+        self.handoff_factor = 1.0 + LOAD_HANDOFF * l * l;
         self
     }
 
@@ -252,11 +260,28 @@ impl Expect {
     /// while disturbed, up to `max_attempts`: 1 + q + q^2 + ..., q the chance that one
     /// run is disturbed.
     pub fn attempts(&self, threads: usize, seconds: f64, max_attempts: u32) -> f64 {
-        if threads > 1 && !self.repeat_threads {
+        self.attempts_at(
+            self.disturbances_per_cpu_s * threads.max(1) as f64,
+            seconds,
+            max_attempts,
+        )
+    }
+
+    /// [`Expect::attempts`] of a section of `threads` threads spinning in lockstep
+    /// ([`Expect::spinning_disturbances_s`]).
+    pub fn attempts_spinning(&self, threads: usize, seconds: f64) -> f64 {
+        if !self.repeat_threads {
             return 1.0;
         }
-        let q =
-            1.0 - (-self.disturbances_per_cpu_s * threads.max(1) as f64 * seconds.max(0.0)).exp();
+        self.attempts_at(
+            self.disturbances_per_cpu_s * threads.max(1) as f64 + self.spinning_disturbances_s,
+            seconds,
+            crate::counters::DEFAULT_MAX_ATTEMPTS,
+        )
+    }
+
+    fn attempts_at(&self, rate_per_s: f64, seconds: f64, max_attempts: u32) -> f64 {
+        let q = 1.0 - (-rate_per_s * seconds.max(0.0)).exp();
         (0..max_attempts.max(1)).map(|i| q.powi(i as i32)).sum()
     }
 
@@ -297,6 +322,13 @@ impl Expect {
             + self.section_overhead_s
     }
 
+    /// [`Expect::section_s`] of threads spinning in lockstep
+    /// ([`Expect::attempts_spinning`]).
+    pub fn spinning_section_s(&self, threads: usize, run: f64) -> f64 {
+        self.attempts_spinning(threads, run) * (run + self.start_s(threads))
+            + self.section_overhead_s
+    }
+
     /// Seconds of `n` hand-offs of `each_ns` between two threads ([`Expect::handoff_factor`]).
     pub fn handoffs_s(&self, n: f64, each_ns: f64) -> f64 {
         n * each_ns * 1e-9 * self.handoff_factor
@@ -305,7 +337,8 @@ impl Expect {
     /// Seconds threads spend at one barrier: two hand-offs of a line, and on a busy
     /// machine the wait for a preempted thread.
     pub fn barrier_s(&self) -> f64 {
-        2.0 * self.handoffs_s(1.0, self.round_trip_ns) + LOAD_BARRIER_S * self.load_per_cpu
+        2.0 * self.handoffs_s(1.0, self.round_trip_ns)
+            + LOAD_BARRIER_S * self.load_per_cpu * self.load_per_cpu
     }
 
     /// Seconds to start, pin and join `threads` threads.
@@ -333,7 +366,7 @@ impl Expect {
             .max(budget.min_samples)
             .min(budget.max_samples.max(1));
         let run = samples as f64 * sample_s;
-        self.section_s(threads, run + sample_s)
+        self.spinning_section_s(threads, run + sample_s)
     }
 
     /// Seconds of a bandwidth point: `threads` threads (on `cpus`) each moving
@@ -424,13 +457,13 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// Disturbances per CPU-second rise by this factor per unit of load per CPU.
-const LOAD_DISTURBANCES: f64 = 6.0;
-/// A hand-off between two threads takes this much longer per unit of load per CPU.
-const LOAD_HANDOFF: f64 = 2.5;
-/// A barrier of threads waits this much longer per unit of load per CPU (one of them
+/// Disturbances per CPU-second rise by this factor per (unit of load per CPU)^2.
+const LOAD_DISTURBANCES: f64 = 3.0;
+/// A hand-off between two threads takes this much longer per (unit of load per CPU)^2.
+const LOAD_HANDOFF: f64 = 2.0;
+/// A barrier of threads waits this much longer per (unit of load per CPU)^2 (one of them
 /// preempted until its next time slice), s.
-const LOAD_BARRIER_S: f64 = 70e-6;
+const LOAD_BARRIER_S: f64 = 30e-6;
 
 /// What the benchmarks of a run know of its plan: the expectations their costs are
 /// priced with, and where a finished point is reported (the progress bar).
@@ -500,12 +533,20 @@ mod tests {
         let busy = quiet.with_load(3.0);
         assert!(busy.attempts(1, 0.25, 3) > 2.9);
         assert_eq!(quiet.attempts(1, 10.0, 1), 1.0);
+        // Threads spinning in lockstep are preempted by whatever else runs.
+        assert!(quiet.attempts_spinning(2, 0.1) > 2.9);
+        let flagged = Expect {
+            repeat_threads: false,
+            ..quiet
+        };
+        assert_eq!(flagged.attempts_spinning(2, 0.1), 1.0);
     }
 
     #[test]
     fn a_sampled_point_takes_its_budget_or_its_fewest_samples() {
         let e = Expect {
             disturbances_per_cpu_s: 0.0,
+            spinning_disturbances_s: 0.0,
             section_overhead_s: 0.0,
             ..Expect::default()
         };

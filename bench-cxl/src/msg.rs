@@ -778,7 +778,8 @@ impl Benchmark for MsgBench {
         if invalidate_method().is_ok() {
             modes.push(("noncoherent", e.message_noncoherent_ns));
         }
-        let attempts = |run: f64| e.section_s(2, run);
+        // The leader's counters only: the follower is another process.
+        let attempts = |run: f64| e.section_s(1, run);
         let mut cost = Cost::new();
         // Starting the follower and pairing with it.
         cost.add("the follower process", 1, 0.1);

@@ -838,11 +838,12 @@ impl MsgScaleBench {
                 + (payload / (e.pair_copy_gbs / flushes * 1e9))
                     .max(payload * pairs as f64 / (memory_gbs * 1e9));
             let run = reps as f64 * rep;
-            curve += e.section_s(threads, run);
+            // The pairs spin on their queues, as lockstep threads at a barrier.
+            curve += e.spinning_section_s(threads, run);
         }
         let n = ctx.effort.pool.msg_scale_round_trips as f64;
         let lat = e.handoffs_s(n, e.round_trip_ns * flushes);
-        (curve, e.section_s(threads, lat))
+        (curve, e.spinning_section_s(threads, lat))
     }
 
     /// One pair count: its latency key and its bandwidth curve's peak key.

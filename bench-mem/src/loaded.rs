@@ -243,7 +243,7 @@ impl Benchmark for LoadedLatencyBench {
             cost.add(
                 format!("{} curve", t.name()),
                 points,
-                e.section_s(threads, run),
+                e.spinning_section_s(threads, run),
             );
         }
         cost
@@ -692,7 +692,7 @@ fn inject(
 
 /// Load latency while the other CPUs inject traffic, from full load to idle: an
 /// MLC-style latency-vs-bandwidth curve per traffic mix or read share (19 points per
-/// named mix; 7 with --quick).
+/// named mix; 6 with --quick).
 ///
 /// The first CPU chases pointers over the target's DRAM working set; every other CPU
 /// streams through its own buffer in chunks (R lines loaded, then W other lines stored,
@@ -729,8 +729,8 @@ pub struct LoadedArgs {
     /// The read shares the Mess simulator reads: 100 % down to 0 % in steps of 2, 51
     /// curves (with --quick every 10 %, 11 curves: --quick changes how many shares, never
     /// what a share means). Replaces the default named mixes unless --mix is given too.
-    /// Time: each curve takes the adaptive delay plan, about 10 of the 19 points (4 to 7
-    /// of 7 with --quick) at 60 ms each (50 ms), so a family is about 500 points: some
+    /// Time: each curve takes the adaptive delay plan, about 10 of the 19 points (4 to 6
+    /// of 6 with --quick) at 60 ms each (50 ms), so a family is about 500 points: some
     /// 1 to 2 minutes on a quiet 16-core server (--quick: well under a minute), up to 3 x
     /// that where points are retried for disturbance, besides the DRAM checks every run
     /// makes (a 2-vCPU VM: 54 s for --quick). Export it with `cxlchar export --mess DIR`.

@@ -135,12 +135,14 @@ pub(crate) fn sample_batches(
 /// The planned seconds of one [`sample_batches`] point: the budget (at least 32 batches
 /// of `batch` operations of `op_ns`), repeated where disturbed.
 pub(crate) fn batches_s(ctx: &Context, batch: usize, op_ns: f64) -> f64 {
+    let batch_s = batch as f64 * op_ns * 1e-9;
     let run = ctx
         .effort
         .pcie
         .mmio_point
         .as_secs_f64()
-        .max(32.0 * batch as f64 * op_ns * 1e-9);
+        .min(MAX_SAMPLES as f64 * batch_s)
+        .max(32.0 * batch_s);
     ctx.plan.expect.section_s(1, run)
 }
 

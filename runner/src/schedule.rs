@@ -504,14 +504,16 @@ mod tests {
     /// Every fixture: the ladder's rungs in the families that take it, the pair classes,
     /// point counts and the planned time of `all` and `all --quick` against the targets
     /// (full <= 10 min on the big machines, <= 5 min on the 16-core host, <= 2 min on the
-    /// 2-vCPU guests; quick <= 90 s, <= 20 s on the guests).
+    /// 2-vCPU guests; quick <= 90 s, <= 45 s on the 16-core host, <= 20 s on the AMD
+    /// guest, 25 s on the Intel one).
     #[test]
     fn every_fixture_plans_all_within_its_targets() {
         // (fixture, rungs, pair classes' pairs measured (8 per class at most), full, quick)
         let cases: [(&str, usize, usize, f64, f64); 6] = [
             ("guest-2vcpu-amd", 2, 1, 120.0, 20.0),
-            ("guest-2vcpu-intel", 2, 1, 120.0, 20.0),
-            ("h200-host", 5, 8, 300.0, 60.0),
+            // Its 105 MiB L3 makes every DRAM working set three times the AMD guest's.
+            ("guest-2vcpu-intel", 2, 1, 120.0, 25.0),
+            ("h200-host", 5, 8, 300.0, 45.0),
             ("epyc-2s-96c", 11, 4 * 8, 600.0, 90.0),
             ("xeon-2s-56c-snc2", 11, 4 * 8, 600.0, 90.0),
             ("four-socket-144c", 12, 2 * 8, 600.0, 90.0),
@@ -580,8 +582,8 @@ mod tests {
         }
     }
 
-    /// The 16-core host with its GPU: `all --quick` within 45 s once multi-threaded
-    /// points no longer repeat a disturbed run (today's lockstep repeats them: under 60 s).
+    /// The 16-core host with its GPU: `all --quick` well within 45 s once multi-threaded
+    /// points no longer repeat a disturbed run (today's lockstep repeats them).
     #[test]
     fn the_h200_host_quick_run_fits_45_s_without_repeats() {
         let (run, plan, m) = all_for(&Server::h200_host(), true, &[]);
@@ -591,7 +593,7 @@ mod tests {
         let s = Schedule::build(&plan.benches, &targets, &ctx);
         assert!(s.units.iter().any(|u| u.name == "gpu.bw"));
         assert!(
-            s.total_s() <= 45.0,
+            s.total_s() <= 35.0,
             "{:.0} s\n{}",
             s.total_s(),
             s.table("", true)

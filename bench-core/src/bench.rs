@@ -34,6 +34,9 @@ pub struct Context {
     pub progress: Arc<dyn Fn(&str) + Send + Sync>,
     /// DRAM working sets found in this run, by target (the latency sweep records them).
     pub sizing: SizingBook,
+    /// The run's plan as benchmarks see it: the machine their costs are priced for, and
+    /// where a finished point is reported ([`crate::plan`]).
+    pub plan: crate::plan::Planning,
 }
 
 impl Context {
@@ -48,7 +51,37 @@ impl Context {
             seed: 1,
             progress: Arc::new(|_| {}),
             sizing: SizingBook::default(),
+            plan: crate::plan::Planning::default(),
         }
+    }
+
+    /// This context with `cpus` as its CPUs (threads pinned round robin over them, the
+    /// first for single-thread work): one rung of the thread ladder
+    /// ([`crate::topology::ladder`]). Everything else is shared.
+    pub fn with_cpus(&self, cpus: &[usize]) -> Context {
+        Context {
+            cpus: cpus.to_vec(),
+            ..self.clone()
+        }
+    }
+
+    /// The rungs of the thread ladder of this run's CPUs, or the counts `threads` asks
+    /// for (`--threads`); a budget may cut the ladder ([`Effort::max_rungs`]).
+    pub fn ladder(
+        &self,
+        threads: Option<&crate::topology::ladder::Threads>,
+    ) -> crate::topology::ladder::Ladder {
+        crate::topology::ladder::Ladder::select(
+            &self.topology,
+            &self.cpus,
+            threads,
+            self.effort.max_rungs,
+        )
+    }
+
+    /// One point of this benchmark's planned cost is done ([`crate::plan`]).
+    pub fn point_done(&self) {
+        self.plan.point_done()
     }
 
     /// The memory `target` offers, as this run first read it
@@ -350,13 +383,14 @@ pub trait Benchmark {
     /// Runs on one placed region ([`Input::Region`]) or on its device ([`Input::Device`]).
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun>;
 
-    /// Its expected running time relative to the other benchmarks of a run (default 1:
-    /// all equal), used only to weight the progress bar's ETA, which is an estimate: the
-    /// elapsed time per unit of expected cost so far, times the cost still to run. A
-    /// benchmark that takes much longer than most may say so (e.g. 4.0); it never
-    /// changes what is measured.
-    fn expected_cost(&self, _ctx: &Context) -> f64 {
-        1.0
+    /// What it will measure on `target` (a memory benchmark) or on its device (`None`),
+    /// point by point, with the seconds each takes ([`crate::plan`]): the run's plan,
+    /// announced before it measures, and the progress bar's steps. Priced from what each
+    /// point does (bytes at the expected bandwidth, samples x sample time, round trips,
+    /// pages populated), with the same effort, sizes and thread ladder the run takes; it
+    /// never changes what is measured. Default: not modelled (one second).
+    fn cost(&self, _ctx: &Context, _target: Option<&TargetSpec>) -> crate::plan::Cost {
+        crate::plan::Cost::unknown()
     }
 
     /// Checks the requirements against the context and target; a mismatch is a skip.
@@ -392,6 +426,10 @@ pub struct Options {
     pub cpus: Vec<usize>,
     /// The targets named with `--target` (empty: the runner's defaults).
     pub targets: Vec<TargetSpec>,
+    /// A plan for another machine (`--plan --sysfs ROOT`): the root of its sysfs tree.
+    /// Nothing is measured; a family whose devices this machine would probe finds them
+    /// in that tree instead (the GPUs), or is planned as skipped.
+    pub sysfs: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -402,6 +440,7 @@ impl Default for Options {
             allow_write: false,
             cpus: vec![],
             targets: vec![],
+            sysfs: None,
         }
     }
 }

@@ -34,10 +34,14 @@ pub enum Level {
 }
 
 /// Points, samples and durations of every family for one [`Level`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Effort {
     /// The level these numbers are for.
     pub level: Level,
+    /// How many rungs of the thread ladder a thread sweep takes (`None`: every rung,
+    /// [`crate::topology::ladder`]); fewer keep all CPUs, one CPU and the machine's
+    /// levels first ([`crate::topology::ladder::Ladder::cut`]).
+    pub max_rungs: Option<usize>,
     /// How long the timer is calibrated.
     pub timer: Calibration,
     /// The windows of every crew of threads streaming together (`mem.bandwidth`, the
@@ -57,7 +61,7 @@ pub struct Effort {
 }
 
 /// The memory family's points and samples.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MemEffort {
     /// Sampling time of one latency-sweep point (at least a fixed number of batches).
     pub latency_point: Duration,
@@ -77,30 +81,29 @@ pub struct MemEffort {
     pub loaded_family_step_pct: u32,
     /// Sampling time of one `mem.copy-threshold` size.
     pub threshold_point: Duration,
-    /// Whether `mem.copy-threshold` measures every thread count 1..=P (else 1 and P).
-    pub threshold_every_count: bool,
     /// Sampling time of one `mem.alltoall-order` size.
     pub alltoall_order_point: Duration,
-    /// Whether `mem.alltoall-order` takes every power of two up to the CPUs (else the
-    /// largest one and the CPU count).
-    pub alltoall_every_power_of_two: bool,
     /// Factor between consecutive all-to-all block sizes (1 KiB .. the largest).
     pub alltoall_block_step: usize,
-    /// The most all-to-all buffers may take, beside a quarter of what the target offers.
+    /// The most all-to-all buffers may take (2 x P^2 x S), beside a quarter of what the
+    /// target offers: at 384 threads 8 GiB holds blocks up to 28 KiB, past HINT's
+    /// L2 / P rule (a few KiB there), and a point moves gigabytes, not the terabytes a
+    /// quarter of a large machine's memory would let it.
     pub alltoall_buffer_cap_bytes: Option<usize>,
 }
 
 /// The pool family's points and samples.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PoolEffort {
     /// Core-to-core transfers: samples, and round trips per sample.
     pub c2c: (usize, u64),
+    /// Core-to-core transfers: CPU pairs measured per pair class (SMT siblings, same
+    /// L3, across L3s, nodes, sockets; [`crate::topology::pairs`]), unless `--pairs all`.
+    pub c2c_pairs_per_class: usize,
     /// Atomics: samples per operation and placement.
     pub atomic_samples: usize,
     /// Flush costs: samples per point below 32 KiB (half that from 32 KiB on).
     pub flush_samples: usize,
-    /// Whether `pool.flush-bw` measures every thread count 1..T (else T only).
-    pub flush_bw_every_count: bool,
     /// `pool msg`: flag ping-pong samples and round trips per sample.
     pub msg_flag: (usize, u64),
     /// `pool msg`: sizes 8 B .. in powers of 2^this (1: every power of two).
@@ -126,14 +129,14 @@ pub struct PoolEffort {
 }
 
 /// The PCIe family's sampling time.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PcieEffort {
     /// Sampling time of one MMIO point.
     pub mmio_point: Duration,
 }
 
 /// The RDMA verbs family's points and samples.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct VerbsEffort {
     /// Message sizes of the post breakdown.
     pub post_sizes: &'static [usize],
@@ -156,7 +159,7 @@ pub struct VerbsEffort {
 }
 
 /// The GPU family's points and samples.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct GpuEffort {
     /// The size sweep's factor between sizes (4 KiB .. the largest copy).
     pub sweep_step: usize,
@@ -189,6 +192,7 @@ pub const CREW_WINDOW_MS: u64 = 40;
 /// `--quick`.
 pub const QUICK: Effort = Effort {
     level: Level::Quick,
+    max_rungs: Some(2),
     timer: Calibration::QUICK,
     crew: WindowPlan {
         window: ms(CREW_WINDOW_MS),
@@ -203,17 +207,15 @@ pub const QUICK: Effort = Effort {
         loaded_delays: &QUICK_DELAYS,
         loaded_family_step_pct: 10,
         threshold_point: ms(40),
-        threshold_every_count: false,
         alltoall_order_point: ms(15),
-        alltoall_every_power_of_two: false,
         alltoall_block_step: 4,
         alltoall_buffer_cap_bytes: Some(1 << 30),
     },
     pool: PoolEffort {
         c2c: (10, 1000),
+        c2c_pairs_per_class: 4,
         atomic_samples: 15,
         flush_samples: 20,
-        flush_bw_every_count: false,
         msg_flag: (10, 1000),
         msg_size_log_step: 3,
         msg_largest_bytes: 256 << 10,
@@ -252,6 +254,7 @@ pub const QUICK: Effort = Effort {
 /// The default: every point, the full budgets.
 pub const FULL: Effort = Effort {
     level: Level::Full,
+    max_rungs: None,
     timer: Calibration::NORMAL,
     crew: WindowPlan {
         window: ms(CREW_WINDOW_MS),
@@ -259,32 +262,30 @@ pub const FULL: Effort = Effort {
         max_windows: 21,
     },
     mem: MemEffort {
-        latency_point: ms(250),
+        latency_point: ms(150),
         latency_points_per_octave: 2,
         bandwidth_size_sweep: true,
         loaded_point: ms(60),
         loaded_delays: &DELAYS,
         loaded_family_step_pct: 2,
-        threshold_point: ms(150),
-        threshold_every_count: true,
-        alltoall_order_point: ms(100),
-        alltoall_every_power_of_two: true,
+        threshold_point: ms(100),
+        alltoall_order_point: ms(60),
         alltoall_block_step: 2,
-        alltoall_buffer_cap_bytes: None,
+        alltoall_buffer_cap_bytes: Some(8 << 30),
     },
     pool: PoolEffort {
         c2c: (40, 5000),
+        c2c_pairs_per_class: 8,
         atomic_samples: 60,
         flush_samples: 200,
-        flush_bw_every_count: true,
         msg_flag: (40, 4000),
-        msg_size_log_step: 1,
+        msg_size_log_step: 2,
         msg_largest_bytes: 4 * MIB,
         msg_ring_messages: (2000, 100),
         msg_stream: (64 * MIB, 50_000),
         msg_stream_reps: 5,
         msg_window_bytes: 64 * MIB,
-        msg_scale_every_size: true,
+        msg_scale_every_size: false,
         msg_scale_round_trips: 20_000,
         msg_scale_stream: (32 * MIB, 5),
     },
@@ -339,17 +340,8 @@ const DELAYS: [Option<u32>; 19] = [
 ];
 
 /// The loaded-latency delays of `--quick` (a subset of the full run's).
-const QUICK_DELAYS: [Option<u32>; 9] = [
-    Some(0),
-    Some(10),
-    Some(35),
-    Some(100),
-    Some(200),
-    Some(400),
-    Some(1600),
-    Some(6400),
-    None,
-];
+const QUICK_DELAYS: [Option<u32>; 6] =
+    [Some(0), Some(100), Some(400), Some(1600), Some(6400), None];
 
 impl Effort {
     /// The plan of `--quick` (`true`) or of a full run.
@@ -364,6 +356,68 @@ impl Effort {
     /// Whether this is `--quick` (for what a run records and the commands it starts).
     pub fn is_quick(&self) -> bool {
         self.level == Level::Quick
+    }
+
+    /// This plan with its counts cut to fit a time budget (`--budget`): every sampling
+    /// time and sample count times `f` (0 < f <= 1; never below a few samples), at most
+    /// `max_rungs` rungs of the thread ladder, and from `f` < 0.5 on the sweeps' point
+    /// densities of `--quick` (every quick point is a full one). Working sets, sizes and
+    /// methods stay as they are: a cut run measures the same things, with fewer samples
+    /// and points.
+    pub fn cut(&self, f: f64, max_rungs: Option<usize>) -> Effort {
+        let f = f.clamp(0.01, 1.0);
+        let d = |x: Duration| x.mul_f64(f).max(ms(5));
+        let n = |x: usize, floor: usize| ((x as f64 * f).round() as usize).max(floor.min(x));
+        let n64 = |x: u64, floor: u64| ((x as f64 * f).round() as u64).max(floor.min(x));
+        let mut e = self.clone();
+        e.max_rungs = match (self.max_rungs, max_rungs) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        // A crew's windows keep their length (the skew's share of them) and get fewer.
+        e.crew = e.crew.at_most(n(e.crew.windows, 1));
+        let m = &mut e.mem;
+        m.latency_point = d(m.latency_point);
+        m.threshold_point = d(m.threshold_point);
+        m.alltoall_order_point = d(m.alltoall_order_point);
+        let p = &mut e.pool;
+        p.c2c = (n(p.c2c.0, 5), n64(p.c2c.1, 500));
+        p.c2c_pairs_per_class = n(p.c2c_pairs_per_class, 2);
+        p.atomic_samples = n(p.atomic_samples, 10);
+        p.flush_samples = n(p.flush_samples, 10);
+        p.msg_flag = (n(p.msg_flag.0, 5), n64(p.msg_flag.1, 500));
+        p.msg_ring_messages = (
+            n64(p.msg_ring_messages.0, 100),
+            n64(p.msg_ring_messages.1, 10),
+        );
+        p.msg_stream_reps = n(p.msg_stream_reps, 3);
+        p.msg_scale_round_trips = n64(p.msg_scale_round_trips, 1000);
+        p.msg_scale_stream.1 = n(p.msg_scale_stream.1, 3);
+        e.pcie.mmio_point = d(e.pcie.mmio_point);
+        let v = &mut e.verbs;
+        v.post_rounds = n(v.post_rounds, 5);
+        v.inject_posts = n(v.inject_posts, 1000);
+        v.progress_rounds = n(v.progress_rounds, 5);
+        v.full_queue_attempts = n(v.full_queue_attempts, 500);
+        v.message_rate.1 = n(v.message_rate.1, 3);
+        v.latency_iters = (n(v.latency_iters.0, 50), n(v.latency_iters.1, 50));
+        v.bandwidth_stream.2 = n(v.bandwidth_stream.2, 2);
+        let g = &mut e.gpu;
+        g.sweep_samples = n(g.sweep_samples, 5);
+        g.latency_samples = n(g.latency_samples, 200);
+        g.contention_rounds = n(g.contention_rounds, 3);
+        g.with_cpu.1 = n(g.with_cpu.1, 3);
+        if f < 0.5 {
+            let q = &QUICK;
+            e.mem.latency_points_per_octave = q.mem.latency_points_per_octave;
+            e.mem.loaded_delays = q.mem.loaded_delays;
+            e.mem.loaded_family_step_pct = q.mem.loaded_family_step_pct;
+            e.mem.bandwidth_size_sweep = q.mem.bandwidth_size_sweep;
+            e.pool.msg_size_log_step = e.pool.msg_size_log_step.max(q.pool.msg_size_log_step);
+            e.pool.msg_scale_every_size = q.pool.msg_scale_every_size;
+            e.gpu.sweep_step = e.gpu.sweep_step.max(q.gpu.sweep_step);
+        }
+        e
     }
 }
 

@@ -35,6 +35,8 @@
 //! * [`crew`]: the one driver of pinned threads running a kernel together: windows in
 //!   which every thread ran (the all-thread bandwidth figures, with their self-check and
 //!   disturbance evidence) and lockstep rounds (the collective copies);
+//! * [`plan`]: the cost model of a run (each benchmark's points and their seconds) and the
+//!   progress it reports point by point;
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
 //!   `CXLCHAR_REQUIRE` demands it;
 //! * [`bench`](mod@bench): the [`bench::Benchmark`] trait that each benchmark implements.
@@ -58,6 +60,7 @@ pub mod memory;
 pub mod params;
 pub mod pci;
 pub mod pin;
+pub mod plan;
 pub mod sizing;
 pub mod stats;
 mod sysfs;

@@ -140,6 +140,10 @@ pub struct ParamsFile {
     /// The NUMA node matrix (`mem.matrix`): every CPU node to every memory node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa_matrix: Option<NumaMatrix>,
+    /// The run's plan (each family's points and planned seconds, announced before it
+    /// measured) beside the time each family took ([`crate::plan`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::plan::PlanRecord>,
 }
 
 /// The NUMA node matrix of `mem.matrix` (Intel MLC's latency and bandwidth matrices):

@@ -352,6 +352,12 @@ impl SizingBook {
             .or_insert_with(|| available_for(target, topo))
     }
 
+    /// Sets the memory `target` offers to `bytes`, as if this run had read it: a plan
+    /// for another machine (`--plan --sysfs`) gives that machine's memory.
+    pub fn assume_available(&self, target: &str, bytes: Option<usize>) {
+        self.lock().available.insert(target.to_string(), bytes);
+    }
+
     /// Records a DRAM check; returns its index (for [`SizingBook::cover`]).
     pub fn record_check(&self, check: DramCheck) -> usize {
         let mut b = self.lock();

@@ -26,6 +26,7 @@ use bench_core::bench::{
 use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
 use bench_core::memory::{OnMemory, TargetSpec};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use bench_core::units::format_size;
 use bench_core::units::parse_positive_size;
@@ -212,6 +213,25 @@ impl Benchmark for AtomicsBench {
         let (touched, _) = working_set(self.size, ctx, target);
         LAYOUT.span_bytes(touched)
     }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let (touched, _) = working_set(self.size, ctx, target);
+        let e = &ctx.plan.expect;
+        let samples = ctx.effort.pool.atomic_samples as f64;
+        let mut cost = Cost::new();
+        for (size, steps, ns) in [
+            (4096usize, 20_000usize, 10.0),
+            (touched, 8_000, e.load_ns + 20.0),
+        ] {
+            let build = (size / 64) as f64 * e.chain_write_ns * 1e-9;
+            let run = samples * steps.min(size / 64).max(steps) as f64 * ns * 1e-9;
+            let each = e.section_s(1, run);
+            cost.add(format!("chain of {}", format_size(size)), 1, build);
+            cost.add(format!("4 operations over {}", format_size(size)), 4, each);
+        }
+        cost
+    }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         let (touched, why) = working_set(self.size, ctx, region.origin());
@@ -285,6 +305,7 @@ impl Benchmark for AtomicsBench {
                     Some(placement.clone()),
                     counters,
                 ));
+                ctx.point_done();
             }
             if si == 1 {
                 let checked = if check.is_some() {

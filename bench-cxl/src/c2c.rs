@@ -1,5 +1,8 @@
-//! `pool.c2c`: core-to-core latency matrix. For every pair of the run's CPUs, two pinned
-//! threads bounce one cache line that lives in the target region:
+//! `pool.c2c`: core-to-core latency by pair class. CPU pairs are classed by what they
+//! share ([`bench_core::topology::pairs`]: SMT siblings, same L2, same LLC, across LLCs,
+//! nodes, sockets) and a fixed number per class is measured, spread over the machine
+//! with the run's seed (every pair with `--pairs all`: the full matrix). For each pair,
+//! two pinned threads bounce one cache line that lives in the target region:
 //!
 //! * **CAS**: the first thread waits for the line to hold `2k` and CASes it to `2k+1`,
 //!   the second waits for `2k+1` and CASes it to `2k+2` (each wait spins on
@@ -15,7 +18,10 @@ use bench_core::bench::{
     Setup, Skip,
 };
 use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
+use bench_core::memory::TargetSpec;
+use bench_core::plan::Cost;
 use bench_core::stats::{median, Distribution};
+use bench_core::topology::pairs::{self, ClassPairs, PairClass};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Ping-pong kinds.
@@ -39,7 +45,10 @@ impl PingPong {
 
 /// The core-to-core benchmark.
 #[derive(Debug, Clone, Default)]
-pub struct C2cBench;
+pub struct C2cBench {
+    /// Which pairs.
+    pub pairs: Pairs,
+}
 
 const STOP: u64 = u64::MAX;
 
@@ -204,6 +213,27 @@ impl Benchmark for C2cBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
+
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let (samples, trips) = ctx.effort.pool.c2c;
+        let e = &ctx.plan.expect;
+        let mut cost = Cost::new();
+        for kind in [PingPong::Cas, PingPong::Flag] {
+            for (class, n) in self.pairs(ctx).iter().map(|c| (c.class, c.pairs.len())) {
+                let rt = if class == PairClass::CrossSocket {
+                    e.round_trip_cross_socket_ns
+                } else {
+                    e.round_trip_ns
+                };
+                // A tenth of a sample of warm-up, then the samples.
+                let run = e.handoffs_s(samples as f64 * trips as f64 * 1.1, rt);
+                let each = e.section_s(2, run);
+                cost.add(format!("{} {} pairs", kind.name(), class.name()), n, each);
+            }
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         let target = region.origin().to_string();
@@ -213,75 +243,220 @@ impl Benchmark for C2cBench {
         let line = unsafe { &*(region.as_mut_ptr() as *const AtomicU64) };
         let (samples, trips) = ctx.effort.pool.c2c;
         let mut report = Report::default();
-        let cpus = ctx.cpus.clone();
+        let classes = self.pairs(ctx);
+        let matrix = self.pairs == Pairs::All;
         for kind in [PingPong::Cas, PingPong::Flag] {
-            let mut cells = Vec::new();
-            let mut ids = Vec::new();
-            for (i, &a) in cpus.iter().enumerate() {
-                for &b in &cpus[i + 1..] {
-                    ctx.progress(&format!("pool.c2c on {target}: {} {a}<->{b}", kind.name()));
+            // (class, a, b, p50, id) of every pair measured.
+            let mut cells: Vec<(PairClass, usize, usize, f64, String)> = Vec::new();
+            for cp in &classes {
+                for &(a, b) in &cp.pairs {
+                    ctx.progress(&format!(
+                        "pool.c2c on {target}: {} {} {a}<->{b}",
+                        kind.name(),
+                        cp.class.name()
+                    ));
                     let (v, counters) = ping_pong(ctx, line, kind, a, b, samples, trips)?;
                     let Some(d) = Distribution::from_samples(&v) else {
                         return Err(NotRun::skip("the timer produced no usable samples"));
                     };
                     let id = format!("pool.c2c/{target}/{}/{a}-{b}", kind.name());
-                    cells.push((a, b, d.p50));
-                    ids.push(id.clone());
+                    cells.push((cp.class, a, b, d.p50, id.clone()));
                     report.measurements.push(measurement(
                         id,
                         self.name(),
                         &target,
-                        serde_json::json!({"kind": kind.name(), "cpu_a": a, "cpu_b": b, "round_trips_per_sample": trips}),
+                        serde_json::json!({"kind": kind.name(), "cpu_a": a, "cpu_b": b, "round_trips_per_sample": trips, "pair_class": cp.class.name()}),
                         "ns",
-                        format!("one-way latency (round trip / 2) of {} ping-pong on one line between CPUs {a} and {b}", kind.name()),
+                        format!("one-way latency (round trip / 2) of {} ping-pong on one line between CPUs {a} and {b} ({})", kind.name(), cp.class.describe()),
                         d,
                         Some(placement.clone()),
                         counters,
                     ));
+                    ctx.point_done();
                 }
             }
-            ctx.progress(&format!(
-                "pool.c2c {} one-way latency (ns, p50):\n{}",
-                kind.name(),
-                matrix_table(&cpus, &cells)
-            ));
-            let p50s: Vec<f64> = cells.iter().map(|c| c.2).collect();
-            let med = median(&p50s).unwrap_or(f64::NAN);
-            let min = p50s.iter().copied().fold(f64::INFINITY, f64::min);
-            report.params.push(Param::new(
-                format!("c2c_{}_lat_ns", kind.name()),
-                med,
-                &target,
-                format!(
-                    "median over {} CPU pairs of the p50 one-way {} ping-pong latency",
-                    cells.len(),
-                    kind.name()
-                ),
-                ids.clone(),
-            ));
-            report.params.push(Param::new(
-                format!("c2c_{}_min_lat_ns", kind.name()),
-                min,
-                &target,
-                format!(
-                    "minimum over {} CPU pairs of the p50 one-way {} ping-pong latency",
-                    cells.len(),
-                    kind.name()
-                ),
-                ids,
-            ));
+            if matrix {
+                let flat: Vec<(usize, usize, f64)> =
+                    cells.iter().map(|c| (c.1, c.2, c.3)).collect();
+                ctx.progress(&format!(
+                    "pool.c2c {} one-way latency (ns, p50):\n{}",
+                    kind.name(),
+                    matrix_table(&ctx.cpus, &flat)
+                ));
+            }
+            self.class_figures(kind, (&target, &placement), &classes, &cells, &mut report);
         }
         Ok(report)
     }
 }
 
-/// Core-to-core one-way latency matrix (CAS and flag ping-pong) over --cpu.
+impl C2cBench {
+    /// The pairs of the run by class: every pair (`--pairs all`) or a fixed number per
+    /// class spread over the machine with the run's seed.
+    pub fn pairs(&self, ctx: &Context) -> Vec<ClassPairs> {
+        let per_class = match self.pairs {
+            Pairs::All => usize::MAX,
+            Pairs::PerClass(n) => n,
+            Pairs::Default => ctx.effort.pool.c2c_pairs_per_class,
+        };
+        pairs::sample(&ctx.topology, &ctx.cpus, per_class, ctx.seed)
+    }
+
+    /// Per class: a summary measurement (the pairs' p50s: median, min, max) and its
+    /// key where the models read one; over every class: the median of the classes'
+    /// medians and the best pair.
+    fn class_figures(
+        &self,
+        kind: PingPong,
+        (target, placement): (&str, &bench_core::memory::Placement),
+        classes: &[ClassPairs],
+        cells: &[(PairClass, usize, usize, f64, String)],
+        report: &mut Report,
+    ) {
+        let mut medians = Vec::new();
+        for cp in classes {
+            let of: Vec<&(PairClass, usize, usize, f64, String)> =
+                cells.iter().filter(|c| c.0 == cp.class).collect();
+            let p50s: Vec<f64> = of.iter().map(|c| c.3).collect();
+            let ids: Vec<String> = of.iter().map(|c| c.4.clone()).collect();
+            let Some(d) = Distribution::from_samples(&p50s) else {
+                continue;
+            };
+            let med = median(&p50s).unwrap_or(f64::NAN);
+            medians.push(med);
+            let id = format!(
+                "pool.c2c/{target}/{}/class/{}",
+                kind.name(),
+                cp.class.name()
+            );
+            report.measurements.push(bench_core::params::Measurement {
+                id: id.clone(),
+                benchmark: self.name().into(),
+                target: target.into(),
+                parameters: serde_json::json!({
+                    "kind": kind.name(), "pair_class": cp.class.name(),
+                    "pairs_measured": p50s.len(), "pairs_in_class": cp.total,
+                    "median_ns": med, "min_ns": d.min, "max_ns": d.max,
+                    "pairs": of.iter().map(|c| format!("{}-{}", c.1, c.2)).collect::<Vec<_>>(),
+                    // A summary of measurements that carry their own counters.
+                    "summary_of": ids.clone(),
+                }),
+                unit: "ns".into(),
+                method: format!(
+                    "the p50 one-way {} latency of {} of the {} CPU pairs of the class ({}), picked spread over the machine with the run's seed; distribution over those pairs",
+                    kind.name(),
+                    p50s.len(),
+                    cp.total,
+                    cp.class.describe()
+                ),
+                distribution: d,
+                placement: Some(placement.clone()),
+                counters: None,
+            });
+            if let Some(stem) = class_key(cp.class) {
+                report.params.push(Param::new(
+                    format!("c2c_{}_{stem}_lat_ns", kind.name()),
+                    med,
+                    target,
+                    format!(
+                        "median over {} of the {} CPU pairs that are {} of the p50 one-way {} ping-pong latency",
+                        p50s.len(),
+                        cp.total,
+                        cp.class.describe(),
+                        kind.name()
+                    ),
+                    ids,
+                ));
+            }
+        }
+        let all_ids: Vec<String> = cells.iter().map(|c| c.4.clone()).collect();
+        let min = cells.iter().map(|c| c.3).fold(f64::INFINITY, f64::min);
+        let names: Vec<&str> = classes.iter().map(|c| c.class.name()).collect();
+        report.params.push(Param::new(
+            format!("c2c_{}_lat_ns", kind.name()),
+            median(&medians).unwrap_or(f64::NAN),
+            target,
+            format!(
+                "median over the {} pair class(es) ({}) of each class's median p50 one-way {} ping-pong latency ({} CPU pairs measured)",
+                medians.len(),
+                names.join(", "),
+                kind.name(),
+                cells.len()
+            ),
+            all_ids.clone(),
+        ));
+        report.params.push(Param::new(
+            format!("c2c_{}_min_lat_ns", kind.name()),
+            min,
+            target,
+            format!(
+                "minimum over {} CPU pairs of the p50 one-way {} ping-pong latency",
+                cells.len(),
+                kind.name()
+            ),
+            all_ids,
+        ));
+    }
+}
+
+/// The key stem of a class the models read (`same_llc`); `None` for the others.
+pub fn class_key(c: PairClass) -> Option<&'static str> {
+    match c {
+        PairClass::SameLlc => Some("same_llc"),
+        PairClass::CrossLlc => Some("cross_llc"),
+        PairClass::CrossSocket => Some("cross_socket"),
+        _ => None,
+    }
+}
+
+/// Which CPU pairs to measure (`--pairs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pairs {
+    /// The effort plan's pairs per class.
+    #[default]
+    Default,
+    /// This many pairs per class.
+    PerClass(usize),
+    /// Every pair (the full matrix).
+    All,
+}
+
+impl std::str::FromStr for Pairs {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pairs, String> {
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(Pairs::All);
+        }
+        match s.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(Pairs::PerClass(n)),
+            _ => Err(format!(
+                "`{s}`: a number of pairs per class (at least 1) or `all`"
+            )),
+        }
+    }
+}
+
+/// Core-to-core one-way latency (CAS and flag ping-pong) by pair class over --cpu.
+///
+/// CPU pairs are classed by what they share (sysfs): SMT siblings, same L2, same L3
+/// (LLC), across L3s of a node, across nodes of a socket, across sockets. A few pairs
+/// per class (8, 4 with --quick), spread over the machine with --seed, are measured;
+/// each class gives its median, min and max, and c2c_{cas,flag}_{same_llc,cross_llc,
+/// cross_socket}_lat_ns. `--pairs all` measures every pair (the full matrix and its
+/// heatmap; n (n - 1) / 2 pairs: the plan printed first says how long).
 #[derive(Debug, Clone, clap::Args)]
-pub struct C2cArgs {}
+pub struct C2cArgs {
+    /// CPU pairs per class, or `all` for every pair (default: 8 per class, 4 with
+    /// --quick).
+    #[arg(long, value_name = "N|all")]
+    pub pairs: Option<Pairs>,
+}
 
 impl Setup for C2cArgs {
     fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        Ok(Planned::one(C2cBench))
+        Ok(Planned::one(C2cBench {
+            pairs: self.pairs.unwrap_or_default(),
+        }))
     }
 }
 

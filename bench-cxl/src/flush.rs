@@ -20,6 +20,7 @@ use bench_core::bench::{
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::memory::{guard, Access, Region, Window, WindowSource};
 use bench_core::params::Skipped;
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use bench_core::units::format_size;
 use std::path::PathBuf;
@@ -238,6 +239,32 @@ impl Benchmark for FlushBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         MAX_SIZE
     }
+
+    fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
+        let e = &ctx.plan.expect;
+        let mut cost = Cost::new();
+        for c in Column::all() {
+            if self.column_skip(c).is_some() {
+                continue;
+            }
+            // Each line written and made visible: about a memory access (an uncached
+            // mapping: one per 8-byte store).
+            let per_line_ns = match c {
+                Column::Stores => 2.0,
+                Column::Uncacheable => 8.0 * e.load_ns,
+                _ => e.load_ns,
+            };
+            let mut each = 0.0;
+            for size in sizes() {
+                let reps = (4096 / size).clamp(1, 16);
+                let n = samples(ctx, size) + 3;
+                let run = (n * reps) as f64 * (size.div_ceil(64) as f64 * per_line_ns) * 1e-9;
+                each += e.section_s(1, run);
+            }
+            cost.add(c.name(), 1, each);
+        }
+        cost
+    }
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         if region.len() < MAX_SIZE {
@@ -332,6 +359,7 @@ impl Benchmark for FlushBench {
                     counters,
                 ));
             }
+            ctx.point_done();
         }
         ctx.progress(&format!(
             "pool.flush on {target}: p50 ns, write + make visible\n{}",

@@ -16,8 +16,10 @@
 //! each writing [`SAMPLE_BYTES_PER_THREAD`] (whole chunks) per call, over and over, until
 //! all stop together; a window's bandwidth is the bytes all threads wrote in the time all
 //! of them ran / that time (GB = 1e9 B; each byte counted once, as written: the write-back
-//! the flush causes is not counted again). A full run also measures the best method and
-//! the reference at every thread count 1..=T.
+//! the flush causes is not counted again). The best method and the reference are also measured at
+//! every rung of the thread ladder below T (1, 2, 4, ... and each level of the machine: one
+//! core, one L3, one node, one socket; [`bench_core::topology::ladder`]; fewer rungs with
+//! `--quick`), each on its rung's CPUs.
 
 use crate::cacheline::{flush_range, invalidate_method, FlushMethod, LINE};
 use crate::measurement;
@@ -27,6 +29,8 @@ use bench_core::bench::{
 use bench_core::crew::{Crew, Member, Stop, Windows};
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::{Skipped, Warning};
+use bench_core::plan::Cost;
+use bench_core::topology::ladder::{Ladder, Threads};
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -184,8 +188,8 @@ impl ChunkLayout {
 pub struct FlushBwBench {
     /// Bytes written and flushed at a time (a multiple of 64).
     pub chunk: usize,
-    /// Threads of the headline figures (`None`: one per `--cpu`).
-    pub threads: Option<usize>,
+    /// Thread counts (`None`: the thread ladder); the largest gives the headline figures.
+    pub threads: Option<Threads>,
     /// Working set over all threads (`None`: the target's DRAM working set).
     pub size: Option<usize>,
 }
@@ -232,18 +236,16 @@ pub struct Point {
     pub threads: usize,
 }
 
-/// The points of a run with `t` threads: every column at `t`; in a full run also the
-/// best method (`best`) and the reference at every count 1..t.
-pub fn points(t: usize, every_count: bool, best: Option<Column>) -> Vec<Point> {
+/// The points of a run with `t` threads: every column at `t`, and the best method
+/// (`best`) and the reference at each of the `lower` counts.
+pub fn points(t: usize, lower: &[usize], best: Option<Column>) -> Vec<Point> {
     let mut v: Vec<Point> = Column::ALL
         .iter()
         .map(|&column| Point { column, threads: t })
         .collect();
-    if every_count {
-        for n in 1..t {
-            for column in [Some(Column::Stores), best].into_iter().flatten() {
-                v.push(Point { column, threads: n });
-            }
+    for &n in lower.iter().filter(|&&n| n < t) {
+        for column in [Some(Column::Stores), best].into_iter().flatten() {
+            v.push(Point { column, threads: n });
         }
     }
     v
@@ -255,8 +257,14 @@ pub fn best_column() -> Option<Column> {
 }
 
 impl FlushBwBench {
+    /// The rungs measured: the thread ladder of the run's CPUs, or `--threads`; the
+    /// largest is the headline count.
+    fn ladder(&self, ctx: &Context) -> Ladder {
+        ctx.ladder(self.threads.as_ref())
+    }
+
     fn threads(&self, ctx: &Context) -> usize {
-        self.threads.unwrap_or(ctx.cpus.len()).max(1)
+        self.ladder(ctx).top().map_or(1, |r| r.threads).max(1)
     }
 
     /// Measures one point from chunk `start` on: the crew's windows, the layout, and the
@@ -341,6 +349,35 @@ impl Benchmark for FlushBwBench {
         working_set(self.size, ctx, target, self.threads(ctx)).0
     }
 
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let ladder = self.ladder(ctx);
+        let t = self.threads(ctx);
+        let (len, _) = working_set(self.size, ctx, target, t);
+        let lower: Vec<usize> = ladder.counts();
+        let mut cost = Cost::new();
+        for p in points(t, &lower, best_column()) {
+            if p.column.unavailable().is_some() {
+                continue;
+            }
+            let cpus = ladder
+                .rung(p.threads)
+                .map_or_else(|| ctx.cpus_for(p.threads), |r| r.cpus.clone());
+            let per_thread = SAMPLE_BYTES_PER_THREAD.min(len / p.threads.max(1));
+            let flush = matches!(p.column, Column::Flush(_));
+            // Flushing each line costs about as much as writing it back from DRAM.
+            let each = ctx.plan.expect.crew_point_s(
+                &ctx.topology,
+                &cpus,
+                per_thread * if flush { 2 } else { 1 },
+                &ctx.effort.crew,
+                false,
+            );
+            cost.add(format!("{} {}t", p.column.name(), p.threads), 1, each);
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         let t = self.threads(ctx);
@@ -375,6 +412,7 @@ impl Benchmark for FlushBwBench {
         let sweep = Sweep {
             bench: self,
             ctx,
+            ladder: self.ladder(ctx),
             target,
             why,
             placement,
@@ -405,6 +443,8 @@ impl Benchmark for FlushBwBench {
 struct Sweep<'a> {
     bench: &'a FlushBwBench,
     ctx: &'a Context,
+    /// The rungs: each point's CPUs.
+    ladder: Ladder,
     target: String,
     /// The rule that chose the working set (in every measurement's method).
     why: String,
@@ -422,11 +462,7 @@ impl Sweep<'_> {
     fn run(&self, rep: &mut Report) -> Result<(), NotRun> {
         // Where the next point starts in each thread's part (chunks): where the last ended.
         let mut cursor = 0usize;
-        for p in points(
-            self.threads,
-            self.ctx.effort.pool.flush_bw_every_count,
-            self.best,
-        ) {
+        for p in points(self.threads, &self.ladder.counts(), self.best) {
             if p.column.unavailable().is_some() {
                 continue;
             }
@@ -438,7 +474,13 @@ impl Sweep<'_> {
     /// One point from chunk `cursor` on: its measurement and keys. Returns the chunk where
     /// it stopped.
     fn point(&self, p: Point, cursor: usize, rep: &mut Report) -> Result<usize, NotRun> {
-        let (bench, ctx, target, why) = (self.bench, self.ctx, &self.target, &self.why);
+        let (bench, target, why) = (self.bench, &self.target, &self.why);
+        // The rung's CPUs: thread t on rung.cpus[t].
+        let rung = self.ladder.rung(p.threads);
+        let ctx = &match rung {
+            Some(r) => self.ctx.with_cpus(&r.cpus),
+            None => self.ctx.clone(),
+        };
         let (w, layout, end) = bench.measure(ctx, self.base, self.len, p, cursor)?;
         let Some(d) = w.aggregate() else {
             return Err(NotRun::skip("no window in which every thread wrote"));
@@ -453,6 +495,7 @@ impl Sweep<'_> {
             format_size(bench.chunk)
         );
         ctx.progress(&format!("{id}: {:.2} GB/s{}", d.p50, counters.summary()));
+        ctx.point_done();
         rep.warnings.extend(w.warnings(target, &id));
         let method = format!(
             "each thread writes {} B chunks in address order through its own {} part of a {} working set ({why}), {} B per call; for each chunk: {}; bytes counted once as written; {}",
@@ -477,6 +520,7 @@ impl Sweep<'_> {
                 "method": p.column.name(),
                 "threads": p.threads,
                 "cpus": (0..p.threads).map(|i| ctx.cpus[i % ctx.cpus.len()]).collect::<Vec<_>>(),
+                "rung": rung.map(|r| r.label.clone()),
                 "chunk_bytes": bench.chunk,
                 "part_bytes_per_thread": layout.part,
                 "working_set_bytes": layout.working_set(),
@@ -659,17 +703,19 @@ fn parse_chunk(s: &str) -> Result<usize, String> {
 /// working set, writing a --chunk (512 B) with memset-like stores, then making it visible
 /// with clflushopt+sfence, clflush or clwb+sfence (methods the CPU lacks are skipped);
 /// "stores" (nothing flushed) is the reference. Bandwidth = bytes written by all threads /
-/// the slowest thread's time. A full run also measures the best method and the reference
-/// at every thread count 1..T (--quick: T only).
+/// the slowest thread's time. The best method and the reference are also measured at
+/// each rung of the thread ladder below T (1, 2, 4, ... and each level of the machine;
+/// 3 rungs with --quick).
 #[derive(Debug, Clone, clap::Args)]
 pub struct FlushBwArgs {
     /// Bytes each thread writes and flushes at a time: a multiple of 64, at most 1M
     /// (cMPI used 512).
     #[arg(long, value_name = "SIZE", default_value = "512", value_parser = parse_chunk)]
     pub chunk: usize,
-    /// Threads of the headline figures (default: one per --cpu).
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Thread counts, comma-separated (1,2,3), or `every` (1 .. the CPUs); the largest
+    /// gives the headline figures (default: the thread ladder up to every --cpu).
+    #[arg(long, value_name = "LIST|every")]
+    pub threads: Option<Threads>,
     /// Working set over all threads (default: the target's DRAM working set, 4 x the
     /// caches the measuring CPUs can fill, at least 64M, checked by the DRAM check; the
     /// same with --quick). A given size is measured as given, without the check.
@@ -680,22 +726,22 @@ pub struct FlushBwArgs {
 impl Setup for FlushBwArgs {
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let cpus = opts.cpus.len();
-        if let Some(t) = self.threads {
-            if t == 0 || t > cpus {
-                return Err(format!(
-                    "--threads {t}: between 1 and the {cpus} CPUs allowed (--cpu)"
-                )
-                .into());
-            }
+        if let Some(t) = &self.threads {
+            t.check(cpus).map_err(|e| format!("--threads: {e}"))?;
         }
         if let Some(s) = self.size {
-            let t = self.threads.unwrap_or(cpus).max(1);
+            let t = self
+                .threads
+                .as_ref()
+                .and_then(|t| t.counts(cpus).into_iter().max())
+                .unwrap_or(cpus)
+                .max(1);
             ChunkLayout::new(s, t, self.chunk, SAMPLE_BYTES_PER_THREAD)
                 .map_err(|e| format!("--size {}: {e}", format_size(s)))?;
         }
         Ok(Planned::one(FlushBwBench {
             chunk: self.chunk,
-            threads: self.threads,
+            threads: self.threads.clone(),
             size: self.size,
         }))
     }
@@ -782,13 +828,13 @@ mod tests {
     }
 
     #[test]
-    fn points_have_every_column_at_t_and_the_sweep_only_when_full() {
+    fn points_have_every_column_at_t_and_the_lower_rungs() {
         let flush = Column::Flush(FlushMethod::ClflushoptSfence);
         let best = Some(flush);
-        let q = points(4, false, best);
+        let q = points(4, &[4], best);
         assert_eq!(q.len(), Column::ALL.len());
         assert!(q.iter().all(|p| p.threads == 4));
-        let f = points(4, true, best);
+        let f = points(4, &[1, 2, 3, 4], best);
         for n in 1..4 {
             for c in [Column::Stores, flush] {
                 assert!(f.contains(&Point {
@@ -801,7 +847,8 @@ mod tests {
         let set: BTreeSet<_> = f.iter().map(|p| (p.column.name(), p.threads)).collect();
         assert_eq!(set.len(), f.len(), "no point planned twice");
         // Without a flush instruction: the reference alone in the sweep.
-        assert_eq!(points(3, true, None).len(), Column::ALL.len() + 2);
+        assert_eq!(points(3, &[1, 2, 3], None).len(), Column::ALL.len() + 2);
+        assert_eq!(points(8, &[1, 4], best).len(), Column::ALL.len() + 4);
     }
 
     #[test]
@@ -847,7 +894,7 @@ mod tests {
     fn a_small_run_gives_the_keys_or_skips_with_the_cpuid_bit() {
         let ctx = Context::quick_local();
         let b = FlushBwBench {
-            threads: Some(1),
+            threads: Some(Threads::List(vec![1])),
             size: Some(256 * 1024),
             ..Default::default()
         };

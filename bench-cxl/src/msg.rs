@@ -33,6 +33,7 @@ use bench_core::counters::{
 use bench_core::effort::Effort;
 use bench_core::memory::Placement;
 use bench_core::params::Skipped;
+use bench_core::plan::Cost;
 use bench_core::stats::{hockney_fit, Distribution};
 use bench_core::units::format_size;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -610,6 +611,7 @@ impl LeadRun<'_> {
             format!("p50 one-way latency (round trip / 2) of a flag line between two processes ({mname})"), vec![fid.clone()]));
         self.report.measurements.push(measurement(fid, "pool.msg", target, serde_json::json!({"test": "flag", "mode": mname, "round_trips_per_sample": ft}), "ns",
             format!("one-way latency (round trip / 2) of a store/load flag ping-pong through the pool ({mname})"), d, self.placement.clone(), counters));
+        ctx.point_done();
         Ok(())
     }
 
@@ -633,6 +635,7 @@ impl LeadRun<'_> {
             ));
             self.ring_lat(l, m, size, &mut curve)?;
             self.ring_bw(l, m, size, &mut curve)?;
+            self.ctx.point_done();
         }
         Ok(curve)
     }
@@ -767,6 +770,48 @@ impl Benchmark for MsgBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
+
+    fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
+        let e = &ctx.plan.expect;
+        let p = &ctx.effort.pool;
+        let mut modes = vec![(Coherence::Coherent.name(), e.message_ns)];
+        if invalidate_method().is_ok() {
+            modes.push(("noncoherent", e.message_noncoherent_ns));
+        }
+        // The leader's counters only: the follower is another process.
+        let attempts = |run: f64| e.section_s(1, run);
+        let mut cost = Cost::new();
+        // Starting the follower and pairing with it.
+        cost.add("the follower process", 1, 0.1);
+        for (name, msg_ns) in modes {
+            let (fs, ft) = p.msg_flag;
+            let flag = e.handoffs_s((fs + 1) as f64 * ft as f64, e.round_trip_ns);
+            cost.add(format!("{name} flag"), 1, attempts(flag));
+            for size in sizes(p.msg_size_log_step, p.msg_largest_bytes) {
+                let n = if size <= 65536 {
+                    p.msg_ring_messages.0
+                } else {
+                    p.msg_ring_messages.1
+                };
+                let copy = |bytes: usize| bytes as f64 / (e.pair_copy_gbs * 1e9);
+                let lat = 2.0 * (e.handoffs_s(n as f64, msg_ns) + n as f64 * copy(size));
+                let (bw_bytes, most) = p.msg_stream;
+                let count = (bw_bytes / size).clamp(4, most);
+                // Streamed: the sender runs ahead of the receiver, waiting for it only
+                // when the ring is full.
+                let bw = p.msg_stream_reps as f64
+                    * count as f64
+                    * (msg_ns * 1e-9 * e.handoff_factor.sqrt() + copy(size));
+                cost.add(
+                    format!("{name} ring {}", format_size(size)),
+                    1,
+                    attempts(lat) + attempts(bw),
+                );
+            }
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         input.region()?;
         let r = self.run_inner(ctx);

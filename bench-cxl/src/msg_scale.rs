@@ -33,8 +33,11 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup,
 };
+use bench_core::memory::TargetSpec;
 use bench_core::params::Skipped;
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
+use bench_core::topology::ladder::Ladder;
 use bench_core::units::format_size;
 use std::time::Duration;
 
@@ -86,17 +89,35 @@ pub fn layout(pairs: usize, cell: usize) -> Layout {
     }
 }
 
-/// The pair counts to run with `cpus` CPUs (powers of two up to #CPUs/2, and #CPUs/2
-/// itself), and the paper's pair counts that cannot run.
-pub fn pair_counts(cpus: usize) -> (Vec<usize>, Vec<usize>) {
-    let max = cpus / 2;
-    let mut run: Vec<usize> = (0..usize::BITS)
-        .map(|i| 1usize << i)
-        .take_while(|&p| p <= max)
-        .collect();
-    if max > 0 && !max.is_power_of_two() {
-        run.push(max);
+/// One pair count of the sweep: P pairs on 2 P CPUs of a rung of the thread ladder
+/// (pair i on `cpus[2 i]` and `cpus[2 i + 1]`), and what the rung is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairRung {
+    /// Pairs.
+    pub pairs: usize,
+    /// Their CPUs, sender then receiver of each pair.
+    pub cpus: Vec<usize>,
+    /// The rung, in words.
+    pub label: String,
+}
+
+/// The pair counts to run: half of each rung of the thread ladder of two CPUs or more
+/// (`bench_core::topology::ladder`: 2, 4, 8, ... CPUs and each level of the machine;
+/// never two threads on one CPU), and the paper's pair counts that cannot run.
+pub fn pair_rungs(ladder: &Ladder) -> (Vec<PairRung>, Vec<usize>) {
+    let mut run: Vec<PairRung> = Vec::new();
+    for r in &ladder.rungs {
+        let pairs = r.threads / 2;
+        if pairs == 0 || run.iter().any(|x| x.pairs == pairs) {
+            continue;
+        }
+        run.push(PairRung {
+            pairs,
+            cpus: r.cpus[..2 * pairs].to_vec(),
+            label: r.label.clone(),
+        });
     }
+    let max = run.iter().map(|r| r.pairs).max().unwrap_or(0);
     let not_run = PAPER_PAIRS.iter().copied().filter(|&p| p > max).collect();
     (run, not_run)
 }
@@ -206,12 +227,16 @@ struct Sweep<'a> {
     mode: Coherence,
     placement: bench_core::memory::Placement,
     report: Report,
+    /// The CPUs of the pair count under way (a rung of the thread ladder).
+    pair_cpus: Vec<usize>,
+    /// That rung, in words.
+    rung: String,
 }
 
 impl Sweep<'_> {
     fn cpus(&self, p: usize) -> Vec<(usize, usize)> {
         (0..p)
-            .map(|i| (self.ctx.cpus[2 * i], self.ctx.cpus[2 * i + 1]))
+            .map(|i| (self.pair_cpus[2 * i], self.pair_cpus[2 * i + 1]))
             .collect()
     }
 
@@ -219,6 +244,7 @@ impl Sweep<'_> {
         serde_json::json!({
             "pairs": p,
             "cpus_sender_receiver": self.cpus(p),
+            "rung": self.rung,
             "mode": self.mode.name(),
             "cell_bytes": cell,
             "cell_payload_bytes": cells::payload_of(cell),
@@ -275,6 +301,7 @@ impl Sweep<'_> {
             Some(self.placement.clone()),
             w.counters().with_per_op("message", 2 * n),
         ));
+        self.ctx.point_done();
         Ok((id, p50, w.noisy()))
     }
 
@@ -331,6 +358,7 @@ impl Sweep<'_> {
                 Some(self.placement.clone()),
                 w.counters().with_per_op("byte", bytes),
             ));
+            self.ctx.point_done();
         }
         Ok(out)
     }
@@ -402,8 +430,8 @@ impl MsgScaleBench {
     }
 
     fn run_inner(&self, ctx: &Context) -> Result<Report, ScaleError> {
-        let (run, not_run) = pair_counts(ctx.cpus.len());
-        let Some(&pmax) = run.last() else {
+        let (run, not_run) = pair_rungs(&ctx.ladder(None));
+        let Some(pmax) = run.iter().map(|r| r.pairs).max() else {
             return Err(ScaleError::TooFewCpus(ctx.cpus.len()));
         };
         let max_cell = self
@@ -454,7 +482,7 @@ impl MsgScaleBench {
         &self,
         ctx: &Context,
         pool: &PoolMap,
-        run: &[usize],
+        run: &[PairRung],
         not_run: &[usize],
     ) -> Result<Report, ScaleError> {
         // Claimed like `pool msg`'s leader claims a window: both sides are this process.
@@ -476,6 +504,8 @@ impl MsgScaleBench {
             mode: self.mode,
             placement: pool.placement(),
             report: Report::default(),
+            pair_cpus: ctx.cpus.clone(),
+            rung: String::new(),
         };
         sw.skip_not_run(not_run);
         let Some(p) = self.pairs_sweep(&mut sw, run)? else {
@@ -487,18 +517,35 @@ impl MsgScaleBench {
 
     /// Latency and bandwidth curve at each pair count whose queues fit the window; the
     /// largest pair count that ran.
-    fn pairs_sweep(&self, sw: &mut Sweep<'_>, run: &[usize]) -> Result<Option<usize>, ScaleError> {
+    fn pairs_sweep(
+        &self,
+        sw: &mut Sweep<'_>,
+        run: &[PairRung],
+    ) -> Result<Option<usize>, ScaleError> {
         let mut largest = None;
-        for &p in run {
+        for r in run {
+            let p = r.pairs;
             if !sw.fits(p, self.pairs_cell) {
                 let reason = sw.too_small(p, self.pairs_cell);
                 sw.skip(format!("pool.msg-scale/p{p}"), reason);
                 continue;
             }
+            // The rung's CPUs; the cell-size sweep stays on the largest.
+            sw.pair_cpus = r.cpus.clone();
+            sw.rung = r.label.clone();
             self.pairs_point(sw, p)?;
             largest = Some(p);
         }
         Ok(largest)
+    }
+
+    /// The planned seconds of one bandwidth curve (every message size a crew's windows)
+    /// and of one latency point (the same windows), the pairs on `cpus`.
+    fn curve_s(&self, ctx: &Context, cpus: &[usize]) -> (f64, f64) {
+        let e = &ctx.plan.expect;
+        let point = e.crew_point_s(&ctx.topology, cpus, 0, &ctx.effort.crew, true);
+        let n = sizes(ctx.effort.pool.msg_scale_every_size).len() as f64;
+        (n * point, point)
     }
 
     /// One pair count: its latency key and its bandwidth curve's peak key.
@@ -630,6 +677,32 @@ impl Benchmark for MsgScaleBench {
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
     }
+
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let (run, _) = pair_rungs(&ctx.ladder(None));
+        let mut cost = Cost::new();
+        let n = sizes(ctx.effort.pool.msg_scale_every_size).len();
+        for r in &run {
+            let (curve, lat) = self.curve_s(ctx, &r.cpus);
+            cost.add(format!("{} pair(s): latency", r.pairs), 1, lat);
+            cost.add(
+                format!("{} pair(s): {n} sizes", r.pairs),
+                n,
+                curve / n as f64,
+            );
+        }
+        if let Some(r) = run.iter().max_by_key(|r| r.pairs) {
+            let p = r.pairs;
+            let (curve, _) = self.curve_s(ctx, &r.cpus);
+            cost.add(
+                format!("{} cell sizes x {n} sizes, {p} pair(s)", self.cells.len()),
+                self.cells.len() * n,
+                curve / n as f64,
+            );
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         input.region()?;
         let r = self.run_inner(ctx);
@@ -643,9 +716,11 @@ impl Benchmark for MsgScaleBench {
     }
 }
 
-/// Seed 002's message scaling through a pool: 1 .. #CPUs/2 pairs of pinned threads (a
-/// sender and a receiver on CPUs of their own; the pair counts that do not fit the CPUs
-/// are listed as skipped), each pair with its own SPSC queue of fixed-size cells in one
+/// Seed 002's message scaling through a pool: pairs of pinned threads (a sender and a
+/// receiver on CPUs of their own), as many as half of each rung of the thread ladder (2,
+/// 4, 8, ... CPUs and each level of the machine: one core, one L3, one node, one socket,
+/// all CPUs; the paper's pair counts that do not fit the CPUs are listed as skipped), each
+/// pair with its own SPSC queue of fixed-size cells in one
 /// pool window. Per pair count: one-way latency of an 8-byte message (echo round trip /
 /// 2, p50 over all pairs) and aggregate bandwidth (payload bytes of all pairs, counted
 /// once, / the longest pair's time; GB = 1e9 B) for messages of 1 KiB .. 1 MiB (quick:
@@ -707,16 +782,28 @@ mod tests {
 
     #[test]
     fn pair_counts_never_oversubscribe_and_name_what_cannot_run() {
-        assert_eq!(pair_counts(1), (vec![], PAPER_PAIRS.to_vec()));
-        assert_eq!(pair_counts(2), (vec![1], vec![2, 4, 8, 16]));
-        assert_eq!(pair_counts(3), (vec![1], vec![2, 4, 8, 16]));
-        assert_eq!(pair_counts(12), (vec![1, 2, 4, 6], vec![8, 16]));
-        assert_eq!(pair_counts(64), (vec![1, 2, 4, 8, 16, 32], vec![]));
-        for n in 0..100 {
-            let (run, not_run) = pair_counts(n);
-            assert!(run.iter().all(|&p| 2 * p <= n));
-            assert!(not_run.iter().all(|&p| 2 * p > n));
-        }
+        use bench_core::topology::fixtures::Server;
+        let counts = |s: &Server, n: usize| {
+            let cpus: Vec<usize> = (0..n).collect();
+            let (run, not_run) = pair_rungs(&Ladder::of(&s.topology(), &cpus));
+            for r in &run {
+                assert_eq!(r.cpus.len(), 2 * r.pairs);
+                let mut c = r.cpus.clone();
+                c.sort_unstable();
+                c.dedup();
+                assert_eq!(c.len(), r.cpus.len(), "never two threads on one CPU");
+            }
+            (run.iter().map(|r| r.pairs).collect::<Vec<_>>(), not_run)
+        };
+        let h = Server::h200_host();
+        assert_eq!(counts(&h, 1), (vec![], PAPER_PAIRS.to_vec()));
+        assert_eq!(counts(&h, 2), (vec![1], vec![2, 4, 8, 16]));
+        assert_eq!(counts(&h, 3), (vec![1], vec![2, 4, 8, 16]));
+        assert_eq!(counts(&h, 12), (vec![1, 2, 4, 6], vec![8, 16]));
+        assert_eq!(counts(&h, 16), (vec![1, 2, 4, 8], vec![16]));
+        let (run, not_run) = counts(&Server::epyc_2s_96c(), 384);
+        assert_eq!(run, [1, 2, 4, 8, 16, 32, 64, 96, 128, 192]);
+        assert!(not_run.is_empty());
     }
 
     #[test]

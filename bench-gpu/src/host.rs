@@ -14,6 +14,7 @@ use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Skip, Subject
 use bench_core::counters::MeasurementCounters;
 use bench_core::memory::{page_size, pages_per_node, Placement, Verification};
 use bench_core::params::Skipped;
+use bench_core::plan::Cost;
 use bench_core::units::{format_size, human_bytes};
 
 /// Bytes of the small-copy latency test.
@@ -91,6 +92,7 @@ impl GpuHostBench {
                     ))
                 },
             )?);
+            ctx.point_done();
         }
         let (ms, ps) = sweep_report(&points, labels, key);
         report.measurements.extend(ms);
@@ -115,6 +117,34 @@ impl Benchmark for GpuHostBench {
         Subject::Device {
             target: self.target(),
         }
+    }
+
+    fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
+        let e = &ctx.plan.expect;
+        let sizes = self.config.sizes(ctx.effort);
+        let max = sizes.last().copied().unwrap_or(0);
+        let mut c = Cost::new();
+        // Pinned: allocated, swept, the small copies' latency; pageable: filled, swept.
+        c.add("pinned host memory", 1, e.populate_s(max));
+        c.extend(crate::plan::sweep_cost(
+            ctx,
+            &sizes,
+            e.gpu_copy_gbs,
+            "pinned",
+        ));
+        c.add(
+            "small-copy latency",
+            1,
+            2.0 * ctx.effort.gpu.latency_samples as f64 * e.gpu_launch_us * 2e-6,
+        );
+        c.add("pageable host memory", 1, e.populate_s(max));
+        c.extend(crate::plan::sweep_cost(
+            ctx,
+            &sizes,
+            e.gpu_pageable_gbs,
+            "pageable",
+        ));
+        c
     }
 
     fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {

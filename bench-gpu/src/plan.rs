@@ -4,7 +4,8 @@
 use crate::config::{GpuArgs, GpuPart};
 use crate::host::GpuHostBench;
 use crate::pool::GpuPoolBench;
-use bench_core::bench::{Benchmark, BoxError, Options, Planned, Setup};
+use bench_core::bench::{Benchmark, BoxError, Context, Options, Planned, Setup};
+use bench_core::plan::Cost;
 
 impl Setup for GpuArgs {
     /// Planned after one discovery: without a usable driver or device the family is one
@@ -13,13 +14,27 @@ impl Setup for GpuArgs {
     /// `gpu.pool` memory benchmark, placed on every target like the memory families (so
     /// its keys are qualified and renamed on far memory). A `--device` beyond the GPUs
     /// present is an error.
-    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let config = self.config()?;
-        let inv = match crate::discovery::probe() {
-            Ok(inv) => inv,
-            Err(e) => return Ok(Planned::skip(crate::FAMILY, e.to_string())),
+        let n = match &opts.sysfs {
+            // A plan for another machine: its GPUs as its PCI bus lists them.
+            Some(root) => match sysfs_gpus(root) {
+                0 => {
+                    return Ok(Planned::skip(
+                        crate::FAMILY,
+                        format!(
+                            "no NVIDIA GPU in {}",
+                            root.join("sys/bus/pci/devices").display()
+                        ),
+                    ))
+                }
+                n => n,
+            },
+            None => match crate::discovery::probe() {
+                Ok(inv) => inv.devices.len(),
+                Err(e) => return Ok(Planned::skip(crate::FAMILY, e.to_string())),
+            },
         };
-        let n = inv.devices.len();
         config.validate_device(n)?;
         let devices: Vec<usize> = match config.device {
             Some(d) => vec![d],
@@ -52,6 +67,48 @@ impl Setup for GpuArgs {
     fn far_nodes_by_default(&self) -> bool {
         true
     }
+}
+
+/// The NVIDIA GPUs (vendor 0x10de, PCI class 0x03: display or 3D controller) of the
+/// sysfs tree below `root`.
+pub fn sysfs_gpus(root: &std::path::Path) -> usize {
+    let Ok(rd) = std::fs::read_dir(root.join("sys/bus/pci/devices")) else {
+        return 0;
+    };
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    rd.filter_map(|e| e.ok())
+        .filter(|e| {
+            read(e.path().join("vendor")).trim() == "0x10de"
+                && read(e.path().join("class")).trim().starts_with("0x03")
+        })
+        .count()
+}
+
+/// The planned seconds of a size sweep over `sizes` at `gbs` in both directions: per size,
+/// one warm-up and the effort's samples, each batching copies up to the bytes a sample
+/// aims at.
+pub(crate) fn sweep_cost(ctx: &Context, sizes: &[usize], gbs: f64, what: &str) -> Cost {
+    let e = &ctx.plan.expect;
+    let g = &ctx.effort.gpu;
+    let (bytes, most) = g.sweep_sample_bytes;
+    let mut c = Cost::new();
+    for dir in ["h2d", "d2h"] {
+        let mut each = 0.0;
+        for &size in sizes {
+            let copies = (bytes / size.max(1)).clamp(1, most.max(1)) as f64;
+            let sample = copies * (size as f64 / (gbs * 1e9) + e.gpu_launch_us * 1e-6);
+            each += (g.sweep_samples + 1) as f64 * sample;
+        }
+        c.add(format!("{what} {dir}: {} sizes", sizes.len()), 1, each);
+    }
+    c
+}
+
+/// The planned seconds of `rounds` rounds of `k` concurrent copies of `each` bytes on one
+/// copy engine at `gbs` (they share it).
+pub(crate) fn concurrent_s(ctx: &Context, k: usize, each: usize, rounds: usize, gbs: f64) -> f64 {
+    let e = &ctx.plan.expect;
+    (rounds + 1) as f64 * (k as f64 * each as f64 / (gbs * 1e9) + e.gpu_launch_us * 1e-6 * k as f64)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements,
 use bench_core::kernels::{Isa, IsaSet};
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::Skipped;
+use bench_core::plan::Cost;
 use bench_core::units::{format_size, human_bytes};
 
 /// Key prefix of this benchmark's params (`gpu_pool_` on far memory, see the module).
@@ -114,6 +115,52 @@ impl Benchmark for GpuPoolBench {
         let base = self.config.target_bytes(ctx.effort, self.multi_gpu());
         self.with_cpu_parts(ctx, target)
             .map_or(base, |w| base.max(w.gpu_bytes + w.cpu_bytes))
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let e = &ctx.plan.expect;
+        let g = &ctx.effort.gpu;
+        let gbs = e.gpu_copy_gbs;
+        let mut c = Cost::new();
+        c.extend(crate::plan::sweep_cost(
+            ctx,
+            &self.config.sizes(ctx.effort),
+            gbs,
+            "registered",
+        ));
+        let each = self.config.contention_size(ctx.effort);
+        for flow in ["h2d", "d2h", "mixed"] {
+            for k in self.config.stream_counts() {
+                if flow == "mixed" && (k < 2 || k % 2 != 0) {
+                    continue;
+                }
+                // Both directions at once use both copy engines.
+                let g2 = if flow == "mixed" { 2.0 * gbs } else { gbs };
+                c.add(
+                    format!("{k} concurrent {flow} copies"),
+                    1,
+                    crate::plan::concurrent_s(ctx, k, each, g.contention_rounds, g2),
+                );
+            }
+        }
+        let n = self.multi_gpu();
+        if n > 1 {
+            c.add(
+                format!("one copy on each of {n} GPUs"),
+                1,
+                crate::plan::concurrent_s(ctx, 1, each, g.contention_rounds, gbs),
+            );
+        }
+        if self.with_cpu_parts(ctx, target).is_some() {
+            let (window, rounds) = g.with_cpu;
+            c.add(
+                "CPU agents beside the GPU, both directions",
+                2,
+                3.0 * (rounds + 1) as f64 * window.as_secs_f64(),
+            );
+        }
+        c
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

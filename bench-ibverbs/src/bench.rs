@@ -5,6 +5,7 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Planned, Report, Setup, Skip, Subject,
 };
 use bench_core::memory::TargetSpec;
+use bench_core::plan::Cost;
 
 /// Post breakdown, latency and bandwidth on one RDMA device.
 #[derive(Debug, Clone, Default)]
@@ -34,6 +35,42 @@ impl Benchmark for VerbsBench {
         Subject::Device {
             target: self.target(),
         }
+    }
+
+    fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
+        // A verbs operation costs a few microseconds; a link moves about 12.5 GB/s
+        // (100 Gb/s).
+        let v = &ctx.effort.verbs;
+        let op = 3e-6;
+        let link = 12.5e9;
+        let mut c = Cost::new();
+        c.add(
+            "post/poll breakdown",
+            v.post_sizes.len(),
+            v.post_rounds as f64 * 2.0 * op,
+        );
+        c.add(
+            "injection, progress, full queue",
+            1,
+            (v.inject_posts + 10 * v.progress_rounds + v.full_queue_attempts) as f64 * op,
+        );
+        c.add(
+            "message rate",
+            1,
+            (v.message_rate.0 * v.message_rate.1) as f64 * op / 4.0,
+        );
+        for &size in v.sweep_sizes {
+            let iters = if size >= 256 * 1024 {
+                v.latency_iters.1
+            } else {
+                v.latency_iters.0
+            };
+            let lat = iters as f64 * 2.0 * (op + size as f64 / link);
+            let (bytes, _, reps) = v.bandwidth_stream;
+            let bw = reps as f64 * bytes as f64 / link;
+            c.add(format!("latency and bandwidth at {size} B"), 1, lat + bw);
+        }
+        c
     }
 
     fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {

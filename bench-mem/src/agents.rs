@@ -23,7 +23,10 @@
 //! once (the paper's "bytes transferred / time"), not read + written; GB = 1e9 bytes.
 //!
 //! One target (`mem.agents`, a memory benchmark, run on every target of the run): agent t
-//! gets bytes [t S, (t+1) S) of the target, for k = 1 .. #CPUs, so B(1) and B(k) share S.
+//! gets bytes [t S, (t+1) S) of the target, for every k of the thread ladder (1, 2, 4, ...
+//! and each level of the machine: one core, one L3, one node, one socket, all CPUs;
+//! `bench_core::topology::ladder`), so B(1) and B(k) share S; the k agents run on the
+//! rung's CPUs, and every measurement names its rung.
 //! Spread (`mem.agents-spread`): the same agents round robin over two targets (agent t on
 //! target t mod 2 at [(t div 2) S, ...)). The runner places one region per target; a
 //! benchmark gets one, so the spread benchmark is planned as a device-like subject (run
@@ -39,8 +42,10 @@ use bench_core::bench::{
 use bench_core::crew::{Crew, Stream, Windows};
 use bench_core::memory::{Access, OnMemory, Region, TargetArg, TargetSpec};
 use bench_core::params::{Measurement, Skipped};
+use bench_core::plan::Cost;
 use bench_core::sizing::MEMORY_SHARE_DIVISOR;
 use bench_core::stats::Distribution;
+use bench_core::topology::ladder::{Rung, Threads};
 use bench_core::topology::Topology;
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use serde_json::json;
@@ -74,20 +79,6 @@ impl AgentDir {
     }
 }
 
-/// Default agent counts for `cpus` CPUs: every k up to 8, then powers of two, then `cpus`.
-pub fn agent_counts(cpus: usize) -> Vec<usize> {
-    let mut v: Vec<usize> = (1..=cpus.min(8)).collect();
-    let mut k = 16;
-    while k < cpus {
-        v.push(k);
-        k *= 2;
-    }
-    if cpus > 8 {
-        v.push(cpus);
-    }
-    v
-}
-
 /// Where agent `t` of a run over `targets` targets works: (target index, byte offset in
 /// that target's region) for transfers of `size` bytes, round robin over the targets.
 pub fn placement_of(t: usize, targets: usize, size: usize) -> (usize, usize) {
@@ -107,8 +98,8 @@ pub fn bytes_per_target(k: usize, targets: usize, size: usize) -> usize {
 pub struct AgentsConfig {
     /// S, bytes per agent per transfer (`None`: from the target's DRAM working set).
     pub size: Option<usize>,
-    /// Agent counts (`None`: [`agent_counts`] of the run's CPUs).
-    pub agents: Option<Vec<usize>>,
+    /// Agent counts (`None`: the thread ladder of the run's CPUs).
+    pub agents: Option<Threads>,
     pub dirs: Vec<AgentDir>,
 }
 
@@ -125,37 +116,53 @@ impl Default for AgentsConfig {
 impl AgentsConfig {
     /// S on these targets: `--size`, else so that every agent count's footprint is a
     /// streaming DRAM working set of its CPUs ([`Context::dram_stream_bytes`]): one agent's
-    /// source plus destination (2 S) at least the single CPU's footprint, and two or more
-    /// agents (2 k S) at least the footprint of every CPU of the run; in whole MiB, at
-    /// least 64 MiB, the same with and without `--quick`. Also says which rule chose it.
+    /// source plus destination (2 S) at least the single CPU's footprint, and k agents'
+    /// (2 k S) at least the footprint of the rung's k CPUs (4 x the caches they can fill),
+    /// for every rung of the thread ladder; in whole MiB, at least 64 MiB, the same with
+    /// and without `--quick`. Also says which rule chose it.
     fn size<T: OnMemory>(&self, ctx: &Context, targets: &[&T]) -> (usize, String) {
         if let Some(s) = self.size {
             return (s, "--size".into());
         }
         let floor = 64 * MIB;
-        let (one, all) = targets
+        let one = targets
             .iter()
-            .map(|t| {
-                (
-                    ctx.dram_stream_bytes(t, &ctx.cpus_for(1)).0,
-                    ctx.dram_stream_bytes(t, &ctx.cpus).0,
-                )
-            })
-            .fold((0, 0), |(a, b), (x, y)| (a.max(x), b.max(y)));
-        let s = (one / 2).max(all / 4).max(floor).div_ceil(MIB) * MIB;
-        let rule = format!(
-            "one agent's source + destination span {} (the streaming DRAM footprint of CPU {}), two agents' at least {} (that of CPUs {}): 4 x the caches those CPUs can fill",
+            .map(|t| ctx.dram_stream_bytes(t, &ctx.cpus_for(1)).0)
+            .max()
+            .unwrap_or(0);
+        // The rung whose CPUs need the largest S: (S it needs, its footprint, its label).
+        let mut most = (0usize, 0usize, String::new());
+        for r in self.rungs(ctx).iter().filter(|r| r.threads > 1) {
+            let bytes = targets
+                .iter()
+                .map(|t| ctx.dram_stream_bytes(t, &r.cpus).0)
+                .max()
+                .unwrap_or(0);
+            let need = bytes.div_ceil(2 * r.threads);
+            if need > most.0 {
+                most = (need, bytes, r.label.clone());
+            }
+        }
+        let s = (one / 2).max(most.0).max(floor).div_ceil(MIB) * MIB;
+        let mut rule = format!(
+            "one agent's source + destination span {} (the streaming DRAM footprint of CPU {}: 4 x the caches it can fill)",
             format_size(2 * s),
             ctx.cpus_for(1)[0],
-            format_size(all),
-            bench_core::pin::format_cpu_list(&ctx.cpus)
         );
+        if most.0 > 0 {
+            rule.push_str(&format!(
+                "; k agents' 2 k S at least the footprint of their CPUs, most of all for {} ({})",
+                most.2,
+                format_size(most.1)
+            ));
+        }
         (s, rule)
     }
 
     /// The DRAM checks the keys at `size` stand on (one agent: the first CPU's stream;
-    /// more: every CPU's; [`AgentsConfig::size`] makes every footprint at least theirs),
-    /// run here unless this run made them.
+    /// more: every CPU's, which confirms that 4 x the caches CPUs can fill leaves them;
+    /// [`AgentsConfig::size`] makes every rung's footprint at least that of its CPUs), run
+    /// here unless this run made them.
     fn checks(
         &self,
         ctx: &Context,
@@ -178,28 +185,58 @@ impl AgentsConfig {
         Ok(v)
     }
 
-    /// The agent counts, each at most the CPUs of the run.
-    fn counts(&self, cpus: usize) -> Vec<usize> {
-        let mut v = self.agents.clone().unwrap_or_else(|| agent_counts(cpus));
-        v.retain(|&k| k >= 1 && k <= cpus);
-        v.sort_unstable();
-        v.dedup();
+    /// The rungs of the agent counts (the thread ladder, or `--agents`), each at most the
+    /// CPUs of the run, by increasing count.
+    fn rungs(&self, ctx: &Context) -> Vec<Rung> {
+        let cpus = ctx.cpus.len();
+        let mut v = ctx.ladder(self.agents.as_ref()).rungs;
+        v.retain(|r| r.threads >= 1 && r.threads <= cpus);
+        v.sort_by_key(|r| r.threads);
+        v.dedup_by_key(|r| r.threads);
         v
     }
 
-    /// Splits `counts` into those whose per-target bytes fit within the share of `target`'s
-    /// memory a benchmark may take, and the rest.
+    /// Splits the rungs into those whose per-target bytes fit within the share of
+    /// `target`'s memory a benchmark may take, and the counts of the rest.
     fn fitting(
         &self,
         ctx: &Context,
         target: &impl OnMemory,
         targets: usize,
         size: usize,
-    ) -> (Vec<usize>, Vec<usize>) {
+    ) -> (Vec<Rung>, Vec<usize>) {
         let avail = ctx.available(target);
-        self.counts(ctx.cpus.len()).into_iter().partition(|&k| {
-            avail.is_none_or(|a| bytes_per_target(k, targets, size) <= a / MEMORY_SHARE_DIVISOR)
-        })
+        let (fit, rest): (Vec<Rung>, Vec<Rung>) = self.rungs(ctx).into_iter().partition(|r| {
+            avail.is_none_or(|a| {
+                bytes_per_target(r.threads, targets, size) <= a / MEMORY_SHARE_DIVISOR
+            })
+        });
+        (fit, rest.into_iter().map(|r| r.threads).collect())
+    }
+
+    /// The planned points: every direction at every rung of `rungs`, each agent moving
+    /// `size` bytes a sample from DRAM; with each agent's private buffer to populate.
+    fn cost(&self, ctx: &Context, rungs: &[Rung], size: usize) -> Cost {
+        let mut cost = Cost::new();
+        let cpus = union_of(rungs);
+        cost.add(
+            format!("private buffers of {} CPUs", cpus.len()),
+            1,
+            ctx.plan.expect.populate_s(size * cpus.len()),
+        );
+        for dir in &self.dirs {
+            for r in rungs {
+                let each = ctx.plan.expect.crew_point_s(
+                    &ctx.topology,
+                    &r.cpus,
+                    2 * size,
+                    &ctx.effort.crew,
+                    false,
+                );
+                cost.add(format!("{} k = {}", dir.name(), r.label), 1, each);
+            }
+        }
+        cost
     }
 }
 
@@ -211,11 +248,25 @@ fn local_target(topo: &Topology, cpu: usize) -> TargetSpec {
         .map_or(TargetSpec::Anon, |n| TargetSpec::Node(n.id))
 }
 
-/// One measured point: k agents, a direction, the crew's windows.
-struct Point {
+/// One measured point: k agents (on a rung's CPUs), a direction, the crew's windows.
+struct Point<'r> {
     k: usize,
+    rung: &'r Rung,
     dir: AgentDir,
     windows: Windows,
+}
+
+/// Every CPU of `rungs`, in the order they first appear.
+fn union_of(rungs: &[Rung]) -> Vec<usize> {
+    let mut v: Vec<usize> = Vec::new();
+    for r in rungs {
+        for &c in &r.cpus {
+            if !v.contains(&c) {
+                v.push(c);
+            }
+        }
+    }
+    v
 }
 
 /// The shared measuring loop: `regions` are the targets (agents round robin over them);
@@ -226,18 +277,31 @@ struct Agents<'a> {
     size: usize,
     /// Base address of each target's region.
     bases: Vec<usize>,
-    /// Base address of each agent's private buffer.
-    locals: Vec<usize>,
+    /// Each CPU's private buffer: (CPU, base address).
+    locals: Vec<(usize, usize)>,
 }
 
 impl Agents<'_> {
-    fn measure(&self, k: usize, dir: AgentDir) -> Result<Point, NotRun> {
+    fn measure<'r>(&self, rung: &'r Rung, dir: AgentDir) -> Result<Point<'r>, NotRun> {
         let (size, isa, n) = (self.size, self.isa, self.bases.len());
-        let windows = Crew::of(self.ctx, k)
+        let k = rung.threads;
+        // Agent t on rung.cpus[t], with that CPU's private buffer.
+        let locals: Vec<usize> = rung
+            .cpus
+            .iter()
+            .map(|c| {
+                self.locals
+                    .iter()
+                    .find(|(cpu, _)| cpu == c)
+                    .map(|&(_, a)| a)
+                    .expect("a private buffer for every CPU of the rungs")
+            })
+            .collect();
+        let windows = Crew::on(&self.ctx.timer, &rung.cpus)
             .windows(self.ctx.effort.crew, &|t| {
                 let (i, off) = placement_of(t, n, size);
                 let far = self.bases[i] + off;
-                let local = self.locals[t];
+                let local = locals[t];
                 let (src, dst) = match dir {
                     AgentDir::Write => (local, far),
                     AgentDir::Read => (far, local),
@@ -249,19 +313,23 @@ impl Agents<'_> {
                 Ok(unsafe { Stream::between(isa, true, src as *const u8, dst as *mut u8, size) })
             })
             .map_err(|e| NotRun::skip(e.reason()))?;
-        Ok(Point { k, dir, windows })
+        Ok(Point {
+            k,
+            rung,
+            dir,
+            windows,
+        })
     }
 }
 
-/// Allocates each agent's private buffer (`size` bytes) on its CPU's node.
-fn private_buffers(ctx: &Context, k: usize, size: usize) -> Result<Vec<Region>, NotRun> {
-    (0..k)
-        .map(|t| {
-            let cpu = ctx.cpus[t % ctx.cpus.len()];
+/// Allocates a private buffer (`size` bytes) for each of `cpus` on its node.
+fn private_buffers(ctx: &Context, cpus: &[usize], size: usize) -> Result<Vec<Region>, NotRun> {
+    cpus.iter()
+        .map(|&cpu| {
             let spec = local_target(&ctx.topology, cpu);
             Region::allocate(&spec, size, &ctx.topology).map_err(|e| {
                 NotRun::skip(format!(
-                    "the private buffer of agent {t} (CPU {cpu}, {spec}, {}): {e}",
+                    "the private buffer of the agent on CPU {cpu} ({spec}, {}): {e}",
                     format_size(size)
                 ))
             })
@@ -279,11 +347,13 @@ fn placements(regions: &[Region]) -> Vec<serde_json::Value> {
 
 /// Measures every direction x agent count with agents round robin over the regions at
 /// `bases`, each with its private buffer in `locals`, and reports each point.
+#[allow(clippy::too_many_arguments)]
 fn measure_points(
     ctx: &Context,
     dirs: &[AgentDir],
-    ks: &[usize],
+    rungs: &[Rung],
     bases: Vec<usize>,
+    local_cpus: &[usize],
     locals: &mut [Region],
     labels: &Labels<'_>,
     rep: &mut Report,
@@ -293,12 +363,17 @@ fn measure_points(
         isa: labels.isa,
         size: labels.size,
         bases,
-        locals: locals.iter_mut().map(|r| r.as_mut_ptr() as usize).collect(),
+        locals: local_cpus
+            .iter()
+            .copied()
+            .zip(locals.iter_mut().map(|r| r.as_mut_ptr() as usize))
+            .collect(),
     };
     for &dir in dirs {
-        for &k in ks {
-            let p = agents.measure(k, dir)?;
+        for rung in rungs {
+            let p = agents.measure(rung, dir)?;
             report_point(ctx, labels, &p, rep)?;
+            ctx.point_done();
         }
     }
     Ok(())
@@ -344,7 +419,7 @@ fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> R
         counters.summary()
     ));
     rep.warnings.extend(w.warnings(l.target, &id));
-    let cpus: Vec<usize> = (0..p.k).map(|t| ctx.cpus[t % ctx.cpus.len()]).collect();
+    let cpus: Vec<usize> = p.rung.cpus.clone();
     let what = match p.dir {
         AgentDir::Write => "private local buffer -> target (a rank publishing its chunk)",
         AgentDir::Read => "target -> private local buffer (a rank fetching a chunk)",
@@ -361,7 +436,7 @@ fn report_point(ctx: &Context, l: &Labels<'_>, p: &Point, rep: &mut Report) -> R
     let parameters = json!({
         "agents": p.k, "direction": p.dir.name(), "transfer": what,
         "size_bytes_per_agent": l.size, "size_rule": l.size_rule,
-        "targets": l.targets, "layout": layout, "cpus": cpus,
+        "targets": l.targets, "layout": layout, "cpus": cpus, "rung": p.rung.label,
         "isa": l.isa.name(), "stores": "non-temporal + sfence",
         "bytes_counted": "transferred (each byte once; not read + written)",
         "agent_p50_gbs": p50s, "share_min_ratio": share_min,
@@ -446,8 +521,15 @@ impl Benchmark for AgentsBench {
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
         let (size, _) = self.config.size(ctx, &[target]);
-        let (ks, _) = self.config.fitting(ctx, target, 1, size);
-        bytes_per_target(ks.last().copied().unwrap_or(1), 1, size)
+        let (rungs, _) = self.config.fitting(ctx, target, 1, size);
+        bytes_per_target(rungs.last().map_or(1, |r| r.threads), 1, size)
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let (size, _) = self.config.size(ctx, &[target]);
+        let (rungs, _) = self.config.fitting(ctx, target, 1, size);
+        self.config.cost(ctx, &rungs, size)
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -458,7 +540,7 @@ impl Benchmark for AgentsBench {
         let spec = region.origin().clone();
         let target = spec.to_string();
         let (size, rule) = self.config.size(ctx, &[&spec]);
-        let (ks, too_big) = self.config.fitting(ctx, &spec, 1, size);
+        let (rungs, too_big) = self.config.fitting(ctx, &spec, 1, size);
         let mut rep = Report::default();
         for k in too_big {
             rep.skipped.push(Skipped {
@@ -470,11 +552,11 @@ impl Benchmark for AgentsBench {
                 ),
             });
         }
-        let ks: Vec<usize> = ks
+        let rungs: Vec<Rung> = rungs
             .into_iter()
-            .filter(|&k| k * size <= region.len())
+            .filter(|r| r.threads * size <= region.len())
             .collect();
-        let Some(&kmax) = ks.last() else {
+        if rungs.is_empty() {
             return Err(NotRun::skip(format!(
                 "no agent count fits: {} per agent, a region of {}",
                 format_size(size),
@@ -484,7 +566,8 @@ impl Benchmark for AgentsBench {
         if !region.is_writable() {
             return Err(NotRun::skip(format!("{target} is mapped read-only")));
         }
-        let mut locals = private_buffers(ctx, kmax, size)?;
+        let local_cpus = union_of(&rungs);
+        let mut locals = private_buffers(ctx, &local_cpus, size)?;
         let labels = Labels {
             bench: ONE,
             target: &target,
@@ -500,8 +583,9 @@ impl Benchmark for AgentsBench {
         measure_points(
             ctx,
             &self.config.dirs,
-            &ks,
+            &rungs,
             bases,
+            &local_cpus,
             &mut locals,
             &labels,
             &mut rep,
@@ -561,11 +645,39 @@ impl SpreadBench {
             SpreadTargets::Unavailable(_) => "two memory targets".into(),
         }
     }
+
+    /// The rungs of 2 agents or more whose transfers of `size` fit on both targets.
+    fn rungs(&self, ctx: &Context, a: &TargetSpec, b: &TargetSpec, size: usize) -> Vec<Rung> {
+        let (ra, _) = self.config.fitting(ctx, a, 2, size);
+        let (rb, _) = self.config.fitting(ctx, b, 2, size);
+        ra.into_iter()
+            .filter(|r| r.threads >= 2 && rb.iter().any(|x| x.threads == r.threads))
+            .collect()
+    }
 }
 
 impl Benchmark for SpreadBench {
     fn name(&self) -> &'static str {
         SPREAD
+    }
+
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let SpreadTargets::Pair(a, b) = &self.targets else {
+            return Cost::new();
+        };
+        let (size, _) = self.config.size(ctx, &[a, b]);
+        let rungs = self.rungs(ctx, a, b, size);
+        let kmax = rungs.last().map_or(0, |r| r.threads);
+        let mut c = Cost::new();
+        c.add(
+            "both targets' regions",
+            1,
+            ctx.plan
+                .expect
+                .populate_s(2 * bytes_per_target(kmax, 2, size)),
+        );
+        c.extend(self.config.cost(ctx, &rungs, size));
+        c
     }
 
     fn subject(&self) -> Subject {
@@ -595,13 +707,8 @@ impl Benchmark for SpreadBench {
             .choose(None)
             .map_err(|e| NotRun::skip(e.to_string()))?;
         let (size, rule) = self.config.size(ctx, &[a, b]);
-        let (ka, _) = self.config.fitting(ctx, a, 2, size);
-        let (kb, _) = self.config.fitting(ctx, b, 2, size);
-        let ks: Vec<usize> = ka
-            .into_iter()
-            .filter(|k| *k >= 2 && kb.contains(k))
-            .collect();
-        let Some(&kmax) = ks.last() else {
+        let rungs = self.rungs(ctx, a, b, size);
+        let Some(kmax) = rungs.last().map(|r| r.threads) else {
             return Err(NotRun::skip(format!(
                 "needs at least 2 agents (CPUs) whose transfers of {} fit on {a} and {b}",
                 format_size(size)
@@ -617,7 +724,8 @@ impl Benchmark for SpreadBench {
             }
             regions.push(r);
         }
-        let mut locals = private_buffers(ctx, kmax, size)?;
+        let local_cpus = union_of(&rungs);
+        let mut locals = private_buffers(ctx, &local_cpus, size)?;
         let labels = Labels {
             bench: SPREAD,
             target: &label,
@@ -640,8 +748,9 @@ impl Benchmark for SpreadBench {
         measure_points(
             ctx,
             &self.config.dirs,
-            &ks,
+            &rungs,
             bases,
+            &local_cpus,
             &mut locals,
             &labels,
             &mut rep,
@@ -662,10 +771,11 @@ pub struct AgentsArgs {
     /// with --quick).
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size)]
     pub size: Option<usize>,
-    /// Agent counts, comma-separated (default: 1 .. 8, then powers of two, and the number
-    /// of CPUs; each at most the CPUs of the run).
-    #[arg(long, value_delimiter = ',')]
-    pub agents: Option<Vec<usize>>,
+    /// Agent counts, comma-separated (1,2,3), or `every` (1 .. the CPUs); default: the
+    /// thread ladder (1, 2, 4, ... and every level of the machine: one core, one L2, one
+    /// L3, one node, one socket, all CPUs); each at most the CPUs of the run.
+    #[arg(long, value_name = "LIST|every")]
+    pub agents: Option<Threads>,
     /// Directions (comma-separated; default both): write (private buffer -> target: a
     /// rank publishing its chunk into the pool), read (target -> private buffer).
     #[arg(long = "dir", value_delimiter = ',', value_enum)]
@@ -683,7 +793,7 @@ impl AgentsArgs {
         if self.size.is_some_and(|s| s < 4096) {
             return Err("--size must be at least 4K".into());
         }
-        if let Some(a) = &self.agents {
+        if let Some(Threads::List(a)) = &self.agents {
             if a.is_empty() || a.contains(&0) {
                 return Err("--agents takes counts of at least 1".into());
             }
@@ -750,17 +860,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_counts_run_from_one_to_every_cpu() {
-        assert_eq!(agent_counts(1), vec![1]);
-        assert_eq!(agent_counts(2), vec![1, 2]);
-        assert_eq!(agent_counts(8), (1..=8).collect::<Vec<_>>());
-        assert_eq!(agent_counts(48), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 48]);
-        assert_eq!(agent_counts(64), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64]);
+    fn default_counts_are_the_thread_ladder() {
+        let s = bench_core::topology::fixtures::Server::h200_host();
+        let ctx = Context {
+            topology: s.topology(),
+            cpus: (0..16).collect(),
+            effort: &bench_core::effort::FULL,
+            ..Context::quick_local()
+        };
+        let counts =
+            |c: &AgentsConfig| -> Vec<usize> { c.rungs(&ctx).iter().map(|r| r.threads).collect() };
+        assert_eq!(counts(&AgentsConfig::default()), [1, 2, 4, 8, 16]);
         let c = AgentsConfig {
-            agents: Some(vec![4, 1, 9, 2, 2]),
+            agents: Some(Threads::List(vec![4, 1, 9, 2, 2])),
             ..Default::default()
         };
-        assert_eq!(c.counts(4), vec![1, 2, 4], "sorted, deduplicated, <= CPUs");
+        assert_eq!(counts(&c), vec![1, 2, 4, 9], "sorted, deduplicated");
+        let r = c.rungs(&ctx);
+        assert_eq!(r[3].cpus.len(), 9);
+        assert_eq!(union_of(&r).len(), 9);
     }
 
     /// Every agent's range lies inside its target's region and no two overlap.
@@ -877,7 +995,7 @@ mod tests {
 
     #[test]
     fn bad_options_are_errors() {
-        let args = |spread: Option<Vec<TargetArg>>, agents: Option<Vec<usize>>| AgentsArgs {
+        let args = |spread: Option<Vec<TargetArg>>, agents: Option<Threads>| AgentsArgs {
             size: None,
             agents,
             dirs: vec![],
@@ -905,7 +1023,9 @@ mod tests {
         )
         .spread_targets(&opts, &topo);
         assert!(e.is_err());
-        assert!(args(None, Some(vec![0, 1])).config().is_err());
+        assert!(args(None, Some(Threads::List(vec![0, 1])))
+            .config()
+            .is_err());
         assert_eq!(
             args(None, None).config().unwrap().dirs,
             AgentDir::ALL.to_vec()
@@ -918,12 +1038,12 @@ mod tests {
         let b = AgentsBench {
             config: AgentsConfig {
                 size: Some(64 * 1024),
-                agents: Some(vec![1, 2]),
+                agents: Some(Threads::List(vec![1, 2])),
                 dirs: AgentDir::ALL.to_vec(),
             },
         };
         let len = b.region_bytes(&ctx, &TargetSpec::Anon);
-        let ks = b.config.counts(ctx.cpus.len());
+        let ks: Vec<usize> = b.config.rungs(&ctx).iter().map(|r| r.threads).collect();
         assert_eq!(len, ks.last().unwrap() * 64 * 1024);
         let mut r = Region::allocate(&TargetSpec::Anon, len, &ctx.topology).unwrap();
         let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();

@@ -311,6 +311,27 @@ pub fn region_bytes(
         .max(MIB)
 }
 
+/// The planned seconds of one (P, S) point of an all-to-all on `cpus` (P = their number)
+/// under a sampling time of `point`: rounds of 2 x P^2 x S bytes (at least 1 MiB a
+/// sample), in the caches the CPUs fill where the buffers fit there, else at DRAM
+/// bandwidth ([`bench_core::plan::Expect::bandwidth_point_s`]).
+pub fn point_s(ctx: &Context, cpus: &[usize], s: usize, point: std::time::Duration) -> f64 {
+    let p = cpus.len().max(1);
+    let rounds = (MIB / (p * s)).max(1);
+    let bytes = buffer_bytes(p, s) * rounds;
+    let in_cache = ctx
+        .cache_reach(cpus)
+        .is_some_and(|r| buffer_bytes(p, s) <= r.total_bytes);
+    let budget = bench_core::effort::Budget {
+        time: point,
+        min_samples: 5,
+        max_samples: 1000,
+    };
+    ctx.plan
+        .expect
+        .bandwidth_point_s(&ctx.topology, cpus, bytes / p, &budget, in_cache)
+}
+
 /// In words, where [`buffer_budget`] came from.
 pub fn budget_rule(available: Option<usize>, effort: &Effort) -> String {
     let base = if available.is_some() {
@@ -319,7 +340,7 @@ pub fn budget_rule(available: Option<usize>, effort: &Effort) -> String {
         "1 GiB (the memory the target offers is unknown)"
     };
     match effort.mem.alltoall_buffer_cap_bytes {
-        Some(cap) => format!("{base}, at most {} in a quick run", format_size(cap)),
+        Some(cap) => format!("{base}, at most {}", format_size(cap)),
         None => base.to_string(),
     }
 }
@@ -380,7 +401,7 @@ pub fn size_bound_warning(
             format_size(buffer_bytes(p, cut)),
             format_size(budget),
         ),
-        remediation: "run without --quick (it caps the buffers at 1 GiB), free memory or use a target with more (the budget is a quarter of what it offers), lower --max-size, or test fewer threads (--threads)".into(),
+        remediation: "run without --quick (it caps the buffers at 1 GiB, a full run at 8 GiB), free memory or use a target with more (the budget is a quarter of what it offers), lower --max-size, or test fewer threads (--threads)".into(),
     })
 }
 
@@ -598,8 +619,13 @@ mod tests {
         assert_eq!(b, 2 << 30);
         assert_eq!(buffer_budget(Some(8 << 30), &QUICK), 1 << 30);
         assert_eq!(buffer_budget(Some(2 << 30), &QUICK), 512 * MIB);
-        assert!(budget_rule(Some(1), &QUICK).contains("quick"));
-        assert!(!budget_rule(None, &FULL).contains("quick"));
+        assert!(budget_rule(Some(1), &QUICK).contains("at most 1G"));
+        assert!(budget_rule(None, &FULL).contains("at most 8G"));
+        assert_eq!(
+            buffer_budget(Some(1 << 40), &FULL),
+            8 << 30,
+            "a full run's cap"
+        );
         let (fit, cut) = sizes_within(&all, 32, b);
         assert_eq!((*fit.last().unwrap(), cut), (MIB, None));
         assert_eq!(buffer_budget(None, &FULL), UNKNOWN_MEMORY_BUDGET);

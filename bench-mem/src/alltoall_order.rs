@@ -22,7 +22,9 @@ use bench_core::effort::Budget;
 use bench_core::effort::Effort;
 use bench_core::memory::{Placement, TargetSpec};
 use bench_core::params::{Measurement, Skipped, Warning};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
+use bench_core::topology::ladder::{Ladder, Threads};
 use bench_core::units::{format_size, parse_positive_size, KIB, MIB};
 use serde_json::json;
 
@@ -55,10 +57,11 @@ impl OrderArg {
 ///
 /// Each thread count P runs an all-to-all among P pinned threads: 2 x P^2 x size bytes of
 /// buffers, P x P block copies per round. Sizes 1K .. --max-size in powers of four (of two
-/// in a full run); thread counts: every power of two from 2 up to the --cpu count and the
-/// count itself (in a quick run the largest power of two and the count; 1 only on one
-/// CPU, where the three orders are the same copy). The Hilbert order needs a power-of-two
-/// P. Keys `alltoall_{order}_p{P}_gbs`: the temporal copy at --ref-size.
+/// in a full run); thread counts: the rungs of the thread ladder from 2 up (1, 2, 4, ...
+/// and each level of the machine: one core, one L3, one node, one socket, all CPUs;
+/// fewer with --quick; 1 only on one CPU, where the three orders are the same copy). The
+/// Hilbert order needs a power-of-two P. Keys `alltoall_{order}_p{P}_gbs`: the temporal
+/// copy at --ref-size.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AlltoallOrderArgs {
     /// Copy orders to measure.
@@ -68,10 +71,10 @@ pub struct AlltoallOrderArgs {
     /// hybrid (temporal for the first L2/P bytes of a block, NT for the rest).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "temporal")]
     pub method: Vec<Method>,
-    /// Thread (process) counts, comma-separated (default: the powers of two from 2 up to
-    /// the --cpu count, and the count).
-    #[arg(long, value_delimiter = ',')]
-    pub threads: Option<Vec<usize>>,
+    /// Thread (process) counts, comma-separated (1,2,3), or `every` (1 .. the CPUs);
+    /// default: the thread ladder's rungs from 2 threads up.
+    #[arg(long, value_name = "LIST|every")]
+    pub threads: Option<Threads>,
     /// Largest block size (the paper's Fig. 6 goes to 1M). Sizes whose buffers would pass
     /// a quarter of the memory the target offers are left out, with a warning.
     #[arg(long, value_name = "SIZE", default_value = "1M", value_parser = parse_positive_size)]
@@ -112,8 +115,8 @@ pub struct AlltoallOrderBench {
     pub orders: Vec<Order>,
     /// Copy methods.
     pub methods: Vec<Method>,
-    /// Thread counts; `None`: [`default_counts`].
-    pub threads: Option<Vec<usize>>,
+    /// Thread counts; `None`: [`default_rungs`].
+    pub threads: Option<Threads>,
     /// Largest block size.
     pub max_size: usize,
     /// Block size of the keys.
@@ -122,21 +125,20 @@ pub struct AlltoallOrderBench {
     pub isa: Option<Isa>,
 }
 
-/// The default thread counts for `cpus` CPUs: the powers of two from 2 up to it and `cpus`
-/// itself; in a quick run the largest power of two and `cpus`. P = 1 only on one CPU (with
-/// one thread the three orders are the same single copy).
-pub fn default_counts(cpus: usize, effort: &Effort) -> Vec<usize> {
-    let cpus = cpus.max(1);
-    let top = 1usize << cpus.ilog2();
-    let mut v: Vec<usize> = if !effort.mem.alltoall_every_power_of_two || cpus == 1 {
-        vec![top]
-    } else {
-        (1..=cpus.ilog2()).map(|k| 1usize << k).collect()
-    };
-    if top != cpus {
-        v.push(cpus);
+/// The default rungs: the thread ladder of the run's CPUs from 2 threads up (a cut
+/// ladder with `--quick`). P = 1 only on one CPU (with one thread the three orders are the
+/// same single copy).
+pub fn default_rungs(ladder: Ladder) -> Ladder {
+    if ladder.rungs.len() <= 1 {
+        return ladder;
     }
-    v
+    Ladder {
+        rungs: ladder
+            .rungs
+            .into_iter()
+            .filter(|r| r.threads >= 2)
+            .collect(),
+    }
 }
 
 /// The winner of one (P, S): the index of the highest p50 and each p50 over it.
@@ -151,10 +153,11 @@ pub fn winner(p50s: &[f64]) -> Option<(usize, Vec<f64>)> {
 }
 
 impl AlltoallOrderBench {
-    fn counts(&self, ctx: &Context) -> Vec<usize> {
-        self.threads
-            .clone()
-            .unwrap_or_else(|| default_counts(ctx.cpus.len(), ctx.effort))
+    fn ladder(&self, ctx: &Context) -> Ladder {
+        match &self.threads {
+            Some(t) => ctx.ladder(Some(t)),
+            None => default_rungs(ctx.ladder(None)),
+        }
     }
 
     /// The sweep's sizes, with the reference size added where the sweep misses it.
@@ -169,7 +172,10 @@ impl AlltoallOrderBench {
 
     /// Checks thread counts, methods and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
-        let isa = alltoall::check_setup(self.isa, self.threads.as_deref(), cpus)?;
+        if let Some(t) = &self.threads {
+            t.check(cpus)?;
+        }
+        let isa = alltoall::check_setup(self.isa, None, cpus)?;
         if self.methods.is_empty() || self.orders.is_empty() {
             return Err("no copy method or order to measure".into());
         }
@@ -183,7 +189,44 @@ impl Benchmark for AlltoallOrderBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
-        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.effort))
+        alltoall::region_bytes(
+            ctx,
+            target,
+            &self.ladder(ctx).counts(),
+            &self.sizes(ctx.effort),
+        )
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let ladder = self.ladder(ctx);
+        let budget = alltoall::region_bytes(ctx, target, &ladder.counts(), &self.sizes(ctx.effort));
+        let mut cost = Cost::new();
+        for rung in &ladder.rungs {
+            let orders = self
+                .orders
+                .iter()
+                .filter(|o| o.unsupported(rung.threads).is_none())
+                .count();
+            let (sizes, _) = alltoall::sizes_within(&self.sizes(ctx.effort), rung.threads, budget);
+            for m in &self.methods {
+                for &s in &sizes {
+                    let each =
+                        alltoall::point_s(ctx, &rung.cpus, s, ctx.effort.mem.alltoall_order_point);
+                    cost.add(
+                        format!(
+                            "P = {}, {} {}: {orders} orders",
+                            rung.label,
+                            m.name(),
+                            format_size(s)
+                        ),
+                        1,
+                        each * orders as f64,
+                    );
+                }
+            }
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -193,22 +236,26 @@ impl Benchmark for AlltoallOrderBench {
         let l2 = ctx.topology.cache_bytes(2);
         let base = region.as_mut_ptr() as usize;
         let bound = alltoall::RegionSizes::new(ctx, region.origin(), region.len());
-        let sweep = Sweep {
-            bench: self,
-            ctx,
-            placement: region.placement(),
-            target,
-            isa,
-            base,
-            budget: Budget {
-                time: ctx.effort.mem.alltoall_order_point,
-                min_samples: 5,
-                max_samples: 1000,
-            },
-        };
         let wanted = self.sizes(ctx.effort);
         let mut rep = Report::default();
-        for p in self.counts(ctx) {
+        for rung in self.ladder(ctx).rungs {
+            // The rung's CPUs: thread t on rung.cpus[t].
+            let rctx = ctx.with_cpus(&rung.cpus);
+            let sweep = Sweep {
+                bench: self,
+                ctx: &rctx,
+                rung: &rung.label,
+                placement: region.placement(),
+                target: target.clone(),
+                isa,
+                base,
+                budget: Budget {
+                    time: ctx.effort.mem.alltoall_order_point,
+                    min_samples: 5,
+                    max_samples: 1000,
+                },
+            };
+            let p = rung.threads;
             let orders = sweep.supported_orders(p, &mut rep.skipped);
             if orders.is_empty() {
                 continue;
@@ -227,6 +274,8 @@ impl Benchmark for AlltoallOrderBench {
 struct Sweep<'a> {
     bench: &'a AlltoallOrderBench,
     ctx: &'a Context,
+    /// What the thread count is (the ladder's rung).
+    rung: &'a str,
     placement: &'a Placement,
     target: String,
     isa: Isa,
@@ -355,6 +404,7 @@ impl Sweep<'_> {
         if method == Method::Temporal && s == self.bench.ref_size {
             self.push_keys(g, s, &p50s, first, rep);
         }
+        self.ctx.point_done();
         Ok(entry)
     }
 
@@ -405,6 +455,7 @@ impl Sweep<'_> {
                     [r, c]
                 }),
                 "cpus": self.ctx.cpus.iter().take(p).collect::<Vec<_>>(),
+                "rung": self.rung,
             }),
             unit: "GB/s".into(),
             method: "all-to-all among pinned threads in this copy order (HINT Algorithm 1-3), bytes read + written over the slowest thread's time; GB = 1e9 B".into(),
@@ -454,17 +505,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn default_counts_are_powers_of_two_and_the_cpus() {
-        assert_eq!(default_counts(1, &bench_core::effort::FULL), [1]);
-        assert_eq!(default_counts(1, &bench_core::effort::QUICK), [1]);
-        assert_eq!(default_counts(2, &bench_core::effort::QUICK), [2]);
-        assert_eq!(default_counts(2, &bench_core::effort::FULL), [2]);
-        assert_eq!(
-            default_counts(32, &bench_core::effort::FULL),
-            [2, 4, 8, 16, 32]
-        );
-        assert_eq!(default_counts(12, &bench_core::effort::FULL), [2, 4, 8, 12]);
-        assert_eq!(default_counts(12, &bench_core::effort::QUICK), [8, 12]);
+    fn default_rungs_are_the_ladder_from_two_threads() {
+        use bench_core::topology::fixtures::Server;
+        let rungs = |s: &Server, n: usize| {
+            let cpus: Vec<usize> = (0..n).collect();
+            default_rungs(Ladder::of(&s.topology(), &cpus)).counts()
+        };
+        assert_eq!(rungs(&Server::h200_host(), 16), [2, 4, 8, 16]);
+        assert_eq!(rungs(&Server::h200_host(), 12), [2, 4, 8, 12]);
+        assert_eq!(rungs(&Server::guest_2vcpu_amd(), 2), [2]);
+        assert_eq!(rungs(&Server::guest_2vcpu_amd(), 1), [1]);
     }
 
     #[test]
@@ -485,7 +535,7 @@ mod tests {
         let b = AlltoallOrderBench {
             orders: Order::ALL.to_vec(),
             methods: vec![Method::Temporal],
-            threads: Some(vec![p]),
+            threads: Some(Threads::List(vec![p])),
             max_size: 4 * KIB,
             ref_size: 4 * KIB,
             isa: None,
@@ -521,7 +571,7 @@ mod tests {
         // Three threads: no Hilbert, with the reason; a region too small cuts the sizes.
         if ctx.cpus.len() >= 3 {
             let b3 = AlltoallOrderBench {
-                threads: Some(vec![3]),
+                threads: Some(Threads::List(vec![3])),
                 ..b.clone()
             };
             let rep = b3.run(&ctx, Input::Region(&mut r)).unwrap();

@@ -6,7 +6,7 @@
 //! thread's slice, timed per thread with the cycle timer, and the sample's bandwidth is the
 //! total bytes over the slowest thread's time. Points: one per cache level (L1/2, L2/2, a
 //! size inside L3) and DRAM with one thread, plus DRAM with every `--cpu`; in a full run
-//! also a sweep of powers of four from 16 KiB to DRAM.
+//! also a sweep of powers of eight from 16 KiB to DRAM.
 //!
 //! **DRAM points.** Each thread count streams over 4 x the caches its CPUs can fill
 //! ([`bench_core::sizing`]: every distinct LLC and L2 instance, at least 1 GiB, a power of
@@ -28,6 +28,7 @@ use bench_core::dram_check::{self, Pattern};
 use bench_core::effort::Effort;
 use bench_core::memory::{OnMemory, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
@@ -223,7 +224,7 @@ impl BandwidthBench {
                         });
                     }
                 }
-                s *= 4;
+                s *= 8;
             }
         }
         for &k in &self.kernels {
@@ -279,6 +280,21 @@ impl BandwidthBench {
                 Ok(unsafe { Stream::new(kernel, isa, (base + off) as *mut u8, len) })
             })
             .map_err(|e| Skip::new(e.reason()))
+    }
+
+    /// The planned seconds of point `p` with `plan`'s windows: each thread warms up over
+    /// its slice, then the windows ([`bench_core::plan::Expect::crew_point_s`]), in the
+    /// caches where the footprint fits in those its CPUs fill, else at DRAM bandwidth.
+    fn point_s(ctx: &Context, p: &Point, plan: &WindowPlan) -> f64 {
+        let threads = p.threads.max(1);
+        let cpus = ctx.cpus_for(threads);
+        let slice = Stream::slice_of(p.size, threads, 0).1;
+        let in_cache = ctx
+            .cache_reach(&cpus)
+            .is_some_and(|r| p.size <= r.total_bytes);
+        ctx.plan
+            .expect
+            .crew_point_s(&ctx.topology, &cpus, slice, plan, in_cache)
     }
 
     /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked.
@@ -375,6 +391,7 @@ impl BandwidthBench {
         let bytes: u64 = w.used().iter().map(|f| f.bytes).sum();
         let counters = w.counters().with_per_op("byte", bytes);
         ctx.progress(&format!("{id}: {:.1} GB/s{}", d.p50, counters.summary()));
+        ctx.point_done();
         rep.warnings.extend(w.warnings(&target, &id));
         let parameters = json!({
             "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
@@ -530,6 +547,40 @@ impl Benchmark for BandwidthBench {
         }
         // Room for the DRAM check's larger footprint too (it would grow the region).
         (2 * most).min(ctx.check_span_limit(target)).max(most)
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let dram = self.dram_defaults(ctx, target);
+        let mut cost = Cost::new();
+        if self.sizes.is_none() {
+            // A check measures its footprint and twice it, repeats a pass where the two
+            // disagree and grows where the smaller is faster: about four points.
+            let check = check_plan(ctx.effort);
+            for (&threads, &size) in &dram {
+                let p = Point {
+                    kernel: self.check_kernel(),
+                    size: 2 * size,
+                    threads,
+                    keys: vec![],
+                    dram: true,
+                };
+                cost.add(
+                    format!("DRAM check, {threads} thread(s)"),
+                    4,
+                    Self::point_s(ctx, &p, &check),
+                );
+            }
+        }
+        let budget = ctx.effort.crew;
+        for p in self.plan_at(ctx, &dram) {
+            cost.add(
+                format!("{} {}t {}", p.kernel.name(), p.threads, format_size(p.size)),
+                1,
+                Self::point_s(ctx, &p, &budget),
+            );
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

@@ -38,6 +38,7 @@ use bench_core::dram_check::{self, DramCheck, Pattern};
 use bench_core::effort::Effort;
 use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{CheckedChain, Measurement, PrefetchCheck, Warning};
+use bench_core::plan::Cost;
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
 use bench_core::units::parse_positive_size;
@@ -312,6 +313,7 @@ impl LatencyBench {
             batch,
             [("batches", json!(samples.len()))],
         );
+        ctx.point_done();
         Ok(Point {
             d,
             params,
@@ -381,6 +383,7 @@ impl LatencyBench {
                 ),
             ],
         );
+        ctx.point_done();
         Ok(Point {
             d,
             params,
@@ -716,6 +719,26 @@ pub fn chase_point(
     Ok(v)
 }
 
+/// The planned seconds of one sampled chase of `touched` bytes from the first CPU under a
+/// sampling time of `point`: the chain built (one element written per slot, and a warm
+/// lap up to [`bench_core::chase::WARM_LAP_MAX_BYTES`]), then sampled, repeated where
+/// disturbed.
+pub fn chase_point_s(ctx: &Context, touched: usize, point: std::time::Duration) -> f64 {
+    let e = &ctx.plan.expect;
+    let elements = (touched / 64) as f64;
+    let in_cache = ctx
+        .cache_reach(&ctx.cpus_for(1))
+        .is_some_and(|r| touched <= r.total_bytes);
+    let load_ns = if in_cache { 5.0 } else { e.load_ns };
+    let warm = if touched <= bench_core::chase::WARM_LAP_MAX_BYTES {
+        elements * load_ns * 1e-9
+    } else {
+        0.0
+    };
+    let run = point.as_secs_f64();
+    elements * e.chain_write_ns * 1e-9 + warm + e.section_s(1, run)
+}
+
 /// The verdict's name: `unchecked` when no other judged chain could be measured (the
 /// check compared nothing, so it must not read as agreement), else `agree` or `disagree`.
 pub fn verdict_name(judged_others: usize, agree: bool) -> &'static str {
@@ -759,6 +782,42 @@ impl Benchmark for LatencyBench {
             None => cap.min(16 * MIB).max(COLD_REF_BYTES.min(cap)),
         };
         self.layout.span_bytes(first.max(self.min_size))
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let rule = ctx.dram_sizing(target, &ctx.cpus_for(1), Pattern::Chase);
+        let (cap, cap_rule) = self.cap(&rule, ctx.available(target));
+        let point = ctx.effort.mem.latency_point;
+        let mut cost = Cost::new();
+        let cold = COLD_REF_BYTES.min(cap);
+        cost.add(
+            "cold lap",
+            1,
+            chase_point_s(ctx, cold, std::time::Duration::ZERO)
+                + 3.0 * (cold / 64) as f64 * ctx.plan.expect.load_ns * 1e-9,
+        );
+        // The sweep runs to 4 x the DRAM plateau's start: planned to its cap.
+        for size in self.sweep_sizes(cap, ctx.effort) {
+            cost.add(format_size(size), 1, chase_point_s(ctx, size, point));
+        }
+        if self.sizes.is_none() {
+            let s = cap_rule.touched_bytes.max(cap).max(MIN_DRAM_POINT_BYTES);
+            let grown = ctx.plan.expect.populate_s(self.layout.span_bytes(2 * s));
+            cost.add("DRAM check at S", 1, chase_point_s(ctx, s, point));
+            cost.add(
+                "DRAM check at 2 S",
+                1,
+                chase_point_s(ctx, 2 * s, point) + grown,
+            );
+            let extra = usize::from(self.random_at_max) + 2 * usize::from(self.prefetch_check);
+            cost.add(
+                "full random, prefetch checks",
+                extra,
+                chase_point_s(ctx, s, point),
+            );
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

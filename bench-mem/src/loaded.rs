@@ -58,6 +58,7 @@ use bench_core::crew::{Crew, Member, Stop, WindowPlan};
 use bench_core::keys::parameters as pk;
 use bench_core::memory::{OnMemory, Placement, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
+use bench_core::plan::Cost;
 use bench_core::sizing::DramSizing;
 use bench_core::stats::Distribution;
 use bench_core::units::{format_size, MIB};
@@ -216,6 +217,38 @@ impl Benchmark for LoadedLatencyBench {
             + Self::load_bytes(ctx, target) * (ctx.cpus.len() - 1).max(1)
     }
 
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        if ctx.cpus.len() < 2 {
+            return Cost::new();
+        }
+        let (touched, _) = Self::chase_touched(ctx, target);
+        let e = &ctx.plan.expect;
+        let run = ctx.effort.mem.loaded_point.as_secs_f64().max(32.0 * 20e-6);
+        let threads = ctx.cpus.len();
+        let delays = ctx.effort.mem.loaded_delays.len();
+        let points = if self.adaptive {
+            // The coarse sweep and about as many refined points.
+            (2 * plan::coarse(delays).len()).min(delays)
+        } else {
+            delays
+        };
+        let mut cost = Cost::new();
+        cost.add(
+            "chase chain",
+            1,
+            crate::latency::chase_point_s(ctx, touched, std::time::Duration::ZERO),
+        );
+        for t in &self.curves {
+            cost.add(
+                format!("{} curve", t.name()),
+                points,
+                e.spinning_section_s(threads, run),
+            );
+        }
+        cost
+    }
+
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
         let region = input.region()?;
         if ctx.cpus.len() < 2 {
@@ -315,6 +348,7 @@ impl LoadedLatencyBench {
                     point.bw,
                     m.counters.as_ref().map_or(String::new(), |c| c.summary())
                 ));
+                ctx.point_done();
                 done.insert(i, (point, m));
             }
             todo = if self.adaptive {
@@ -717,7 +751,7 @@ impl Member for Inject<'_> {
 
 /// Load latency while the other CPUs inject traffic, from full load to idle: an
 /// MLC-style latency-vs-bandwidth curve per traffic mix or read share (19 points per
-/// named mix; 9 with --quick).
+/// named mix; 6 with --quick).
 ///
 /// The first CPU chases pointers over the target's DRAM working set; every other CPU
 /// streams through its own buffer in chunks (R lines loaded, then W other lines stored,
@@ -754,8 +788,8 @@ pub struct LoadedArgs {
     /// The read shares the Mess simulator reads: 100 % down to 0 % in steps of 2, 51
     /// curves (with --quick every 10 %, 11 curves: --quick changes how many shares, never
     /// what a share means). Replaces the default named mixes unless --mix is given too.
-    /// Time: each curve takes the adaptive delay plan, about 10 of the 19 points (4 to 9
-    /// of 9 with --quick) at 100 ms each (50 ms), so a family is about 500 points: some
+    /// Time: each curve takes the adaptive delay plan, about 10 of the 19 points (4 to 6
+    /// of 6 with --quick) at 60 ms each (50 ms), so a family is about 500 points: some
     /// 1 to 2 minutes on a quiet 16-core server (--quick: well under a minute), up to 3 x
     /// that where points are retried for disturbance, besides the DRAM checks every run
     /// makes (a 2-vCPU VM: 54 s for --quick). Export it with `cxlchar export --mess DIR`.

@@ -31,6 +31,7 @@ use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{CellFigure, Measurement, NumaCell, NumaMatrix, PlacementSummary};
 use bench_core::params::{Skipped, Warning};
 use bench_core::pin::format_cpu_list;
+use bench_core::plan::Cost;
 use bench_core::topology::Topology;
 use bench_core::units::MIB;
 
@@ -394,9 +395,40 @@ impl Benchmark for MatrixBench {
         }
     }
 
-    fn expected_cost(&self, ctx: &Context) -> f64 {
-        self.plan(&ctx.topology, &ctx.cpus)
-            .map_or(1.0, |p| (p.cells.len() as f64).max(1.0))
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let Ok(plan) = self.plan(&ctx.topology, &ctx.cpus) else {
+            return Cost::new();
+        };
+        let mut cost = Cost::new();
+        for c in &plan.cells {
+            let cctx = ctx.with_cpus(&c.cpus);
+            let target = TargetSpec::Node(c.target);
+            let layout = ChainLayout::DEFAULT;
+            let (touched, _) = cctx.dram_touched(&target, &c.cpus, layout.span_per_touched());
+            let (stream, _) = cctx.dram_stream_bytes(&target, &c.cpus);
+            let e = &ctx.plan.expect;
+            let what = format!("node {} -> node {}", c.initiator, c.target);
+            cost.add(
+                format!("{what}: latency"),
+                1,
+                e.populate_s(layout.span_bytes(touched).max(stream))
+                    + crate::latency::chase_point_s(&cctx, touched, ctx.effort.mem.latency_point),
+            );
+            let per_thread = stream / c.cpus.len().max(1);
+            cost.add(
+                format!("{what}: read bandwidth"),
+                1,
+                e.crew_point_s(&ctx.topology, &c.cpus, per_thread, &ctx.effort.crew, false),
+            );
+            if self.loaded && c.cpus.len() > 1 {
+                cost.add(
+                    format!("{what}: loaded latency"),
+                    1,
+                    crate::latency::chase_point_s(&cctx, touched, ctx.effort.mem.loaded_point),
+                );
+            }
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {
@@ -512,7 +544,7 @@ impl Setup for MatrixArgs {
             );
         }
         let b = self.bench();
-        let p = b.plan(&Topology::system(), &opts.cpus)?;
+        let p = b.plan(&machine(opts), &opts.cpus)?;
         if p.initiators.is_empty() {
             let why: Vec<String> = p.skipped.into_iter().map(|(_, r)| r).collect();
             return Err(format!("no initiator node can measure: {}", why.join("; ")).into());
@@ -520,8 +552,17 @@ impl Setup for MatrixArgs {
         Ok(Planned::one(b))
     }
 
-    fn plan_all(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        Ok(self.plan_all_on(&Topology::system()))
+    fn plan_all(&self, opts: &Options) -> Result<Planned, BoxError> {
+        Ok(self.plan_all_on(&machine(opts)))
+    }
+}
+
+/// The topology the matrix is planned on: this machine's, or with `--plan --sysfs` that
+/// tree's.
+fn machine(opts: &Options) -> Topology {
+    match &opts.sysfs {
+        Some(root) => Topology::read(root),
+        None => Topology::system(),
     }
 }
 

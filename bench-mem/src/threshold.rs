@@ -7,8 +7,9 @@
 //! stores), non-temporal (loads + streaming stores + sfence), and HINT's hybrid: temporal
 //! for the first T bytes of a block and non-temporal for the rest, with T = L2 / P (the
 //! paper's starting threshold, section on the hybrid copy). Sizes 1 KiB .. `--max-size`
-//! (16 MiB) in powers of four (of two in a full run), P = 1 and P = every `--cpu` (every
-//! count in a full run). Bandwidth = 2 x P x P x S bytes (read + written) per round over the
+//! (16 MiB) in powers of four (of two in a full run), P every rung of the thread ladder
+//! (`bench_core::topology::ladder`: 1, 2, 4, ... and each level of the machine; fewer
+//! rungs with `--quick`), each measurement naming its rung. Bandwidth = 2 x P x P x S bytes (read + written) per round over the
 //! slowest thread. The crossover is the smallest S from which the non-temporal copy stays
 //! at least as fast as the temporal one for every larger S.
 //!
@@ -20,7 +21,7 @@
 //!
 //! **Sizes and memory.** The buffers take 2 x P^2 x S bytes; the sweep stops where they
 //! would pass a quarter of the memory the target offers (`sizing::available_for`; 1 GiB
-//! where unknown; at most 1 GiB in a quick run), and a warning names each thread count
+//! where unknown; at most 8 GiB, 1 GiB in a quick run), and a warning names each thread count
 //! whose sizes were cut, with the remedy.
 
 use crate::alltoall::{self, Method};
@@ -32,8 +33,11 @@ use bench_core::bench::{
 use bench_core::crew::{gbs, Crew};
 use bench_core::effort::Budget;
 use bench_core::effort::Effort;
+use bench_core::memory::TargetSpec;
 use bench_core::params::{Measurement, Warning};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
+use bench_core::topology::ladder::{Ladder, Threads};
 use bench_core::units::{format_size, parse_positive_size, MIB};
 use serde_json::json;
 
@@ -60,8 +64,8 @@ pub fn crossover(sizes: &[usize], temporal: &[f64], nt: &[f64]) -> Option<usize>
 pub struct CopyThresholdBench {
     /// Forced ISA.
     pub isa: Option<Isa>,
-    /// Process (thread) counts; `None`: 1 and all `--cpu` (every count in a full run).
-    pub threads: Option<Vec<usize>>,
+    /// Process (thread) counts; `None`: the thread ladder of the run's CPUs.
+    pub threads: Option<Threads>,
     /// Largest block size of the sweep (`alltoall::DEFAULT_MAX_SIZE` when 0).
     pub max_size: usize,
 }
@@ -76,24 +80,16 @@ impl CopyThresholdBench {
         alltoall::block_sizes(effort, max)
     }
 
-    fn counts(&self, ctx: &Context) -> Vec<usize> {
-        if let Some(t) = &self.threads {
-            return t.clone();
-        }
-        let n = ctx.cpus.len();
-        if !ctx.effort.mem.threshold_every_count || n <= 2 {
-            let mut v = vec![1, n];
-            v.dedup();
-            v
-        } else {
-            (1..=n).collect()
-        }
+    fn ladder(&self, ctx: &Context) -> Ladder {
+        ctx.ladder(self.threads.as_ref())
     }
 
     /// Checks thread counts and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
-        let isa = alltoall::check_setup(self.isa, self.threads.as_deref(), cpus)?;
-        Ok(isa)
+        if let Some(t) = &self.threads {
+            t.check(cpus)?;
+        }
+        alltoall::check_setup(self.isa, None, cpus)
     }
 }
 
@@ -110,7 +106,32 @@ impl Benchmark for CopyThresholdBench {
     }
 
     fn region_bytes(&self, ctx: &Context, target: &bench_core::memory::TargetSpec) -> usize {
-        alltoall::region_bytes(ctx, target, &self.counts(ctx), &self.sizes(ctx.effort))
+        alltoall::region_bytes(
+            ctx,
+            target,
+            &self.ladder(ctx).counts(),
+            &self.sizes(ctx.effort),
+        )
+    }
+
+    fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
+        let target = target.unwrap_or(&TargetSpec::Anon);
+        let ladder = self.ladder(ctx);
+        let budget = alltoall::region_bytes(ctx, target, &ladder.counts(), &self.sizes(ctx.effort));
+        let mut cost = Cost::new();
+        for rung in &ladder.rungs {
+            let (sizes, _) = alltoall::sizes_within(&self.sizes(ctx.effort), rung.threads, budget);
+            let mut each = 0.0;
+            for &s in &sizes {
+                each += alltoall::point_s(ctx, &rung.cpus, s, ctx.effort.mem.threshold_point);
+            }
+            cost.add(
+                format!("P = {}: 3 methods x {} sizes", rung.label, sizes.len()),
+                3,
+                each,
+            );
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {
@@ -125,11 +146,15 @@ impl Benchmark for CopyThresholdBench {
             min_samples: 5,
             max_samples: 1000,
         };
-        let counts = self.counts(ctx);
-        let all = *counts.iter().max().unwrap_or(&1);
+        let ladder = self.ladder(ctx);
+        let all = ladder.top().map_or(1, |r| r.threads);
         let wanted = self.sizes(ctx.effort);
         let bound = alltoall::RegionSizes::new(ctx, region.origin(), region.len());
-        for &p in &counts {
+        let outer = ctx;
+        for rung in &ladder.rungs {
+            // The rung's CPUs: thread t on rung.cpus[t].
+            let ctx = &outer.with_cpus(&rung.cpus);
+            let p = rung.threads;
             let rule = l2.map(|l| l / p);
             let sizes = bound.sizes(&wanted, p, &mut rep.warnings);
             if sizes.is_empty() {
@@ -172,7 +197,7 @@ impl Benchmark for CopyThresholdBench {
                         parameters: json!({
                             "method": method.name(), "threads": p, "block_bytes": s, "rounds_per_sample": rounds,
                             "isa": isa.name(), "hybrid_temporal_bytes": (method == Method::Hybrid).then_some(t_hyb),
-                            "cpus": ctx.cpus.iter().take(p).collect::<Vec<_>>(),
+                            "cpus": ctx.cpus.iter().take(p).collect::<Vec<_>>(), "rung": rung.label,
                             "order": "pairwise-push (column-wise, rotated start)", "buffer_bytes": alltoall::buffer_bytes(p, s),
                         }),
                         unit: "GB/s".into(),
@@ -182,6 +207,7 @@ impl Benchmark for CopyThresholdBench {
                         counters: Some(counters),
                     });
                 }
+                ctx.point_done();
                 curves.push((method, vals, ids));
             }
             let (tv, nv) = (&curves[0].1, &curves[1].1);
@@ -236,9 +262,11 @@ pub struct CopyThresholdArgs {
     /// Force an instruction set (default: the widest the CPU has).
     #[arg(long, value_enum)]
     pub isa: Option<crate::kernels::Isa>,
-    /// Thread (process) counts to test, comma-separated (default: 1 and all --cpu).
-    #[arg(long, value_delimiter = ',')]
-    pub threads: Option<Vec<usize>>,
+    /// Thread (process) counts, comma-separated (1,2,3), or `every` (1 .. the CPUs);
+    /// default: the thread ladder (1, 2, 4, ... and every level of the machine: one core,
+    /// one L2, one L3, one node, one socket, all CPUs; 3 rungs with --quick).
+    #[arg(long, value_name = "LIST|every")]
+    pub threads: Option<Threads>,
     /// Largest block size of the sweep (sizes 1K, 4K, ... in powers of four, of two in a
     /// full run). The buffers take 2 x P^2 x size bytes; sizes whose buffers would pass a
     /// quarter of the memory the target offers are left out, with a warning.
@@ -292,7 +320,7 @@ mod tests {
         let p = ctx.cpus.len().min(2);
         let b = CopyThresholdBench {
             isa: None,
-            threads: Some(vec![p]),
+            threads: Some(Threads::List(vec![p])),
             max_size: 0,
         };
         // Buffers for 4 KiB blocks at most: sizes 1 KiB and 4 KiB.

@@ -20,6 +20,7 @@ use bench_core::cacheline::{store_8b_volatile, store_fence, wc_store};
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::memory::{Region, Window, WindowSource};
 use bench_core::params::{Measurement, Warning};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use serde_json::json;
 use std::path::PathBuf;
@@ -127,7 +128,22 @@ pub(crate) fn sample_batches(
         |s| s.clone(),
     );
     let c = c.with_per_op("op", (s.len() * batch) as u64);
+    ctx.point_done();
     Some((Distribution::from_samples(&s)?, c))
+}
+
+/// The planned seconds of one [`sample_batches`] point: the budget (at least 32 batches
+/// of `batch` operations of `op_ns`), repeated where disturbed.
+pub(crate) fn batches_s(ctx: &Context, batch: usize, op_ns: f64) -> f64 {
+    let batch_s = batch as f64 * op_ns * 1e-9;
+    let run = ctx
+        .effort
+        .pcie
+        .mmio_point
+        .as_secs_f64()
+        .min(MAX_SAMPLES as f64 * batch_s)
+        .max(32.0 * batch_s);
+    ctx.plan.expect.section_s(1, run)
 }
 
 /// One dependent uncached 8-byte read: the next offset depends on the value read.
@@ -164,6 +180,17 @@ impl Benchmark for MmioBench {
         Subject::Device {
             target: self.target(),
         }
+    }
+
+    fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
+        let mut c = Cost::new();
+        // Uncached reads (about a microsecond each), uncached and write-combining writes.
+        c.add(
+            "MMIO read, write, write-combining copy",
+            3,
+            batches_s(ctx, BATCH, 1000.0),
+        );
+        c
     }
 
     fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {

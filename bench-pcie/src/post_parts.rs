@@ -42,6 +42,7 @@ use bench_core::cacheline::{store_8b_volatile, store_fence, LINE};
 use bench_core::counters::MeasurementCounters;
 use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{Measurement, Skipped, Warning};
+use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use serde_json::json;
 
@@ -233,6 +234,20 @@ impl Benchmark for PostPartsBench {
 
     fn region_bytes(&self, _ctx: &Context, _target: &TargetSpec) -> usize {
         RING_BYTES
+    }
+
+    fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
+        let mut c = Cost::new();
+        c.add(
+            "descriptor, barrier and doorbell parts",
+            4,
+            // Stores into a ring in the caches: a few ns each.
+            crate::mmio::batches_s(ctx, BATCH, 3.0),
+        );
+        if self.pio_bench().is_ok() {
+            c.add("PIO copy", 1, crate::mmio::batches_s(ctx, BATCH, 500.0));
+        }
+        c
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

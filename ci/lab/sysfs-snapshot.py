@@ -8,7 +8,13 @@ and those memory blocks (phys_index, state, valid_zones, ...), the PCI functions
 0x0502 (CXL memory) with their link attributes, and /proc/iomem. Links are recorded as links
 (relative to the copy; a `driver` link points at a driver directory that is not copied: its
 name is the driver's), attribute files as their first 4 KiB. Runs inside lab guests a and c;
-usage: sysfs-snapshot.py DEST."""
+usage: sysfs-snapshot.py DEST.
+
+Also the CPUs' topology and caches (cpu/online, cpuN/topology/{physical_package_id,
+core_id,die_id,thread_siblings_list}, cpuN/cache/indexM/{level,type,size,
+coherency_line_size,shared_cpu_list}) and the GPUs' PCI ids (vendor, class of every
+display controller): what `cxlchar all --plan --sysfs DEST` plans from, on any machine
+(run it there, copy DEST here)."""
 import os
 import sys
 
@@ -138,6 +144,34 @@ def main():
                                            os.path.dirname(back)), back)
     for attr in ("block_size_bytes", "auto_online_blocks"):
         copy_attr(f"{memory}/{attr}", os.path.join(root, memory[1:], attr))
+    cpus = "/sys/devices/system/cpu"
+    for attr in ("online", "possible", "present"):
+        copy_attr(f"{cpus}/{attr}", os.path.join(root, cpus[1:], attr))
+    for name in sorted(os.listdir(cpus)):
+        if not (name.startswith("cpu") and name[3:].isdigit()):
+            continue
+        for attr in ("physical_package_id", "core_id", "die_id", "cluster_id",
+                     "thread_siblings_list", "core_cpus_list", "package_cpus_list"):
+            copy_attr(f"{cpus}/{name}/topology/{attr}",
+                      os.path.join(root, cpus[1:], name, "topology", attr))
+        cache = f"{cpus}/{name}/cache"
+        if os.path.isdir(cache):
+            for idx in sorted(os.listdir(cache)):
+                if not idx.startswith("index"):
+                    continue
+                for attr in ("level", "type", "size", "coherency_line_size", "shared_cpu_list"):
+                    copy_attr(f"{cache}/{idx}/{attr}",
+                              os.path.join(root, cache[1:], idx, attr))
+    for name in sorted(os.listdir("/sys/bus/pci/devices")):
+        p = f"/sys/bus/pci/devices/{name}"
+        try:
+            cls = open(f"{p}/class").read().strip()
+        except OSError:
+            continue
+        if cls.startswith("0x03"):
+            for attr in ("vendor", "device", "class", "numa_node", "current_link_speed",
+                         "current_link_width"):
+                copy_attr(f"{p}/{attr}", os.path.join(root, "sys/bus/pci/devices", name, attr))
     copy_attr("/proc/iomem", os.path.join(root, "proc/iomem"))
     n = sum(len(f) for _, _, f in os.walk(root))
     print(f"sysfs snapshot: {n} files under {root}")

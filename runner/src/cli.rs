@@ -12,12 +12,13 @@ use std::path::PathBuf;
 /// timer, and written with its distribution, method and environment. What this machine
 /// lacks is reported as skipped, with the reason.
 ///
-/// While a measuring command runs with stderr on a terminal, a progress bar on stderr
-/// shows the benchmark and target being measured, its last message, the elapsed time and
-/// an ETA, which is an estimate (each family's recorded duration, scaled by the effort and
-/// the CPUs, times this machine's pace so far); it is cleared before the results go to
-/// stdout, and not drawn when stderr is not a terminal. A closed stdout (`| head`) ends
-/// any command quietly with status 0.
+/// While a measuring command runs with stderr on a terminal, it first prints its plan
+/// (each family on each target, its points and planned seconds; `--plan` prints only
+/// that), then a progress bar on stderr shows the benchmark and target being measured,
+/// its last message, the elapsed time and an ETA (the plan's seconds left at the pace
+/// observed so far); it is cleared before the results go to stdout, and not drawn when
+/// stderr is not a terminal. A closed stdout (`| head`) ends any command quietly with
+/// status 0.
 #[derive(Debug, Parser)]
 #[command(name = "cxlchar", version = crate::build_info::VERSION, propagate_version = true)]
 pub struct Cli {
@@ -290,9 +291,10 @@ pub struct RunArgs {
     /// Write params.json here (atomically: a failed run leaves no file and keeps an old one).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Short run: fewer points and samples, same methods and sizes. `all --quick` takes
-    /// about 35 s on a 2-vCPU guest, about a minute on a 16-core server with a GPU, longer
-    /// on a busy machine (the progress bar's ETA follows the machine's pace).
+    /// Short run: fewer points, samples and rungs of the thread ladder, same methods and
+    /// sizes. `all --quick --plan` says how long it takes here (about 15 s on a quiet
+    /// 2-vCPU guest, under a minute on a 16-core server with a GPU; longer on a busy
+    /// machine, which the progress bar's ETA follows).
     #[arg(long)]
     pub quick: bool,
     /// Memory target; repeat for several. anon | thp | hugetlb[:2M|:1G] | node:N |
@@ -327,6 +329,24 @@ pub struct RunArgs {
     /// is always best effort). See docs/safety.md.
     #[arg(long)]
     pub best_effort: bool,
+    /// Print the run's plan and measure nothing: each family on each target, its points
+    /// and planned seconds (from what each point does: bytes at the expected bandwidth,
+    /// samples x sample time, round trips, pages populated), and the total. `--format
+    /// json` gives each family's planned_s and the run's total_s. Every run on a terminal
+    /// prints the same plan first; params.json records it beside what each family took.
+    #[arg(long)]
+    pub plan: bool,
+    /// With --plan: plan for another machine from a copy of its sysfs tree
+    /// (ROOT/sys/devices/system/{cpu,node}, as ci/lab/sysfs-snapshot.py writes one): its
+    /// CPUs, caches, sockets, nodes and memory, and its GPUs (ROOT/sys/bus/pci/devices).
+    #[arg(long, value_name = "ROOT", requires = "plan")]
+    pub sysfs: Option<PathBuf>,
+    /// Fit the run into this time (e.g. 90s, 5m): when the plan is longer, every family
+    /// takes fewer samples and fewer rungs of the thread ladder (never smaller working
+    /// sets, never other methods); the cut is printed, warned (`budget_cut`) and recorded
+    /// in params.json's plan.
+    #[arg(long, value_name = "DURATION", value_parser = bench_core::units::parse_duration)]
+    pub budget: Option<std::time::Duration>,
     /// Fleet runs under a launcher.
     #[command(flatten)]
     pub fleet: FleetArgs,

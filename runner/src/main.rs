@@ -21,6 +21,7 @@ mod progress;
 mod registry;
 mod report;
 mod run;
+mod schedule;
 mod session;
 
 use anyhow::Result;

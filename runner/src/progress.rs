@@ -1,29 +1,28 @@
 //! Progress of a measuring run, on stderr only.
 //!
-//! When stderr is a terminal: a bar over the run's units of work (each planned
-//! (benchmark, target) pair and each device benchmark, weighted by its expected seconds,
-//! [`expected_seconds`]) with the elapsed time, an ETA, the current benchmark/target and
-//! the last progress message of the benchmark. A terminal that cannot move the cursor
-//! (`TERM=dumb`) gets the progress messages as plain lines. When stderr is not a terminal
-//! (a pipe, a file, CI): nothing.
+//! When stderr is a terminal: the run's plan first ([`Progress::announce`]), then a bar
+//! over the plan's seconds ([`crate::schedule`]: every (benchmark, target) unit with its
+//! points) with the elapsed time, an ETA, the current benchmark/target and the last
+//! progress message of the benchmark. The bar moves point by point: each point a
+//! benchmark reports done ([`bench_core::bench::Context::point_done`]) credits that
+//! point's planned seconds, and a unit's end credits what is left of it. A terminal that
+//! cannot move the cursor (`TERM=dumb`) gets the plan and the progress messages as plain
+//! lines. When stderr is not a terminal (a pipe, a file, CI): nothing.
 //!
-//! The weights are the seconds each family took in a recorded `all --quick` on the
-//! 2-vCPU development guest (a full run: [`FULL_FACTOR`] times as long), scaled by the
-//! thread counts where a family's points grow with the CPUs. The ETA ([`eta`]) is the
-//! expected seconds left times how much slower or faster than expected this machine has
-//! been so far, that ratio starting from 1 (the recorded run) and following the observed
-//! one as work is done. Units that turn out to be skipped leave the total. A bar is
-//! redrawn once a second by indicatif's ticker thread, so the elapsed time ticks (a run
-//! whose stderr is not a terminal has no such thread), and it is cleared before anything
-//! goes to stdout.
+//! The ETA ([`eta`]) is the planned seconds left times how much slower or faster than
+//! planned this machine has been so far, that ratio starting from 1 (the plan) and
+//! following the observed one as work is done. Units that turn out to be skipped leave
+//! the total. The bar is redrawn only when something happens (a point, a message, a
+//! unit's start or end): no ticker thread runs beside the measuring threads. It is
+//! cleared before anything goes to stdout.
 
-use bench_core::bench::Benchmark;
+use bench_core::plan::Cost;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Fixed-point scale of the bar's position and length (units of expected cost x 1000).
+/// Fixed-point scale of the bar's position and length (planned seconds x 1000).
 const SCALE: f64 = 1000.0;
 
 /// How the run's progress is shown.
@@ -36,78 +35,42 @@ enum Mode {
     Silent,
 }
 
+/// The unit under way: its points, how many are done, what was credited.
+struct Under {
+    cost: Cost,
+    /// Its planned seconds (fixed point).
+    weight: u64,
+    /// Credited to the bar so far (fixed point).
+    credited: u64,
+    /// Points reported done.
+    done: usize,
+    /// When the last point ended (or the unit began).
+    since: Instant,
+}
+
+impl Under {
+    /// The planned seconds of the next point (fixed point), within what is left.
+    fn next_point(&self) -> u64 {
+        let s = self.cost.seconds_of_first(self.done + 1) - self.cost.seconds_of_first(self.done);
+        ((s * SCALE).round() as u64).min(self.weight.saturating_sub(self.credited))
+    }
+}
+
+type Current = Arc<Mutex<Option<Under>>>;
+
 /// The progress display of one run; cleared when dropped.
 pub struct Progress {
     mode: Mode,
-    /// The unit under way: when it began and its weight (for the ETA, [`eta`]).
-    current: Arc<Mutex<Option<(Instant, u64)>>>,
+    current: Current,
 }
 
-/// A full run's families take this many times the seconds of a `--quick` one (the
-/// development guest: `all` about 155 s, `all --quick` about 35 s).
-pub const FULL_FACTOR: f64 = 4.5;
-
-/// Seconds a benchmark took in `all --quick` on the 2-vCPU development guest, per target
-/// (recorded with `TERM=dumb`'s progress lines); `None` for a family not recorded.
-fn recorded_quick_seconds(bench: &str) -> Option<f64> {
-    Some(match bench {
-        "mem.latency" => 12.0,
-        "mem.bandwidth" => 6.0,
-        "mem.copy-threshold" => 3.6,
-        "mem.alltoall-order" => 1.5,
-        "mem.loaded" => 6.0,
-        "mem.agents" => 10.0,
-        "mem.agents-spread" => 0.5,
-        "pool.atomics" => 2.8,
-        "pool.c2c" => 0.3,
-        "pool.flush" => 0.2,
-        "pool.flush-bw" => 0.7,
-        "pool.msg" => 0.5,
-        "pool.msg-scale" => 0.5,
-        "pcie.mmio" | "pcie.post-parts" => 0.3,
-        "verbs" => 1.0,
-        "gpu.bw" | "gpu.pool" | "gpu.lat" => 3.0,
-        _ => return None,
-    })
+/// Seconds in fixed point.
+pub fn fixed(seconds: f64) -> u64 {
+    (seconds.max(0.0) * SCALE).round() as u64
 }
 
-/// How many times more work a family does on `cpus` CPUs than on the 2 it was recorded
-/// on: the agents' and all-to-all's thread sweeps grow with the CPUs (k = 1..8 and the
-/// whole set), the core-to-core pairs with their number (sampled: the square root).
-fn cpu_scale(bench: &str, cpus: usize) -> f64 {
-    let n = cpus.max(1) as f64;
-    match bench {
-        "mem.agents" => (n.min(8.0) + f64::from(n > 8.0)) / 2.0,
-        "mem.alltoall-order" | "mem.copy-threshold" | "pool.msg-scale" => (n / 2.0).log2() + 1.0,
-        "pool.c2c" => (n * (n - 1.0) / 2.0).max(1.0).sqrt(),
-        _ => 1.0,
-    }
-    .max(1.0)
-}
-
-/// The seconds `bench` is expected to take on one target with `cpus` CPUs: its own
-/// estimate where it gives one ([`Benchmark::expected_cost`] other than the default 1),
-/// else the recorded run's, scaled (a family not recorded: 1 s).
-pub fn expected_seconds(bench: &str, own: f64, quick: bool, cpus: usize) -> f64 {
-    let base = if own.is_finite() && own > 0.0 && own != 1.0 {
-        own
-    } else {
-        recorded_quick_seconds(bench).unwrap_or(1.0)
-    };
-    let level = if quick { 1.0 } else { FULL_FACTOR };
-    base * level * cpu_scale(bench, cpus)
-}
-
-/// A benchmark's weight on the bar: its expected seconds, in fixed point.
-pub fn weight(bench: &dyn Benchmark, ctx: &bench_core::bench::Context) -> u64 {
-    let quick = ctx.effort.level == bench_core::effort::Level::Quick;
-    let c = expected_seconds(
-        bench.name(),
-        bench.expected_cost(ctx),
-        quick,
-        ctx.cpus.len(),
-    );
-    (c * SCALE).round().max(1.0) as u64
+fn lock(c: &Current) -> std::sync::MutexGuard<'_, Option<Under>> {
+    c.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Progress {
@@ -123,11 +86,23 @@ impl Progress {
             // 0 of 1 until the total is known (a length of 0 would draw as 100%).
             let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
             bar.set_style(style(current.clone()));
-            // The elapsed time and the ETA move between a benchmark's messages.
-            bar.enable_steady_tick(Duration::from_secs(1));
             Mode::Bar(bar)
         };
         Progress { mode, current }
+    }
+
+    /// Whether anything is shown (stderr is a terminal).
+    pub fn shown(&self) -> bool {
+        !matches!(self.mode, Mode::Silent)
+    }
+
+    /// Prints `text` (the plan) above the bar, on a terminal only.
+    pub fn announce(&self, text: &str) {
+        match &self.mode {
+            Mode::Bar(bar) => bar.suspend(|| eprint!("{text}")),
+            Mode::Lines => eprint!("{text}"),
+            Mode::Silent => {}
+        }
     }
 
     /// The callback of [`bench_core::bench::Context::progress`]: the message of the bar,
@@ -143,34 +118,70 @@ impl Progress {
         }
     }
 
-    /// Sets the total work: the sum of the units' [`weight`]s.
-    pub fn set_total(&self, total: u64) {
+    /// The callback of [`bench_core::bench::Context::point_done`]: the unit under way
+    /// credits its next point's planned seconds.
+    pub fn point_callback(&self) -> Arc<dyn Fn() + Send + Sync> {
+        let current = self.current.clone();
+        let bar = match &self.mode {
+            Mode::Bar(bar) => Some(bar.clone()),
+            _ => None,
+        };
+        Arc::new(move || {
+            let mut c = lock(&current);
+            if let Some(u) = c.as_mut() {
+                let d = u.next_point();
+                u.credited += d;
+                u.done += 1;
+                u.since = Instant::now();
+                if let Some(bar) = &bar {
+                    bar.inc(d);
+                }
+            }
+        })
+    }
+
+    /// Sets the total work: the planned seconds of the units to run.
+    pub fn set_total(&self, seconds: f64) {
         if let Mode::Bar(bar) = &self.mode {
-            bar.set_length(total);
+            bar.set_length(fixed(seconds).max(2));
         }
     }
 
-    /// A unit of weight `w` begins: `bench` on `target`.
-    pub fn start(&self, bench: &str, target: &str, w: u64) {
+    /// A unit begins: `bench` on `target`, planned as `cost`.
+    pub fn start(&self, bench: &str, target: &str, cost: &Cost) {
+        *lock(&self.current) = Some(Under {
+            cost: cost.clone(),
+            weight: fixed(cost.seconds()),
+            credited: 0,
+            done: 0,
+            since: Instant::now(),
+        });
         if let Mode::Bar(bar) = &self.mode {
-            *self.current.lock().unwrap_or_else(|p| p.into_inner()) = Some((Instant::now(), w));
             bar.set_prefix(format!("{bench} on {target}"));
         }
     }
 
-    /// A unit of weight `w` ran (measured, or skipped after it had started).
-    pub fn done(&self, w: u64) {
+    /// The unit under way ended (measured, or skipped after it had started): what it
+    /// had left is credited. Returns the points it reported done.
+    pub fn done(&self) -> usize {
+        let u = lock(&self.current).take();
+        let Some(u) = u else { return 0 };
         if let Mode::Bar(bar) = &self.mode {
-            *self.current.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            bar.inc(w);
+            bar.inc(u.weight.saturating_sub(u.credited));
         }
+        u.done
     }
 
-    /// A unit of weight `w` will not run (skipped before it started): it leaves the
-    /// total, so that the ETA is not drawn from work that took no time.
-    pub fn dropped(&self, w: u64) {
+    /// A unit of `seconds` will not run (skipped before it started): it leaves the total,
+    /// so that the ETA is not drawn from work that took no time.
+    pub fn dropped(&self, seconds: f64) {
         if let Mode::Bar(bar) = &self.mode {
-            bar.set_length(bar.length().unwrap_or(0).saturating_sub(w));
+            bar.set_length(
+                bar.length()
+                    .unwrap_or(0)
+                    .saturating_sub(fixed(seconds))
+                    .max(2),
+            );
         }
     }
 }
@@ -185,7 +196,7 @@ impl Drop for Progress {
 
 /// The bar's layout: bar, percentage, elapsed, ETA, current unit; the benchmark's last
 /// message on a second line. `current` is the unit under way ([`Progress::start`]).
-fn style(current: Arc<Mutex<Option<(Instant, u64)>>>) -> ProgressStyle {
+fn style(current: Current) -> ProgressStyle {
     ProgressStyle::with_template(
         "[{bar:30}] {percent:>3}% {elapsed} elapsed, ETA {eta_estimate}  {prefix}\n  {wide_msg}",
     )
@@ -194,10 +205,11 @@ fn style(current: Arc<Mutex<Option<(Instant, u64)>>>) -> ProgressStyle {
     .with_key(
         "eta_estimate",
         move |s: &ProgressState, w: &mut dyn std::fmt::Write| {
-            // The unit under way counts as done for as long as it has run, up to its weight.
-            let under_way = current
-                .lock()
-                .map_or(0, |c| c.map_or(0, |(t, w)| in_flight(t.elapsed(), w)));
+            // The point under way counts as done for as long as it has run, up to its
+            // planned seconds.
+            let under_way = lock(&current)
+                .as_ref()
+                .map_or(0, |u| in_flight(u.since.elapsed(), u.next_point()));
             let text = match eta(s.elapsed(), s.pos() + under_way, s.len().unwrap_or(0)) {
                 Some(d) => format!("~{}", format_eta(d)),
                 None => "estimating".into(),
@@ -207,19 +219,19 @@ fn style(current: Arc<Mutex<Option<(Instant, u64)>>>) -> ProgressStyle {
     )
 }
 
-/// The expected work of a unit of weight `w` that has run for `ran`: its seconds so far,
+/// The planned work of a point of weight `w` that has run for `ran`: its seconds so far,
 /// at most its weight.
 pub fn in_flight(ran: Duration, w: u64) -> u64 {
     ((ran.as_secs_f64() * SCALE) as u64).min(w)
 }
 
-/// Seconds of expected work behind the observed speed at the start: the ETA trusts the
-/// recorded weights first and this machine's pace more as work is done.
+/// Seconds of planned work behind the observed speed at the start: the ETA trusts the
+/// plan first and this machine's pace more as work is done.
 const PRIOR_SECONDS: f64 = 20.0;
 
-/// The estimated time left: the expected seconds left (`total - done`, in units of
-/// expected seconds x [`SCALE`]), times this machine's pace so far: (elapsed + prior) /
-/// (expected seconds done + prior), 1 before anything is done; `done` includes the unit
+/// The estimated time left: the planned seconds left (`total - done`, in units of
+/// planned seconds x [`SCALE`]), times this machine's pace so far: (elapsed + prior) /
+/// (planned seconds done + prior), 1 before anything is done; `done` includes the point
 /// under way as far as it ran ([`in_flight`]). `None` while the total is unknown; zero
 /// once all is done.
 pub fn eta(elapsed: Duration, done: u64, total: u64) -> Option<Duration> {
@@ -276,34 +288,6 @@ mod tests {
     }
 
     #[test]
-    fn weights_follow_the_recorded_run_effort_and_cpus() {
-        let q = |b: &str, cpus| expected_seconds(b, 1.0, true, cpus);
-        assert!(
-            q("mem.latency", 2) > q("pool.flush", 2),
-            "latency is the long one"
-        );
-        assert_eq!(
-            expected_seconds("mem.latency", 1.0, false, 2),
-            q("mem.latency", 2) * FULL_FACTOR
-        );
-        assert!(
-            q("mem.agents", 16) > q("mem.agents", 2),
-            "the agents' sweep grows"
-        );
-        assert_eq!(
-            q("mem.latency", 16),
-            q("mem.latency", 2),
-            "latency runs on one CPU"
-        );
-        assert_eq!(q("unknown.family", 2), 1.0);
-        assert_eq!(
-            expected_seconds("mem.latency", 7.0, true, 2),
-            7.0,
-            "a family's own"
-        );
-    }
-
-    #[test]
     fn eta_is_formatted_for_people() {
         assert_eq!(format_eta(Duration::from_secs(45)), "45s");
         assert_eq!(format_eta(Duration::from_secs(185)), "3m05s");
@@ -316,18 +300,42 @@ mod tests {
     }
 
     #[test]
-    fn a_hidden_bar_tracks_weights() {
+    fn a_hidden_bar_moves_point_by_point() {
         let bar = ProgressBar::hidden();
-        bar.set_length(5000);
+        bar.set_length(fixed(10.0));
         let p = Progress {
             mode: Mode::Bar(bar.clone()),
             current: Arc::new(Mutex::new(None)),
         };
-        p.start("mem.latency", "anon", 2000);
-        assert!(p.current.lock().unwrap().is_some(), "a unit under way");
-        p.done(2000);
-        p.dropped(1000);
-        assert_eq!((bar.position(), bar.length()), (2000, Some(4000)));
+        let mut cost = Cost::new();
+        cost.add("a", 2, 1.5).add("b", 1, 3.0);
+        p.start("mem.latency", "anon", &cost);
+        let point = p.point_callback();
+        point();
+        assert_eq!(bar.position(), fixed(1.5), "the first point's seconds");
+        point();
+        point();
+        assert_eq!(bar.position(), fixed(6.0));
+        point();
+        assert_eq!(
+            bar.position(),
+            fixed(6.0),
+            "a point beyond the plan credits nothing"
+        );
+        assert_eq!(p.done(), 4);
+        assert_eq!(bar.position(), fixed(6.0));
+        let mut short = Cost::new();
+        short.add("a", 4, 0.5);
+        p.start("mem.bandwidth", "anon", &short);
+        point();
+        assert_eq!(p.done(), 1);
+        assert_eq!(
+            bar.position(),
+            fixed(8.0),
+            "the unit's end credits what it had left"
+        );
+        p.dropped(1.0);
+        assert_eq!(bar.length(), Some(fixed(9.0)));
         (p.callback())("placing memory...");
         assert_eq!(bar.message(), "placing memory...");
         drop(p);

@@ -549,7 +549,7 @@ mod tests {
     fn duration_options() -> Vec<(Vec<String>, clap::Arg)> {
         options_of_kind(OptionKind {
             is: is_duration_arg,
-            looks: |long| long.contains("timeout"),
+            looks: |long| long.contains("timeout") || long == "budget",
             rule: "a duration option takes value_name = \"DURATION\" and bench_core::units::parse_duration",
         })
     }

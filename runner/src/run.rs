@@ -123,18 +123,75 @@ pub fn resolve_targets(
 
 /// The shared options as a configuration sees them (the named targets resolved on this
 /// machine: a `cxl:` name is the target behind it; the topology is read only for one).
+/// A plan for another machine (`--plan --sysfs ROOT`) sees that machine.
 pub fn options(run: &RunArgs) -> Result<Options> {
     let topo = std::cell::OnceCell::new();
+    let read = || match &run.sysfs {
+        Some(root) => Topology::read(root),
+        None => Topology::system(),
+    };
     let resolve = |t: &TargetArg| match t {
         TargetArg::Target(spec) => Ok(spec.clone()),
-        TargetArg::Cxl(name) => name.resolve(topo.get_or_init(Topology::system)),
+        TargetArg::Cxl(name) => name.resolve(topo.get_or_init(read)),
+    };
+    let cpus = match &run.sysfs {
+        Some(_) => machine(run)?.cpus,
+        None => resolve_cpus(run)?,
     };
     Ok(Options {
         effort: Effort::of(run.quick),
         allow_write: run.allow_write,
-        cpus: resolve_cpus(run)?,
+        cpus,
         targets: run.targets.iter().map(resolve).collect::<Result<_, _>>()?,
+        sysfs: run.sysfs.clone(),
     })
+}
+
+/// The machine a run measures, or plans for: its topology and the run's CPUs.
+pub struct Machine {
+    /// What sysfs says of it.
+    pub topo: Topology,
+    /// The run's CPUs (first = the main measuring CPU).
+    pub cpus: Vec<usize>,
+}
+
+/// This machine with the run's CPUs, or with `--sysfs ROOT` the machine of that tree: its
+/// online CPUs (`--cpu` a list of them).
+pub fn machine(args: &RunArgs) -> Result<Machine> {
+    let Some(root) = &args.sysfs else {
+        return Ok(Machine {
+            topo: Topology::system(),
+            cpus: resolve_cpus(args)?,
+        });
+    };
+    let sys = root.join("sys/devices/system");
+    if !sys.join("cpu").is_dir() {
+        bail!(
+            "--sysfs {}: no {}: give the root of a copied sysfs tree (ci/lab/sysfs-snapshot.py writes one)",
+            root.display(),
+            sys.join("cpu").display()
+        );
+    }
+    let topo = Topology::read(root);
+    let online = std::fs::read_to_string(sys.join("cpu/online"))
+        .ok()
+        .and_then(|s| bench_core::pin::parse_cpu_list(s.trim()).ok())
+        .unwrap_or_else(|| {
+            let mut v: Vec<usize> = topo.nodes.iter().flat_map(|n| n.cpus.clone()).collect();
+            v.sort_unstable();
+            v
+        });
+    if online.is_empty() {
+        bail!("--sysfs {}: the tree lists no online CPU", root.display());
+    }
+    let cpus = match &args.cpu {
+        Some(c) => {
+            bench_core::pin::check_allowed(&c.0, &online)?;
+            c.0.clone()
+        }
+        None => online,
+    };
+    Ok(Machine { topo, cpus })
 }
 
 /// Plans `setup` against `run` (a command's plan; a fleet's pair runs execute theirs
@@ -187,6 +244,7 @@ impl Outcome {
 /// Runs the plan and returns the params document (not yet written).
 pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     let started_at = now_rfc3339();
+    let began = std::time::Instant::now();
     let topo = Topology::system();
     let cpus = resolve_cpus(args)?;
     let targets = resolve_targets(
@@ -198,10 +256,11 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     if let Some(out) = &args.out {
         crate::document::write::check_writable(out)?;
     }
-    // A bar with an ETA when stderr is a terminal, nothing otherwise (crate::progress);
-    // cleared when `bar` is dropped, before the caller prints to stdout.
+    // The plan and a bar with an ETA when stderr is a terminal, nothing otherwise
+    // (crate::progress); cleared when `bar` is dropped, before the caller prints to stdout.
     let bar = crate::progress::Progress::for_stderr();
     let progress = bar.callback();
+    let expect = bench_core::plan::Expect::for_this_machine(cpus.len()).placing_on(&topo, &cpus);
     progress("calibrating the timer...");
     // The environment before this thread is pinned: `allowed_cpus` is the process's
     // affinity (what the user or a launcher allowed), not the one CPU pinned below.
@@ -209,7 +268,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     bench_core::pin::pin_current(cpus[0]).with_context(|| format!("pinning to CPU {}", cpus[0]))?;
     let effort = Effort::of(args.quick);
     let timer = Timer::calibrate(effort.timer);
-    let ctx = Context {
+    let mut ctx = Context {
         timer: timer.clone(),
         topology: topo.clone(),
         cpus,
@@ -217,11 +276,24 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         seed: args.seed,
         progress,
         sizing: bench_core::sizing::SizingBook::default(),
+        plan: bench_core::plan::Planning::new(expect, bar.point_callback()),
     };
+    // The plan, fitted into --budget: announced before anything is measured.
+    let (effort, schedule) = crate::schedule::fit(&plan.benches, &targets, &ctx, args.budget);
+    ctx.effort = effort;
+    if bar.shown() {
+        let m = Machine {
+            topo: topo.clone(),
+            cpus: ctx.cpus.clone(),
+        };
+        bar.announce(&schedule.table(&crate::schedule::header(args, &m, &targets), false));
+    }
     let mut sweep = Sweep {
         ctx: &ctx,
         topo: &topo,
         bar: &bar,
+        schedule: &schedule,
+        record: schedule.record(),
         results: Vec::new(),
         skipped: plan.skipped,
     };
@@ -229,9 +301,12 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     let Sweep {
         mut results,
         skipped,
+        mut record,
         ..
     } = sweep;
+    record.actual_s = Some((began.elapsed().as_secs_f64() * 1000.0).round() / 1000.0);
     let mut warnings = env.warnings(timer.info().invariant);
+    warnings.extend(schedule.budget_warning());
     warnings.extend(far_not_cxl_warnings(&targets, &topo));
     counter_warnings(&mut results, timer.info().freq_hz);
     drop(bar);
@@ -241,6 +316,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         timer: &timer,
         ctx: &ctx,
         warnings,
+        plan: record,
     }
     .outcome(results, skipped))
 }
@@ -251,6 +327,9 @@ struct Sweep<'a> {
     ctx: &'a Context,
     topo: &'a Topology,
     bar: &'a crate::progress::Progress,
+    /// The plan, and its record with what each unit took.
+    schedule: &'a crate::schedule::Schedule,
+    record: bench_core::plan::PlanRecord,
     /// (target name, how its keys are named, report)
     results: Vec<(String, KeyNaming, Report)>,
     skipped: Vec<Skipped>,
@@ -260,55 +339,74 @@ impl Sweep<'_> {
     /// Runs the memory benchmarks on each target, then the device benchmarks once each.
     /// A failure ends the run with the error: nothing is written.
     fn run(&mut self, benches: &[Box<dyn Benchmark>], targets: &[TargetSpec]) -> Result<()> {
-        let (memory, devices): (Vec<_>, Vec<_>) =
-            benches.iter().partition(|b| b.subject() == Subject::Memory);
-        self.bar.set_total(
-            targets.len() as u64 * memory.iter().map(|b| self.weight(b.as_ref())).sum::<u64>()
-                + devices.iter().map(|b| self.weight(b.as_ref())).sum::<u64>(),
-        );
+        self.bar
+            .set_total(self.schedule.total_s() - self.schedule.timer_s);
         for target in targets {
-            for bench in &memory {
-                self.on_memory(bench.as_ref(), target)?;
+            for (i, bench) in benches.iter().enumerate() {
+                if bench.subject() == Subject::Memory {
+                    self.on_memory(i, bench.as_ref(), target)?;
+                }
             }
         }
-        for bench in &devices {
-            self.on_device(bench.as_ref())?;
+        for (i, bench) in benches.iter().enumerate() {
+            if bench.subject() != Subject::Memory {
+                self.on_device(i, bench.as_ref())?;
+            }
         }
         Ok(())
     }
 
-    /// A benchmark's share of the progress bar.
-    fn weight(&self, b: &dyn Benchmark) -> u64 {
-        crate::progress::weight(b, self.ctx)
+    /// The planned points of benchmark `i` on `target`.
+    fn cost(&self, i: usize, target: &str) -> bench_core::plan::Cost {
+        self.schedule
+            .unit(i, target)
+            .map(|u| self.schedule.units[u].cost.clone())
+            .unwrap_or_else(bench_core::plan::Cost::unknown)
+    }
+
+    /// Records what benchmark `i` on `target` took since `began`.
+    fn took(&mut self, bench: &str, target: &str, began: std::time::Instant, points: usize) {
+        let s = (began.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        if let Some(f) = self
+            .record
+            .families
+            .iter_mut()
+            .find(|f| f.benchmark == bench && f.target == target && f.actual_s.is_none())
+        {
+            f.actual_s = Some(s);
+            f.points_done = Some(points);
+        }
     }
 
     /// One memory benchmark on one target: skipped when it cannot run there or the
     /// memory cannot be placed.
-    fn on_memory(&mut self, bench: &dyn Benchmark, target: &TargetSpec) -> Result<()> {
+    fn on_memory(&mut self, i: usize, bench: &dyn Benchmark, target: &TargetSpec) -> Result<()> {
         let ctx = self.ctx;
         let skip = |reason: String| Skipped {
             benchmark: bench.name().into(),
             target: target.to_string(),
             reason,
         };
-        let w = self.weight(bench);
+        let cost = self.cost(i, &target.to_string());
         if let Err(s) = bench.check(ctx, target) {
             self.skipped.push(skip(s.reason));
-            self.bar.dropped(w);
+            self.bar.dropped(cost.seconds());
             return Ok(());
         }
-        self.bar.start(bench.name(), &target.to_string(), w);
+        let began = std::time::Instant::now();
+        self.bar.start(bench.name(), &target.to_string(), &cost);
         ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
         let mut region = match Region::allocate(target, bench.region_bytes(ctx, target), self.topo)
         {
             Ok(r) => r,
             Err(CoreError::TargetUnavailable { reason, .. }) => {
                 self.skipped.push(skip(reason));
-                self.bar.dropped(w);
+                self.bar.done();
                 return Ok(());
             }
             Err(e) => return Err(e.into()),
         };
+        ctx.point_done();
         match bench.run(ctx, Input::Region(&mut region)) {
             Ok(rep) => {
                 self.results
@@ -317,21 +415,25 @@ impl Sweep<'_> {
             Err(NotRun::Skipped { reason }) => self.skipped.push(skip(reason)),
             Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target.to_string(), e)),
         }
-        self.bar.done(w);
+        drop(region);
+        let points = self.bar.done();
+        self.took(bench.name(), &target.to_string(), began, points);
         Ok(())
     }
 
     /// One device benchmark, on the device it names.
-    fn on_device(&mut self, bench: &dyn Benchmark) -> Result<()> {
+    fn on_device(&mut self, i: usize, bench: &dyn Benchmark) -> Result<()> {
         let Subject::Device { target } = bench.subject() else {
             unreachable!("partitioned by subject")
         };
-        let w = self.weight(bench);
-        self.bar.start(bench.name(), &target, w);
+        let cost = self.cost(i, &target);
+        let began = std::time::Instant::now();
+        self.bar.start(bench.name(), &target, &cost);
         self.ctx
             .progress(&format!("{} on {target}...", bench.name()));
         let run = bench.run(self.ctx, Input::Device);
-        self.bar.done(w);
+        let points = self.bar.done();
+        self.took(bench.name(), &target, began, points);
         match run {
             Ok(rep) => self.results.push((target, KeyNaming::Local, rep)),
             Err(NotRun::Skipped { reason }) => self.skipped.push(Skipped {
@@ -374,6 +476,8 @@ struct Finished<'a> {
     timer: &'a Timer,
     ctx: &'a Context,
     warnings: Vec<Warning>,
+    /// The run's plan with what each family took.
+    plan: bench_core::plan::PlanRecord,
 }
 
 impl Finished<'_> {
@@ -390,6 +494,7 @@ impl Finished<'_> {
             timer,
             ctx,
             mut warnings,
+            plan,
         } = self;
         let skipped_whole = skipped.len();
         let served = results.iter().any(|(_, _, rep)| rep.served);
@@ -428,6 +533,7 @@ impl Finished<'_> {
             numa_matrix,
             hmat_vs_measured: Default::default(),
             interleave_weights: None,
+            plan: Some(plan),
         };
         crate::agreement::flag_noisy_checks(&mut file);
         let disagree = crate::agreement::family_agreement(&file);

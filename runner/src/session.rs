@@ -49,6 +49,10 @@ pub fn execute(args: &RunArgs, intent: Intent) -> Result<Status> {
             pairs_by_default,
         } => (plan, best_effort, pairs_by_default),
     };
+    if args.plan {
+        crate::schedule::print(args, &plan)?;
+        return Ok(Status::Success);
+    }
     if args.fleet.fleet_out.is_some() {
         let mut plan = Some(plan);
         let mut measure = || -> Result<ParamsFile> {

@@ -557,14 +557,24 @@ fn flush_bw_writes_its_keys_or_skips_each_method_with_the_cpuid_bit() {
             measured.push(m);
         }
     }
-    let ms: Vec<&Value> = doc["measurements"]
+    let all: Vec<&Value> = doc["measurements"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["benchmark"] == "pool.flush-bw")
         .filter(|m| !m["id"].as_str().unwrap().contains("/check/"))
         .collect();
+    let cpus = bench_core::pin::allowed_cpus().len() as u64;
+    let (ms, lower): (Vec<&Value>, Vec<&Value>) = all
+        .into_iter()
+        .partition(|m| m["parameters"]["threads"] == cpus);
     assert_eq!(ms.len(), 1 + measured.len(), "quick: one point per column");
+    // Below all CPUs, quick's other rung (one CPU): the reference and the best method.
+    for m in &lower {
+        assert_eq!(m["parameters"]["threads"], 1, "{}", m["id"]);
+        assert!(m["parameters"]["rung"].is_string());
+    }
+    assert!(lower.len() <= 2);
     // Run alone, it checked its own working set: the stores at it and at a larger one.
     let check = doc["dram_check"]
         .as_array()

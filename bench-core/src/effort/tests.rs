@@ -8,6 +8,7 @@ fn knobs(e: &Effort) -> Vec<(&'static str, f64)> {
     vec![
         ("crew.windows", e.crew.windows as f64),
         ("crew.max_windows", e.crew.max_windows as f64),
+        ("max_rungs", e.max_rungs.unwrap_or(usize::MAX) as f64),
         ("mem.latency_point", d(m.latency_point)),
         (
             "mem.latency_points_per_octave",
@@ -21,12 +22,7 @@ fn knobs(e: &Effort) -> Vec<(&'static str, f64)> {
             (100 / m.loaded_family_step_pct + 1) as f64,
         ),
         ("mem.threshold_point", d(m.threshold_point)),
-        ("mem.threshold_every_count", b(m.threshold_every_count)),
         ("mem.alltoall_order_point", d(m.alltoall_order_point)),
-        (
-            "mem.alltoall_every_power_of_two",
-            b(m.alltoall_every_power_of_two),
-        ),
         (
             "mem.alltoall_buffer_cap",
             m.alltoall_buffer_cap_bytes.unwrap_or(usize::MAX) as f64,
@@ -35,7 +31,7 @@ fn knobs(e: &Effort) -> Vec<(&'static str, f64)> {
         ("pool.c2c.1", p.c2c.1 as f64),
         ("pool.atomic_samples", p.atomic_samples as f64),
         ("pool.flush_samples", p.flush_samples as f64),
-        ("pool.flush_bw_every_count", b(p.flush_bw_every_count)),
+        ("pool.c2c_pairs_per_class", p.c2c_pairs_per_class as f64),
         ("pool.msg_flag.0", p.msg_flag.0 as f64),
         ("pool.msg_flag.1", p.msg_flag.1 as f64),
         ("pool.msg_largest_bytes", p.msg_largest_bytes as f64),
@@ -155,4 +151,30 @@ fn of_picks_the_plan() {
     assert!(Effort::of(true).is_quick());
     assert!(!Effort::of(false).is_quick());
     assert_eq!(Effort::of(false).level, Level::Full);
+}
+
+#[test]
+fn a_cut_takes_fewer_samples_and_rungs_never_other_sizes() {
+    for base in [&FULL, &QUICK] {
+        for f in [1.0, 0.6, 0.3, 0.05] {
+            let c = base.cut(f, Some(4));
+            for ((name, a), (_, b)) in knobs(&c).into_iter().zip(knobs(base)) {
+                assert!(a <= b, "{name}: cut {a} > {b} (f = {f})");
+            }
+            assert_eq!(c.max_rungs, Some(base.max_rungs.unwrap_or(4).min(4)));
+            // What keys are defined at is the same.
+            assert_eq!(c.gpu.sweep_max_bytes, base.gpu.sweep_max_bytes);
+            assert_eq!(c.gpu.contention_bytes, base.gpu.contention_bytes);
+            assert_eq!(c.pool.msg_largest_bytes, base.pool.msg_largest_bytes);
+            assert_eq!(c.pool.msg_window_bytes, base.pool.msg_window_bytes);
+            assert_eq!(
+                c.mem.alltoall_buffer_cap_bytes,
+                base.mem.alltoall_buffer_cap_bytes
+            );
+            assert_eq!(c.level, base.level);
+        }
+    }
+    let half = FULL.cut(0.5, None);
+    assert_eq!(half.mem.latency_point, FULL.mem.latency_point / 2);
+    assert_eq!(half.max_rungs, None);
 }

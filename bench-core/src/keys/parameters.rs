@@ -47,6 +47,12 @@ pub const KIND: &str = "kind";
 pub const CPU_A: &str = "cpu_a";
 /// Second CPU of a core-to-core pair (`pool.c2c`).
 pub const CPU_B: &str = "cpu_b";
+/// What a core-to-core pair's CPUs share (`pool.c2c`: `smt`, `same-l2`, `same-llc`,
+/// `cross-llc`, `cross-node`, `cross-socket`; [`crate::topology::pairs::PairClass`]).
+pub const PAIR_CLASS: &str = "pair_class";
+/// The rung of the thread ladder a multi-threaded point ran on, in words (`one L3: 16
+/// CPUs`; [`crate::topology::ladder`]).
+pub const RUNG: &str = "rung";
 /// The GPU's name as the driver gives it (`gpu.bw`, `gpu.pool`: `NVIDIA H200`).
 pub const GPU: &str = "gpu";
 /// The GPU's PCIe link, current and maximum (`gpu.bw`, `gpu.pool`).

@@ -169,7 +169,7 @@ const AGENTS_K: Var = Var {
     name: "k",
     values: Values::Count,
     meaning:
-        "the number of concurrent agents (pinned threads on distinct CPUs, k >= 1, `--agents`)",
+        "the number of concurrent agents (pinned threads on distinct CPUs, k >= 1): a rung of the thread ladder (1, 2, 4, ... and each level of the machine), or `--agents`",
 };
 const K: Var = Var {
     name: "k",
@@ -181,10 +181,21 @@ const FLUSH_METHOD: Var = Var {
     values: Values::OneOf(&["clflushopt", "clflush", "clwb"]),
     meaning: "the flush method (clflushopt + sfence, clflush, clwb + sfence)",
 };
+const C2C_KIND: Var = Var {
+    name: "kind",
+    values: Values::OneOf(&["cas", "flag"]),
+    meaning:
+        "the ping-pong: `cas` (compare-and-swap on both sides) or `flag` (plain loads and stores)",
+};
+const C2C_CLASS: Var = Var {
+    name: "class",
+    values: Values::OneOf(&["same_llc", "cross_llc", "cross_socket"]),
+    meaning: "what the two CPUs share: the last-level cache, one NUMA node but two LLCs, nothing (two sockets)",
+};
 const THREADS: Var = Var {
     name: "N",
     values: Values::Count,
-    meaning: "the thread count",
+    meaning: "the thread count (a rung of the thread ladder, or `--threads`)",
 };
 
 const MODE: Var = Var {
@@ -195,7 +206,7 @@ const MODE: Var = Var {
 const PAIRS: Var = Var {
     name: "P",
     values: Values::Count,
-    meaning: "the number of sender/receiver pairs (2P pinned threads)",
+    meaning: "the number of sender/receiver pairs (2P pinned threads): half of a rung of the thread ladder",
 };
 const KIB: Var = Var {
     name: "kib",
@@ -240,10 +251,10 @@ pub static REGISTRY: &[KeyDef] = &[
     key("interleave_gain_ratio", Ratio, "mem.bandwidth", INTERLEAVE_BW, "read bandwidth on an interleaved target / on plain local memory (`anon`, else the CPUs' `node:N`), qualified by the interleave target (`interleave_gain_ratio@interleave:0=4,1=1`)", "derived by the runner (`interleave_weights.gains`)", "none (tiering check)"),
     // ---------------------------------------------------------------- mem.copy-threshold
     key("nt_copy_threshold_bytes", Bytes, "mem.copy-threshold", CT, "block size from which NT copies win, P = all `--cpu`", "smallest S from which NT p50 >= 0.98 x temporal p50 at every larger S; each thread pushes its own send buffer (HINT's column-wise order with a rotated start; the paper shows its hybrid copy with the Hilbert order, Fig. 9 and 11, and does not name Fig. 8's order; `mem alltoall-order` compares the orders); sizes bounded by a quarter of the target's available memory (at most 1 GiB with --quick)", "001 (hybrid threshold T)").models(&[N1]),
-    key("nt_copy_threshold_p{N}_bytes", Bytes, "mem.copy-threshold", CT, "the same for P threads", "as above", "001 (T per processes per node)").vars(&[Var {
+    key("nt_copy_threshold_p{N}_bytes", Bytes, "mem.copy-threshold", CT, "the same for P threads", "as above, P one rung of the thread ladder (1, 2, 4, ... and each level of the machine: one core, one L3, one node, one socket, all CPUs; every P 1..n in versions before the ladder), the rung's CPUs in the measurements' `rung`", "001 (T per processes per node)").vars(&[Var {
         name: "N",
         values: Values::Count,
-        meaning: "the thread count P",
+        meaning: "the thread count P (a rung of the thread ladder)",
     }]).models(&[N1]),
     key("nt_copy_rule_bytes", Bytes, "mem.copy-threshold", CT, "HINT's rule of thumb L2 / P, P = all `--cpu`", "sysfs L2 size / P", "001 (initial T)"),
     // ---------------------------------------------------------------- mem.alltoall-order
@@ -256,7 +267,7 @@ pub static REGISTRY: &[KeyDef] = &[
         Var {
             name: "N",
             values: Values::Count,
-            meaning: "the thread count P",
+            meaning: "the thread count P (a rung of the thread ladder from 2 up, or `--threads`)",
         },
     ]),
     // ---------------------------------------------------------------- mem.agents
@@ -293,10 +304,11 @@ pub static REGISTRY: &[KeyDef] = &[
     }]),
     key("atomic_extra_lat_ns", Ns, "pool.atomics", ATOMICS, "cost of atomicity over a plain load", "`atomic_lat_ns - atomic_load_lat_ns`", "000 (the paper's \"ca. 150 ns longer\")"),
     // ---------------------------------------------------------------- pool.c2c
-    key("c2c_cas_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, CAS ping-pong", "median over CPU pairs of the p50 of round trip / 2", "000 (synchronization cost), 002"),
-    key("c2c_cas_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "000"),
-    key("c2c_flag_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, store/load flag ping-pong", "median over pairs of p50 round trip / 2", "002 (flag-based queues)"),
-    key("c2c_flag_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "002"),
+    key("c2c_cas_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, CAS ping-pong", "median over the machine's pair classes (SMT siblings, same L2, same LLC, across LLCs, nodes, sockets) of each class's median p50 of round trip / 2, a few pairs per class spread over the machine (8, 4 with --quick; every pair with `--pairs all`). **Changed meaning**: versions before the pair classes took the median over every CPU pair, which weighs the classes by how many pairs they have (on two sockets, half the pairs cross them); on a one-LLC machine the two agree", "000 (synchronization cost), 002"),
+    key("c2c_cas_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over the pairs measured", "000"),
+    key("c2c_flag_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, store/load flag ping-pong", "as `c2c_cas_lat_ns` (median over pair classes of each class's median p50 of round trip / 2; **changed meaning**: before the pair classes, the median over every pair)", "002 (flag-based queues)"),
+    key("c2c_flag_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over the pairs measured", "002"),
+    key("c2c_{kind}_{class}_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency between two CPUs of one pair class: `same_llc` two cores sharing the last-level cache (an L3, a CCX), `cross_llc` two LLCs of one NUMA node (EPYC CCXs), `cross_socket` two sockets (MLC's remote-socket transfer)", "median over the class's measured pairs (a few per class, spread over the machine with --seed; all with `--pairs all`) of the p50 of round trip / 2; the class's min and max are in its `pool.c2c/<target>/<kind>/class/<class>` measurement; absent when the machine has no such pair", "000 (synchronization cost), 002; MLC --c2c_latency (local L2 HIT/HITM, remote socket)").vars(&[C2C_KIND, C2C_CLASS]),
     // ---------------------------------------------------------------- pool.flush
     key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write); 002 Table 1 \"CXL Memory Sharing (with cache flushing)\" latency (2.2 us: memset + cache flush on the dax device, small sizes; the row's 9.5 GB/s, many threads writing and flushing 512 B each, is `cxl_flush_bw_gbs` of `pool flush-bw`)"),
     key("flush_{method}_{size}_ns", Ns, "pool.flush", FLUSH, "write `size` bytes and make them visible with `method`", "p50 of memset + flush (+ sfence); NT stores + sfence; UC/WC: plain writes to a BAR mapping", "002 (Figure 11: cflush vs cflushopt vs uncacheable; Table 1 \"with cache flushing\" latency is memset + flush)").vars(&[
@@ -315,7 +327,7 @@ pub static REGISTRY: &[KeyDef] = &[
     key("flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "aggregated bandwidth of writing 512 B chunks and flushing each, all threads (one per `--cpu`), on **local** memory: the local-memory counterpart of the paper's row, which was measured on a dax device (that figure is `cxl_flush_bw_gbs`)", "each pinned thread walks its own part of the working set of `mem bandwidth`'s DRAM point for the threads' CPUs (4 x the caches they can fill, at least 64 MiB, the same with --quick; checked: `dram_check`): memset a 512 B chunk (`--chunk`), clflushopt on its lines + sfence (clflush where clflushopt is absent); the crew's window aggregate: the bytes all threads wrote in the time all of them ran / that time, p50 over the undisturbed windows; GB = 1e9 B, bytes counted once as written", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s; local-memory counterpart)").far("cxl_flush_bw_gbs"),
     key("flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with one flush method", "as `flush_bw_gbs`, the chunk made visible with `method` (methods the CPU lacks are skipped with the CPUID bit)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).far("cxl_flush_bw_{method}_gbs"),
     key("flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "the reference of `flush_bw_gbs`: the same 512 B chunks written by the same threads, nothing flushed", "as `flush_bw_gbs` without the flush (the lines leave the cache by eviction)", "002 Table 1 (what flushing costs: compare with `flush_bw_gbs`)").far("cxl_flush_bw_stores_gbs"),
-    key("flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with N threads", "as `flush_bw_gbs` with N pinned threads (every N in 1..=T in a full run; T only with --quick)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).far("cxl_flush_bw_t{N}_gbs"),
+    key("flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with N threads", "as `flush_bw_gbs` with N pinned threads: N each rung of the thread ladder up to T (1, 2, 4, ... and each level of the machine; 3 rungs with --quick; every N in 1..=T in versions before the ladder), on the rung's CPUs", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).far("cxl_flush_bw_t{N}_gbs"),
     key("cxl_flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_gbs` on far memory (dax device, memory-only node): many threads writing 512 B chunks and flushing each", "as `flush_bw_gbs`, renamed by the runner for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s: threads writing 512 B with cache flushing on a dax device region, aggregated)").of("flush_bw_gbs"),
     key("cxl_flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_{method}_gbs` on far memory", "as `flush_bw_{method}_gbs`, renamed for far targets", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).of("flush_bw_{method}_gbs"),
     key("cxl_flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW_FAR, "`flush_bw_stores_gbs` on far memory", "as `flush_bw_stores_gbs`, renamed for far targets", "002 Table 1 (the no-flush reference on the same target)").of("flush_bw_stores_gbs"),

@@ -14,6 +14,14 @@
 //! * [`Server::two_socket_cxl`]: the same with two CPU-less nodes 2 and 3 (CXL expanders
 //!   behind socket 0 and socket 1: SLIT 14 from their socket, 24 from the other).
 //!
+//! * [`Server::epyc_2s_96c`], [`Server::xeon_2s_56c_snc2`], [`Server::four_socket_144c`]:
+//!   the big machines the run's plan is tested on (384, 224 and 576 CPUs), with
+//!   [`Server::guest_2vcpu_amd`] and [`Server::guest_2vcpu_intel`] ([`Server::machines`]).
+//!
+//! Each CPU's socket and SMT siblings go to `cpuN/topology`, and a fixture's GPUs to
+//! `sys/bus/pci/devices` (NVIDIA, class 0x0302). [`Server::topology`] builds what
+//! [`super::Topology::read`] finds in the tree without writing it.
+//!
 //! Node distances are the SLIT's: 10 to itself, 21 to any other node unless the server
 //! says otherwise ([`Server::distances`]; SNC neighbours on one socket are 12 apart).
 
@@ -56,6 +64,13 @@ pub struct Server {
     /// The SLIT, row by row (`distances[a][b]`: node a to node b); empty: 10 to itself,
     /// 21 to every other node.
     pub distances: Vec<Vec<u32>>,
+    /// The socket of each CPU (`topology/physical_package_id`); empty: one socket.
+    pub socket_of: Vec<usize>,
+    /// The core of each CPU (SMT siblings share one: `topology/thread_siblings_list`);
+    /// empty: every CPU its own core.
+    pub core_of: Vec<usize>,
+    /// NVIDIA GPUs on the PCI bus (`sys/bus/pci/devices/*/{vendor,class}`).
+    pub gpus: usize,
 }
 
 impl Server {
@@ -77,6 +92,9 @@ impl Server {
                 mem_kib: 128 * 1024 * 1024,
             }],
             distances: vec![],
+            socket_of: vec![],
+            core_of: vec![],
+            gpus: 1,
         }
     }
 
@@ -93,7 +111,7 @@ impl Server {
                 Level::new(1, "Data", 48, core.clone()),
                 Level::new(1, "Instruction", 32, core.clone()),
                 Level::new(2, "Unified", 2048, core.clone()),
-                Level::new(3, "Unified", 60 * 1024, socket),
+                Level::new(3, "Unified", 60 * 1024, socket.clone()),
             ],
             nodes: (0..4)
                 .map(|n| Node {
@@ -113,6 +131,9 @@ impl Server {
                         .collect()
                 })
                 .collect(),
+            socket_of: socket,
+            core_of: core,
+            gpus: 0,
         }
     }
 
@@ -137,6 +158,9 @@ impl Server {
                 })
                 .collect(),
             distances: vec![],
+            socket_of: vec![0; cpus],
+            core_of: core,
+            gpus: 0,
         }
     }
 
@@ -164,6 +188,9 @@ impl Server {
                 },
             ],
             distances: vec![],
+            socket_of: vec![],
+            core_of: vec![],
+            gpus: 0,
         }
     }
 
@@ -179,7 +206,7 @@ impl Server {
             levels: vec![
                 Level::new(1, "Data", 48, core.clone()),
                 Level::new(1, "Instruction", 32, core.clone()),
-                Level::new(2, "Unified", 2048, core),
+                Level::new(2, "Unified", 2048, core.clone()),
                 Level::new(3, "Unified", 60 * 1024, socket.clone()),
             ],
             nodes: (0..2)
@@ -189,6 +216,9 @@ impl Server {
                 })
                 .collect(),
             distances: vec![],
+            socket_of: socket,
+            core_of: core,
+            gpus: 0,
         }
     }
 
@@ -210,6 +240,238 @@ impl Server {
             vec![24, 14, 26, 10],
         ];
         s
+    }
+
+    /// Two AMD EPYC sockets of 96 cores x 2 threads: 12 CCDs of 8 cores per socket, a
+    /// 32 MiB L3 per CCD, L2 1 MiB per core, NPS1 (one node per socket). Linux numbers
+    /// the first threads 0-191 (socket 0: 0-95) and their siblings 192-383.
+    pub fn epyc_2s_96c() -> Server {
+        let cpus = 384;
+        let core: Vec<usize> = (0..cpus).map(|c| c % 192).collect();
+        let socket: Vec<usize> = core.iter().map(|c| c / 96).collect();
+        let ccd: Vec<usize> = core.iter().map(|c| c / 8).collect();
+        Server {
+            name: "2-socket AMD EPYC, 96 cores x 2 threads per socket, 12 CCDs of 32 MiB L3 each, NPS1",
+            cpus,
+            levels: vec![
+                Level::new(1, "Data", 32, core.clone()),
+                Level::new(1, "Instruction", 32, core.clone()),
+                Level::new(2, "Unified", 1024, core.clone()),
+                Level::new(3, "Unified", 32 * 1024, ccd),
+            ],
+            nodes: (0..2)
+                .map(|n| Node {
+                    cpus: (0..cpus).filter(|&c| socket[c] == n).collect(),
+                    mem_kib: 768 * 1024 * 1024,
+                })
+                .collect(),
+            distances: vec![],
+            socket_of: socket,
+            core_of: core,
+            gpus: 0,
+        }
+    }
+
+    /// Two Intel Xeon sockets of 56 cores x 2 threads with SNC2: L2 2 MiB per core, a
+    /// 105 MiB L3 per socket, two nodes of 28 cores per socket (SLIT 12 between them).
+    /// First threads 0-111 (socket 0: 0-55), siblings 112-223.
+    pub fn xeon_2s_56c_snc2() -> Server {
+        let cpus = 224;
+        let core: Vec<usize> = (0..cpus).map(|c| c % 112).collect();
+        let socket: Vec<usize> = core.iter().map(|c| c / 56).collect();
+        Server {
+            name: "2-socket Intel Xeon, 56 cores x 2 threads per socket, 105 MiB L3 each, SNC2",
+            cpus,
+            levels: vec![
+                Level::new(1, "Data", 48, core.clone()),
+                Level::new(1, "Instruction", 32, core.clone()),
+                Level::new(2, "Unified", 2048, core.clone()),
+                Level::new(3, "Unified", 105 * 1024, socket.clone()),
+            ],
+            nodes: (0..4)
+                .map(|n| Node {
+                    cpus: (0..cpus).filter(|&c| core[c] / 28 == n).collect(),
+                    mem_kib: 256 * 1024 * 1024,
+                })
+                .collect(),
+            distances: (0..4)
+                .map(|a| {
+                    (0..4)
+                        .map(|b| match (a == b, a / 2 == b / 2) {
+                            (true, _) => 10,
+                            (false, true) => 12,
+                            (false, false) => 21,
+                        })
+                        .collect()
+                })
+                .collect(),
+            socket_of: socket,
+            core_of: core,
+            gpus: 0,
+        }
+    }
+
+    /// Four sockets of 144 cores, one thread each (576 CPUs, as the largest Arm
+    /// servers): L2 1 MiB per core, a 114 MiB L3 per socket, one node per socket.
+    pub fn four_socket_144c() -> Server {
+        let cpus = 576;
+        let own: Vec<usize> = (0..cpus).collect();
+        let socket: Vec<usize> = (0..cpus).map(|c| c / 144).collect();
+        Server {
+            name: "4-socket server, 144 cores per socket (no SMT), 114 MiB L3 each",
+            cpus,
+            levels: vec![
+                Level::new(1, "Data", 64, own.clone()),
+                Level::new(1, "Instruction", 64, own.clone()),
+                Level::new(2, "Unified", 1024, own),
+                Level::new(3, "Unified", 114 * 1024, socket.clone()),
+            ],
+            nodes: (0..4)
+                .map(|n| Node {
+                    cpus: (0..cpus).filter(|&c| socket[c] == n).collect(),
+                    mem_kib: 512 * 1024 * 1024,
+                })
+                .collect(),
+            distances: vec![],
+            socket_of: socket,
+            core_of: vec![],
+            gpus: 0,
+        }
+    }
+
+    /// The 2-vCPU KVM guest of development (AMD EPYC Zen 4): L2 1 MiB per vCPU, one
+    /// 32 MiB L3, one node, no SMT.
+    pub fn guest_2vcpu_amd() -> Server {
+        let own: Vec<usize> = vec![0, 1];
+        Server {
+            name: "2-vCPU KVM guest, AMD EPYC, one 32 MiB L3",
+            cpus: 2,
+            levels: vec![
+                Level::new(1, "Data", 32, own.clone()),
+                Level::new(1, "Instruction", 32, own.clone()),
+                Level::new(2, "Unified", 1024, own),
+                Level::new(3, "Unified", 32 * 1024, vec![0, 0]),
+            ],
+            nodes: vec![Node {
+                cpus: vec![0, 1],
+                mem_kib: 24 * 1024 * 1024,
+            }],
+            distances: vec![],
+            socket_of: vec![],
+            core_of: vec![],
+            gpus: 0,
+        }
+    }
+
+    /// A 2-vCPU KVM guest on Intel: L2 2 MiB per vCPU, one 105 MiB L3, one node.
+    pub fn guest_2vcpu_intel() -> Server {
+        let mut s = Server::guest_2vcpu_amd();
+        s.name = "2-vCPU KVM guest, Intel Xeon, one 105 MiB L3";
+        s.levels[2].size_kib = 2048;
+        s.levels[3].size_kib = 105 * 1024;
+        s
+    }
+
+    /// Every fixture of a whole machine the plan is tested on, by a short name.
+    pub fn machines() -> Vec<(&'static str, Server)> {
+        vec![
+            ("guest-2vcpu-amd", Server::guest_2vcpu_amd()),
+            ("guest-2vcpu-intel", Server::guest_2vcpu_intel()),
+            ("h200-host", Server::h200_host()),
+            ("epyc-2s-96c", Server::epyc_2s_96c()),
+            ("xeon-2s-56c-snc2", Server::xeon_2s_56c_snc2()),
+            ("four-socket-144c", Server::four_socket_144c()),
+        ]
+    }
+
+    /// The topology [`super::Topology::read`] finds in the tree [`write_server`] writes,
+    /// built in memory (a 576-CPU tree is thousands of files).
+    pub fn topology(&self) -> super::Topology {
+        use super::{CacheInstance, CacheLevel, NumaNode, Topology};
+        use std::collections::BTreeMap;
+        let list = |v: &[usize]| crate::pin::format_cpu_list(v);
+        let sharing = |l: &Level, cpu: usize| -> Vec<usize> {
+            (0..self.cpus)
+                .filter(|&c| l.group_of[c] == l.group_of[cpu])
+                .collect()
+        };
+        let n = self.nodes.len();
+        let nodes = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(id, node)| NumaNode {
+                id,
+                cpus: node.cpus.clone(),
+                mem_total_bytes: node.mem_kib * 1024,
+                distances: (0..n)
+                    .map(|o| match self.distances.get(id).and_then(|r| r.get(o)) {
+                        Some(d) => *d,
+                        None if o == id => 10,
+                        None => 21,
+                    })
+                    .collect(),
+                likely_far_memory: node.cpus.is_empty() && node.mem_kib > 0,
+                backing: vec![],
+                access: vec![],
+                memory_side_caches: vec![],
+            })
+            .collect();
+        let mut caches: Vec<CacheLevel> = self
+            .levels
+            .iter()
+            .map(|l| CacheLevel {
+                level: l.level,
+                kind: l.kind.to_string(),
+                size_bytes: l.size_kib as usize * 1024,
+                line_bytes: 64,
+                shared_cpus: list(&sharing(l, 0)),
+            })
+            .collect();
+        caches.sort_by_key(|c| c.level);
+        let mut inst: BTreeMap<(u8, String, Vec<usize>), usize> = BTreeMap::new();
+        for l in self.levels.iter().filter(|l| l.kind != "Instruction") {
+            let mut groups: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for c in 0..self.cpus {
+                groups.entry(l.group_of[c]).or_default().push(c);
+            }
+            for g in groups.into_values() {
+                inst.insert((l.level, l.kind.to_string(), g), l.size_kib as usize * 1024);
+            }
+        }
+        let mut sockets: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let mut cores: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for c in 0..self.cpus {
+            sockets
+                .entry(self.socket_of.get(c).copied().unwrap_or(0))
+                .or_default()
+                .push(c);
+            cores
+                .entry(self.core_of.get(c).copied().unwrap_or(c))
+                .or_default()
+                .push(c);
+        }
+        let mut smt: Vec<Vec<usize>> = cores.into_values().filter(|g| g.len() > 1).collect();
+        smt.sort();
+        Topology {
+            nodes,
+            caches,
+            cache_instances: inst
+                .into_iter()
+                .map(|((level, kind, cpus), size_bytes)| CacheInstance {
+                    level,
+                    kind,
+                    size_bytes,
+                    cpus: list(&cpus),
+                })
+                .collect(),
+            sockets: sockets.values().map(|v| list(v)).collect(),
+            smt_siblings: smt.iter().map(|v| list(v)).collect(),
+            dax: vec![],
+            hugepages: vec![],
+            weighted_interleave: None,
+            cxl: Default::default(),
+        }
     }
 
     /// The CPUs of NUMA node `n`.
@@ -269,7 +531,35 @@ pub fn write_server(root: &Path, s: &Server) -> std::io::Result<()> {
                 format!("{}\n", list(&shared)),
             )?;
         }
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        let socket = s.socket_of.get(cpu).copied().unwrap_or(0);
+        let core = s.core_of.get(cpu).copied().unwrap_or(cpu);
+        let siblings: Vec<usize> = (0..s.cpus)
+            .filter(|&c| s.core_of.get(c).copied().unwrap_or(c) == core)
+            .collect();
+        w(format!("{d}/physical_package_id"), format!("{socket}\n"))?;
+        w(format!("{d}/core_id"), format!("{core}\n"))?;
+        w(
+            format!("{d}/thread_siblings_list"),
+            format!("{}\n", list(&siblings)),
+        )?;
     }
+    for g in 0..s.gpus {
+        let d = format!("sys/bus/pci/devices/0000:{:02x}:00.0", 0x18 + g);
+        w(format!("{d}/vendor"), "0x10de\n".into())?;
+        w(format!("{d}/class"), "0x030200\n".into())?;
+    }
+    write_nodes(root, s)
+}
+
+/// Writes the NUMA nodes of `s` below `root`: `node/online`, `nodeN/{cpulist,meminfo,distance}`.
+pub fn write_nodes(root: &Path, s: &Server) -> std::io::Result<()> {
+    let w = |rel: String, body: String| -> std::io::Result<()> {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().expect("a file below root"))?;
+        fs::write(p, body)
+    };
+    let list = |v: &[usize]| crate::pin::format_cpu_list(v);
     let n = s.nodes.len();
     w(
         "sys/devices/system/node/online".into(),
@@ -292,4 +582,38 @@ pub fn write_server(root: &Path, s: &Server) -> std::io::Result<()> {
         w(format!("{d}/distance"), format!("{}\n", dist.join(" ")))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_reads_back_as_the_topology_built_in_memory() {
+        for s in [
+            Server::intel_2s_snc(),
+            Server::h200_host(),
+            Server::two_socket_cxl(),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            write_server(dir.path(), &s).unwrap();
+            let mut read = super::super::Topology::read(dir.path());
+            // Weighted interleave is the kernel's, not the fixture's.
+            read.weighted_interleave = None;
+            assert_eq!(read, s.topology(), "{}", s.name);
+        }
+    }
+}
+
+/// Writes every machine of [`Server::machines`] as a sysfs tree below
+/// `$CXLCHAR_FIXTURE_DIR/<name>`, for `cxlchar all --plan --sysfs` by hand:
+/// `CXLCHAR_FIXTURE_DIR=/tmp/fx cargo test -p bench-core --lib write_fixture_trees -- --ignored`.
+#[cfg(test)]
+#[test]
+#[ignore = "writes files where CXLCHAR_FIXTURE_DIR says"]
+fn write_fixture_trees() {
+    let dir = std::env::var("CXLCHAR_FIXTURE_DIR").expect("CXLCHAR_FIXTURE_DIR");
+    for (name, s) in Server::machines() {
+        write_server(&Path::new(&dir).join(name), &s).unwrap();
+    }
 }

@@ -9,6 +9,9 @@ pub mod caches;
 #[doc(hidden)]
 pub mod fixtures;
 pub mod hmat;
+pub mod ladder;
+pub mod pairs;
+pub mod places;
 
 pub use caches::{CacheInstance, CacheReach};
 
@@ -139,6 +142,13 @@ pub struct Topology {
     /// share it ([`caches`]): what [`Topology::cache_reach`] sums for a set of CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_instances: Vec<CacheInstance>,
+    /// The CPUs of each socket (package), as CPU lists in package order; empty when sysfs
+    /// does not say ([`places`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sockets: Vec<String>,
+    /// The SMT sibling groups (CPUs of one core) where a core runs more than one CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub smt_siblings: Vec<String>,
     pub dax: Vec<DaxDevice>,
     pub hugepages: Vec<HugePool>,
     /// The kernel's weighted interleave weights per node
@@ -190,10 +200,13 @@ impl Topology {
             let ranges = crate::cxl::node_ranges(root, n.id);
             n.backing = crate::cxl::node_backing(&cxl, &ranges, &nvdimm);
         }
+        let (sockets, smt_siblings) = places::read_sockets_and_smt(root);
         Topology {
             nodes,
             caches: read_caches(root),
             cache_instances: caches::read_instances(root),
+            sockets,
+            smt_siblings,
             dax,
             hugepages: read_hugepages(root),
             weighted_interleave: crate::memory::interleave::read_weights(root),

@@ -301,7 +301,23 @@ fn gpu(f: &ParamsFile, out: &mut Vec<String>) {
 fn c2c(f: &ParamsFile, out: &mut Vec<String>) {
     let keys = [("flag", "c2c_flag_lat_ns"), ("cas", "c2c_cas_lat_ns")];
     if let Some(s) = figs(f, &keys) {
-        out.push(format!("core-to-core   {s} (median over CPU pairs)"));
+        out.push(format!("core-to-core   {s} (median over pair classes)"));
+    }
+    // By class where the machine has more than one (a big machine: a line, not a matrix).
+    let classes = [
+        ("same LLC", "c2c_flag_same_llc_lat_ns"),
+        ("cross LLC", "c2c_flag_cross_llc_lat_ns"),
+        ("cross socket", "c2c_flag_cross_socket_lat_ns"),
+    ];
+    if classes
+        .iter()
+        .filter(|(_, k)| f.params.contains_key(*k))
+        .count()
+        > 1
+    {
+        if let Some(s) = figs_in(f, &classes, "ns") {
+            out.push(format!("  by class     {s} (flag)"));
+        }
     }
 }
 

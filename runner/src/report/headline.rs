@@ -114,6 +114,17 @@ const ROWS: &[(&str, &str, &str)] = &[
     ),
     ("Core to core", "flag hand-off", "c2c_flag_lat_ns"),
     ("Core to core", "compare-and-swap", "c2c_cas_lat_ns"),
+    ("Core to core", "flag, same LLC", "c2c_flag_same_llc_lat_ns"),
+    (
+        "Core to core",
+        "flag, across LLCs",
+        "c2c_flag_cross_llc_lat_ns",
+    ),
+    (
+        "Core to core",
+        "flag, across sockets",
+        "c2c_flag_cross_socket_lat_ns",
+    ),
     ("GPU", "host -> GPU, pinned", "gpu_h2d_bw_gbs"),
     ("GPU", "GPU -> host, pinned", "gpu_d2h_bw_gbs"),
     (

@@ -57,6 +57,7 @@ pub mod memory;
 pub mod params;
 pub mod pci;
 pub mod pin;
+pub mod rmw;
 pub mod sizing;
 pub mod stats;
 mod sysfs;

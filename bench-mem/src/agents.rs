@@ -480,7 +480,9 @@ impl Benchmark for AgentsBench {
         let region = input.region()?;
         let isa = IsaSet::detect()
             .choose(None)
-            .map_err(|e| NotRun::skip(e.to_string()))?;
+            .map_err(|e| e.to_string())
+            .and_then(kernels::with_nt_store)
+            .map_err(NotRun::skip)?;
         let spec = region.origin().clone();
         let target = spec.to_string();
         let (size, rule) = self.config.size(ctx, &[&spec]);
@@ -619,7 +621,9 @@ impl Benchmark for SpreadBench {
         let label = self.label();
         let isa = IsaSet::detect()
             .choose(None)
-            .map_err(|e| NotRun::skip(e.to_string()))?;
+            .map_err(|e| e.to_string())
+            .and_then(kernels::with_nt_store)
+            .map_err(NotRun::skip)?;
         let (size, rule) = self.config.size(ctx, &[a, b]);
         let (ka, _) = self.config.fitting(ctx, a, 2, size);
         let (kb, _) = self.config.fitting(ctx, b, 2, size);

@@ -56,7 +56,7 @@ pub struct BandwidthBench {
 impl Default for BandwidthBench {
     fn default() -> Self {
         BandwidthBench {
-            kernels: Kernel::ALL.to_vec(),
+            kernels: Kernel::defaults(),
             isa: None,
             threads: None,
             sizes: None,
@@ -77,6 +77,15 @@ pub enum BandwidthParamError {
         threads: usize,
         /// Available.
         cpus: usize,
+    },
+    /// No kernel asked for can run here (a non-temporal kernel on an ISA without a
+    /// non-temporal store, `zva-write` where `dc zva` is not allowed).
+    #[error("{kernel} cannot run here: {reason}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
+    Kernel {
+        kernel: &'static str,
+        reason: String,
     },
     /// A size below one vector.
     #[error("size {size} is below one {isa} vector ({width} bytes) per thread")]
@@ -111,6 +120,7 @@ fn dram_key(k: Kernel) -> &'static str {
         Kernel::Copy => "copy_bw",
         Kernel::NtCopy => "nt_copy_bw",
         Kernel::Memset => "memset_bw",
+        Kernel::ZvaWrite => "zva_write_bw",
     }
 }
 
@@ -118,6 +128,17 @@ impl BandwidthBench {
     /// Checks the parameters against the CPU and the allowed CPUs.
     pub fn validate(&self, isas: IsaSet, cpus: usize) -> Result<Isa, BandwidthParamError> {
         let isa = isas.choose(self.isa)?;
+        if let Some(Err(reason)) = self
+            .kernels
+            .iter()
+            .map(|&k| kernels::supported(k, isa))
+            .reduce(|a, b| a.or(b))
+        {
+            return Err(BandwidthParamError::Kernel {
+                kernel: self.kernels[0].name(),
+                reason,
+            });
+        }
         let t = self.threads.unwrap_or(cpus);
         if t == 0 || t > cpus {
             return Err(BandwidthParamError::Threads { threads: t, cpus });
@@ -149,12 +170,23 @@ impl BandwidthBench {
         self.plan_at(ctx, &self.dram_defaults(ctx, target))
     }
 
+    /// The kernels asked for that this CPU can run with the chosen ISA (the others are
+    /// skipped with the reason: [`kernels::supported`]).
+    fn runnable(&self) -> Vec<Kernel> {
+        let Ok(isa) = IsaSet::detect().choose(self.isa) else {
+            return vec![];
+        };
+        let ok = |k: &&Kernel| kernels::supported(**k, isa).is_ok();
+        self.kernels.iter().filter(ok).copied().collect()
+    }
+
     /// The plan with DRAM footprints `dram` (by thread count).
     fn plan_at(&self, ctx: &Context, dram_of: &BTreeMap<usize, usize>) -> Vec<Point> {
         let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
+        let kernels = self.runnable();
         let mut v = Vec::new();
         if let Some(sizes) = &self.sizes {
-            for &k in &self.kernels {
+            for &k in &kernels {
                 for &s in sizes {
                     v.push(Point {
                         kernel: k,
@@ -211,7 +243,7 @@ impl BandwidthBench {
         if ctx.effort.mem.bandwidth_size_sweep {
             let mut s = 16 * KIB;
             while s < dram {
-                for &k in &self.kernels {
+                for &k in &kernels {
                     if !v
                         .iter()
                         .any(|p| p.kernel == k && p.size == s && p.threads == 1)
@@ -228,7 +260,7 @@ impl BandwidthBench {
                 s *= 4;
             }
         }
-        for &k in &self.kernels {
+        for &k in &kernels {
             let one = format!("{}_1t_gbs", dram_key(k));
             let all = format!("{}_gbs", dram_key(k));
             if threads > 1 {
@@ -324,12 +356,13 @@ impl BandwidthBench {
         (gbs(&run.times, bytes as f64), how, counters)
     }
 
-    /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked.
+    /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked
+    /// that can run.
     fn check_kernel(&self) -> Kernel {
         if self.kernels.contains(&Kernel::Read) {
             Kernel::Read
         } else {
-            self.kernels[0]
+            self.runnable().first().copied().unwrap_or(Kernel::Read)
         }
     }
 
@@ -421,6 +454,7 @@ impl BandwidthBench {
             target: region.origin().to_string(),
             parameters: json!({
                 "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
+                "store": kernels::store_instruction(p.kernel, isa),
                 "threads": p.threads, "size_bytes": p.size, "passes_per_sample": how.passes,
                 "chunk_bytes": how.chunk_bytes, "chunks": how.chunks,
                 "cpus": ctx.cpus.iter().take(p.threads).collect::<Vec<_>>(),
@@ -578,6 +612,15 @@ impl Benchmark for BandwidthBench {
             .map_err(|e| Skip::new(e.to_string()))?;
         let target = region.origin().to_string();
         let mut rep = Report::default();
+        for &k in &self.kernels {
+            if let Err(reason) = kernels::supported(k, isa) {
+                rep.skipped.push(bench_core::params::Skipped {
+                    benchmark: format!("{}/{}", self.name(), k.name()),
+                    target: target.clone(),
+                    reason,
+                });
+            }
+        }
         if self.threads.unwrap_or(ctx.cpus.len()) == 1 {
             rep.warnings.push(Warning {
                 code: "bandwidth_threads".into(),
@@ -715,9 +758,9 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors() {
         let all = IsaSet {
-            avx512: false,
             avx2: true,
             sse2: true,
+            ..IsaSet::NONE
         };
         let b = BandwidthBench {
             threads: Some(9),

@@ -896,6 +896,17 @@ mod tests {
     }
 
     #[test]
+    fn grace_hoppers_one_gpu_node_is_no_pair_for_the_spread() {
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::topology::fixtures::arm::write_grace_hopper(dir.path()).unwrap();
+        let t = Topology::read(dir.path());
+        let SpreadTargets::Unavailable(reason) = SpreadTargets::from_topology(&t) else {
+            panic!("GH200 has one far-memory node (the GPU's), not two")
+        };
+        assert!(reason.contains("1 far-memory node"), "{reason}");
+    }
+
+    #[test]
     fn the_spread_part_without_two_targets_is_a_skipped_part_not_a_failure() {
         let ctx = Context::quick_local();
         let b = SpreadBench {

@@ -178,8 +178,8 @@ const K: Var = Var {
 };
 const FLUSH_METHOD: Var = Var {
     name: "method",
-    values: Values::OneOf(&["clflushopt", "clflush", "clwb"]),
-    meaning: "the flush method (clflushopt + sfence, clflush, clwb + sfence)",
+    values: Values::OneOf(&["clflushopt", "clflush", "clwb", "civac", "cvac"]),
+    meaning: "the flush method (x86_64: clflushopt + sfence, clflush, clwb + sfence; AArch64: `civac` = dc civac + dsb sy, the clflushopt analogue, `cvac` = dc cvac + dsb sy, the clwb analogue)",
 };
 const THREADS: Var = Var {
     name: "N",
@@ -222,14 +222,15 @@ pub static REGISTRY: &[KeyDef] = &[
     key("l3_bw_gbs", Gbs, "mem.bandwidth", BW, "L3-resident load bandwidth, 1 thread", "read kernel at min(2 x L2, L3/2)", "000"),
     key("mem_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM load bandwidth, all threads", "read kernel over 4 x the caches the threads' CPUs can fill (every LLC and L2 instance; the same with --quick), confirmed by the DRAM check (`dram_check`)", "000 (MEM_BW, local access formula); 002 Table 1 \"Main Memory\" bandwidth (132.8 GB/s, MLC)").far("cxl_bw_gbs").models(&[TT]),
     key("mem_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM store bandwidth, all threads", "write kernel (temporal stores)", "000"),
-    key("nt_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM non-temporal store bandwidth, all threads", "streaming stores + sfence", "001 (NT stores)"),
+    key("nt_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM non-temporal store bandwidth, all threads", "streaming stores + sfence (x86_64: movntdq family); on AArch64 `stnp` (NEON, scalar) or SVE `stnt1b` + dsb st: non-temporal *hints* a core may ignore, so the key can equal `mem_write_bw_gbs` there (the measurement's `store` names the instruction); an ISA without a non-temporal store skips it with the reason", "001 (NT stores)"),
     key("copy_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM copy bandwidth (read + written), all threads", "loads + temporal stores", "001 (temporal copy)"),
-    key("nt_copy_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM copy bandwidth with NT stores, all threads", "loads + streaming stores + sfence", "001 (non-temporal copy)"),
+    key("nt_copy_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM copy bandwidth with NT stores, all threads", "loads + streaming stores + sfence (AArch64: `stnp` / SVE `stnt1b` hints + dsb st, as `nt_write_bw_gbs`)", "001 (non-temporal copy)"),
     key("memset_bw_gbs", Gbs, "mem.bandwidth", BW, "C library memset bandwidth, all threads", "`ptr::write_bytes`", ""),
+    key("zva_write_bw_gbs", Gbs, "mem.bandwidth", BW, "DRAM bandwidth of zeroing whole blocks without read for ownership, all threads (AArch64 only)", "`dc zva` on every block of DCZID_EL0's size (plain stores for an unaligned head and the tail): AArch64's no-RFO write, zeros only; skipped with the reason where DCZID_EL0.DZP prohibits it, absent on x86_64", "001 (the write that needs no read for ownership)"),
     key("mem_bw_1t_gbs", Gbs, "mem.bandwidth", BW, "`mem_bw_gbs` with one thread", "read kernel, DRAM size, one thread (the likwid-bench comparison)", "000").far("cxl_bw_1t_gbs"),
     key("{kernel}_1t_gbs", Gbs, "mem.bandwidth", BW, "the DRAM keys above with one thread", "as the all-thread key, one thread (the likwid-bench comparison)", "000, 001").vars(&[Var {
         name: "kernel",
-        values: Values::OneOf(&["mem_write_bw", "nt_write_bw", "copy_bw", "nt_copy_bw", "memset_bw"]),
+        values: Values::OneOf(&["mem_write_bw", "nt_write_bw", "copy_bw", "nt_copy_bw", "memset_bw", "zva_write_bw"]),
         meaning: "the all-thread key without `_gbs`",
     }]),
     key("cxl_bw_gbs", Gbs, "mem.bandwidth", BW_FAR, "`mem_bw_gbs` on far memory", "read kernel on a memory-only node or dax target", "000 (pool bandwidth); 002 Table 1 \"CXL Memory Sharing (with caching; no cache flushing)\" bandwidth (9.9 GB/s, MLC)").of("mem_bw_gbs").models(&[TT]),
@@ -283,7 +284,7 @@ pub static REGISTRY: &[KeyDef] = &[
     key("loaded_lat_max_bw_rw_gbs", Gbs, "mem.loaded", LOADED_OLD, "largest injected bandwidth with read + write (copy) traffic, in files of earlier versions (now `loaded_lat_max_bw_1r1w_gbs`)", "max of the points' `injected_bw_gbs` (bytes read + written by a copy within each chunk)", "000"),
     key("loaded_lat_at_max_bw_rw_ns", Ns, "mem.loaded", LOADED_OLD, "chase latency at that point, copy traffic, in files of earlier versions (now `loaded_lat_at_max_bw_1r1w_ns`)", "the point's p50", "000"),
     // ---------------------------------------------------------------- pool.atomics
-    key("atomic_lat_ns", Ns, "pool.atomics", ATOMICS, "latency of one atomic RMW on the target's memory", "median of the p50 per-op latencies of dependent chains of fetch-add, CAS, exchange over the DRAM working set of the first CPU (4 x the caches it can fill, checked: `dram_check`; randomized 256-byte slots, TLB-local order; each operation goes on where the previous stopped; the known successor for CAS/exchange comes from a counter, off the dependency chain)", "000 (`CXL_ATOMIC_LAT` on local memory)").far("cxl_atomic_lat_ns"),
+    key("atomic_lat_ns", Ns, "pool.atomics", ATOMICS, "latency of one atomic RMW on the target's memory", "median of the p50 per-op latencies of dependent chains of fetch-add, CAS, exchange (x86_64: lock xadd, lock cmpxchg, xchg; AArch64: LSE ldaddal, casal, swpal where the CPU has LSE, else ldaxr/stlxr loops, which a contended or far line can make slower: each measurement's `instruction` names them) over the DRAM working set of the first CPU (4 x the caches it can fill, checked: `dram_check`; randomized 256-byte slots, TLB-local order; each operation goes on where the previous stopped; the known successor for CAS/exchange comes from a counter, off the dependency chain)", "000 (`CXL_ATOMIC_LAT` on local memory)").far("cxl_atomic_lat_ns"),
     key("cxl_atomic_lat_ns", Ns, "pool.atomics", ATOMICS_FAR, "`atomic_lat_ns` measured on far memory (memory-only NUMA node, dax)", "as `atomic_lat_ns`, renamed by the runner for far targets", "000 `CXL_ATOMIC_LAT`; transfer = 2 x this").of("atomic_lat_ns").models(MSG_PATH),
     key("atomic_load_lat_ns", Ns, "pool.atomics", ATOMICS, "plain dependent-load latency on the same lines", "same chain with plain loads", "000 (reference for \"atomic vs regular load\")"),
     key("atomic_{op}_lat_ns", Ns, "pool.atomics", ATOMICS, "per-operation atomic latency", "p50 of the dependent chain of that op", "000").vars(&[Var {
@@ -293,17 +294,17 @@ pub static REGISTRY: &[KeyDef] = &[
     }]),
     key("atomic_extra_lat_ns", Ns, "pool.atomics", ATOMICS, "cost of atomicity over a plain load", "`atomic_lat_ns - atomic_load_lat_ns`", "000 (the paper's \"ca. 150 ns longer\")"),
     // ---------------------------------------------------------------- pool.c2c
-    key("c2c_cas_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, CAS ping-pong", "median over CPU pairs of the p50 of round trip / 2", "000 (synchronization cost), 002"),
+    key("c2c_cas_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, CAS ping-pong", "median over CPU pairs of the p50 of round trip / 2 (CAS: lock cmpxchg; AArch64 LSE casal, else an ldaxr/stlxr loop, named in each measurement)", "000 (synchronization cost), 002"),
     key("c2c_cas_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "000"),
     key("c2c_flag_lat_ns", Ns, "pool.c2c", C2C, "one-way core-to-core latency, store/load flag ping-pong", "median over pairs of p50 round trip / 2", "002 (flag-based queues)"),
     key("c2c_flag_min_lat_ns", Ns, "pool.c2c", C2C, "same, best pair", "minimum over pairs", "002"),
     // ---------------------------------------------------------------- pool.flush
-    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent)", "002 (software coherence per write); 002 Table 1 \"CXL Memory Sharing (with cache flushing)\" latency (2.2 us: memset + cache flush on the dax device, small sizes; the row's 9.5 GB/s, many threads writing and flushing 512 B each, is `cxl_flush_bw_gbs` of `pool flush-bw`)"),
+    key("flush_cost_ns", Ns, "pool.flush", FLUSH, "write one 64 B line and make it visible in memory", "p50 of memset 64 B + clflushopt + sfence (clflush where clflushopt is absent; on AArch64 dc civac + dsb sy, probed first: skipped where the kernel traps EL0 cache maintenance)", "002 (software coherence per write); 002 Table 1 \"CXL Memory Sharing (with cache flushing)\" latency (2.2 us: memset + cache flush on the dax device, small sizes; the row's 9.5 GB/s, many threads writing and flushing 512 B each, is `cxl_flush_bw_gbs` of `pool flush-bw`)"),
     key("flush_{method}_{size}_ns", Ns, "pool.flush", FLUSH, "write `size` bytes and make them visible with `method`", "p50 of memset + flush (+ sfence); NT stores + sfence; UC/WC: plain writes to a BAR mapping", "002 (Figure 11: cflush vs cflushopt vs uncacheable; Table 1 \"with cache flushing\" latency is memset + flush)").vars(&[
         Var {
             name: "method",
-            values: Values::OneOf(&["clflush", "clflushopt", "clwb", "ntstore", "uc", "wc"]),
-            meaning: "the flush method",
+            values: Values::OneOf(&["clflush", "clflushopt", "clwb", "ntstore", "civac", "cvac", "uc", "wc"]),
+            meaning: "the flush method: x86_64 clflush, clflushopt + sfence, clwb + sfence, ntstore (movntdq/movnti + sfence); AArch64 civac (dc civac + dsb sy), cvac (dc cvac + dsb sy), ntstore (`stnp` + dsb st: a non-temporal hint, unlike x86's streaming stores); uc/wc: plain writes to a BAR mapping (wc + sfence, dsb st on AArch64)",
         },
         Var {
             name: "size",
@@ -312,7 +313,7 @@ pub static REGISTRY: &[KeyDef] = &[
         },
     ]),
     // ---------------------------------------------------------------- pool.flush-bw
-    key("flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "aggregated bandwidth of writing 512 B chunks and flushing each, all threads (one per `--cpu`), on **local** memory: the local-memory counterpart of the paper's row, which was measured on a dax device (that figure is `cxl_flush_bw_gbs`)", "each pinned thread walks its own part of the working set of `mem bandwidth`'s DRAM point for the threads' CPUs (4 x the caches they can fill, at least 64 MiB, the same with --quick; checked: `dram_check`): memset a 512 B chunk (`--chunk`), clflushopt on its lines + sfence (clflush where clflushopt is absent); p50 over samples of bytes written by all threads / the slowest thread's time; GB = 1e9 B, bytes counted once as written", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s; local-memory counterpart)").far("cxl_flush_bw_gbs"),
+    key("flush_bw_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "aggregated bandwidth of writing 512 B chunks and flushing each, all threads (one per `--cpu`), on **local** memory: the local-memory counterpart of the paper's row, which was measured on a dax device (that figure is `cxl_flush_bw_gbs`)", "each pinned thread walks its own part of the working set of `mem bandwidth`'s DRAM point for the threads' CPUs (4 x the caches they can fill, at least 64 MiB, the same with --quick; checked: `dram_check`): memset a 512 B chunk (`--chunk`), clflushopt on its lines + sfence (clflush where clflushopt is absent; dc civac + dsb sy on AArch64); p50 over samples of bytes written by all threads / the slowest thread's time; GB = 1e9 B, bytes counted once as written", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s; local-memory counterpart)").far("cxl_flush_bw_gbs"),
     key("flush_bw_{method}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with one flush method", "as `flush_bw_gbs`, the chunk made visible with `method` (methods the CPU lacks are skipped with the CPUID bit)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by method").vars(&[FLUSH_METHOD]).far("cxl_flush_bw_{method}_gbs"),
     key("flush_bw_stores_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "the reference of `flush_bw_gbs`: the same 512 B chunks written by the same threads, nothing flushed", "as `flush_bw_gbs` without the flush (the lines leave the cache by eviction)", "002 Table 1 (what flushing costs: compare with `flush_bw_gbs`)").far("cxl_flush_bw_stores_gbs"),
     key("flush_bw_t{N}_gbs", Gbs, "pool.flush-bw", FLUSH_BW, "`flush_bw_gbs` with N threads", "as `flush_bw_gbs` with N pinned threads (every N in 1..=T in a full run; T only with --quick)", "002 Table 1 \"CXL Memory Sharing (with cache flushing)\" bandwidth (9.5 GB/s), by thread count").vars(&[THREADS]).far("cxl_flush_bw_t{N}_gbs"),

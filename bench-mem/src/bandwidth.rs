@@ -704,7 +704,9 @@ impl Benchmark for BandwidthBench {
 /// its parts; its keys are written only qualified (`mem_bw_gbs@interleave:0,1`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BandwidthArgs {
-    /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset.
+    /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset,
+    /// and zva-write (AArch64 `dc zva`; by default on AArch64). Default: all of this
+    /// architecture.
     #[arg(long = "kernel", value_delimiter = ',', value_enum)]
     pub kernels: Vec<Kernel>,
     /// Force an instruction set (default: the widest the CPU has).
@@ -723,7 +725,7 @@ impl Setup for BandwidthArgs {
     /// Validated against the CPU and `--cpu`.
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let kernels = if self.kernels.is_empty() {
-            Kernel::ALL.to_vec()
+            Kernel::defaults()
         } else {
             self.kernels.clone()
         };
@@ -790,6 +792,48 @@ mod tests {
         assert_eq!(
             BandwidthBench::default().validate(all, 2).unwrap(),
             Isa::Avx2
+        );
+    }
+
+    #[test]
+    fn kernels_this_cpu_cannot_run_are_refused_or_left_out_with_the_reason() {
+        let isa = IsaSet::detect().choose(None).unwrap();
+        let zva = kernels::supported(Kernel::ZvaWrite, isa);
+        let only_zva = BandwidthBench {
+            kernels: vec![Kernel::ZvaWrite],
+            ..Default::default()
+        };
+        match &zva {
+            // Asked alone and impossible (x86_64, or DCZID_EL0.DZP): an error that says why.
+            Err(why) => {
+                let e = only_zva
+                    .validate(IsaSet::detect(), 2)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.starts_with("zva-write cannot run here") && e.contains(why),
+                    "{e}"
+                );
+            }
+            Ok(()) => assert!(only_zva.validate(IsaSet::detect(), 2).is_ok()),
+        }
+        // Among others, an impossible kernel is left out of the plan (and skipped by the
+        // run with the reason), never measured as something else.
+        let mixed = BandwidthBench {
+            kernels: vec![Kernel::Read, Kernel::ZvaWrite],
+            ..Default::default()
+        };
+        assert!(mixed.validate(IsaSet::detect(), 2).is_ok());
+        let planned = mixed
+            .plan(&ctx(true), &TargetSpec::Anon)
+            .iter()
+            .any(|p| p.kernel == Kernel::ZvaWrite);
+        assert_eq!(planned, zva.is_ok());
+        assert_eq!(
+            BandwidthBench::default()
+                .kernels
+                .contains(&Kernel::ZvaWrite),
+            cfg!(target_arch = "aarch64")
         );
     }
 

@@ -73,21 +73,9 @@ pub(super) fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
             .as_deref()
             .map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
     )?;
-    // The counter's limits, and the shortest timed batch derived from them (files
-    // written before they were recorded have none).
-    let limits = if f.timer.min_batch_ns > 0.0 {
-        format!(
-            "; tick {:.2} ns, resolution {:.1} ns: timed batches >= {:.1} us",
-            f.timer.tick_ns,
-            f.timer.resolution_ns,
-            f.timer.min_batch_ns / 1e3
-        )
-    } else {
-        String::new()
-    };
     writeln!(
         s,
-        "timer: {:?} at {:.4} GHz ({}), overhead {:.1} ns subtracted, invariant: {}{limits}",
+        "timer: {:?} at {:.4} GHz ({}), overhead {:.1} ns subtracted, invariant: {}",
         f.timer.source,
         f.timer.freq_hz / 1e9,
         f.timer.freq_method,
@@ -96,6 +84,17 @@ pub(super) fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
             .invariant
             .map_or("unknown".into(), |b| b.to_string())
     )?;
+    // The counter's limits and the shortest timed batch derived from them (files
+    // written before they were recorded have none).
+    if f.timer.min_batch_ns > 0.0 {
+        writeln!(
+            s,
+            "timer limits: tick {:.2} ns, resolution {:.1} ns -> timed batches >= {:.1} us",
+            f.timer.tick_ns,
+            f.timer.resolution_ns,
+            f.timer.min_batch_ns / 1e3
+        )?;
+    }
     writeln!(s, "prefetchers: {}", e.prefetchers.summary())
 }
 

@@ -19,13 +19,17 @@ use common::*;
 use serde_json::Value;
 use std::path::Path;
 
-/// Builds `dir/libcuda.so` from C source. A C compiler is always there where these tests
+/// Builds `dir/libcuda.so` from C source with `TARGET_CC` (the cross compiler of the
+/// architecture under test, e.g. `aarch64-linux-gnu-gcc` when these tests run under
+/// qemu-aarch64), else `CC`, else `cc`. A C compiler is always there where these tests
 /// build (rustc links through `cc` on Linux), so a missing one fails the test rather than
 /// skipping it.
 fn build_stub(dir: &Path, source: &str) {
     let c = dir.join("stub.c");
     std::fs::write(&c, source).unwrap();
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let cc = std::env::var("TARGET_CC")
+        .or_else(|_| std::env::var("CC"))
+        .unwrap_or_else(|_| "cc".into());
     let s = std::process::Command::new(&cc)
         .args(["-shared", "-fPIC", "-o"])
         .arg(dir.join("libcuda.so"))

@@ -28,10 +28,13 @@
 //!   line per slot at a random line and word, TLB-local random order, full lap before timing);
 //! * [`sizing`]: the DRAM working set of a target (from the latency sweep's DRAM plateau,
 //!   else from sysfs), shared by every family that must miss the caches;
-//! * [`cacheline`]: flush, fence and non-temporal store primitives;
-//! * [`kernels`]: the streaming loops (read, write, non-temporal write, copy, memset) per
-//!   ISA, for every family that streams memory from CPUs (bench-mem's bandwidth and
-//!   agents, the CPU agents beside bench-gpu's DMA);
+//! * [`cacheline`]: flush, fence and non-temporal store primitives (x86_64 and AArch64);
+//! * [`kernels`]: the streaming loops (read, write, non-temporal write, copy, memset,
+//!   `dc zva`) per ISA (AVX-512/AVX2/SSE2, SVE/NEON, scalar), for every family that
+//!   streams memory from CPUs (bench-mem's bandwidth and agents, the CPU agents beside
+//!   bench-gpu's DMA);
+//! * [`rmw`]: atomic compare-and-swap, fetch-add and swap as named instructions (`lock`,
+//!   AArch64 LSE or LL/SC);
 //! * [`lockstep`]: pinned threads running timed samples together (the multi-threaded
 //!   bandwidth families of bench-mem and bench-cxl);
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where

@@ -174,11 +174,16 @@ fn fake_driver_runs_the_whole_family_and_releases_everything() {
             .as_str()
             .unwrap()
             .starts_with("Fake GPU"));
-        // Counter evidence on every GPU measurement (software counters work everywhere;
-        // hardware ones say why not).
+        // Counter evidence on every GPU measurement (software counters work wherever
+        // perf_event_open does; hardware ones say why not).
         let c = &m["counters"];
         assert!(c.is_object(), "{} has no counters", m["id"]);
         assert!(c["attempts"].as_u64().unwrap() >= 1, "{c}");
+        if let Some(why) = c["unavailable"]["minor_faults"].as_str() {
+            // qemu-user and some containers have no perf_event_open: said, not counted.
+            bench_core::testing::unavailable("counters", why);
+            continue;
+        }
         assert!(
             c["context_switches"].is_u64() && c["minor_faults"].is_u64(),
             "{c}"

@@ -1,14 +1,26 @@
-//! The one home of cache-line and store primitives: flush (clflush, clflushopt, clwb, by
-//! line or by range), fences (`sfence`, `mfence`), non-temporal stores (fill, copy, one
-//! 64-byte line), volatile stores for uncached and write-combining mappings (MMIO), and
-//! the runtime checks that say which of them this CPU has. The pool, flush and chase code,
-//! the MMIO benchmark and the bandwidth kernels' fences all use these.
+//! The one home of cache-line and store primitives: flush (clflush, clflushopt, clwb on
+//! x86_64; `dc civac`, `dc cvac` on AArch64; by line or by range), fences (`sfence`,
+//! `mfence`; `dsb st`, `dsb sy`), non-temporal stores (fill, copy, one 64-byte line:
+//! `movntdq`/`movnti`, `stnp`), volatile stores for uncached and write-combining mappings
+//! (MMIO), and the runtime checks that say which of them this CPU has. The pool, flush
+//! and chase code, the MMIO benchmark and the bandwidth kernels' fences all use these.
 //!
-//! Everything arch-specific sits behind `#[cfg(target_arch = "x86_64")]`; elsewhere every
-//! method reports itself unavailable and the benchmarks skip with that reason.
+//! Everything arch-specific sits behind `#[cfg(target_arch = ...)]` for x86_64 and
+//! aarch64; elsewhere every method reports itself unavailable and the benchmarks skip
+//! with that reason. AArch64's cache maintenance by address is allowed at EL0 only when
+//! the kernel sets SCTLR_EL1.UCI (Linux does): each instruction is tried once in a forked
+//! child first ([`FlushMethod::available`]), so a kernel that traps it (SIGILL) gives a
+//! skip with the reason, never a crashed run.
 
 /// Cache line size assumed by the pool layouts (bytes).
 pub const LINE: usize = 64;
+
+/// The instruction [`store_fence`] issues, for method descriptions.
+pub const STORE_FENCE: &str = if cfg!(target_arch = "aarch64") {
+    "dsb st"
+} else {
+    "sfence"
+};
 
 /// A way to make written data visible in memory (written back past the caches).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,17 +31,44 @@ pub enum FlushMethod {
     ClflushoptSfence,
     /// `clwb` on every line, then `sfence` (line may stay cached, clean).
     ClwbSfence,
-    /// The data written with non-temporal stores (`movntdq`/`movnti`), then `sfence`.
+    /// The data written with non-temporal stores (`movntdq`/`movnti`), then `sfence`;
+    /// on AArch64 `stnp` pairs (a non-temporal *hint* the core may ignore), then `dsb st`.
     NtStoreSfence,
+    /// AArch64 `dc civac` (clean and invalidate to the point of coherency) on every line,
+    /// then `dsb sy`: the analogue of `clflushopt` + `sfence`.
+    DcCivacDsb,
+    /// AArch64 `dc cvac` (clean to the point of coherency; the line may stay cached) on
+    /// every line, then `dsb sy`: the analogue of `clwb` + `sfence`.
+    DcCvacDsb,
 }
 
 impl FlushMethod {
-    /// Every method, in output order.
+    /// Every method of this architecture, in output order (x86_64's four; AArch64's
+    /// `dc civac`, `dc cvac` and `stnp`).
+    #[cfg(not(target_arch = "aarch64"))]
     pub const ALL: [FlushMethod; 4] = [
         FlushMethod::Clflush,
         FlushMethod::ClflushoptSfence,
         FlushMethod::ClwbSfence,
         FlushMethod::NtStoreSfence,
+    ];
+    /// Every method of this architecture, in output order (x86_64's four; AArch64's
+    /// `dc civac`, `dc cvac` and `stnp`).
+    #[cfg(target_arch = "aarch64")]
+    pub const ALL: [FlushMethod; 3] = [
+        FlushMethod::DcCivacDsb,
+        FlushMethod::DcCvacDsb,
+        FlushMethod::NtStoreSfence,
+    ];
+
+    /// Every method of every architecture (for the key registry and documentation).
+    pub const EVERY: [FlushMethod; 6] = [
+        FlushMethod::Clflush,
+        FlushMethod::ClflushoptSfence,
+        FlushMethod::ClwbSfence,
+        FlushMethod::NtStoreSfence,
+        FlushMethod::DcCivacDsb,
+        FlushMethod::DcCvacDsb,
     ];
 
     /// Short name used in keys (`clflushopt`).
@@ -39,6 +78,8 @@ impl FlushMethod {
             FlushMethod::ClflushoptSfence => "clflushopt",
             FlushMethod::ClwbSfence => "clwb",
             FlushMethod::NtStoreSfence => "ntstore",
+            FlushMethod::DcCivacDsb => "civac",
+            FlushMethod::DcCvacDsb => "cvac",
         }
     }
 
@@ -48,14 +89,42 @@ impl FlushMethod {
             FlushMethod::Clflush => "stores, then clflush on every line",
             FlushMethod::ClflushoptSfence => "stores, then clflushopt on every line, then sfence",
             FlushMethod::ClwbSfence => "stores, then clwb on every line, then sfence",
+            FlushMethod::NtStoreSfence if cfg!(target_arch = "aarch64") => {
+                "non-temporal stores (stnp pairs: a hint the core may ignore; plain stores for an unaligned head and the tail; at least 8 B), then dsb st"
+            }
             FlushMethod::NtStoreSfence => {
                 "non-temporal stores (movntdq, movnti for the tail; at least 8 B), then sfence"
+            }
+            FlushMethod::DcCivacDsb => {
+                "stores, then dc civac (clean and invalidate to the point of coherency) on every line, then dsb sy"
+            }
+            FlushMethod::DcCvacDsb => {
+                "stores, then dc cvac (clean to the point of coherency; the line may stay cached) on every line, then dsb sy"
             }
         }
     }
 
-    /// `Ok` when this CPU has the method, else why not (CPUID bit named).
+    /// Whether the method is an instruction of this build's architecture.
+    pub fn native(self) -> bool {
+        let dc = matches!(self, FlushMethod::DcCivacDsb | FlushMethod::DcCvacDsb);
+        let arm = dc || self == FlushMethod::NtStoreSfence;
+        (cfg!(target_arch = "aarch64") && arm) || (cfg!(target_arch = "x86_64") && !dc)
+    }
+
+    /// `Ok` when this CPU has the method, else why not (the CPUID bit missing on x86_64;
+    /// on AArch64 the signal a probe of the instruction raised).
     pub fn available(self) -> Result<(), String> {
+        if !self.native() {
+            return Err(format!(
+                "{} is {} instruction; this build is for {}",
+                self.name(),
+                match self {
+                    FlushMethod::DcCivacDsb | FlushMethod::DcCvacDsb => "an AArch64",
+                    _ => "an x86_64",
+                },
+                std::env::consts::ARCH
+            ));
+        }
         #[cfg(target_arch = "x86_64")]
         {
             let (ok, what) = match self {
@@ -67,7 +136,7 @@ impl FlushMethod {
                     (x86::cpuid7_ebx_bit(23), "CLFLUSHOPT (CPUID.(7,0):EBX[23])")
                 }
                 FlushMethod::ClwbSfence => (x86::cpuid7_ebx_bit(24), "CLWB (CPUID.(7,0):EBX[24])"),
-                FlushMethod::NtStoreSfence => (std::is_x86_feature_detected!("sse2"), "SSE2"),
+                _ => (std::is_x86_feature_detected!("sse2"), "SSE2"),
             };
             if ok {
                 Ok(())
@@ -75,20 +144,30 @@ impl FlushMethod {
                 Err(format!("this CPU does not report {what}"))
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
         {
-            Err(format!(
-                "{} is an x86_64 instruction; this build is for {}",
-                self.name(),
-                std::env::consts::ARCH
-            ))
+            match self {
+                FlushMethod::DcCivacDsb => arm::probe_civac().clone(),
+                FlushMethod::DcCvacDsb => arm::probe_cvac().clone(),
+                // stnp is in the base A64 instruction set.
+                _ => Ok(()),
+            }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            unreachable!("no method is native to {}", std::env::consts::ARCH)
         }
     }
 }
 
 /// The best available invalidation for readers of non-coherent memory (clflushopt, else
-/// clflush), or why none exists.
+/// clflush; `dc civac` on AArch64), or why none exists.
 pub fn invalidate_method() -> Result<FlushMethod, String> {
+    if cfg!(target_arch = "aarch64") {
+        return FlushMethod::DcCivacDsb
+            .available()
+            .map(|_| FlushMethod::DcCivacDsb);
+    }
     FlushMethod::ClflushoptSfence
         .available()
         .map(|_| FlushMethod::ClflushoptSfence)
@@ -121,16 +200,37 @@ pub unsafe fn flush_range(m: FlushMethod, ptr: *const u8, len: usize) {
             // SAFETY: as above.
             FlushMethod::ClwbSfence => unsafe { x86::clwb_lines(start, end) },
             FlushMethod::NtStoreSfence => store_fence(),
+            FlushMethod::DcCivacDsb | FlushMethod::DcCvacDsb => {
+                unreachable!("{} is not available on x86_64", m.name())
+            }
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        if len == 0 {
+            return;
+        }
+        let start = (ptr as usize) & !(LINE - 1);
+        let end = ptr as usize + len;
+        match m {
+            // SAFETY: the caller guarantees the range is mapped and the method available
+            // (probed: EL0 may issue it).
+            FlushMethod::DcCivacDsb => unsafe { arm::civac_lines(start, end) },
+            // SAFETY: as above.
+            FlushMethod::DcCvacDsb => unsafe { arm::cvac_lines(start, end) },
+            FlushMethod::NtStoreSfence => store_fence(),
+            _ => unreachable!("{} is not available on aarch64", m.name()),
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = (m, ptr, len);
     }
 }
 
 /// Invalidates `[ptr, ptr+len)` before reading data another agent wrote without
-/// coherence: `mfence`, then clflushopt (or clflush) on every line, then `mfence`.
+/// coherence: `mfence`, then clflushopt (or clflush) on every line, then `mfence`
+/// (`dsb sy`, `dc civac`, `dsb sy` on AArch64).
 ///
 /// # Safety
 /// The range must be mapped; `m` must be available.
@@ -142,7 +242,8 @@ pub unsafe fn invalidate_range(m: FlushMethod, ptr: *const u8, len: usize) {
     full_fence();
 }
 
-/// `sfence` (a compiler fence elsewhere).
+/// `sfence`; on AArch64 `dsb st` (earlier stores, non-temporal ones included, complete
+/// before any later instruction); a SeqCst fence elsewhere.
 #[inline(always)]
 pub fn store_fence() {
     #[cfg(target_arch = "x86_64")]
@@ -150,11 +251,17 @@ pub fn store_fence() {
     unsafe {
         core::arch::x86_64::_mm_sfence()
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a barrier with no operands; it orders memory, so no `nomem`.
+    unsafe {
+        core::arch::asm!("dsb st", options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
-/// `mfence` (a SeqCst fence elsewhere).
+/// `mfence`; on AArch64 `dsb sy` (every earlier access and cache maintenance complete);
+/// a SeqCst fence elsewhere.
 #[inline(always)]
 pub fn full_fence() {
     #[cfg(target_arch = "x86_64")]
@@ -162,7 +269,12 @@ pub fn full_fence() {
     unsafe {
         core::arch::x86_64::_mm_mfence()
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: a barrier with no operands; it orders memory, so no `nomem`.
+    unsafe {
+        core::arch::asm!("dsb sy", options(nostack, preserves_flags))
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
@@ -249,7 +361,8 @@ pub unsafe fn wc_store_64b(dst: *mut u8, val: u64) {
 }
 
 /// Writes one 64-byte line at `dst` with non-temporal stores (four 16-byte `movntdq`;
-/// plain stores elsewhere). No fence: follow it with [`store_fence`].
+/// two `stnp` of q-register pairs on AArch64; plain stores elsewhere). No fence: follow
+/// it with [`store_fence`].
 ///
 /// # Safety
 /// `dst` must be 16-byte aligned with 64 writable bytes.
@@ -260,7 +373,12 @@ pub unsafe fn nt_store_64b(dst: *mut u8, byte: u8) {
     unsafe {
         x86::nt_store_64b(dst, byte)
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        arm::nt_store_64b(dst, byte)
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     // SAFETY: forwarded caller guarantee.
     unsafe {
         std::ptr::write_bytes(dst, byte, LINE)
@@ -268,8 +386,9 @@ pub unsafe fn nt_store_64b(dst: *mut u8, byte: u8) {
 }
 
 /// Fills `len` bytes at `dst` with `byte` using non-temporal stores (16 B `movntdq`
-/// where aligned, 8 B `movnti` otherwise; the length is rounded up to 8 B). Does not
-/// fence.
+/// where aligned, 8 B `movnti` otherwise; the length is rounded up to 8 B; on AArch64
+/// 16 B `stnp` pairs of x registers, a plain 8 B store for an unaligned head or tail).
+/// Does not fence.
 ///
 /// # Safety
 /// `dst` must be 8-byte aligned and `len.next_multiple_of(8)` bytes from it writable.
@@ -280,7 +399,12 @@ pub unsafe fn nt_fill(dst: *mut u8, len: usize, byte: u8) {
     unsafe {
         x86::nt_fill(dst, len, byte)
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        arm::nt_fill(dst, len, byte)
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     // SAFETY: forwarded caller guarantee.
     unsafe {
         std::ptr::write_bytes(dst, byte, len.next_multiple_of(8))
@@ -288,7 +412,8 @@ pub unsafe fn nt_fill(dst: *mut u8, len: usize, byte: u8) {
 }
 
 /// Copies `len` bytes with non-temporal stores where possible (see [`nt_fill`]): the
-/// destination 16-byte aligned part uses `movntdq`, the rest plain stores. No fence.
+/// destination 16-byte aligned part uses `movntdq` (`stnp` of q-register pairs on
+/// AArch64), the rest plain stores. No fence.
 ///
 /// # Safety
 /// Both ranges valid, not overlapping.
@@ -299,12 +424,20 @@ pub unsafe fn nt_copy(dst: *mut u8, src: *const u8, len: usize) {
     unsafe {
         x86::nt_copy(dst, src, len)
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: forwarded caller guarantee.
+    unsafe {
+        arm::nt_copy(dst, src, len)
+    };
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     // SAFETY: forwarded caller guarantee.
     unsafe {
         std::ptr::copy_nonoverlapping(src, dst, len)
     };
 }
+
+#[cfg(target_arch = "aarch64")]
+mod arm;
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
@@ -520,6 +653,45 @@ mod tests {
             s[line..line + 64].iter().all(|&b| b == 0x3c),
             "flush kept data"
         );
+    }
+
+    #[test]
+    fn the_methods_of_the_other_architecture_say_so() {
+        for m in FlushMethod::EVERY {
+            assert_eq!(FlushMethod::ALL.contains(&m), m.native(), "{m:?}");
+            if !m.native() {
+                let e = m.available().unwrap_err();
+                assert!(
+                    e.contains(std::env::consts::ARCH) && e.contains(m.name()),
+                    "{e}"
+                );
+            }
+        }
+        match invalidate_method() {
+            Ok(m) => assert!(m.native() && m != FlushMethod::NtStoreSfence, "{m:?}"),
+            Err(why) => crate::testing::unavailable("a cache flush instruction", &why),
+        }
+        if cfg!(target_arch = "aarch64") {
+            assert!(FlushMethod::NtStoreSfence.describe().contains("stnp"));
+            assert!(FlushMethod::DcCvacDsb.describe().contains("dc cvac"));
+        }
+    }
+
+    #[test]
+    fn flushed_lines_keep_their_data() {
+        let mut buf = vec![0u8; 4096 + 64];
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = i as u8;
+        }
+        for m in FlushMethod::ALL {
+            if m.available().is_ok() {
+                // SAFETY: the buffer is mapped; the method is available.
+                unsafe { flush_range(m, buf.as_ptr().wrapping_add(3), 4096) };
+                // SAFETY: as above.
+                unsafe { invalidate_range(m, buf.as_ptr(), 64) };
+            }
+        }
+        assert!(buf.iter().enumerate().all(|(i, &b)| b == i as u8));
     }
 
     #[test]

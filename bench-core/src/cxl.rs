@@ -209,6 +209,13 @@ pub enum Backing {
         /// The nd region, e.g. `region0`.
         nd_region: String,
     },
+    /// Memory a driver onlined as system RAM (`System RAM (NVIDIA)` in /proc/iomem: the
+    /// GPU memory of a Grace Hopper or Grace Blackwell node; `System RAM (virtio_mem)`),
+    /// in no CXL window.
+    Driver {
+        /// The /proc/iomem resource name, e.g. `System RAM (NVIDIA)`.
+        resource: String,
+    },
     /// Memory in no CXL window and no NVDIMM: another socket's DRAM, HBM, EFI
     /// specific-purpose memory or an emulated node.
     NotCxl,
@@ -218,6 +225,17 @@ impl Backing {
     /// Whether this is CXL memory.
     pub fn is_cxl(&self) -> bool {
         matches!(self, Backing::CxlRegion { .. } | Backing::CxlWindow { .. })
+    }
+
+    /// Whether this is a GPU's memory onlined by its driver (NVIDIA's, AMD's).
+    pub fn is_gpu(&self) -> bool {
+        match self {
+            Backing::Driver { resource } => {
+                let r = resource.to_ascii_lowercase();
+                r.contains("nvidia") || r.contains("amdgpu")
+            }
+            _ => false,
+        }
     }
 
     /// One line for people: `CXL pmem region1 (1-way: mem0 serial 0x1234 at 0000:0d:00.0)`.
@@ -260,6 +278,12 @@ impl Backing {
             Backing::Nvdimm { nd_region } => {
                 format!("NVDIMM persistent memory (nd {nd_region}), not CXL")
             }
+            Backing::Driver { resource } if self.is_gpu() => format!(
+                "GPU memory onlined by its driver (/proc/iomem: {resource}), not CXL: far memory of the GPU"
+            ),
+            Backing::Driver { resource } => format!(
+                "memory onlined by a driver (/proc/iomem: {resource}), not CXL"
+            ),
             Backing::NotCxl => "not CXL (in no CXL window: another socket's memory, HBM, or emulated)".into(),
         }
     }
@@ -668,12 +692,37 @@ pub fn node_ranges(root: &Path, node: usize) -> Vec<Range> {
     out
 }
 
+/// The driver-managed system RAM of /proc/iomem below `root`: top-level resources named
+/// `System RAM (<driver>)` (a GPU driver's memory, virtio-mem, kmem), with their ranges.
+/// Unprivileged readers see every address as 0, so nothing matches: not CXL, unnamed.
+pub fn driver_ram(root: &Path) -> Vec<(Range, String)> {
+    let Some(text) = read_trim(&root.join("proc/iomem")) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| {
+            let (span, name) = l.split_once(" : ")?;
+            let name = name.trim();
+            if !(name.starts_with("System RAM (") && name.ends_with(')')) {
+                return None;
+            }
+            let (a, b) = span.trim().split_once('-')?;
+            let start = u64::from_str_radix(a, 16).ok()?;
+            let end = u64::from_str_radix(b, 16).ok()?.checked_add(1)?;
+            (end > start && start > 0).then(|| (Range { start, end }, name.to_string()))
+        })
+        .collect()
+}
+
 /// What backs a node's online memory, with bytes per backing (NVDIMM memory onlined by
-/// kmem is found through the dax devices `nvdimm_dax`: `(range, nd region)`).
+/// kmem is found through the dax devices `nvdimm_dax`: `(range, nd region)`; memory a
+/// driver onlined through `driver_ram`, [`driver_ram`]'s resources).
 pub fn node_backing(
     bus: &CxlBus,
     ranges: &[Range],
     nvdimm_dax: &[(Range, String)],
+    driver_ram: &[(Range, String)],
 ) -> Vec<BackingShare> {
     let mut out: Vec<BackingShare> = Vec::new();
     let mut add = |b: Backing, n: u64| match out.iter_mut().find(|s| s.backing == b) {
@@ -690,12 +739,18 @@ pub fn node_backing(
         while a < r.end {
             let e = (a + block).min(r.end);
             let piece = Range { start: a, end: e };
+            let inside = |d: &Range| piece.start >= d.start && piece.end <= d.end;
             let b = bus.backing_of(piece).unwrap_or_else(|| {
-                nvdimm_dax
-                    .iter()
-                    .find(|(d, _)| piece.start >= d.start && piece.end <= d.end)
-                    .map_or(Backing::NotCxl, |(_, nd)| Backing::Nvdimm {
+                if let Some((_, nd)) = nvdimm_dax.iter().find(|(d, _)| inside(d)) {
+                    return Backing::Nvdimm {
                         nd_region: nd.clone(),
+                    };
+                }
+                driver_ram
+                    .iter()
+                    .find(|(d, _)| inside(d))
+                    .map_or(Backing::NotCxl, |(_, r)| Backing::Driver {
+                        resource: r.clone(),
                     })
             });
             add(b, e - a);
@@ -801,7 +856,7 @@ mod tests {
             },
             "region7".to_string(),
         )];
-        let s = node_backing(&bus, &ranges, &nv);
+        let s = node_backing(&bus, &ranges, &nv, &[]);
         assert_eq!(s.len(), 3, "{s:?}");
         assert!(matches!(&s[0].backing, Backing::CxlRegion { region, .. } if region == "region0"));
         assert_eq!(s[0].bytes, 256 * mib);
@@ -811,7 +866,7 @@ mod tests {
         assert!(!s[2].backing.is_cxl() && s[0].backing.is_cxl() && s[1].backing.is_cxl());
         assert!(describe_shares(&s).contains("256 MiB of CXL ram region0"));
         assert_eq!(
-            node_backing(&bus, &ranges[1..], &[])[0].backing,
+            node_backing(&bus, &ranges[1..], &[], &[])[0].backing,
             Backing::NotCxl
         );
     }

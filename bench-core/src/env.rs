@@ -3,6 +3,10 @@
 //! [`Environment::capture`] reads /proc and /sys once; [`Environment::warnings`] turns
 //! distorting settings into [`Warning`]s that say how to fix them, as hyperfine does.
 
+mod arm;
+
+pub use arm::{arm_core, dmi_hypervisor};
+
 use crate::topology::Topology;
 use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
@@ -129,6 +133,9 @@ const INTERESTING_FLAGS: &[&str] = &[
     "fsrm",
     "asimd",
     "sve",
+    "sve2",
+    "atomics",
+    "dcpop",
 ];
 
 impl Environment {
@@ -207,16 +214,29 @@ impl Environment {
             .unwrap_or(0)
             * 1024;
         let vendor = field("vendor_id").unwrap_or_else(|| "unknown".into());
-        let hv = hypervisor(&flags_line);
+        let hv = hypervisor(&flags_line).or_else(|| {
+            dmi_hypervisor(
+                read("/sys/class/dmi/id/sys_vendor").as_deref(),
+                read("/sys/class/dmi/id/product_name").as_deref(),
+            )
+        });
         let prefetchers = Prefetchers::capture(
             &vendor,
             field("cpu family").and_then(|s| s.parse().ok()),
             field("model").and_then(|s| s.parse().ok()),
             hv.as_deref(),
         );
+        // Arm's /proc/cpuinfo has no model name: the implementer and part say the core.
+        let arm = field("CPU implementer").map(|i| arm_core(&i, field("CPU part").as_deref()));
+        let vendor = match (&arm, vendor.as_str()) {
+            (Some((v, _)), "unknown") => v.clone(),
+            _ => vendor,
+        };
         Environment {
             cpu: CpuInfo {
-                model: field("model name").unwrap_or_else(|| "unknown".into()),
+                model: field("model name")
+                    .or_else(|| arm.map(|(_, m)| m))
+                    .unwrap_or_else(|| "unknown".into()),
                 vendor,
                 logical_cpus: online,
                 threads_per_core: siblings_max,
@@ -663,7 +683,8 @@ fn cstr(chars: &[libc::c_char]) -> String {
     let bytes: Vec<u8> = chars
         .iter()
         .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
+        // c_char is i8 on x86_64 and u8 on aarch64: the same bits either way.
+        .map(|&c| u8::from_ne_bytes(c.to_ne_bytes()))
         .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }

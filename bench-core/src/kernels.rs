@@ -1,20 +1,26 @@
-//! Bandwidth kernels: read, write, non-temporal write, copy, non-temporal copy, memset.
+//! Bandwidth kernels: read, write, non-temporal write, copy, non-temporal copy, memset,
+//! and (AArch64) `dc zva` zeroing.
 //!
-//! Each kernel exists per ISA (AVX-512, AVX2, SSE2 on x86_64, and a portable scalar
-//! version), chosen at run time from what the CPU has ([`IsaSet::detect`]) or forced
-//! (`--isa`). The vector loops are unrolled four vectors deep; reads fold every loaded
-//! vector into accumulators that are returned, so the compiler can neither drop nor fuse
-//! the loads; stores go through intrinsics (`storeu`/`stream`), never through `memcpy`.
+//! Each kernel exists per ISA (AVX-512, AVX2, SSE2 on x86_64; SVE and NEON on AArch64;
+//! and a scalar version), chosen at run time from what the CPU has ([`IsaSet::detect`])
+//! or forced (`--isa`). The vector loops are unrolled four vectors deep; reads fold every
+//! loaded vector into accumulators that are returned, so the compiler can neither drop
+//! nor fuse the loads; stores go through intrinsics or `asm!` (`storeu`/`stream`,
+//! `stp`/`stnp`, `st1b`/`stnt1b`), never through `memcpy`.
 //! Non-temporal stores need aligned destinations: a scalar head runs up to the vector
 //! alignment, a scalar tail finishes odd sizes, and every NT kernel ends with `sfence`
-//! ([`store_fence`](crate::cacheline::store_fence), the one home of
+//! (`dsb st` on AArch64: [`store_fence`](crate::cacheline::store_fence), the one home of
 //! fence and flush primitives; the loops themselves are kernels, not primitives).
+//! [`Isa::nt_store`] names the non-temporal store of each ISA: on AArch64 `stnp` and SVE's
+//! `stnt1b` are hints a core may ignore, and where an ISA has none the NT kernels are
+//! refused ([`supported`]), never run as plain stores. `zva-write` zeroes with `dc zva`
+//! (whole blocks of DCZID_EL0's size, no read for ownership) where DCZID_EL0 allows it.
 //! `memset` is the C library's (`ptr::write_bytes`), as tinymembench and mbw measure it.
 
 use std::fmt;
 
-/// An instruction set the kernels are written for (also the `--isa` values, narrowest
-/// first).
+/// An instruction set the kernels are written for (also the `--isa` values; x86_64's
+/// narrowest first, then AArch64's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
 pub enum Isa {
     /// Portable 8-byte words, any architecture.
@@ -25,16 +31,80 @@ pub enum Isa {
     Avx2,
     /// x86_64 AVX-512F (64-byte vectors).
     Avx512,
+    /// AArch64 Advanced SIMD (NEON, 16-byte vectors).
+    Neon,
+    /// AArch64 SVE (vectors of the CPU's length, 16 to 256 bytes, read at run time).
+    Sve,
 }
 
 impl Isa {
-    /// Vector width in bytes.
+    /// Every ISA, in `--isa` order.
+    pub const ALL: [Isa; 6] = [
+        Isa::Scalar,
+        Isa::Sse2,
+        Isa::Avx2,
+        Isa::Avx512,
+        Isa::Neon,
+        Isa::Sve,
+    ];
+
+    /// Preference order of [`IsaSet::choose`]: widest first.
+    const PREFERENCE: [Isa; 6] = [
+        Isa::Avx512,
+        Isa::Avx2,
+        Isa::Sse2,
+        Isa::Sve,
+        Isa::Neon,
+        Isa::Scalar,
+    ];
+
+    /// Vector width in bytes (SVE: this CPU's vector length; 0 where it has no SVE).
     pub fn width_bytes(self) -> usize {
         match self {
             Isa::Scalar => 8,
-            Isa::Sse2 => 16,
+            Isa::Sse2 | Isa::Neon => 16,
             Isa::Avx2 => 32,
             Isa::Avx512 => 64,
+            Isa::Sve => sve_vector_bytes().unwrap_or(0),
+        }
+    }
+
+    /// The non-temporal store of this ISA's kernels, or why it has none (the NT kernels
+    /// are then refused: never plain stores under an NT name).
+    pub fn nt_store(self) -> Result<String, String> {
+        Ok(match self {
+            Isa::Scalar if cfg!(target_arch = "x86_64") => "movnti (8 B)".into(),
+            Isa::Scalar if cfg!(target_arch = "aarch64") => {
+                "stnp of x-register pairs (16 B; a non-temporal hint the core may ignore)".into()
+            }
+            Isa::Scalar => {
+                return Err(format!(
+                    "the scalar kernels have no non-temporal store on {}",
+                    std::env::consts::ARCH
+                ))
+            }
+            Isa::Sse2 => "movntdq (16 B)".into(),
+            Isa::Avx2 => "vmovntdq (32 B)".into(),
+            Isa::Avx512 => "vmovntdq (64 B)".into(),
+            Isa::Neon => {
+                "stnp of q-register pairs (32 B; a non-temporal hint the core may ignore)".into()
+            }
+            Isa::Sve => format!(
+                "stnt1b ({} B vectors; a non-temporal hint the core may ignore)",
+                self.width_bytes()
+            ),
+        })
+    }
+
+    /// The plain store of this ISA's write and copy kernels.
+    pub fn store(self) -> String {
+        match self {
+            Isa::Scalar => "8-byte volatile stores".into(),
+            Isa::Sse2 => "movdqu (16 B)".into(),
+            Isa::Avx2 => "vmovdqu (32 B)".into(),
+            Isa::Avx512 => "vmovdqu64 (64 B)".into(),
+            Isa::Neon => "stp of q-register pairs (32 B)".into(),
+            Isa::Sve => format!("st1b ({} B vectors)", self.width_bytes()),
         }
     }
 
@@ -45,14 +115,14 @@ impl Isa {
             Isa::Sse2 => "sse2",
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
+            Isa::Neon => "neon",
+            Isa::Sve => "sve",
         }
     }
 
     /// Parses an `--isa` value.
     pub fn parse(s: &str) -> Option<Isa> {
-        [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .find(|i| i.name() == s)
+        Isa::ALL.into_iter().find(|i| i.name() == s)
     }
 }
 
@@ -71,6 +141,10 @@ pub struct IsaSet {
     pub avx2: bool,
     /// SSE2 usable.
     pub sse2: bool,
+    /// AArch64 Advanced SIMD (NEON) usable.
+    pub neon: bool,
+    /// AArch64 SVE usable.
+    pub sve: bool,
 }
 
 /// An ISA was forced that the CPU lacks.
@@ -84,8 +158,17 @@ pub struct IsaError {
 }
 
 impl IsaSet {
+    /// No vector ISA: the scalar kernels only.
+    pub const NONE: IsaSet = IsaSet {
+        avx512: false,
+        avx2: false,
+        sse2: false,
+        neon: false,
+        sve: false,
+    };
+
     /// What this CPU supports (the OS must also enable the registers, which
-    /// `is_x86_feature_detected!` checks).
+    /// `is_x86_feature_detected!` / `is_aarch64_feature_detected!` check).
     pub fn detect() -> IsaSet {
         #[cfg(target_arch = "x86_64")]
         {
@@ -93,15 +176,20 @@ impl IsaSet {
                 avx512: std::arch::is_x86_feature_detected!("avx512f"),
                 avx2: std::arch::is_x86_feature_detected!("avx2"),
                 sse2: std::arch::is_x86_feature_detected!("sse2"),
+                ..IsaSet::NONE
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
         {
             IsaSet {
-                avx512: false,
-                avx2: false,
-                sse2: false,
+                neon: std::arch::is_aarch64_feature_detected!("neon"),
+                sve: std::arch::is_aarch64_feature_detected!("sve"),
+                ..IsaSet::NONE
             }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            IsaSet::NONE
         }
     }
 
@@ -112,6 +200,8 @@ impl IsaSet {
             Isa::Sse2 => self.sse2,
             Isa::Avx2 => self.avx2,
             Isa::Avx512 => self.avx512,
+            Isa::Neon => self.neon,
+            Isa::Sve => self.sve,
         }
     }
 
@@ -123,7 +213,7 @@ impl IsaSet {
                 forced: i,
                 available: self.list().join(", "),
             }),
-            None => Ok([Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Scalar]
+            None => Ok(Isa::PREFERENCE
                 .into_iter()
                 .find(|&i| self.has(i))
                 .unwrap_or(Isa::Scalar)),
@@ -132,7 +222,7 @@ impl IsaSet {
 
     /// Usable ISAs, widest first.
     pub fn list(self) -> Vec<&'static str> {
-        [Isa::Avx512, Isa::Avx2, Isa::Sse2, Isa::Scalar]
+        Isa::PREFERENCE
             .into_iter()
             .filter(|&i| self.has(i))
             .map(Isa::name)
@@ -155,10 +245,13 @@ pub enum Kernel {
     NtCopy,
     /// The C library's memset.
     Memset,
+    /// Zeroing whole blocks with AArch64 `dc zva` (no read for ownership; block size
+    /// from DCZID_EL0), plain stores for an unaligned head and the tail.
+    ZvaWrite,
 }
 
 impl Kernel {
-    /// All kernels.
+    /// The kernels every architecture has (the default of `mem bandwidth` on x86_64).
     pub const ALL: [Kernel; 6] = [
         Kernel::Read,
         Kernel::Write,
@@ -167,6 +260,16 @@ impl Kernel {
         Kernel::NtCopy,
         Kernel::Memset,
     ];
+
+    /// The default kernels of this architecture: [`Kernel::ALL`], and `zva-write` on
+    /// AArch64 (where DCZID_EL0 prohibits it, its run is skipped with that reason).
+    pub fn defaults() -> Vec<Kernel> {
+        let mut v = Kernel::ALL.to_vec();
+        if cfg!(target_arch = "aarch64") {
+            v.push(Kernel::ZvaWrite);
+        }
+        v
+    }
 
     /// Name in ids and `--kernel`.
     pub fn name(self) -> &'static str {
@@ -177,7 +280,13 @@ impl Kernel {
             Kernel::Copy => "copy",
             Kernel::NtCopy => "nt-copy",
             Kernel::Memset => "memset",
+            Kernel::ZvaWrite => "zva-write",
         }
+    }
+
+    /// Whether the kernel's stores are non-temporal.
+    pub fn is_nt(self) -> bool {
+        matches!(self, Kernel::NtWrite | Kernel::NtCopy)
     }
 
     /// Whether the kernel reads a source and writes a destination (each half the footprint).
@@ -186,11 +295,77 @@ impl Kernel {
     }
 }
 
-/// Runs `kernel` with `isa` over `buf` (the whole buffer for read/write/memset; the first
-/// half is copied onto the second for copies). Returns a value derived from what was read
-/// (feed it to `black_box`). `isa` must be usable ([`IsaSet::has`]).
+/// `Ok` when `kernel` can run with `isa` on this CPU, else why not, as a skip reason: a
+/// non-temporal kernel needs the ISA's non-temporal store ([`Isa::nt_store`]),
+/// `zva-write` needs `dc zva` allowed at EL0 ([`zva_block_bytes`]).
+pub fn supported(kernel: Kernel, isa: Isa) -> Result<(), String> {
+    match kernel {
+        Kernel::NtWrite | Kernel::NtCopy => isa.nt_store().map(|_| ()),
+        Kernel::ZvaWrite => zva_block_bytes().map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// `isa` when it has a non-temporal store, else why not: for the families that stream
+/// with non-temporal stores (a skip there, never plain stores under an NT name).
+pub fn with_nt_store(isa: Isa) -> Result<Isa, String> {
+    isa.nt_store().map(|_| isa)
+}
+
+/// The store instruction `kernel` issues with `isa`, as recorded with its measurements.
+pub fn store_instruction(kernel: Kernel, isa: Isa) -> String {
+    match kernel {
+        Kernel::Read => "none (loads only)".into(),
+        Kernel::NtWrite | Kernel::NtCopy => {
+            isa.nt_store().unwrap_or_else(|why| format!("none: {why}"))
+        }
+        Kernel::Memset => "the C library's memset".into(),
+        Kernel::ZvaWrite => match zva_block_bytes() {
+            Ok(b) => format!("dc zva ({b} B blocks, zeroes; plain stores for head and tail)"),
+            Err(why) => format!("none: {why}"),
+        },
+        Kernel::Write | Kernel::Copy => isa.store(),
+    }
+}
+
+/// The SVE vector length of this CPU in bytes, or `None` without SVE.
+pub fn sve_vector_bytes() -> Option<usize> {
+    #[cfg(target_arch = "aarch64")]
+    {
+        arm::sve_vector_bytes()
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        None
+    }
+}
+
+/// The block `dc zva` zeroes (DCZID_EL0.BS), or why it cannot be used: not AArch64, or
+/// DCZID_EL0.DZP set (the kernel or hypervisor prohibits it at EL0).
+pub fn zva_block_bytes() -> Result<usize, String> {
+    #[cfg(target_arch = "aarch64")]
+    {
+        arm::zva_block_bytes()
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        Err(format!(
+            "dc zva is an AArch64 instruction; this build is for {}",
+            std::env::consts::ARCH
+        ))
+    }
+}
+
+/// Runs `kernel` with `isa` over `buf` (the whole buffer for read/write/memset/zva-write;
+/// the first half is copied onto the second for copies). Returns a value derived from what
+/// was read (feed it to `black_box`). `isa` must be usable ([`IsaSet::has`]) and the
+/// kernel supported ([`supported`]); `zva-write` writes zeros whatever `val` is.
 pub fn run(kernel: Kernel, isa: Isa, buf: &mut [u8], val: u8) -> u64 {
     match kernel {
+        Kernel::ZvaWrite => {
+            zva_write(buf);
+            0
+        }
         Kernel::Memset => {
             // SAFETY: the pointer and length come from a valid mutable slice.
             unsafe { std::ptr::write_bytes(buf.as_mut_ptr(), val, buf.len()) };
@@ -209,9 +384,31 @@ pub fn run(kernel: Kernel, isa: Isa, buf: &mut [u8], val: u8) -> u64 {
     }
 }
 
+/// Zeroes `buf` with `dc zva` on every whole block (plain stores for the unaligned head
+/// and the tail). [`zva_block_bytes`] must be `Ok`.
+pub fn zva_write(buf: &mut [u8]) {
+    #[cfg(target_arch = "aarch64")]
+    {
+        let block = zva_block_bytes().expect("dc zva checked available by the caller");
+        // SAFETY: the slice is valid and exclusive; DCZID_EL0 allows dc zva.
+        unsafe { arm::zva::write(buf, block) }
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        let _ = buf;
+        panic!("{}", zva_block_bytes().unwrap_err());
+    }
+}
+
 /// Loads every byte of `buf`; returns the xor of all 8-byte words (tail bytes included).
 pub fn read(isa: Isa, buf: &[u8]) -> u64 {
     match isa {
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: the caller chose a usable ISA (checked by IsaSet); the slice is valid.
+        Isa::Sve => unsafe { arm::sve::read(buf) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above.
+        Isa::Neon => unsafe { arm::neon::read(buf) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the caller chose a usable ISA (checked by IsaSet); the slice is valid.
         Isa::Avx512 => unsafe { x86::avx512::read(buf) },
@@ -225,9 +422,24 @@ pub fn read(isa: Isa, buf: &[u8]) -> u64 {
     }
 }
 
-/// Stores `val` into every byte of `buf` (non-temporal stores + sfence when `nt`).
+/// Stores `val` into every byte of `buf` (non-temporal stores + sfence when `nt`; the
+/// ISA must have one: [`Isa::nt_store`]).
 pub fn write(isa: Isa, nt: bool, buf: &mut [u8], val: u8) -> u64 {
+    assert!(
+        !nt || isa.nt_store().is_ok(),
+        "{isa} has no non-temporal store"
+    );
     match isa {
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: the caller chose a usable ISA; the slice is valid and exclusive.
+        Isa::Sve => unsafe { arm::sve::write(buf, val, nt) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above.
+        Isa::Neon => unsafe { arm::neon::write(buf, val, nt) },
+        #[cfg(target_arch = "aarch64")]
+        Isa::Scalar if nt => arm::scalar_nt::write(buf, val),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Scalar if nt => x86::scalar_nt::write(buf, val),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the caller chose a usable ISA; the slice is valid and exclusive.
         Isa::Avx512 => unsafe { x86::avx512::write(buf, val, nt) },
@@ -242,10 +454,25 @@ pub fn write(isa: Isa, nt: bool, buf: &mut [u8], val: u8) -> u64 {
     0
 }
 
-/// Copies `src` onto `dst` (same length; non-temporal stores + sfence when `nt`).
+/// Copies `src` onto `dst` (same length; non-temporal stores + sfence when `nt`; the ISA
+/// must have one: [`Isa::nt_store`]).
 pub fn copy(isa: Isa, nt: bool, dst: &mut [u8], src: &[u8]) {
     assert_eq!(dst.len(), src.len());
+    assert!(
+        !nt || isa.nt_store().is_ok(),
+        "{isa} has no non-temporal store"
+    );
     match isa {
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: the caller chose a usable ISA; the slices are valid, equal and disjoint.
+        Isa::Sve => unsafe { arm::sve::copy(dst, src, nt) },
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above.
+        Isa::Neon => unsafe { arm::neon::copy(dst, src, nt) },
+        #[cfg(target_arch = "aarch64")]
+        Isa::Scalar if nt => arm::scalar_nt::copy(dst, src),
+        #[cfg(target_arch = "x86_64")]
+        Isa::Scalar if nt => x86::scalar_nt::copy(dst, src),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the caller chose a usable ISA; the slices are valid, equal and disjoint.
         Isa::Avx512 => unsafe { x86::avx512::copy(dst, src, nt) },
@@ -258,6 +485,9 @@ pub fn copy(isa: Isa, nt: bool, dst: &mut [u8], src: &[u8]) {
         _ => scalar::copy(dst, src),
     }
 }
+
+#[cfg(target_arch = "aarch64")]
+mod arm;
 
 mod scalar {
     /// Xor of all 8-byte words, tail bytes folded in.
@@ -305,6 +535,52 @@ mod scalar {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    /// The scalar kernels' non-temporal stores: `movnti` of 8-byte words (plain stores
+    /// for an unaligned head and the tail), then `sfence`.
+    pub mod scalar_nt {
+        use core::arch::x86_64::_mm_stream_si64;
+
+        pub fn write(buf: &mut [u8], val: u8) {
+            let w = i64::from_ne_bytes([val; 8]);
+            let p = buf.as_mut_ptr();
+            let len = buf.len();
+            let head = ((8 - (p as usize % 8)) % 8).min(len);
+            let body = (len - head) / 8 * 8;
+            for k in (0..head).chain(head + body..len) {
+                // SAFETY: k < len.
+                unsafe { *p.add(k) = val };
+            }
+            let mut i = head;
+            while i < head + body {
+                // SAFETY: i + 8 <= len; p + i is 8-aligned; movnti is SSE2 (baseline).
+                unsafe { _mm_stream_si64(p.add(i) as *mut i64, w) };
+                i += 8;
+            }
+            crate::cacheline::store_fence();
+        }
+
+        pub fn copy(dst: &mut [u8], src: &[u8]) {
+            let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+            let len = dst.len();
+            let head = ((8 - (d as usize % 8)) % 8).min(len);
+            let body = (len - head) / 8 * 8;
+            for k in (0..head).chain(head + body..len) {
+                // SAFETY: k < len for both slices.
+                unsafe { *d.add(k) = *s.add(k) };
+            }
+            let mut i = head;
+            while i < head + body {
+                // SAFETY: i + 8 <= len; d + i is 8-aligned; the load is unaligned.
+                unsafe {
+                    let w = (s.add(i) as *const i64).read_unaligned();
+                    _mm_stream_si64(d.add(i) as *mut i64, w)
+                };
+                i += 8;
+            }
+            crate::cacheline::store_fence();
+        }
+    }
+
     /// Generates one ISA's kernels from its intrinsics.
     macro_rules! isa_kernels {
         ($m:ident, $feat:literal, $vt:ty, $w:expr, $loadu:ident, $storeu:ident, $stream:ident, $xor:ident, $set1:ident, $zero:ident) => {
@@ -466,131 +742,4 @@ mod x86 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn usable() -> Vec<Isa> {
-        let set = IsaSet::detect();
-        [Isa::Scalar, Isa::Sse2, Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .filter(|&i| set.has(i))
-            .collect()
-    }
-
-    fn pattern(n: usize) -> Vec<u8> {
-        (0..n).map(|i| (i * 7 + 3) as u8).collect()
-    }
-
-    const SIZES: [usize; 9] = [0, 1, 7, 63, 64, 65, 255, 1000, 4099];
-
-    #[test]
-    fn copies_move_every_byte_on_odd_sizes_and_misaligned_ends() {
-        for isa in usable() {
-            for nt in [false, true] {
-                for &n in &SIZES {
-                    for off in [0usize, 1, 13] {
-                        let src = pattern(n + off);
-                        let mut dst = vec![0xAAu8; n + off + 3];
-                        copy(isa, nt, &mut dst[off..off + n], &src[off..off + n]);
-                        assert_eq!(
-                            &dst[off..off + n],
-                            &src[off..off + n],
-                            "{isa} nt={nt} n={n} off={off}"
-                        );
-                        assert!(
-                            dst[..off].iter().all(|&b| b == 0xAA),
-                            "wrote before the start"
-                        );
-                        assert!(
-                            dst[off + n..].iter().all(|&b| b == 0xAA),
-                            "wrote past the end"
-                        );
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn writes_and_memset_fill_exactly() {
-        for isa in usable() {
-            for kernel in [Kernel::Write, Kernel::NtWrite, Kernel::Memset] {
-                for &n in &SIZES {
-                    let mut buf = vec![0u8; n + 9];
-                    run(kernel, isa, &mut buf[5..5 + n], 0x5C);
-                    assert!(
-                        buf[5..5 + n].iter().all(|&b| b == 0x5C),
-                        "{isa} {kernel:?} n={n}"
-                    );
-                    assert!(buf[..5].iter().chain(&buf[5 + n..]).all(|&b| b == 0));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn reads_see_every_byte() {
-        for isa in usable() {
-            for &n in &SIZES[1..] {
-                let mut buf = pattern(n + 3);
-                let b = &mut buf[3..];
-                let base = read(isa, b);
-                // Flipping any single byte changes the result: every byte was loaded.
-                for pos in [0, n / 2, n - 1] {
-                    b[pos] ^= 0x10;
-                    assert_ne!(read(isa, b), base, "{isa} n={n} pos={pos}");
-                    b[pos] ^= 0x10;
-                }
-                assert_eq!(read(isa, b), base);
-            }
-        }
-    }
-
-    #[test]
-    fn run_copy_uses_the_two_halves() {
-        let mut buf = pattern(256);
-        let want = buf[..128].to_vec();
-        run(
-            Kernel::NtCopy,
-            IsaSet::detect().choose(None).unwrap(),
-            &mut buf,
-            0,
-        );
-        assert_eq!(&buf[128..], &want[..]);
-    }
-
-    #[test]
-    fn dispatch_falls_back_when_features_are_masked() {
-        let all = IsaSet {
-            avx512: true,
-            avx2: true,
-            sse2: true,
-        };
-        assert_eq!(all.choose(None).unwrap(), Isa::Avx512);
-        let no512 = IsaSet {
-            avx512: false,
-            ..all
-        };
-        assert_eq!(no512.choose(None).unwrap(), Isa::Avx2);
-        let sse = IsaSet {
-            avx512: false,
-            avx2: false,
-            sse2: true,
-        };
-        assert_eq!(sse.choose(None).unwrap(), Isa::Sse2);
-        let none = IsaSet {
-            avx512: false,
-            avx2: false,
-            sse2: false,
-        };
-        assert_eq!(none.choose(None).unwrap(), Isa::Scalar);
-        let e = sse.choose(Some(Isa::Avx512)).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "the CPU does not support avx512 (available: sse2, scalar)"
-        );
-        assert_eq!(all.choose(Some(Isa::Sse2)).unwrap(), Isa::Sse2);
-        assert_eq!(Isa::parse("avx2"), Some(Isa::Avx2));
-        assert_eq!(Isa::parse("neon"), None);
-    }
-}
+mod tests;

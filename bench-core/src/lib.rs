@@ -28,10 +28,13 @@
 //!   line per slot at a random line and word, TLB-local random order, full lap before timing);
 //! * [`sizing`]: the DRAM working set of a target (from the latency sweep's DRAM plateau,
 //!   else from sysfs), shared by every family that must miss the caches;
-//! * [`cacheline`]: flush, fence and non-temporal store primitives;
-//! * [`kernels`]: the streaming loops (read, write, non-temporal write, copy, memset) per
-//!   ISA, for every family that streams memory from CPUs (bench-mem's bandwidth and
-//!   agents, the CPU agents beside bench-gpu's DMA);
+//! * [`cacheline`]: flush, fence and non-temporal store primitives (x86_64 and AArch64);
+//! * [`kernels`]: the streaming loops (read, write, non-temporal write, copy, memset,
+//!   `dc zva`) per ISA (AVX-512/AVX2/SSE2, SVE/NEON, scalar), for every family that
+//!   streams memory from CPUs (bench-mem's bandwidth and agents, the CPU agents beside
+//!   bench-gpu's DMA);
+//! * [`rmw`]: atomic compare-and-swap, fetch-add and swap as named instructions (`lock`,
+//!   AArch64 LSE or LL/SC);
 //! * [`crew`]: the one driver of pinned threads running a kernel together: windows in
 //!   which every thread ran (the all-thread bandwidth figures, with their self-check and
 //!   disturbance evidence) and lockstep rounds (the collective copies);
@@ -61,6 +64,7 @@ pub mod params;
 pub mod pci;
 pub mod pin;
 pub mod plan;
+pub mod rmw;
 pub mod sizing;
 pub mod stats;
 mod sysfs;

@@ -11,7 +11,9 @@
 //! of position `j+1`. Every operation's result is the next address, so every operation
 //! waits for the previous one. Operations: plain load, `lock xadd` (fetch-add 0),
 //! successful `lock cmpxchg` (compare the known successor, write it back) and `xchg`
-//! (swap the known successor in); the known successor is computed from a step counter,
+//! (swap the known successor in) on x86_64; on AArch64 the LSE instructions `ldaddal`,
+//! `casal`, `swpal` where the CPU has them, else `ldaxr`/`stlxr` loops
+//! ([`bench_core::rmw`]; each measurement names its instruction); the known successor is computed from a step counter,
 //! off the dependency chain. The memory never changes; only the operation differs, so
 //! `atomic - load` is the cost of atomicity on that memory. The operations follow each
 //! other along the chain (each starts where the previous stopped), so every line an
@@ -27,6 +29,7 @@ use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::plan::Cost;
+use bench_core::rmw::{Rmw, RmwOp};
 use bench_core::stats::Distribution;
 use bench_core::units::format_size;
 use bench_core::units::parse_positive_size;
@@ -60,6 +63,17 @@ impl AtomicOp {
             AtomicOp::FetchAdd => "fetch_add",
             AtomicOp::Cas => "cas",
             AtomicOp::Exchange => "exchange",
+        }
+    }
+
+    /// The instruction this CPU performs the operation with ([`Rmw::native`]).
+    pub fn instruction(self) -> &'static str {
+        let r = Rmw::native();
+        match self {
+            AtomicOp::Load => "plain 8-byte load",
+            AtomicOp::FetchAdd => r.instruction(RmwOp::FetchAdd),
+            AtomicOp::Cas => r.instruction(RmwOp::Cas),
+            AtomicOp::Exchange => r.instruction(RmwOp::Swap),
         }
     }
 }
@@ -176,6 +190,7 @@ fn build(mem: &mut [u8], slots: usize, seed: u64) {
 #[inline(never)]
 fn chase(mem: &[u8], slots: usize, seed: u64, op: AtomicOp, start: usize, steps: usize) -> usize {
     let base = mem.as_ptr() as usize;
+    let rmw = Rmw::native();
     let mut p = addr_of(base, start, slots, seed);
     let mut j = start;
     for _ in 0..steps {
@@ -188,13 +203,9 @@ fn chase(mem: &[u8], slots: usize, seed: u64, op: AtomicOp, start: usize, steps:
         let a = unsafe { &*(p as *const AtomicU64) };
         p = match op {
             AtomicOp::Load => a.load(Ordering::Relaxed),
-            AtomicOp::FetchAdd => a.fetch_add(0, Ordering::SeqCst),
-            AtomicOp::Cas => {
-                match a.compare_exchange(succ, succ, Ordering::SeqCst, Ordering::SeqCst) {
-                    Ok(v) | Err(v) => v,
-                }
-            }
-            AtomicOp::Exchange => a.swap(succ, Ordering::SeqCst),
+            AtomicOp::FetchAdd => rmw.fetch_add(a, 0),
+            AtomicOp::Cas => rmw.cas(a, succ, succ),
+            AtomicOp::Exchange => rmw.swap(a, succ),
         } as usize;
         j = if j + 1 == slots { 0 } else { j + 1 };
     }
@@ -269,7 +280,8 @@ impl Benchmark for AtomicsBench {
                 // order: each line is reached a whole lap after it was written.
                 chase(mem, slots, seed, AtomicOp::Load, 0, slots);
             }
-            // Steps per sample: about 1 ms at memory latency, whole laps for small sets.
+            // Steps per sample: about 1 ms at memory latency, whole laps for small sets;
+            // more when the timer needs longer batches (`sample`).
             let steps = if si == 0 { 20_000 } else { 8_000.min(slots) };
             let mut p50 = [0f64; 4];
             let mut ids: Vec<String> = Vec::new();
@@ -281,7 +293,7 @@ impl Benchmark for AtomicsBench {
                     op.name(),
                     format_size(size)
                 ));
-                let (d, counters, end) = sample(
+                let (d, counters, end, steps) = sample(
                     ctx,
                     &mut group,
                     mem,
@@ -298,7 +310,7 @@ impl Benchmark for AtomicsBench {
                     id,
                     self.name(),
                     &target,
-                    serde_json::json!({"op": op.name(), "size_bytes": size, "touched_bytes": size, "span_bytes": LAYOUT.span_bytes(size), "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes, "steps_per_sample": steps, "order": "tlb-local 256 KiB", "warmup": if lapped { "built in chain order, one full lap, operations one after the other along the chain" } else { "built in chain order, no lap: operations one after the other along the chain, each line reached a lap after it was written" }, "sizing": if si == 1 { why.clone() } else { "fixed 4 KiB (cache-resident reference)".into() }}),
+                    serde_json::json!({"op": op.name(), "instruction": op.instruction(), "size_bytes": size, "touched_bytes": size, "span_bytes": LAYOUT.span_bytes(size), "layout": LAYOUT.layout.name(), "slot_bytes": LAYOUT.slot_bytes, "steps_per_sample": steps, "order": "tlb-local 256 KiB", "warmup": if lapped { "built in chain order, one full lap, operations one after the other along the chain" } else { "built in chain order, no lap: operations one after the other along the chain, each line reached a lap after it was written" }, "sizing": if si == 1 { why.clone() } else { "fixed 4 KiB (cache-resident reference)".into() }}),
                     "ns",
                     format!("per-operation latency of a dependent chain of {} over {} touched ({}; each result is the next address)", op.name(), format_size(size), LAYOUT.method()),
                     d,
@@ -380,7 +392,8 @@ impl AtomicsBench {
 
 /// `samples` samples of `steps` dependent operations `op` from chain position `pos` on
 /// the chain `(slots, seed)` in `mem`, undisturbed if the counters allow: the
-/// distribution (ns per operation), the counters, and where the chain stopped.
+/// distribution (ns per operation), the counters, where the chain stopped, and the steps
+/// per sample (more than `steps` when the timer needs longer batches).
 fn sample(
     ctx: &Context,
     group: &mut CounterGroup,
@@ -394,10 +407,17 @@ fn sample(
         Distribution,
         bench_core::counters::MeasurementCounters,
         usize,
+        usize,
     ),
     NotRun,
 > {
-    let mut pos = chase(mem, slots, seed, op, pos, steps.min(slots)); // warm-up
+    // Warm-up, timed: the samples last at least the timer's shortest batch.
+    let warm = steps.min(slots);
+    let t0 = ctx.timer.start();
+    let mut pos = chase(mem, slots, seed, op, pos, warm);
+    let t1 = ctx.timer.stop();
+    let est = ctx.timer.elapsed_ns(t0, t1) / warm as f64;
+    let steps = ctx.timer.batch_ops(est, 0.0, steps);
     let mut v = counters::sample_buffer(samples);
     let (v, counters) = counters::measure_undisturbed(
         group,
@@ -418,7 +438,7 @@ fn sample(
     let Some(d) = Distribution::from_samples(&v) else {
         return Err(NotRun::skip("the timer produced no usable samples"));
     };
-    Ok((d, counters, pos))
+    Ok((d, counters, pos, steps))
 }
 
 /// The DRAM check of the chain at `big` touched bytes (the rule asked for `rule_bytes`):
@@ -455,7 +475,7 @@ fn dram_check(
         let (slots, seed) = (bytes / 64, ctx.seed ^ bytes as u64 ^ pass as u64);
         build(region.as_mut_slice(), slots, seed);
         let mem: &[u8] = region.as_mut_slice();
-        let (d, counters, _) = sample(
+        let (d, counters, _, _) = sample(
             ctx,
             &mut group,
             mem,

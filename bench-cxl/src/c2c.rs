@@ -6,7 +6,8 @@
 //!
 //! * **CAS**: the first thread waits for the line to hold `2k` and CASes it to `2k+1`,
 //!   the second waits for `2k+1` and CASes it to `2k+2` (each wait spins on
-//!   `compare_exchange`, as core-to-core-latency does);
+//!   compare-and-swap, as core-to-core-latency does: `lock cmpxchg`, or on AArch64 LSE
+//!   `casal` where the CPU has it, else an `ldaxr`/`stlxr` loop, [`bench_core::rmw`]);
 //! * **flag**: the same with plain loads and stores (multichase `pingpong -u`).
 //!
 //! Convention: **one-way** latency = round-trip time / 2 (core-to-core-latency and
@@ -20,6 +21,7 @@ use bench_core::bench::{
 use bench_core::counters::{self, CounterGroup, MeasurementCounters, ThreadCounts};
 use bench_core::memory::TargetSpec;
 use bench_core::plan::Cost;
+use bench_core::rmw::{Rmw, RmwOp};
 use bench_core::stats::{median, Distribution};
 use bench_core::topology::pairs::{self, ClassPairs, PairClass};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +43,14 @@ impl PingPong {
             PingPong::Flag => "flag",
         }
     }
+
+    /// The instructions each hand-over issues on this CPU.
+    pub fn instruction(self) -> &'static str {
+        match self {
+            PingPong::Cas => Rmw::native().instruction(RmwOp::Cas),
+            PingPong::Flag => "plain 8-byte load and store (acquire / release)",
+        }
+    }
 }
 
 /// The core-to-core benchmark.
@@ -52,16 +62,16 @@ pub struct C2cBench {
 
 const STOP: u64 = u64::MAX;
 
-/// Waits until `line` holds `want`, then writes `next` (by CAS or by store).
+/// Waits until `line` holds `want`, then writes `next` (by CAS with `rmw`, or by store).
 /// Returns false when the line holds STOP.
 #[inline(always)]
-fn hand_over(line: &AtomicU64, kind: PingPong, want: u64, next: u64) -> bool {
+fn hand_over(line: &AtomicU64, (kind, rmw): (PingPong, Rmw), want: u64, next: u64) -> bool {
     match kind {
         PingPong::Cas => loop {
-            match line.compare_exchange(want, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return true,
-                Err(STOP) => return false,
-                Err(_) => std::hint::spin_loop(),
+            match rmw.cas(line, want, next) {
+                v if v == want => return true,
+                STOP => return false,
+                _ => std::hint::spin_loop(),
             }
         },
         PingPong::Flag => loop {
@@ -82,7 +92,9 @@ fn hand_over(line: &AtomicU64, kind: PingPong, want: u64, next: u64) -> bool {
 /// current thread (pinned to `a`) and a thread pinned to `b`, on `line`, with the counter
 /// evidence: the current thread's sampling loop is counted (per one-way transfer), the
 /// partner's loop too (a helper: a disturbance on either side repeats the measurement, up
-/// to [`counters::DEFAULT_MAX_ATTEMPTS`] attempts).
+/// to [`counters::DEFAULT_MAX_ATTEMPTS`] attempts). A sample is at least the timer's
+/// shortest batch ([`bench_core::timer::Timer::batch_ops`], from the timed warm-up):
+/// the round trips per sample actually run are returned with the samples.
 pub fn ping_pong(
     ctx: &Context,
     line: &AtomicU64,
@@ -91,18 +103,18 @@ pub fn ping_pong(
     b: usize,
     samples: usize,
     trips: u64,
-) -> Result<(Vec<f64>, MeasurementCounters), Skip> {
+) -> Result<(Vec<f64>, MeasurementCounters, u64), Skip> {
     bench_core::pin::pin_current(a).map_err(|e| Skip::new(format!("pinning to CPU {a}: {e}")))?;
     let mut group = CounterGroup::open_with_timer(&ctx.timer);
     let mut v = counters::sample_buffer(samples);
     let out = counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
         ping_pong_once(ctx, &mut group, &mut v, line, kind, (a, b), samples, trips)
-            .map(|(v, threads)| (v.clone(), threads))
+            .map(|(v, threads, t)| ((v.clone(), t), threads))
     });
     let _ = bench_core::pin::pin_current(ctx.cpus[0]);
-    let (v, c) = out?;
+    let ((v, trips), c) = out?;
     let c = c.with_per_op("transfer", 2 * trips * samples as u64);
-    Ok((v, c))
+    Ok((v, c, trips))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -115,9 +127,10 @@ fn ping_pong_once<'v>(
     (a, b): (usize, usize),
     samples: usize,
     trips: u64,
-) -> Result<(&'v Vec<f64>, Vec<ThreadCounts>), Skip> {
+) -> Result<(&'v Vec<f64>, Vec<ThreadCounts>, u64), Skip> {
     line.store(0, Ordering::SeqCst);
     v.clear();
+    let kind = (kind, Rmw::native());
     let out = std::thread::scope(|s| {
         let responder = s.spawn(move || {
             if bench_core::pin::pin_current(b).is_err() {
@@ -134,13 +147,19 @@ fn ping_pong_once<'v>(
             Some(c)
         });
         let mut k = 0u64;
-        // Warm-up: a tenth of a sample.
-        for _ in 0..(trips / 10).max(1) {
+        // Warm-up: a tenth of a sample, timed: a sample lasts at least the timer's
+        // shortest batch.
+        let warm = (trips / 10).max(1);
+        let w0 = ctx.timer.start();
+        for _ in 0..warm {
             if !hand_over(line, kind, 2 * k, 2 * k + 1) {
                 return None;
             }
             k += 1;
         }
+        let w1 = ctx.timer.stop();
+        let est = ctx.timer.elapsed_ns(w0, w1) / warm as f64;
+        let trips = ctx.timer.batch_ops(est, 0.0, trips as usize) as u64;
         let (ok, ours) = group.count(|| {
             for _ in 0..samples {
                 let t0 = ctx.timer.start();
@@ -164,13 +183,14 @@ fn ping_pong_once<'v>(
         }
         line.store(STOP, Ordering::SeqCst);
         let theirs = responder.join().ok().flatten()?;
-        Some(vec![
+        let threads = vec![
             ThreadCounts::measuring(format!("CPU {a}"), ours),
             ThreadCounts::helper(format!("partner on CPU {b}"), theirs),
-        ])
+        ];
+        Some((threads, trips))
     });
     match out {
-        Some(threads) => Ok((v, threads)),
+        Some((threads, trips)) => Ok((v, threads, trips)),
         None => Err(Skip::new(format!("could not pin a thread to CPU {b}"))),
     }
 }
@@ -255,7 +275,7 @@ impl Benchmark for C2cBench {
                         kind.name(),
                         cp.class.name()
                     ));
-                    let (v, counters) = ping_pong(ctx, line, kind, a, b, samples, trips)?;
+                    let (v, counters, trips) = ping_pong(ctx, line, kind, a, b, samples, trips)?;
                     let Some(d) = Distribution::from_samples(&v) else {
                         return Err(NotRun::skip("the timer produced no usable samples"));
                     };
@@ -265,7 +285,7 @@ impl Benchmark for C2cBench {
                         id,
                         self.name(),
                         &target,
-                        serde_json::json!({"kind": kind.name(), "cpu_a": a, "cpu_b": b, "round_trips_per_sample": trips, "pair_class": cp.class.name()}),
+                        serde_json::json!({"kind": kind.name(), "instruction": kind.instruction(), "cpu_a": a, "cpu_b": b, "round_trips_per_sample": trips, "pair_class": cp.class.name()}),
                         "ns",
                         format!("one-way latency (round trip / 2) of {} ping-pong on one line between CPUs {a} and {b} ({})", kind.name(), cp.class.describe()),
                         d,
@@ -475,11 +495,14 @@ mod tests {
 
     #[test]
     fn hand_over_stops_on_stop() {
+        let r = Rmw::native();
         let l = AtomicU64::new(STOP);
-        assert!(!hand_over(&l, PingPong::Cas, 1, 2));
-        assert!(!hand_over(&l, PingPong::Flag, 1, 2));
+        assert!(!hand_over(&l, (PingPong::Cas, r), 1, 2));
+        assert!(!hand_over(&l, (PingPong::Flag, r), 1, 2));
         let l = AtomicU64::new(1);
-        assert!(hand_over(&l, PingPong::Flag, 1, 2));
+        assert!(hand_over(&l, (PingPong::Flag, r), 1, 2));
         assert_eq!(l.load(Ordering::SeqCst), 2);
+        assert!(hand_over(&l, (PingPong::Cas, r), 2, 3));
+        assert_eq!(l.load(Ordering::SeqCst), 3);
     }
 }

@@ -4,14 +4,19 @@
 //! Each sample writes the whole buffer (`memset`, or non-temporal stores for the NT
 //! method) and then makes it visible with the method; the sample is the time of both,
 //! as in cMPI's microbenchmark. `stores` (no flush) is the reference row. Methods this
-//! CPU lacks are skipped with the CPUID bit that is missing. Writes to an uncacheable
+//! CPU lacks are skipped with the CPUID bit that is missing. The methods are the
+//! architecture's ([`FlushMethod::ALL`]): clflush, clflushopt, clwb and NT stores on
+//! x86_64; `dc civac`, `dc cvac` and `stnp` on AArch64 (each probed first: a kernel that
+//! traps EL0 cache maintenance gives a skip with the signal). Writes to an uncacheable
 //! (`resourceN` of a PCI BAR) and a write-combining (`resourceN_wc`) mapping are
 //! measured when such a file is given (`uc_resource`) and writing is allowed;
 //! otherwise they are skipped with the reason. The file is mapped through bench-core's
 //! write guard: it must be a PCI device's `resourceN` file (a regular file is refused),
 //! and a device with a kernel driver bound is refused unless `force`.
 
-use crate::cacheline::{flush_range, nt_fill, store_fence, FlushMethod};
+use crate::cacheline::{
+    flush_range, invalidate_method, nt_fill, store_fence, FlushMethod, STORE_FENCE,
+};
 use crate::measurement;
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
@@ -167,6 +172,7 @@ fn samples(ctx: &Context, size: usize) -> usize {
 /// Times `n` samples of "write `size` bytes at `p` then make them visible with `c`",
 /// after 3 untimed ones, with the counters of the sampling loop (per write + make-visible
 /// operation, repeated up to [`counters::DEFAULT_MAX_ATTEMPTS`] times while disturbed).
+/// Returns the repetitions per sample too.
 fn time_cell(
     ctx: &Context,
     group: &mut CounterGroup,
@@ -174,11 +180,12 @@ fn time_cell(
     size: usize,
     c: Column,
     n: usize,
-) -> (Vec<f64>, MeasurementCounters) {
+) -> (Vec<f64>, MeasurementCounters, usize) {
     // Small sizes repeat the write + flush a few times per sample (the timer's
-    // resolution is ~10 ns in a VM); each repetition writes new values.
-    let reps = (4096 / size).clamp(1, 16);
-    let one = |i: usize| {
+    // resolution is ~10 ns in a VM), and as many times as a sample needs to last the
+    // timer's shortest batch (timed on the warm-up); each repetition writes new values.
+    let mut reps = (4096 / size).clamp(1, 16);
+    let one = |i: usize, reps: usize| {
         for r in 0..reps {
             let byte = ((i * reps + r) as u8) | 1;
             match c {
@@ -207,9 +214,13 @@ fn time_cell(
             std::hint::black_box(p);
         }
     };
+    let t0 = ctx.timer.start();
     for i in 0..3 {
-        one(i); // warm-up, untimed
+        one(i, reps); // warm-up, not a sample
     }
+    let t1 = ctx.timer.stop();
+    let est = ctx.timer.elapsed_ns(t0, t1) / (3 * reps) as f64;
+    reps = ctx.timer.batch_ops(est, 0.0, reps).min(1 << 16);
     let mut v = counters::sample_buffer(n);
     let (v, counters) = counters::measure_undisturbed(
         group,
@@ -219,14 +230,14 @@ fn time_cell(
             v.clear();
             for i in 3..n + 3 {
                 let t0 = ctx.timer.start();
-                one(i);
+                one(i, reps);
                 let t1 = ctx.timer.stop();
                 v.push(ctx.timer.elapsed_ns(t0, t1) / reps as f64);
             }
         },
         |v| v.clone(),
     );
-    (v, counters.with_per_op("op", (n * reps) as u64))
+    (v, counters.with_per_op("op", (n * reps) as u64), reps)
 }
 
 impl Benchmark for FlushBench {
@@ -304,7 +315,8 @@ impl Benchmark for FlushBench {
                 None => (p, MAX_SIZE),
             };
             for size in sizes().into_iter().filter(|&s| s <= cap) {
-                let (v, counters) = time_cell(ctx, &mut group, ptr, size, c, samples(ctx, size));
+                let (v, counters, reps) =
+                    time_cell(ctx, &mut group, ptr, size, c, samples(ctx, size));
                 let Some(d) = Distribution::from_samples(&v) else {
                     return Err(NotRun::skip("the timer produced no usable samples"));
                 };
@@ -314,7 +326,7 @@ impl Benchmark for FlushBench {
                     Column::Flush(m) => m.describe().to_string(),
                     Column::Uncacheable => format!("memset into the uncacheable mapping {on}"),
                     Column::WriteCombining => {
-                        format!("memset into the write-combining mapping {on}, then sfence")
+                        format!("memset into the write-combining mapping {on}, then {STORE_FENCE}")
                     }
                 };
                 let value = d.p50;
@@ -330,20 +342,14 @@ impl Benchmark for FlushBench {
                     }
                 }
                 if size == 64
-                    && matches!(
-                        c,
-                        Column::Flush(FlushMethod::ClflushoptSfence)
-                            | Column::Flush(FlushMethod::Clflush)
-                    )
+                    && invalidate_method().ok().map(Column::Flush) == Some(c)
                     && !report.params.iter().any(|p| p.key == "flush_cost_ns")
-                    && !(c == Column::Flush(FlushMethod::Clflush)
-                        && FlushMethod::ClflushoptSfence.available().is_ok())
                 {
                     report.params.push(Param::new(
                         "flush_cost_ns",
                         value,
                         &target,
-                        format!("p50 of: write one 64 B line then {} (clflushopt+sfence where the CPU has it, else clflush)", method),
+                        format!("p50 of: write one 64 B line then {} (clflushopt+sfence where the CPU has it, else clflush; dc civac + dsb sy on AArch64)", method),
                         vec![id.clone()],
                     ));
                 }
@@ -351,7 +357,7 @@ impl Benchmark for FlushBench {
                     id,
                     self.name(),
                     &target,
-                    serde_json::json!({"size_bytes": size, "method": c.name(), "table": "flush_cost_ns", "repetitions_per_sample": (4096 / size).clamp(1, 16)}),
+                    serde_json::json!({"size_bytes": size, "method": c.name(), "table": "flush_cost_ns", "repetitions_per_sample": reps}),
                     "ns",
                     format!("time of one sample: {method}"),
                     d,

@@ -80,11 +80,13 @@ fn mode_arg(m: Coherence) -> u64 {
     }
 }
 
+/// The protocol a leader's mode code asks for: 1 is this CPU's best invalidation
+/// (clflushopt, `dc civac` on AArch64), 2 clflush.
 fn mode_of(a: u64) -> Coherence {
     match a {
         0 => Coherence::Coherent,
         2 => Coherence::NonCoherent(FlushMethod::Clflush),
-        _ => Coherence::NonCoherent(FlushMethod::ClflushoptSfence),
+        _ => Coherence::NonCoherent(invalidate_method().unwrap_or(FlushMethod::ClflushoptSfence)),
     }
 }
 

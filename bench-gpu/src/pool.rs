@@ -420,6 +420,12 @@ impl PoolRun<'_, '_> {
             return Ok(Vec::new());
         }
         let isa = IsaSet::detect().choose(None).unwrap_or(Isa::Scalar);
+        if let Err(why) = isa.nt_store() {
+            report.skipped.push(self.skipped(format!(
+                "CPU agents beside the GPU: the device-to-host agents write with non-temporal stores: {why}"
+            )));
+            return Ok(Vec::new());
+        }
         let buf = DeviceBuffer::new(self.dev, copy)?;
         let gpu = GpuSide {
             dev: self.dev,

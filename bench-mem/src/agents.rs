@@ -34,7 +34,7 @@
 //! [`Region::allocate`], the one function that places and verifies memory (see
 //! docs/architecture.md, "Two targets at once").
 
-use crate::kernels::{Isa, IsaSet};
+use crate::kernels::{self, Isa, IsaSet};
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Subject,
@@ -536,7 +536,9 @@ impl Benchmark for AgentsBench {
         let region = input.region()?;
         let isa = IsaSet::detect()
             .choose(None)
-            .map_err(|e| NotRun::skip(e.to_string()))?;
+            .map_err(|e| e.to_string())
+            .and_then(kernels::with_nt_store)
+            .map_err(NotRun::skip)?;
         let spec = region.origin().clone();
         let target = spec.to_string();
         let (size, rule) = self.config.size(ctx, &[&spec]);
@@ -705,7 +707,9 @@ impl Benchmark for SpreadBench {
         let label = self.label();
         let isa = IsaSet::detect()
             .choose(None)
-            .map_err(|e| NotRun::skip(e.to_string()))?;
+            .map_err(|e| e.to_string())
+            .and_then(kernels::with_nt_store)
+            .map_err(NotRun::skip)?;
         let (size, rule) = self.config.size(ctx, &[a, b]);
         let rungs = self.rungs(ctx, a, b, size);
         let Some(kmax) = rungs.last().map(|r| r.threads) else {
@@ -975,6 +979,17 @@ mod tests {
     }
 
     #[test]
+    fn grace_hoppers_one_gpu_node_is_no_pair_for_the_spread() {
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::topology::fixtures::arm::write_grace_hopper(dir.path()).unwrap();
+        let t = Topology::read(dir.path());
+        let SpreadTargets::Unavailable(reason) = SpreadTargets::from_topology(&t) else {
+            panic!("GH200 has one far-memory node (the GPU's), not two")
+        };
+        assert!(reason.contains("1 far-memory node"), "{reason}");
+    }
+
+    #[test]
     fn the_spread_part_without_two_targets_is_a_skipped_part_not_a_failure() {
         let ctx = Context::quick_local();
         let b = SpreadBench {
@@ -1046,7 +1061,15 @@ mod tests {
         let ks: Vec<usize> = b.config.rungs(&ctx).iter().map(|r| r.threads).collect();
         assert_eq!(len, ks.last().unwrap() * 64 * 1024);
         let mut r = Region::allocate(&TargetSpec::Anon, len, &ctx.topology).unwrap();
-        let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
+        let rep = match b.run(&ctx, Input::Region(&mut r)) {
+            // A kernel without NUMA support, or qemu-user (which implements no mbind):
+            // the private buffers cannot be bound to their CPUs' nodes.
+            Err(NotRun::Skipped { reason }) if reason.contains("os error 38") => {
+                bench_core::testing::unavailable("mbind", &reason);
+                return;
+            }
+            r => r.unwrap(),
+        };
         for k in &ks {
             for d in ["write", "read"] {
                 for key in [

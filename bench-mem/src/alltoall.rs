@@ -413,7 +413,10 @@ pub fn check_setup(
     threads: Option<&[usize]>,
     cpus: usize,
 ) -> Result<Isa, String> {
-    let isa = IsaSet::detect().choose(forced).map_err(|e| e.to_string())?;
+    let isa = IsaSet::detect()
+        .choose(forced)
+        .map_err(|e| e.to_string())
+        .and_then(kernels::with_nt_store)?;
     for &t in threads.into_iter().flatten() {
         if t == 0 || t > cpus {
             return Err(format!(

@@ -55,7 +55,7 @@ pub struct BandwidthBench {
 impl Default for BandwidthBench {
     fn default() -> Self {
         BandwidthBench {
-            kernels: Kernel::ALL.to_vec(),
+            kernels: Kernel::defaults(),
             isa: None,
             threads: None,
             sizes: None,
@@ -76,6 +76,15 @@ pub enum BandwidthParamError {
         threads: usize,
         /// Available.
         cpus: usize,
+    },
+    /// No kernel asked for can run here (a non-temporal kernel on an ISA without a
+    /// non-temporal store, `zva-write` where `dc zva` is not allowed).
+    #[error("{kernel} cannot run here: {reason}")]
+    // Fields named for what they hold.
+    #[allow(missing_docs)]
+    Kernel {
+        kernel: &'static str,
+        reason: String,
     },
     /// A size below one vector.
     #[error("size {size} is below one {isa} vector ({width} bytes) per thread")]
@@ -110,6 +119,7 @@ fn dram_key(k: Kernel) -> &'static str {
         Kernel::Copy => "copy_bw",
         Kernel::NtCopy => "nt_copy_bw",
         Kernel::Memset => "memset_bw",
+        Kernel::ZvaWrite => "zva_write_bw",
     }
 }
 
@@ -117,6 +127,17 @@ impl BandwidthBench {
     /// Checks the parameters against the CPU and the allowed CPUs.
     pub fn validate(&self, isas: IsaSet, cpus: usize) -> Result<Isa, BandwidthParamError> {
         let isa = isas.choose(self.isa)?;
+        if let Some(Err(reason)) = self
+            .kernels
+            .iter()
+            .map(|&k| kernels::supported(k, isa))
+            .reduce(|a, b| a.or(b))
+        {
+            return Err(BandwidthParamError::Kernel {
+                kernel: self.kernels[0].name(),
+                reason,
+            });
+        }
         let t = self.threads.unwrap_or(cpus);
         if t == 0 || t > cpus {
             return Err(BandwidthParamError::Threads { threads: t, cpus });
@@ -148,12 +169,23 @@ impl BandwidthBench {
         self.plan_at(ctx, &self.dram_defaults(ctx, target))
     }
 
+    /// The kernels asked for that this CPU can run with the chosen ISA (the others are
+    /// skipped with the reason: [`kernels::supported`]).
+    fn runnable(&self) -> Vec<Kernel> {
+        let Ok(isa) = IsaSet::detect().choose(self.isa) else {
+            return vec![];
+        };
+        let ok = |k: &&Kernel| kernels::supported(**k, isa).is_ok();
+        self.kernels.iter().filter(ok).copied().collect()
+    }
+
     /// The plan with DRAM footprints `dram` (by thread count).
     fn plan_at(&self, ctx: &Context, dram_of: &BTreeMap<usize, usize>) -> Vec<Point> {
         let threads = self.threads.unwrap_or(ctx.cpus.len()).max(1);
+        let kernels = self.runnable();
         let mut v = Vec::new();
         if let Some(sizes) = &self.sizes {
-            for &k in &self.kernels {
+            for &k in &kernels {
                 for &s in sizes {
                     v.push(Point {
                         kernel: k,
@@ -210,7 +242,7 @@ impl BandwidthBench {
         if ctx.effort.mem.bandwidth_size_sweep {
             let mut s = 16 * KIB;
             while s < dram {
-                for &k in &self.kernels {
+                for &k in &kernels {
                     if !v
                         .iter()
                         .any(|p| p.kernel == k && p.size == s && p.threads == 1)
@@ -227,7 +259,7 @@ impl BandwidthBench {
                 s *= 8;
             }
         }
-        for &k in &self.kernels {
+        for &k in &kernels {
             let one = format!("{}_1t_gbs", dram_key(k));
             let all = format!("{}_gbs", dram_key(k));
             if threads > 1 {
@@ -297,12 +329,13 @@ impl BandwidthBench {
             .crew_point_s(&ctx.topology, &cpus, slice, plan, in_cache)
     }
 
-    /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked.
+    /// The kernel the DRAM check runs: read (a cache speeds it most), else the first asked
+    /// that can run.
     fn check_kernel(&self) -> Kernel {
         if self.kernels.contains(&Kernel::Read) {
             Kernel::Read
         } else {
-            self.kernels[0]
+            self.runnable().first().copied().unwrap_or(Kernel::Read)
         }
     }
 
@@ -395,6 +428,7 @@ impl BandwidthBench {
         rep.warnings.extend(w.warnings(&target, &id));
         let parameters = json!({
             "kernel": p.kernel.name(), "isa": isa.name(), "vector_bytes": isa.width_bytes(),
+            "store": kernels::store_instruction(p.kernel, isa),
             "threads": p.threads, "size_bytes": p.size,
             "slice_bytes": Stream::slice_of(p.size, p.threads, 0).1,
             "cpus": ctx.cpus_for(p.threads),
@@ -590,6 +624,15 @@ impl Benchmark for BandwidthBench {
             .map_err(|e| Skip::new(e.to_string()))?;
         let target = region.origin().to_string();
         let mut rep = Report::default();
+        for &k in &self.kernels {
+            if let Err(reason) = kernels::supported(k, isa) {
+                rep.skipped.push(bench_core::params::Skipped {
+                    benchmark: format!("{}/{}", self.name(), k.name()),
+                    target: target.clone(),
+                    reason,
+                });
+            }
+        }
         if self.threads.unwrap_or(ctx.cpus.len()) == 1 {
             rep.warnings.push(Warning {
                 code: "bandwidth_threads".into(),
@@ -676,7 +719,9 @@ impl Benchmark for BandwidthBench {
 /// its parts; its keys are written only qualified (`mem_bw_gbs@interleave:0,1`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct BandwidthArgs {
-    /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset.
+    /// Kernels to run (comma-separated): read, write, nt-write, copy, nt-copy, memset,
+    /// and zva-write (AArch64 `dc zva`; by default on AArch64). Default: all of this
+    /// architecture.
     #[arg(long = "kernel", value_delimiter = ',', value_enum)]
     pub kernels: Vec<Kernel>,
     /// Force an instruction set (default: the widest the CPU has).
@@ -695,7 +740,7 @@ impl Setup for BandwidthArgs {
     /// Validated against the CPU and `--cpu`.
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let kernels = if self.kernels.is_empty() {
-            Kernel::ALL.to_vec()
+            Kernel::defaults()
         } else {
             self.kernels.clone()
         };
@@ -730,9 +775,9 @@ mod tests {
     #[test]
     fn bad_parameters_are_errors() {
         let all = IsaSet {
-            avx512: false,
             avx2: true,
             sse2: true,
+            ..IsaSet::NONE
         };
         let b = BandwidthBench {
             threads: Some(9),
@@ -762,6 +807,48 @@ mod tests {
         assert_eq!(
             BandwidthBench::default().validate(all, 2).unwrap(),
             Isa::Avx2
+        );
+    }
+
+    #[test]
+    fn kernels_this_cpu_cannot_run_are_refused_or_left_out_with_the_reason() {
+        let isa = IsaSet::detect().choose(None).unwrap();
+        let zva = kernels::supported(Kernel::ZvaWrite, isa);
+        let only_zva = BandwidthBench {
+            kernels: vec![Kernel::ZvaWrite],
+            ..Default::default()
+        };
+        match &zva {
+            // Asked alone and impossible (x86_64, or DCZID_EL0.DZP): an error that says why.
+            Err(why) => {
+                let e = only_zva
+                    .validate(IsaSet::detect(), 2)
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    e.starts_with("zva-write cannot run here") && e.contains(why),
+                    "{e}"
+                );
+            }
+            Ok(()) => assert!(only_zva.validate(IsaSet::detect(), 2).is_ok()),
+        }
+        // Among others, an impossible kernel is left out of the plan (and skipped by the
+        // run with the reason), never measured as something else.
+        let mixed = BandwidthBench {
+            kernels: vec![Kernel::Read, Kernel::ZvaWrite],
+            ..Default::default()
+        };
+        assert!(mixed.validate(IsaSet::detect(), 2).is_ok());
+        let planned = mixed
+            .plan(&ctx(true), &TargetSpec::Anon)
+            .iter()
+            .any(|p| p.kernel == Kernel::ZvaWrite);
+        assert_eq!(planned, zva.is_ok());
+        assert_eq!(
+            BandwidthBench::default()
+                .kernels
+                .contains(&Kernel::ZvaWrite),
+            cfg!(target_arch = "aarch64")
         );
     }
 

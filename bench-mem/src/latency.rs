@@ -269,13 +269,14 @@ impl LatencyBench {
             .map_err(|e| Skip::new(e.to_string()))?;
         let timer = &ctx.timer;
         let round16 = |x: usize| (x / bench_core::chase::UNROLL).max(1) * bench_core::chase::UNROLL;
-        // Size the batches to about 50 us.
+        // Size the batches to about 50 us, and at least the timer's shortest batch (a
+        // slow counter, such as a 25 MHz cntvct_el0, needs longer ones).
         let probe = round16(1024);
         let t0 = timer.start();
         let p = chain.walk(chain.cursor(), probe);
         let t1 = timer.stop();
         let est = (timer.elapsed_ns(t0, t1) / probe as f64).max(0.1);
-        let batch = round16(((BATCH_TARGET_NS / est) as usize).clamp(64, 1 << 16));
+        let batch = round16(timer.batch_ops(est, BATCH_TARGET_NS, 64).min(1 << 20));
         // Counters around the whole sampling loop: a context switch, migration or page
         // fault in it flags the point and repeats it (bench_core::counters).
         let mut samples: Vec<f64> = Vec::with_capacity(8192);

@@ -151,7 +151,9 @@ pub fn full_load_point(
     }
     let isa = IsaSet::detect()
         .choose(None)
-        .map_err(|e| Skip::new(e.to_string()))?;
+        .map_err(|e| e.to_string())
+        .and_then(kernels::with_nt_store)
+        .map_err(Skip::new)?;
     let target = region.origin().to_string();
     let placement = region.placement().clone();
     let (chase_mem, load_mem) = region.as_mut_slice().split_at_mut(span);
@@ -258,7 +260,9 @@ impl Benchmark for LoadedLatencyBench {
         }
         let isa = IsaSet::detect()
             .choose(None)
-            .map_err(|e| Skip::new(e.to_string()))?;
+            .map_err(|e| e.to_string())
+            .and_then(kernels::with_nt_store)
+            .map_err(Skip::new)?;
         let target = region.origin().to_string();
         let placement = region.placement().clone();
         let (chase_bytes, sizing) = Self::chase_touched(ctx, region.origin());

@@ -625,7 +625,7 @@ pub fn env(format: Format) -> Result<()> {
             writeln!(s, "memory:         {}", human_bytes(env.mem_total_bytes))?;
             writeln!(s, "allowed CPUs:   {}", env.allowed_cpus)?;
             writeln!(
-                s,"timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, resolution {:.2} ns, invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.resolution_ns, t.invariant.map_or("unknown".into(), |b| b.to_string()))?;
+                s,"timer:          {:?}, {:.4} GHz ({}), spread {:.0} ppm, overhead {:.1} ns, tick {:.2} ns, resolution {:.2} ns (timed batches >= {:.1} us), invariant {}", t.source, t.freq_hz / 1e9, t.freq_method, t.calibration_spread_ppm, t.overhead_ns, t.tick_ns, t.resolution_ns, t.min_batch_ns / 1e3, t.invariant.map_or("unknown".into(), |b| b.to_string()))?;
             s.push_str(&render_warnings(&warnings));
             print(fit(&s, stdout_columns()))?;
         }

@@ -707,6 +707,36 @@ mod tests {
     }
 
     #[test]
+    fn on_grace_hopper_all_measures_the_gpu_memory_as_far_memory_labelled_gpu() {
+        use clap::{Args, FromArgMatches};
+        let dir = tempfile::tempdir().unwrap();
+        bench_core::topology::fixtures::arm::write_grace_hopper(dir.path()).unwrap();
+        let topo = Topology::read(dir.path());
+        let m = RunArgs::augment_args(clap::Command::new("t").no_binary_name(true))
+            .try_get_matches_from(["--quick"])
+            .unwrap();
+        let args = RunArgs::from_arg_matches(&m).unwrap();
+        // `all`: anon and the GPU's HBM (node 1); the MIG nodes 2-9 hold no memory.
+        let t = resolve_targets(&args, &topo, true, false).unwrap();
+        assert_eq!(t, [TargetSpec::Anon, TargetSpec::Node(1)]);
+        // Far memory (its keys take the far names), labelled GPU memory, not CXL.
+        let w = far_not_cxl_warnings(&t, &topo);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].message
+                .starts_with("node:1 is far memory but not (known to be) CXL: GPU memory")
+                && w[0].message.contains("System RAM (NVIDIA)"),
+            "{}",
+            w[0].message
+        );
+        // A command that does not add far nodes measures anon alone.
+        assert_eq!(
+            resolve_targets(&args, &topo, false, false).unwrap(),
+            [TargetSpec::Anon]
+        );
+    }
+
+    #[test]
     fn far_targets_give_cxl_keys_and_factor() {
         let results = vec![
             (

@@ -55,6 +55,10 @@ fn on<'a>(doc: &'a Value, target: &str) -> Vec<&'a Value> {
 
 #[test]
 fn interleave_over_one_node_is_measured_next_to_its_part_with_qualified_keys() {
+    if let Some(why) = mbind_unavailable() {
+        bench_core::testing::unavailable("mbind", &why);
+        return;
+    }
     let n = memory_node();
     let il = format!("interleave:{n}");
     let part = format!("node:{n}");
@@ -92,6 +96,10 @@ fn interleave_over_one_node_is_measured_next_to_its_part_with_qualified_keys() {
 
 #[test]
 fn an_interleave_alone_gives_no_unqualified_key() {
+    if let Some(why) = mbind_unavailable() {
+        bench_core::testing::unavailable("mbind", &why);
+        return;
+    }
     // `mem latency` does not add the parts: only qualified keys come out.
     let n = memory_node();
     let il = format!("interleave:{n}");
@@ -136,6 +144,10 @@ fn malformed_interleave_lists_are_command_line_errors() {
 
 #[test]
 fn weighted_interleave_uses_the_kernel_s_weights_or_says_why_not() {
+    if let Some(why) = mbind_unavailable() {
+        bench_core::testing::unavailable("mbind", &why);
+        return;
+    }
     let n = memory_node();
     let Ok(w) = std::fs::read_to_string(format!("{WEIGHTS}/node{n}")) else {
         // No weighted interleave: the target is skipped with the kernel's reason (the

@@ -6,6 +6,15 @@
 //! start/stop pair (its overhead), which [`Timer::elapsed_ns`] subtracts. Where no cycle
 //! counter is usable, [`TimerSource::ClockGettime`] uses `clock_gettime` directly.
 //! [`TimerInfo`] records what was used; it goes into params.json.
+//!
+//! **Limits.** A counter's tick and its resolution bound how short a timed section may
+//! be: AArch64's `cntvct_el0` runs at 25 MHz to 1 GHz depending on the platform (40 ns to
+//! 1 ns per tick; 1 GHz is required only from Armv8.6), a TSC at the nominal frequency.
+//! [`Timer::min_batch_ns`] is the shortest section whose reading error stays under
+//! 0.1 % ([`MIN_BATCH_RESOLUTIONS`] x the larger of one tick and the resolution, at
+//! least [`MIN_BATCH_OVERHEADS`] x the overhead); the families that time short
+//! operations size their batches from it ([`Timer::batch_ops`]), and the run's header
+//! shows the tick, the resolution and that minimum.
 
 mod clock;
 #[cfg(target_arch = "aarch64")]
@@ -50,6 +59,14 @@ pub struct TimerInfo {
     pub overhead_ns: f64,
     /// Smallest non-zero start/stop difference seen, in nanoseconds (the resolution).
     pub resolution_ns: f64,
+    /// One tick of the counter in nanoseconds (1e9 / `freq_hz`); 0 in files written
+    /// before it was recorded.
+    #[serde(default)]
+    pub tick_ns: f64,
+    /// The shortest timed section (batch) the families use: its reading error stays
+    /// under 0.1 % ([`Timer::min_batch_ns`]); 0 in files written before it was recorded.
+    #[serde(default)]
+    pub min_batch_ns: f64,
     /// Why a fallback source was used, if one was.
     pub fallback_reason: Option<String>,
 }
@@ -74,6 +91,13 @@ pub struct Calibration {
     /// Number of back-to-back start/stop pairs used to measure the overhead.
     pub overhead_pairs: usize,
 }
+
+/// A timed batch lasts at least this many ticks (or resolutions, whichever is larger):
+/// one tick of reading error is then at most 0.1 %.
+pub const MIN_BATCH_RESOLUTIONS: f64 = 1000.0;
+/// A timed batch lasts at least this many timer overheads (the subtracted overhead's
+/// jitter is then a small share).
+pub const MIN_BATCH_OVERHEADS: f64 = 100.0;
 
 impl Calibration {
     /// The default: 7 rounds of 20 ms, 20 000 overhead pairs.
@@ -168,6 +192,8 @@ impl Timer {
                 overhead_ticks: 0.0,
                 overhead_ns: 0.0,
                 resolution_ns: 0.0,
+                tick_ns: 1.0 / (freq_hz / 1e9),
+                min_batch_ns: 0.0,
                 fallback_reason,
             },
         };
@@ -176,6 +202,7 @@ impl Timer {
         t.info.overhead_ticks = median;
         t.info.overhead_ns = median / t.ticks_per_ns;
         t.info.resolution_ns = resolution / t.ticks_per_ns;
+        t.info.min_batch_ns = min_batch_ns(&t.info);
         t
     }
 
@@ -224,6 +251,20 @@ impl Timer {
         ticks.max(0.0) / self.ticks_per_ns
     }
 
+    /// The shortest timed section whose reading error stays under 0.1 %: 1000 x the
+    /// larger of one tick and the resolution, at least 100 x the overhead.
+    pub fn min_batch_ns(&self) -> f64 {
+        self.info.min_batch_ns
+    }
+
+    /// Operations per timed batch at an estimated `est_ns_per_op`: enough for
+    /// `target_ns` and for [`Timer::min_batch_ns`], at least `at_least`.
+    pub fn batch_ops(&self, est_ns_per_op: f64, target_ns: f64, at_least: usize) -> usize {
+        let t = target_ns.max(self.min_batch_ns());
+        let n = (t / est_ns_per_op.max(0.01)).ceil();
+        (n.min(1e12) as usize).max(at_least)
+    }
+
     /// Converts ticks to nanoseconds (no overhead subtracted).
     #[inline]
     pub fn ticks_to_ns(&self, ticks: f64) -> f64 {
@@ -239,6 +280,12 @@ impl Timer {
     pub fn info(&self) -> &TimerInfo {
         &self.info
     }
+}
+
+/// [`TimerInfo::min_batch_ns`] from the tick, resolution and overhead of `t`.
+pub fn min_batch_ns(t: &TimerInfo) -> f64 {
+    let step = t.tick_ns.max(t.resolution_ns);
+    (MIN_BATCH_RESOLUTIONS * step).max(MIN_BATCH_OVERHEADS * t.overhead_ns)
 }
 
 /// Returns (median frequency in Hz, spread in ppm) of `rounds` comparisons between the
@@ -296,6 +343,50 @@ mod tests {
         std::thread::sleep(Duration::from_millis(5));
         let b = t.stop();
         assert!(t.elapsed_ns(a, b) >= 4e6);
+    }
+
+    #[test]
+    fn batches_follow_the_counters_limits() {
+        let t = Timer::calibrate(Calibration::QUICK);
+        let i = t.info();
+        assert!((i.tick_ns - 1e9 / i.freq_hz).abs() < 1e-9 * i.tick_ns.max(1.0));
+        assert!(t.min_batch_ns() >= 1000.0 * i.tick_ns.max(i.resolution_ns) - 1e-6);
+        assert!(t.min_batch_ns() >= 100.0 * i.overhead_ns - 1e-6);
+        // A 25 MHz counter (Ampere Altra's cntvct_el0): 40 ns ticks, batches of 40 us.
+        let slow = TimerInfo {
+            source: TimerSource::Cntvct,
+            freq_hz: 25e6,
+            tick_ns: 40.0,
+            resolution_ns: 40.0,
+            overhead_ns: 45.0,
+            ..i.clone()
+        };
+        assert_eq!(min_batch_ns(&slow), 40_000.0);
+        // A 1 GHz counter with a 20 ns read: the resolution, not the tick, bounds it.
+        let fast = TimerInfo {
+            freq_hz: 1e9,
+            tick_ns: 1.0,
+            resolution_ns: 20.0,
+            overhead_ns: 30.0,
+            ..slow.clone()
+        };
+        assert_eq!(min_batch_ns(&fast), 20_000.0);
+        let mut slow_timer = t.clone();
+        slow_timer.info = TimerInfo {
+            min_batch_ns: min_batch_ns(&slow),
+            ..slow
+        };
+        assert_eq!(
+            slow_timer.batch_ops(2.0, 0.0, 1),
+            20_000,
+            "40 us of 2 ns loads"
+        );
+        assert_eq!(
+            slow_timer.batch_ops(2.0, 100_000.0, 1),
+            50_000,
+            "the target wins"
+        );
+        assert_eq!(slow_timer.batch_ops(1e6, 0.0, 16), 16, "at least");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! * [`Server::two_socket`]: two sockets of 16 CPUs, one node each (SLIT 10 / 21).
 //! * [`Server::two_socket_cxl`]: the same with two CPU-less nodes 2 and 3 (CXL expanders
 //!   behind socket 0 and socket 1: SLIT 14 from their socket, 24 from the other).
+//! * Arm servers (Grace Hopper, Grace Superchip, Graviton3, Ampere): [`arm`].
 //!
 //! * [`Server::epyc_2s_96c`], [`Server::xeon_2s_56c_snc2`], [`Server::four_socket_144c`]:
 //!   the big machines the run's plan is tested on (384, 224 and 576 CPUs), with
@@ -24,6 +25,8 @@
 //!
 //! Node distances are the SLIT's: 10 to itself, 21 to any other node unless the server
 //! says otherwise ([`Server::distances`]; SNC neighbours on one socket are 12 apart).
+
+pub mod arm;
 
 use std::fs;
 use std::path::Path;

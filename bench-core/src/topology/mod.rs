@@ -196,9 +196,10 @@ impl Topology {
                     .map(move |r| (r, nd.clone()))
             })
             .collect();
+        let driver_ram = crate::cxl::driver_ram(root);
         for n in nodes.iter_mut().filter(|n| n.likely_far_memory) {
             let ranges = crate::cxl::node_ranges(root, n.id);
-            n.backing = crate::cxl::node_backing(&cxl, &ranges, &nvdimm);
+            n.backing = crate::cxl::node_backing(&cxl, &ranges, &nvdimm, &driver_ram);
         }
         let (sockets, smt_siblings) = places::read_sockets_and_smt(root);
         Topology {

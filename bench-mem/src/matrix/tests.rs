@@ -231,3 +231,25 @@ fn all_runs_the_matrix_only_with_more_than_one_node() {
         assert!(p.skipped.is_empty());
     }
 }
+
+#[test]
+fn grace_hopper_gives_one_row_and_the_gpu_memory_as_its_far_column() {
+    // The MIG nodes 2-9 have neither CPUs nor memory: no row, no column.
+    let dir = tempfile::tempdir().unwrap();
+    bench_core::topology::fixtures::arm::write_grace_hopper(dir.path()).unwrap();
+    let t = Topology::read(dir.path());
+    let p = plan(&t, &(0..72).collect::<Vec<_>>(), None, None).unwrap();
+    assert_eq!(p.initiators, vec![0]);
+    assert_eq!(p.targets, vec![0, 1]);
+    use Class::*;
+    assert_eq!(classes(&p), vec![(0, 0, Local), (0, 1, Far)]);
+    assert_eq!(p.cells[1].distance, Some(80));
+    // The Grace Superchip: two sockets, each its own node, local and remote.
+    let s = Server::grace_superchip();
+    let p = plan(&topo(&s), &all_cpus(&s), None, None).unwrap();
+    assert_eq!(p.targets, vec![0, 1]);
+    assert_eq!(
+        classes(&p),
+        vec![(0, 0, Local), (0, 1, Remote), (1, 0, Remote), (1, 1, Local)]
+    );
+}

@@ -180,6 +180,7 @@ fn bandwidth(f: &ParamsFile, out: &mut Vec<String>) {
         ("write", "mem_write_bw_gbs"),
         ("copy", "copy_bw_gbs"),
         ("nt-copy", "nt_copy_bw_gbs"),
+        ("dc zva", "zva_write_bw_gbs"),
     ];
     if let Some(s) = figs_in(f, &all, "GB/s") {
         let n = threads(f, "mem_bw_gbs").map_or("all".into(), |n| n.to_string());

@@ -88,6 +88,17 @@ pub(super) fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
             .invariant
             .map_or("unknown".into(), |b| b.to_string())
     )?;
+    // The counter's limits and the shortest timed batch derived from them (files
+    // written before they were recorded have none).
+    if f.timer.min_batch_ns > 0.0 {
+        writeln!(
+            s,
+            "timer limits: tick {:.2} ns, resolution {:.1} ns -> timed batches >= {:.1} us",
+            f.timer.tick_ns,
+            f.timer.resolution_ns,
+            f.timer.min_batch_ns / 1e3
+        )?;
+    }
     writeln!(s, "prefetchers: {}", e.prefetchers.summary())
 }
 

@@ -141,7 +141,7 @@ pub fn pool_identity(topo: &Topology, dax: &DaxDevice, ranges: &[Range]) -> Resu
                 "an NVDIMM ({nd_region}): no identity the hardware reports that another host could share"
             ))
         }
-        Some(Backing::NotCxl) | None => {
+        Some(Backing::NotCxl | Backing::Driver { .. }) | None => {
             return Err("not CXL memory: no identity the hardware reports".into())
         }
     };

@@ -274,7 +274,7 @@ fn hugepages(e: &Environment) -> String {
 fn timer(t: &TimerInfo) -> String {
     format!(
         "{} at {:.0} Hz ({}; spread {:.1} ppm), invariant: {}, overhead {:.1} ns, \
-         resolution {:.1} ns{}",
+         tick {:.2} ns, resolution {:.1} ns, timed batches >= {:.1} us{}",
         serde_json::to_value(t.source)
             .ok()
             .and_then(|v| v.as_str().map(String::from))
@@ -284,7 +284,9 @@ fn timer(t: &TimerInfo) -> String {
         t.calibration_spread_ppm,
         yes_no(t.invariant),
         t.overhead_ns,
+        t.tick_ns,
         t.resolution_ns,
+        t.min_batch_ns / 1e3,
         t.fallback_reason
             .as_ref()
             .map_or(String::new(), |r| format!("; fallback: {r}"))

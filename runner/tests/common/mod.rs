@@ -141,3 +141,17 @@ pub fn assert_bad_input(args: &[&str], needle: &str) {
         "{args:?} left a temp file"
     );
 }
+
+/// Why binding memory to a NUMA node (mbind) is unavailable here, if it is: qemu-user
+/// (the aarch64 tests of `ci/arm-check`) implements no mbind, nor does a kernel built
+/// without NUMA. A test that needs it reports that with
+/// `bench_core::testing::unavailable("mbind", ..)` rather than failing or passing.
+pub fn mbind_unavailable() -> Option<String> {
+    use bench_core::memory::{Region, TargetSpec};
+    let topo = bench_core::topology::Topology::system();
+    let n = topo.nodes.iter().find(|n| n.mem_total_bytes > 0)?.id;
+    match Region::allocate(&TargetSpec::Node(n), 1 << 20, &topo) {
+        Err(e) if e.to_string().contains("os error 38") => Some(e.to_string()),
+        _ => None,
+    }
+}

@@ -10,8 +10,8 @@
 //! in a cache only when every pass found it faster; then S grows to the larger size and
 //! the check goes on, at most [`MAX_GROWTH`] times. A larger size that is faster in every
 //! pass is no cache effect (no cache slows a smaller set): S stands, with a note and a
-//! warning about the noise. When the passes disagree with each other by more than the sizes
-//! do (the figure at one size moved from pass to pass more than any pass moved between the
+//! warning about the noise. When the sizes do not agree and the passes disagree with each
+//! other by more than the sizes do (the figure at one size moved from pass to pass more than any pass moved between the
 //! sizes), the verdict is `noisy`: the machine moved during the check, and nothing is told
 //! of the caches; S stands, its keys flagged noisy. When 2S cannot be placed (the memory
 //! bound), S/2 and S are compared instead: flat from S/2 to S is the next best evidence,
@@ -561,7 +561,8 @@ pub fn run<E>(
             .iter()
             .map(|&r| if r >= 1.0 { r } else { 1.0 / r.max(1e-12) })
             .fold(f64::INFINITY, f64::min);
-        if each.len() >= 2 && within > 1.0 + TOLERANCE && within >= between {
+        let agreed = matches!(judged, Judged::Agree(_));
+        if !agreed && each.len() >= 2 && within > 1.0 + TOLERANCE && within >= between {
             let note = format!(
                 "a size's passes {:.2}x apart, the sizes at least {:.2}x (smaller over larger by pass: {passes})",
                 within, between

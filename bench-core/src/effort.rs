@@ -187,7 +187,7 @@ const MIB: usize = 1 << 20;
 
 /// The length of a crew's window, ms, with and without `--quick`: with calls of about
 /// 0.1 ms ([`crate::crew::stream::CALL_NS`]) the skew of a window costs under 1 %.
-pub const CREW_WINDOW_MS: u64 = 40;
+pub const CREW_WINDOW_MS: u64 = 30;
 
 /// `--quick`.
 pub const QUICK: Effort = Effort {
@@ -247,7 +247,7 @@ pub const QUICK: Effort = Effort {
         latency_samples: 500,
         contention_bytes: 64 * MIB,
         contention_rounds: 5,
-        with_cpu: (ms(250), 3),
+        with_cpu: (ms(200), 3),
     },
 };
 
@@ -311,7 +311,7 @@ pub const FULL: Effort = Effort {
         latency_samples: 5000,
         contention_bytes: 64 * MIB,
         contention_rounds: 20,
-        with_cpu: (ms(250), 8),
+        with_cpu: (ms(200), 8),
     },
 };
 

@@ -161,6 +161,11 @@ pub struct Expect {
     pub populate_threads: usize,
     /// Disturbances (context switches, migrations) per CPU-second of a timed section.
     pub disturbances_per_cpu_s: f64,
+    /// Disturbances per CPU-second that leave a crew's window out (a run-queue wait of
+    /// over 1 % of the window, a migration, a fault, stolen time): fewer than
+    /// [`Expect::disturbances_per_cpu_s`], a kernel worker's tens of microseconds being
+    /// tolerated (a quiet 2-vCPU guest: about one window in twenty of two threads).
+    pub window_disturbances_per_cpu_s: f64,
     /// Disturbances per second of a section of threads that spin at a barrier in
     /// lockstep ([`crate::lockstep`], the loaded-latency traffic), whatever their number:
     /// whatever else the machine runs preempts one of them (on a quiet 2-vCPU guest and
@@ -204,6 +209,7 @@ impl Default for Expect {
             thread_spawn_s: 0.00003,
             populate_threads: 1,
             disturbances_per_cpu_s: 2.0,
+            window_disturbances_per_cpu_s: 0.6,
             spinning_disturbances_s: 40.0,
             section_overhead_s: 0.0003,
             handoff_factor: 1.0,
@@ -248,6 +254,8 @@ impl Expect {
         // A little other work disturbs little; a machine with several runnable tasks per
         // CPU preempts nearly every section.
         self.disturbances_per_cpu_s = d.disturbances_per_cpu_s * (1.0 + LOAD_DISTURBANCES * l * l);
+        self.window_disturbances_per_cpu_s =
+            d.window_disturbances_per_cpu_s * (1.0 + LOAD_DISTURBANCES * l * l);
         // Other work shares the cores (a sample's own bandwidth is what it is: a
         // preempted one is a disturbed one, repeated).
         self.populate_gbs = d.populate_gbs / (1.0 + l / 2.0);
@@ -418,7 +426,7 @@ impl Expect {
         };
         let warm = Expect::stream_s(slice_bytes, per_thread).max(0.002);
         let w = plan.window.as_secs_f64();
-        let q = 1.0 - (-self.disturbances_per_cpu_s * threads as f64 * w).exp();
+        let q = 1.0 - (-self.window_disturbances_per_cpu_s * threads as f64 * w).exp();
         let wanted = plan.windows.max(1) as f64;
         let windows = (wanted / (1.0 - q).max(1e-3)).min(plan.max_windows.max(plan.windows) as f64);
         warm + windows * (w + 2.0 * self.barrier_s())

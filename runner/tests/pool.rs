@@ -606,11 +606,9 @@ fn flush_bw_writes_its_keys_or_skips_each_method_with_the_cpuid_bit() {
         assert_eq!(p["threads"], threads, "quick measures every --cpu only");
         assert_eq!(p["chunk_bytes"], 512);
         assert_eq!(p["cpus"].as_array().unwrap().len() as u64, threads);
-        let per_thread = p["chunks_per_sample_per_thread"].as_u64().unwrap() * 512;
-        assert_eq!(
-            p["bytes_per_sample"].as_u64().unwrap(),
-            threads * per_thread
-        );
+        // Each call of a thread writes whole chunks; the figure is the crew's windows.
+        assert!(p["chunks_per_call_per_thread"].as_u64().unwrap() >= 1);
+        assert!(p["crew"]["windows_used"].as_u64().unwrap() >= 1);
         assert!(
             p["part_bytes_per_thread"].as_u64().unwrap() * threads
                 <= p["working_set_bytes"].as_u64().unwrap()

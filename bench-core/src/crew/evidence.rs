@@ -28,7 +28,7 @@ impl Sched {
 }
 
 /// The share of a window a thread may wait on its run queue before the window is taken as
-/// disturbed: as much as the skew may cost (a kernel worker's 50 us in a 40 ms window
+/// disturbed: as much as the skew may cost (a kernel worker's 50 us in a 30 ms window
 /// moves the aggregate by a tenth of a percent, a preemption of milliseconds does not).
 pub const MAX_WAIT_SHARE: f64 = 0.01;
 

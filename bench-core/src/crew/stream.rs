@@ -14,7 +14,7 @@ use crate::kernels::{self, Isa, Kernel};
 use std::convert::Infallible;
 use std::time::Instant;
 
-/// How long a call should take, ns: a window of 40 ms ends within 0.25 % of its length.
+/// How long a call should take, ns: a window of 30 ms ends within 0.35 % of its length.
 pub const CALL_NS: f64 = 100_000.0;
 
 /// Parts are whole pages (and at least this), so every part starts page-aligned.

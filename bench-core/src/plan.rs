@@ -167,8 +167,8 @@ pub struct Expect {
     /// tolerated (a quiet 2-vCPU guest: about one window in twenty of two threads).
     pub window_disturbances_per_cpu_s: f64,
     /// Disturbances per second of a section of threads that spin at a barrier in
-    /// lockstep ([`crate::lockstep`], the loaded-latency traffic), whatever their number:
-    /// whatever else the machine runs preempts one of them (on a quiet 2-vCPU guest and
+    /// lockstep ([`crate::crew::Crew::rounds`]: the threshold and all-to-all sweeps),
+    /// whatever their number: whatever else the machine runs preempts one of them (on a quiet 2-vCPU guest and
     /// a 16-core server alike, such sections are nearly always repeated).
     pub spinning_disturbances_s: f64,
     /// Fixed cost of a timed section besides its samples: its counters opened and read,
@@ -179,8 +179,8 @@ pub struct Expect {
     /// one either side may wait for the other's time slice.
     pub handoff_factor: f64,
     /// Whether a multi-threaded section is repeated while one of its threads is
-    /// disturbed (the lockstep threads of [`crate::lockstep`] are; a sampling scheme that
-    /// flags a disturbed window instead of repeating it turns this off).
+    /// disturbed (the lockstep threads of [`crate::crew::Crew::rounds`] are; a sampling
+    /// scheme that flags a disturbed window instead of repeating it turns this off).
     pub repeat_threads: bool,
     /// How busy the machine is besides this run (load average per CPU), 0 when planned
     /// for another machine.

@@ -12,7 +12,7 @@
 //!   every pair at once; p50 over the samples of all pairs.
 //! * **Bandwidth** (per P and message size): every sender streams messages to its
 //!   receiver, which copies each out into its own buffer. The pairs are a crew
-//!   ([`bench_core::crew`], [`pairs`]): released together into windows, stopped together;
+//!   ([`bench_core::crew`], `pairs.rs`): released together into windows, stopped together;
 //!   a window's aggregate bandwidth = the payload all receivers copied out (counted once,
 //!   as OSU's bandwidth tests and the paper count it) in the time all of them ran / that
 //!   time; GB = 1e9 B. p50 over the undisturbed windows.

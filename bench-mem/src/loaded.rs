@@ -733,12 +733,13 @@ impl<'b> Inject<'b> {
 impl Member for Inject<'_> {
     type Error = std::convert::Infallible;
 
-    /// A pass over the buffer (at least 1 ms of chunks); sizes the calls.
+    /// A millisecond of chunks (the buffer was touched when the region was placed;
+    /// with long injection delays a pass over it would take seconds); sizes the calls.
     fn warm(&mut self, _stop: &Stop) -> Result<(), Self::Error> {
         let per_pass = (self.buf.len() / self.lines.chunk_bytes().max(1)).max(1);
         let t0 = Instant::now();
         let mut n = 0;
-        while n < per_pass || t0.elapsed() < Duration::from_millis(1) {
+        while n < 1 || (n < per_pass && t0.elapsed() < Duration::from_millis(1)) {
             self.run(1);
             n += 1;
         }

@@ -163,7 +163,7 @@ impl Stream {
 impl Member for Stream {
     type Error = Infallible;
 
-    /// At least one full pass over the slice, and at least [`WARM_NS`]; sizes the calls.
+    /// At least one full pass over the slice, and at least 2 ms; sizes the calls.
     fn warm(&mut self, _stop: &Stop) -> Result<(), Infallible> {
         if self.len == 0 {
             return Ok(());

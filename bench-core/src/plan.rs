@@ -379,10 +379,9 @@ impl Expect {
 
     /// Seconds of a bandwidth point: `threads` threads (on `cpus`) each moving
     /// `bytes_per_thread` per sample under `budget`, at the DRAM bandwidth they can expect
-    /// (or `in_cache`: each at the cache bandwidth). The one price of every bandwidth-like
-    /// point (`mem.bandwidth`, `mem.agents`, `pool.flush-bw`, the all-to-all copies, the
-    /// CPU agents beside a GPU), so that how such a point is sampled is priced in one
-    /// place.
+    /// (or `in_cache`: each at the cache bandwidth), in lockstep samples: the price of the
+    /// collective copies' rounds ([`crate::crew::Crew::rounds`]: `mem.copy-threshold`,
+    /// `mem.alltoall-order`). A crew's windows are priced by [`Expect::crew_point_s`].
     pub fn bandwidth_point_s(
         &self,
         topo: &Topology,

@@ -2,12 +2,15 @@
 //! NVIDIA Grace Hopper (72 cores, one L3 on the mesh, the GPU's HBM as a CPU-less node),
 //! the Grace Superchip (one L3 per socket), AWS Graviton3 (64 cores, one shared L3) and an
 //! Ampere server of two-core clusters sharing an L2 with a system-level cache: the DRAM
-//! working sets the sizing rules pick, and what the far-memory node is.
+//! working sets the sizing rules pick, what the far-memory node is, and their thread ladders
+//! and core-to-core pair classes.
 
 use bench_core::memory::TargetSpec;
 use bench_core::sizing::{self, DramSizing, SizingRule};
 use bench_core::topology::fixtures::arm::write_grace_hopper;
 use bench_core::topology::fixtures::{write_server, Server};
+use bench_core::topology::ladder::{Ladder, Level};
+use bench_core::topology::pairs;
 use bench_core::topology::Topology;
 
 const MIB: usize = 1 << 20;
@@ -141,4 +144,47 @@ fn ampere_clusters_count_one_l2_per_pair_and_the_system_level_cache_once() {
     let r = t.cache_reach(&all).unwrap();
     assert_eq!((r.llc_instances, r.mid_instances), (1, 40));
     assert_eq!(rule(&t, &all), (448 * MIB, 448 * MIB));
+}
+
+/// The ladder of all of `t`'s CPUs, and its pair classes with how many pairs each has.
+fn ladder_and_classes(t: &Topology, cpus: usize) -> (Ladder, Vec<(&'static str, usize)>) {
+    let all: Vec<usize> = (0..cpus).collect();
+    let classes = pairs::classify(t, &all)
+        .into_iter()
+        .map(|(c, p)| (c.name(), p.len()))
+        .collect();
+    (Ladder::of(t, &all), classes)
+}
+
+/// Thread sweeps and core-to-core classes grow with the topology's levels, not the core
+/// count: one Grace (one L3 on the mesh) is powers of two and all 72 cores, a single
+/// class; the Superchip adds its second socket; Ampere's two-core clusters give a
+/// one-L2 rung and a `same-l2` class of 40 pairs.
+#[test]
+fn arm_servers_take_their_levels_as_rungs_and_pair_classes() {
+    let (l, classes) = ladder_and_classes(&grace_hopper(), 72);
+    assert_eq!(l.counts(), [1, 2, 4, 8, 16, 32, 64, 72]);
+    assert!(l.rung(72).unwrap().levels.contains(&Level::Llc));
+    assert_eq!(classes, [("same-llc", 72 * 71 / 2)]);
+
+    let (l, classes) = ladder_and_classes(&topo(&Server::grace_superchip()), 144);
+    assert_eq!(l.counts(), [1, 2, 4, 8, 16, 32, 64, 72, 128, 144]);
+    let socket = l.rung(72).unwrap();
+    assert!(socket.levels.contains(&Level::Socket), "{socket:?}");
+    assert!(socket.cpus.iter().all(|&c| c < 72), "one socket's CPUs");
+    assert_eq!(
+        classes,
+        [("same-llc", 2 * 72 * 71 / 2), ("cross-socket", 72 * 72)]
+    );
+
+    let (l, classes) = ladder_and_classes(&topo(&Server::graviton3()), 64);
+    assert_eq!(l.counts(), [1, 2, 4, 8, 16, 32, 64]);
+    assert_eq!(classes, [("same-llc", 64 * 63 / 2)]);
+
+    let (l, classes) = ladder_and_classes(&topo(&Server::ampere_clusters()), 80);
+    assert_eq!(l.counts(), [1, 2, 4, 8, 16, 32, 64, 80]);
+    let cluster = l.rung(2).unwrap();
+    assert_eq!(cluster.cpus, [0, 1]);
+    assert!(cluster.levels.contains(&Level::L2), "{cluster:?}");
+    assert_eq!(classes, [("same-l2", 40), ("same-llc", 80 * 79 / 2 - 40)]);
 }

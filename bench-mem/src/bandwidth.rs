@@ -2,21 +2,23 @@
 //! bandwidth over a size sweep, one thread and all threads.
 //!
 //! Conventions (as STREAM and likwid-bench): GB = 10^9 bytes; a copy's bytes are the bytes
-//! read plus the bytes written (its footprint); a sample is one or more passes over each
-//! thread's slice, timed per thread with the cycle timer, and the sample's bandwidth is the
-//! total bytes over the slowest thread's time. Points: one per cache level (L1/2, L2/2, a
-//! size inside L3) and DRAM with one thread, plus DRAM with every `--cpu`; in a full run
-//! also a sweep of powers of eight from 16 KiB to DRAM.
+//! read plus the bytes written (its footprint). Every point is measured by the crew
+//! ([`bench_core::crew`]): its threads, pinned, stream their slices in windows of 30 ms,
+//! released and stopped together, and a figure is the bytes all threads moved in the part
+//! of a window in which all of them ran, over that part (as MLC and likwid-bench report
+//! peak bandwidth); the bulk-synchronous figure (threads x the slowest thread's rate) is
+//! recorded beside it (`/bulk-sync`). Points: one per cache level (L1/2, L2/2, a size
+//! inside L3) and DRAM with one thread, plus DRAM with every `--cpu`; in a full run also a
+//! sweep of powers of eight from 16 KiB to DRAM.
 //!
 //! **DRAM points.** Each thread count streams over 4 x the caches its CPUs can fill
-//! ([`bench_core::sizing`]: every distinct LLC and L2 instance, at least 1 GiB, a power of
+//! ([`bench_core::sizing`]: every distinct LLC and L2 instance, rounded up to a power of
 //! two), the same with and without `--quick`. Before the DRAM keys are measured, the
 //! DRAM check ([`bench_core::dram_check`]) runs the read kernel at that footprint and at
 //! twice it on the same threads; if the smaller is faster, it is in a cache and the
-//! footprint grows. A slice of more than [`CHUNK_BYTES`] per thread is streamed one chunk
-//! per sample, the chunks in turn after one full pass (so every chunk a sample reads was
-//! last touched a whole footprint earlier): the footprint stays what it is, and a sample
-//! costs milliseconds rather than a pass over gigabytes.
+//! footprint grows. Each thread streams its slice in calls of about 0.1 ms, the parts of
+//! the slice in turn (after a full pass to warm it), so the footprint stays what it is
+//! and a window need not be a pass over gigabytes.
 
 use crate::kernels::{self, Isa, IsaSet, Kernel};
 use bench_core::bench::{
@@ -34,10 +36,6 @@ use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 use serde_json::json;
 use std::collections::BTreeMap;
-
-/// Largest slice a thread streams in one sample; a larger slice is streamed in chunks of
-/// at most this, one per sample, in turn.
-pub const CHUNK_BYTES: usize = 64 * MIB;
 
 /// Parameters of the bandwidth benchmark.
 #[derive(Debug, Clone, PartialEq)]

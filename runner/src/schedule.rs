@@ -560,6 +560,25 @@ mod tests {
         }
     }
 
+    /// The Arm servers' fixtures (Grace Hopper with its GPU and MIG nodes, the Grace
+    /// Superchip, Graviton3, Ampere's clusters) within the big machines' targets: `all`
+    /// under 10 minutes, `all --quick` under 90 s.
+    #[test]
+    fn arm_fixtures_plan_all_within_the_big_machines_targets() {
+        for s in [
+            Server::grace_hopper(),
+            Server::grace_superchip(),
+            Server::graviton3(),
+            Server::ampere_clusters(),
+        ] {
+            let full = plan_of(&s, false, &[]);
+            let quick = plan_of(&s, true, &[]);
+            assert!(full.total_s() <= 600.0, "{}", full.table("", true));
+            assert!(quick.total_s() <= 90.0, "{}", quick.table("", true));
+            assert!(quick.total_s() < full.total_s() / 2.0);
+        }
+    }
+
     /// Where a run's cost would grow with the CPU count faster than the topology's levels
     /// it fails here: every family of the largest fixture within a few times the 16-core
     /// host's.

@@ -21,6 +21,7 @@ use crate::topology::places::Places;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A group of alike points of one benchmark on one target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -168,8 +169,11 @@ pub struct Expect {
     pub window_disturbances_per_cpu_s: f64,
     /// Disturbances per second of a section of threads that spin at a barrier in
     /// lockstep ([`crate::crew::Crew::rounds`]: the threshold and all-to-all sweeps),
-    /// whatever their number: whatever else the machine runs preempts one of them (on a quiet 2-vCPU guest and
-    /// a 16-core server alike, such sections are nearly always repeated).
+    /// whatever their number, besides [`Expect::window_disturbances_per_cpu_s`] per
+    /// thread: the rounds are judged as the crew's windows are (a run-queue wait of up to
+    /// 1 % of the section tolerated), and a barrier's spinning threads wait on each
+    /// other's preemptions (on a quiet 2-vCPU guest about one all-to-all section of 12 ms
+    /// in twenty is repeated).
     pub spinning_disturbances_s: f64,
     /// Fixed cost of a timed section besides its samples: its counters opened and read,
     /// its threads pinned, its figures recorded, s.
@@ -210,7 +214,7 @@ impl Default for Expect {
             populate_threads: 1,
             disturbances_per_cpu_s: 2.0,
             window_disturbances_per_cpu_s: 0.6,
-            spinning_disturbances_s: 40.0,
+            spinning_disturbances_s: 3.0,
             section_overhead_s: 0.0003,
             handoff_factor: 1.0,
             repeat_threads: true,
@@ -236,13 +240,19 @@ impl Expect {
     }
 
     /// The expectations on this machine: the defaults, with the disturbance rate raised
-    /// by how busy it is now (its 1-minute load average per CPU, other work than this
-    /// run's, which has not started): a busy machine repeats more sections.
+    /// by how busy it is now (other work than this run's, which has not started): a busy
+    /// machine repeats more sections. How busy comes from the CPUs' busy time over the
+    /// next 100 ms ([`current_load`]): the 1-minute load average lags (a build that has
+    /// just ended leaves it high on a quiet machine), and counts only where every CPU is
+    /// busy, to say by how many runnable tasks.
     pub fn for_this_machine(cpus: usize) -> Expect {
-        let load = std::fs::read_to_string("/proc/loadavg")
+        let loadavg = std::fs::read_to_string("/proc/loadavg")
             .ok()
             .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
             .unwrap_or(0.0);
+        let busy = busy_cpus(Duration::from_millis(100));
+        let online = busy.map_or(cpus, |(_, n)| n);
+        let load = current_load(loadavg, busy.map(|(b, _)| b), online);
         Expect::default().with_load(load / cpus.max(1) as f64)
     }
 
@@ -282,7 +292,8 @@ impl Expect {
             return 1.0;
         }
         self.attempts_at(
-            self.disturbances_per_cpu_s * threads.max(1) as f64 + self.spinning_disturbances_s,
+            self.window_disturbances_per_cpu_s * threads.max(1) as f64
+                + self.spinning_disturbances_s,
             seconds,
             crate::counters::DEFAULT_MAX_ATTEMPTS,
         )
@@ -497,6 +508,47 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// How many CPUs other work keeps busy now: `busy_cpus` (busy time over a short sample,
+/// of `online` CPUs) where some CPU is idle, else the load average where it says more
+/// (every CPU busy: by how many runnable tasks); the load average where nothing was
+/// sampled.
+pub fn current_load(loadavg: f64, busy_cpus: Option<f64>, online: usize) -> f64 {
+    match busy_cpus {
+        Some(b) if b < 0.9 * online.max(1) as f64 => b.max(0.0),
+        Some(b) => b.max(loadavg),
+        None => loadavg.max(0.0),
+    }
+}
+
+/// CPUs busy (user, system, interrupts, stolen time) over `sample`, and the CPUs online,
+/// from /proc/stat; `None` where it cannot be read.
+fn busy_cpus(sample: Duration) -> Option<(f64, usize)> {
+    fn read() -> Option<(u64, u64, usize)> {
+        let s = std::fs::read_to_string("/proc/stat").ok()?;
+        let online = s
+            .lines()
+            .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+            .count();
+        let v: Vec<u64> = s
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal (guest time is inside user).
+        let total: u64 = v.iter().take(8).sum();
+        let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+        Some((total, total - idle, online))
+    }
+    let (t0, b0, _) = read()?;
+    std::thread::sleep(sample);
+    let (t1, b1, online) = read()?;
+    let dt = t1.checked_sub(t0).filter(|&d| d > 0)?;
+    let busy = b1.saturating_sub(b0) as f64 / dt as f64;
+    Some((busy * online.max(1) as f64, online.max(1)))
+}
+
 /// Disturbances per CPU-second rise by this factor per (unit of load per CPU)^2.
 const LOAD_DISTURBANCES: f64 = 3.0;
 /// A hand-off between two threads takes this much longer per (unit of load per CPU)^2.
@@ -551,7 +603,24 @@ impl Planning {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+
+    /// A load average left high by work that has ended is not today's load; where every
+    /// CPU is busy, the load average says how many tasks queue.
+    #[test]
+    fn the_current_load_is_the_busy_cpus_unless_all_are_busy() {
+        // A build just ended: load average 1.7 on 2 CPUs, 0.05 CPUs busy now.
+        assert_eq!(current_load(1.7, Some(0.05), 2), 0.05);
+        // A hog keeps one of two CPUs busy.
+        assert_eq!(current_load(0.4, Some(1.0), 2), 1.0);
+        // Every CPU busy, four runnable tasks.
+        assert_eq!(current_load(4.0, Some(1.98), 2), 4.0);
+        assert_eq!(current_load(1.2, Some(1.98), 2), 1.98);
+        // Nothing sampled: the load average.
+        assert_eq!(current_load(0.8, None, 2), 0.8);
+        // This machine's sample reads, and names at least one CPU.
+        let (busy, online) = busy_cpus(Duration::from_millis(20)).expect("/proc/stat reads");
+        assert!(online >= 1 && busy >= 0.0 && busy <= online as f64 + 1e-9);
+    }
 
     #[test]
     fn costs_add_up_point_by_point() {

@@ -572,7 +572,9 @@ struct Sampled {
 
 impl Rig<'_, '_> {
     /// One point: `loaders` traffic threads with `delay` (none when idle) beside the
-    /// chase, repeated while a thread was disturbed.
+    /// chase, repeated while a thread was disturbed as a crew's window would be
+    /// ([`bench_core::crew::evidence::clean`]: a run-queue wait up to 1 % of the point is
+    /// tolerated).
     fn point(
         &mut self,
         lines: Lines,
@@ -580,9 +582,12 @@ impl Rig<'_, '_> {
         loaders: usize,
     ) -> Result<(Sampled, MeasurementCounters), Skip> {
         let threads = if delay.is_some() { loaders } else { 0 };
-        counters::try_retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-            self.attempt(lines, delay, threads)
-        })
+        let (s, c, _) = counters::try_retry_judged(
+            counters::DEFAULT_MAX_ATTEMPTS,
+            || self.attempt(lines, delay, threads),
+            bench_core::crew::evidence::clean,
+        )?;
+        Ok((s, c))
     }
 
     /// One attempt at a point: the traffic threads (a crew on the CPUs after the first)

@@ -601,8 +601,8 @@ mod tests {
         }
     }
 
-    /// The 16-core host with its GPU: `all --quick` well within 45 s once multi-threaded
-    /// points no longer repeat a disturbed run (today's lockstep repeats them).
+    /// The 16-core host with its GPU: `all --quick` well within 45 s where no lockstep
+    /// section is ever repeated (a machine whose disturbances are all tolerated).
     #[test]
     fn the_h200_host_quick_run_fits_45_s_without_repeats() {
         let (run, plan, m) = all_for(&Server::h200_host(), true, &[]);

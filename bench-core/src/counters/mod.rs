@@ -48,8 +48,8 @@ pub mod warnings;
 pub use counts::{Counts, MeasurementCounters, ThreadCounts, HARDWARE};
 pub use group::CounterGroup;
 pub use retry::{
-    measure_undisturbed, retry_undisturbed, sample_buffer, try_retry_undisturbed,
-    DEFAULT_MAX_ATTEMPTS,
+    measure_undisturbed, retry_judged, retry_undisturbed, sample_buffer, try_retry_judged,
+    try_retry_undisturbed, DEFAULT_MAX_ATTEMPTS,
 };
 pub use warnings::{warnings_for, CLOCK_TOLERANCE};
 

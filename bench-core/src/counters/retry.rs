@@ -51,28 +51,68 @@ pub fn retry_undisturbed<T>(
 /// is returned.
 pub fn try_retry_undisturbed<T, E>(
     max_attempts: u32,
-    mut attempt: impl FnMut() -> Result<(T, Vec<ThreadCounts>), E>,
+    attempt: impl FnMut() -> Result<(T, Vec<ThreadCounts>), E>,
 ) -> Result<(T, MeasurementCounters), E> {
+    let (r, c, _) = try_retry_judged(max_attempts, attempt, |threads| {
+        threads.iter().all(|t| t.disturbances().is_empty())
+    })?;
+    Ok((r, c))
+}
+
+/// [`retry_undisturbed`] with the caller's judgement of an attempt (`clean`: true when
+/// what its threads saw does not move its figure, say a run-queue wait of a small share
+/// of the section). An attempt judged clean ends the retries and is recorded as
+/// undisturbed (its counts, waits included, stay in the record); else the least
+/// disturbed is kept, as disturbed. Also returns whether the kept attempt was clean.
+pub fn retry_judged<T>(
+    max_attempts: u32,
+    mut attempt: impl FnMut() -> (T, Vec<ThreadCounts>),
+    clean: impl Fn(&[ThreadCounts]) -> bool,
+) -> (T, MeasurementCounters, bool) {
+    match try_retry_judged(
+        max_attempts,
+        || Ok::<_, std::convert::Infallible>(attempt()),
+        clean,
+    ) {
+        Ok(r) => r,
+        Err(e) => match e {},
+    }
+}
+
+/// [`retry_judged`] for attempts that can fail: the first error ends the retries and is
+/// returned.
+pub fn try_retry_judged<T, E>(
+    max_attempts: u32,
+    mut attempt: impl FnMut() -> Result<(T, Vec<ThreadCounts>), E>,
+    clean: impl Fn(&[ThreadCounts]) -> bool,
+) -> Result<(T, MeasurementCounters, bool), E> {
     let max_attempts = max_attempts.max(1);
     let total = |t: &[ThreadCounts]| -> u64 { t.iter().map(|c| c.disturbance_total()).sum() };
     let mut best: Option<(T, Vec<ThreadCounts>)> = None;
     let mut attempts = 0;
+    let mut was_clean = false;
     while attempts < max_attempts {
         attempts += 1;
         let (r, threads) = attempt()?;
-        let clean = threads.iter().all(|t| t.disturbances().is_empty());
+        was_clean = clean(&threads);
+        if was_clean {
+            best = Some((r, threads));
+            break;
+        }
         if best
             .as_ref()
             .is_none_or(|(_, b)| total(&threads) < total(b))
         {
             best = Some((r, threads));
         }
-        if clean {
-            break;
-        }
     }
     let (r, threads) = best.expect("at least one attempt ran");
-    Ok((r, MeasurementCounters::from_threads(&threads, attempts)))
+    let mut c = MeasurementCounters::from_threads(&threads, attempts);
+    if was_clean {
+        c.disturbed = false;
+        c.disturbances.clear();
+    }
+    Ok((r, c, was_clean))
 }
 
 /// An empty samples vector with room for `capacity` samples whose memory is already
@@ -91,6 +131,7 @@ mod tests {
     use super::*;
     use crate::counters::test_util::{fault_pages, measurement, sw, sw_available};
     use crate::counters::warnings_for;
+    use crate::counters::Counts;
 
     #[test]
     fn disturbed_attempts_are_retried_and_the_clean_one_kept() {
@@ -120,6 +161,53 @@ mod tests {
             assert!(c.disturbances.is_empty());
             assert_eq!(c.attempts, r, "the first clean attempt ends the retries");
         }
+    }
+
+    /// The caller's judgement decides: an attempt it finds clean (a 50 us wait in a 12 ms
+    /// section) ends the retries and is recorded undisturbed, its counts kept; attempts it
+    /// never finds clean run to the bound and the least disturbed is kept, flagged.
+    #[test]
+    fn a_judged_attempt_ends_the_retries_and_keeps_its_counts() {
+        let counts = |wait_ns: u64| Counts {
+            section_ns: 12e6,
+            context_switches: Some(1),
+            run_queue_wait_ns: Some(wait_ns),
+            ..Counts::default()
+        };
+        let tolerant = |t: &[ThreadCounts]| {
+            t.iter().all(|t| {
+                t.counts.run_queue_wait_ns.unwrap_or(0) as f64 <= 0.01 * t.counts.section_ns
+            })
+        };
+        let waits = [3_000_000, 50_000, 0];
+        let mut n = 0;
+        let (r, c, clean) = retry_judged(
+            3,
+            || {
+                n += 1;
+                (n, ThreadCounts::single(counts(waits[n - 1])))
+            },
+            tolerant,
+        );
+        assert!(clean && r == 2 && c.attempts == 2, "{c:?}");
+        assert!(!c.disturbed && c.disturbances.is_empty());
+        assert_eq!(
+            c.counts.run_queue_wait_ns,
+            Some(50_000),
+            "the wait stays recorded"
+        );
+
+        let mut n = 0;
+        let (r, c, clean) = retry_judged(
+            3,
+            || {
+                n += 1;
+                (n, ThreadCounts::single(counts(2_000_000 + n as u64)))
+            },
+            tolerant,
+        );
+        assert!(!clean && c.attempts == 3 && c.disturbed, "{c:?}");
+        assert_eq!(r, 1, "the least disturbed attempt");
     }
 
     #[test]

@@ -62,6 +62,15 @@ pub fn judge(c: &crate::counters::Counts, length_ns: f64) -> Vec<String> {
     v
 }
 
+/// Whether a section counted on `threads` is clean as a window would be: [`judge`] finds
+/// nothing on any thread over its own section (the judgement of the crew's rounds and of
+/// the loaded-latency points, for [`crate::counters::retry_judged`]).
+pub fn clean(threads: &[crate::counters::ThreadCounts]) -> bool {
+    threads
+        .iter()
+        .all(|t| judge(&t.counts, t.counts.section_ns).is_empty())
+}
+
 /// Steal time of each CPU (`/proc/stat`, in clock ticks), for the CPUs in `cpus`.
 pub fn steal_ticks(cpus: &[usize]) -> Option<BTreeMap<usize, u64>> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;

@@ -36,24 +36,30 @@ impl Crew<'_> {
     /// at most its most rounds).
     ///
     /// Each thread counts its own loop (perf counters are per thread); the counts are
-    /// summed, and a context switch, migration or page fault on any thread repeats the
-    /// whole run, up to [`counters::DEFAULT_MAX_ATTEMPTS`] runs (see
-    /// [`counters::retry_undisturbed`]).
+    /// summed, and a disturbance on any thread repeats the whole run, up to
+    /// [`counters::DEFAULT_MAX_ATTEMPTS`] runs, judged as the crew judges a window
+    /// ([`super::evidence::judge`] over the run: a run-queue wait up to 1 % of it is
+    /// tolerated, as it moves a few of hundreds of rounds and not their median; a longer
+    /// wait, a migration or a fault repeats it).
     pub fn rounds(&self, budget: Budget, work: &(dyn Fn(usize) + Sync)) -> Rounds {
         let cpus: Vec<usize> = self.seats.iter().map(|s| s.cpu).collect();
-        let (times, counters) = counters::retry_undisturbed(counters::DEFAULT_MAX_ATTEMPTS, || {
-            let runs = rounds_once(self.timer, &cpus, budget, work);
-            let mut times = Vec::with_capacity(runs.len());
-            let mut counts = Vec::with_capacity(runs.len());
-            for (t, (ns, c)) in runs.into_iter().enumerate() {
-                counts.push(ThreadCounts::measuring(
-                    format!("thread {t} (CPU {})", cpus[t]),
-                    c,
-                ));
-                times.push(ns);
-            }
-            (times, counts)
-        });
+        let (times, counters, _) = counters::retry_judged(
+            counters::DEFAULT_MAX_ATTEMPTS,
+            || {
+                let runs = rounds_once(self.timer, &cpus, budget, work);
+                let mut times = Vec::with_capacity(runs.len());
+                let mut counts = Vec::with_capacity(runs.len());
+                for (t, (ns, c)) in runs.into_iter().enumerate() {
+                    counts.push(ThreadCounts::measuring(
+                        format!("thread {t} (CPU {})", cpus[t]),
+                        c,
+                    ));
+                    times.push(ns);
+                }
+                (times, counts)
+            },
+            super::evidence::clean,
+        );
         Rounds { times, counters }
     }
 }

@@ -376,11 +376,13 @@ fn quality(f: &ParamsFile, out: &mut Vec<String>) {
         .filter(|(k, i)| i.noisy.is_some() && !k.contains('@'))
         .map(|(k, _)| k.as_str())
         .collect();
-    let disturbed = f
+    // Out of the measurements that recorded their disturbances (as the report counts).
+    let recorded: Vec<bool> = f
         .measurements
         .iter()
-        .filter(|m| m.counters.as_ref().is_some_and(|c| c.disturbed))
-        .count();
+        .filter_map(|m| m.counters.as_ref().map(|c| c.disturbed))
+        .collect();
+    let disturbed = recorded.iter().filter(|&&d| d).count();
     if !noisy.is_empty() {
         out.push(format!(
             "noisy keys     {} ({}): measured only on disturbed windows; rerun on a quiet machine",
@@ -389,7 +391,7 @@ fn quality(f: &ParamsFile, out: &mut Vec<String>) {
         ));
     }
     if disturbed > 0 {
-        let n = f.measurements.len().max(1);
+        let n = recorded.len();
         out.push(format!(
             "disturbed      {disturbed} of {n} measurements ({:.0} %) saw a preemption, migration, fault or stolen time even after their retries",
             disturbed as f64 * 100.0 / n as f64
@@ -464,13 +466,7 @@ fn skipped(f: &ParamsFile, out: &mut Vec<String>) {
         .iter()
         .filter(|(_, names)| !names.is_empty())
         .map(|(t, names)| {
-            let names: Vec<String> = names
-                .iter()
-                .map(|(b, n)| match n {
-                    1 => b.to_string(),
-                    n => format!("{b} ({n})"),
-                })
-                .collect();
+            let names = grouped(names);
             match *t {
                 "" => names.join(", "),
                 t => format!("on {t}: {}", names.join(", ")),
@@ -482,6 +478,38 @@ fn skipped(f: &ParamsFile, out: &mut Vec<String>) {
         f.skipped.len(),
         parts.join("; ")
     ));
+}
+
+/// Skipped parts in words, one family's parts together: `pool.flush (uc, wc)` for
+/// `pool.flush/uc` and `pool.flush/wc`, `pcie.post-parts (2)` for a part skipped twice.
+fn grouped(names: &[(&str, usize)]) -> Vec<String> {
+    let mut by: Vec<(&str, Vec<String>)> = Vec::new();
+    for &(b, n) in names {
+        let (family, part) = match b.split_once('/') {
+            Some((f, p)) => (f, Some(p)),
+            None => (b, None),
+        };
+        let item = match (part, n) {
+            (Some(p), 1) => p.to_string(),
+            (Some(p), n) => format!("{p} x{n}"),
+            (None, 1) => String::new(),
+            (None, n) => n.to_string(),
+        };
+        match by.iter_mut().find(|(f, _)| *f == family) {
+            Some((_, items)) => items.push(item),
+            None => by.push((family, vec![item])),
+        }
+    }
+    by.into_iter()
+        .map(|(f, items)| {
+            let items: Vec<String> = items.into_iter().filter(|i| !i.is_empty()).collect();
+            if items.is_empty() {
+                f.to_string()
+            } else {
+                format!("{f} ({})", items.join(", "))
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -705,15 +733,21 @@ mod tests {
             skip("pool.flush/uc", "anon"),
             skip("pcie.post-parts", "anon"),
             skip("pcie.post-parts", "anon"),
+            skip("pool.flush/wc", "anon"),
             skip("verbs", ""),
+            skip("pool.msg-scale/p2", "shm"),
+            skip("pool.msg-scale/p4", "shm"),
         ];
         let text = render(&f, None, None);
         let line = text
             .lines()
-            .find(|l| l.starts_with("skipped (5)"))
+            .find(|l| l.starts_with("skipped (8)"))
             .expect(&text);
         assert!(
-            line.contains("gpu, verbs; on anon: pool.flush/uc, pcie.post-parts (2) (reasons"),
+            line.contains(
+                "gpu, verbs; on anon: pool.flush (uc, wc), pcie.post-parts (2); \
+                 on shm: pool.msg-scale (p2, p4) (reasons"
+            ),
             "{line}"
         );
     }

@@ -642,8 +642,11 @@ mod tests {
         let busy = quiet.with_load(3.0);
         assert!(busy.attempts(1, 0.25, 3) > 2.9);
         assert_eq!(quiet.attempts(1, 10.0, 1), 1.0);
-        // Threads spinning in lockstep are preempted by whatever else runs.
-        assert!(quiet.attempts_spinning(2, 0.1) > 2.9);
+        // Lockstep sections are judged as windows: a 12 ms all-to-all section of two
+        // threads is seldom repeated, a second-long one of 16 threads nearly always.
+        assert!(quiet.attempts_spinning(2, 0.012) < 1.1);
+        assert!(quiet.attempts_spinning(16, 1.0) > 2.9);
+        assert!(busy.attempts_spinning(2, 0.1) > quiet.attempts_spinning(2, 0.1) + 0.5);
         let flagged = Expect {
             repeat_threads: false,
             ..quiet
@@ -655,6 +658,7 @@ mod tests {
     fn a_sampled_point_takes_its_budget_or_its_fewest_samples() {
         let e = Expect {
             disturbances_per_cpu_s: 0.0,
+            window_disturbances_per_cpu_s: 0.0,
             spinning_disturbances_s: 0.0,
             section_overhead_s: 0.0,
             ..Expect::default()

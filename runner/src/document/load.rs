@@ -87,13 +87,17 @@ pub fn read_input(path: &Path, what: &str) -> Result<String> {
     let need = meta.len().saturating_mul(PARSED_BYTES_PER_BYTE);
     let mut bytes = Vec::new();
     if !can_hold(need) || bytes.try_reserve_exact(meta.len() as usize + 1).is_err() {
-        bail!(
-            "{what}{name} is {}: reading it takes about {} of memory, more than this process \
-             may allocate now (a memory limit such as ulimit -v, or the machine's free \
-             memory): raise the limit, or read it where memory allows",
-            bench_core::units::human_bytes(meta.len()),
-            bench_core::units::human_bytes(need)
-        );
+        // Status 2 from every consumer (`plot` too, which maps no errors of its own).
+        return Err(anyhow::Error::new(crate::exit::Exit {
+            status: crate::exit::Status::Invalid,
+            message: format!(
+                "{what}{name} is {}: reading it takes about {} of memory, more than this \
+                 process may allocate now (a memory limit such as ulimit -v, or the machine's \
+                 free memory): raise the limit, or read it where memory allows",
+                bench_core::units::human_bytes(meta.len()),
+                bench_core::units::human_bytes(need)
+            ),
+        }));
     }
     f.take(MAX_INPUT_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -273,6 +273,12 @@ fn a_file_of_dense_small_values_is_refused_under_a_memory_limit_not_aborted() {
             .output()
             .unwrap();
         let t = text(&o);
+        if t.contains("qemu-aarch64: allocate") {
+            // The emulator's own translation buffer does not fit this limit (the limit
+            // above meets this path there).
+            println!("SKIPPED tight memory limit ({cmd}): qemu-user cannot start under it");
+            continue;
+        }
         assert_eq!(o.status.code(), Some(2), "{cmd}: {t}");
         assert!(t.contains("reading it takes about"), "{cmd}: {t}");
     }

@@ -354,8 +354,8 @@ impl C2cBench {
                 benchmark: self.name().into(),
                 target: target.into(),
                 parameters: serde_json::json!({
-                    "kind": kind.name(), "pair_class": cp.class.name(),
-                    "pairs_measured": p50s.len(), "pairs_in_class": cp.total,
+                    "kind": kind.name(), "instruction": kind.instruction(),
+                    "pair_class": cp.class.name(), "pairs_measured": p50s.len(), "pairs_in_class": cp.total,
                     "median_ns": med, "min_ns": d.min, "max_ns": d.max,
                     "pairs": of.iter().map(|c| format!("{}-{}", c.1, c.2)).collect::<Vec<_>>(),
                     // A summary of measurements that carry their own counters.

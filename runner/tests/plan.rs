@@ -143,6 +143,12 @@ fn core_to_core_is_measured_by_pair_class() {
         assert!(p["min_ns"].as_f64().unwrap() <= p["median_ns"].as_f64().unwrap());
         assert!(p["median_ns"].as_f64().unwrap() <= p["max_ns"].as_f64().unwrap());
     }
+    // Every measurement, a class's summary too, names the instruction it ran.
+    assert!(
+        ms.iter()
+            .all(|m| m["parameters"]["instruction"].is_string()),
+        "a pool.c2c measurement without its instruction"
+    );
     // Every pair measured names its class.
     assert!(ms
         .iter()

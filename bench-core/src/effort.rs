@@ -8,7 +8,6 @@
 //! branches on `--quick` itself. The two plans, [`QUICK`] and [`FULL`], sit side by side
 //! below, and a test holds that the quick one never asks for more than the full one.
 
-use crate::crew::WindowPlan;
 use crate::timer::Calibration;
 use std::time::Duration;
 
@@ -418,6 +417,40 @@ impl Effort {
             e.gpu.sweep_step = e.gpu.sweep_step.max(q.gpu.sweep_step);
         }
         e
+    }
+}
+
+/// How many windows of a crew ([`crate::crew`]), and how long: [`Effort::crew`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowPlan {
+    /// Length of a window (the same with and without `--quick`).
+    pub window: Duration,
+    /// Undisturbed windows wanted.
+    pub windows: usize,
+    /// The most windows run to get them.
+    pub max_windows: usize,
+}
+
+impl WindowPlan {
+    /// This plan with `factor` times the windows (a DRAM check compares medians and
+    /// wants more of them).
+    pub fn times(self, factor: usize) -> WindowPlan {
+        WindowPlan {
+            windows: self.windows * factor,
+            max_windows: self.max_windows * factor,
+            ..self
+        }
+    }
+
+    /// This plan with at most `windows` windows wanted (a budget's cut), never fewer than
+    /// one.
+    pub fn at_most(self, windows: usize) -> WindowPlan {
+        let w = self.windows.min(windows).max(1);
+        WindowPlan {
+            windows: w,
+            max_windows: self.max_windows.min(3 * w).max(w),
+            ..self
+        }
     }
 }
 

@@ -425,7 +425,7 @@ impl Expect {
         topo: &Topology,
         cpus: &[usize],
         slice_bytes: usize,
-        plan: &crate::crew::WindowPlan,
+        plan: &crate::effort::WindowPlan,
         in_cache: bool,
     ) -> f64 {
         let threads = cpus.len().max(1);

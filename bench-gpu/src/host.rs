@@ -126,7 +126,7 @@ impl Benchmark for GpuHostBench {
         let mut c = Cost::new();
         // Pinned: allocated, swept, the small copies' latency; pageable: filled, swept.
         c.add("pinned host memory", 1, e.populate_s(max));
-        c.extend(crate::plan::sweep_cost(
+        c.extend(crate::cost::sweep_cost(
             ctx,
             &sizes,
             e.gpu_copy_gbs,
@@ -138,7 +138,7 @@ impl Benchmark for GpuHostBench {
             2.0 * ctx.effort.gpu.latency_samples as f64 * e.gpu_launch_us * 2e-6,
         );
         c.add("pageable host memory", 1, e.populate_s(max));
-        c.extend(crate::plan::sweep_cost(
+        c.extend(crate::cost::sweep_cost(
             ctx,
             &sizes,
             e.gpu_pageable_gbs,

@@ -28,6 +28,7 @@
 pub mod config;
 pub mod contention;
 pub mod copy;
+pub mod cost;
 pub mod cuda;
 pub mod discovery;
 pub mod host;

@@ -123,7 +123,7 @@ impl Benchmark for GpuPoolBench {
         let g = &ctx.effort.gpu;
         let gbs = e.gpu_copy_gbs;
         let mut c = Cost::new();
-        c.extend(crate::plan::sweep_cost(
+        c.extend(crate::cost::sweep_cost(
             ctx,
             &self.config.sizes(ctx.effort),
             gbs,
@@ -140,7 +140,7 @@ impl Benchmark for GpuPoolBench {
                 c.add(
                     format!("{k} concurrent {flow} copies"),
                     1,
-                    crate::plan::concurrent_s(ctx, k, each, g.contention_rounds, g2),
+                    crate::cost::concurrent_s(ctx, k, each, g.contention_rounds, g2),
                 );
             }
         }
@@ -149,7 +149,7 @@ impl Benchmark for GpuPoolBench {
             c.add(
                 format!("one copy on each of {n} GPUs"),
                 1,
-                crate::plan::concurrent_s(ctx, 1, each, g.contention_rounds, gbs),
+                crate::cost::concurrent_s(ctx, 1, each, g.contention_rounds, gbs),
             );
         }
         if self.with_cpu_parts(ctx, target).is_some() {

@@ -13,6 +13,7 @@ mod firmware;
 mod fleet;
 mod gpu;
 mod inventory;
+mod machine;
 mod manual;
 mod output;
 mod plot;

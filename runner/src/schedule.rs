@@ -4,7 +4,7 @@
 //! `--sysfs ROOT`, another one), and recorded in params.json beside what each family took.
 
 use crate::cli::{Format, RunArgs};
-use crate::run::{resolve_targets, Machine, Plan};
+use crate::machine::{resolve_targets, Machine, Plan};
 use anyhow::Result;
 use bench_core::bench::{Benchmark, Context, Subject};
 use bench_core::effort::Effort;
@@ -389,7 +389,7 @@ pub fn for_machine(
 /// `--plan`: prints the plan of `plan` for this machine (or the `--sysfs` one) and
 /// measures nothing.
 pub fn print(args: &RunArgs, plan: &Plan) -> Result<()> {
-    let m = crate::run::machine(args)?;
+    let m = crate::machine::machine(args)?;
     let (s, targets) = for_machine(args, plan, &m)?;
     let text = match args.format {
         Format::Json => {

@@ -52,7 +52,6 @@ pub use window::{Trace, WindowFigure};
 use crate::bench::Context;
 use crate::timer::Timer;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// One thread's part of a crew: built on its own (pinned) thread, warmed up before the
 /// first window, then called over and over inside each window.
@@ -110,39 +109,8 @@ impl Stop {
     }
 }
 
-/// How many windows, and how long: the effort plan's ([`crate::effort::Effort::crew`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct WindowPlan {
-    /// Length of a window (the same with and without `--quick`).
-    pub window: Duration,
-    /// Undisturbed windows wanted.
-    pub windows: usize,
-    /// The most windows run to get them.
-    pub max_windows: usize,
-}
-
-impl WindowPlan {
-    /// This plan with `factor` times the windows (a DRAM check compares medians and
-    /// wants more of them).
-    pub fn times(self, factor: usize) -> WindowPlan {
-        WindowPlan {
-            windows: self.windows * factor,
-            max_windows: self.max_windows * factor,
-            ..self
-        }
-    }
-
-    /// This plan with at most `windows` windows wanted (a budget's cut), never fewer than
-    /// one.
-    pub fn at_most(self, windows: usize) -> WindowPlan {
-        let w = self.windows.min(windows).max(1);
-        WindowPlan {
-            windows: w,
-            max_windows: self.max_windows.min(3 * w).max(w),
-            ..self
-        }
-    }
-}
+/// How many windows, and how long (the effort plan's, [`crate::effort`]).
+pub use crate::effort::WindowPlan;
 
 /// A thread's seat: its CPU, and whether it measures (its bytes count) or helps (a
 /// receiver: checked for disturbances only).

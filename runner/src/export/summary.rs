@@ -29,7 +29,7 @@ pub struct SummaryExporter {
 impl super::Exporter for SummaryExporter {
     fn render(&self, f: &ParamsFile) -> anyhow::Result<String> {
         let mut s = String::new();
-        super::table::write_run(&mut s, f)?;
+        write_run(&mut s, f)?;
         s.push('\n');
         s.push_str(&render(f, self.width, self.out.as_deref()));
         Ok(fit(&crate::output::text::printable_lines(&s), self.width))
@@ -320,6 +320,45 @@ fn c2c(f: &ParamsFile, out: &mut Vec<String>) {
             out.push(format!("  by class     {s} (flag)"));
         }
     }
+}
+
+/// The run's header lines: tool, CPU, kernel, hypervisor, timer and prefetchers.
+pub(super) fn write_run(s: &mut String, f: &ParamsFile) -> std::fmt::Result {
+    let e = &f.environment;
+    writeln!(
+        s,
+        "cxlchar {} | {} | {} CPUs | kernel {} | {}",
+        f.tool.version,
+        e.cpu.model,
+        e.cpu.logical_cpus,
+        e.kernel,
+        e.hypervisor
+            .as_deref()
+            .map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
+    )?;
+    writeln!(
+        s,
+        "timer: {:?} at {:.4} GHz ({}), overhead {:.1} ns subtracted, invariant: {}",
+        f.timer.source,
+        f.timer.freq_hz / 1e9,
+        f.timer.freq_method,
+        f.timer.overhead_ns,
+        f.timer
+            .invariant
+            .map_or("unknown".into(), |b| b.to_string())
+    )?;
+    // The counter's limits and the shortest timed batch derived from them (files
+    // written before they were recorded have none).
+    if f.timer.min_batch_ns > 0.0 {
+        writeln!(
+            s,
+            "timer limits: tick {:.2} ns, resolution {:.1} ns -> timed batches >= {:.1} us",
+            f.timer.tick_ns,
+            f.timer.resolution_ns,
+            f.timer.min_batch_ns / 1e3
+        )?;
+    }
+    writeln!(s, "prefetchers: {}", e.prefetchers.summary())
 }
 
 fn self_checks(f: &ParamsFile, out: &mut Vec<String>) {
@@ -705,7 +744,7 @@ mod tests {
     fn the_header_codes_and_messages_are_wrapped_never_cut() {
         for (name, f) in files() {
             let mut head = String::new();
-            crate::export::table::write_run(&mut head, &f).unwrap();
+            write_run(&mut head, &f).unwrap();
             let head = crate::output::text::printable_lines(&head).into_owned();
             for width in WIDTHS {
                 let text = SummaryExporter { width, out: None }.render(&f).unwrap();

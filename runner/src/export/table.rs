@@ -40,7 +40,7 @@ fn key_unit(key: &str) -> Option<&'static str> {
 impl Exporter for TableExporter {
     fn render(&self, f: &ParamsFile) -> Result<String> {
         let mut s = String::new();
-        write_run(&mut s, f)?;
+        super::summary::write_run(&mut s, f)?;
         write_checks(&mut s, f)?;
         writeln!(s)?;
         if !f.params.is_empty() {
@@ -61,45 +61,6 @@ impl Exporter for TableExporter {
         // as they are: shown with control characters escaped.
         Ok(printable_lines(&s).into_owned())
     }
-}
-
-/// The run's header lines: tool, CPU, kernel, hypervisor, timer and prefetchers.
-pub(super) fn write_run(s: &mut String, f: &ParamsFile) -> fmt::Result {
-    let e = &f.environment;
-    writeln!(
-        s,
-        "cxlchar {} | {} | {} CPUs | kernel {} | {}",
-        f.tool.version,
-        e.cpu.model,
-        e.cpu.logical_cpus,
-        e.kernel,
-        e.hypervisor
-            .as_deref()
-            .map_or("bare metal".to_string(), |h| format!("virtualized ({h})"))
-    )?;
-    writeln!(
-        s,
-        "timer: {:?} at {:.4} GHz ({}), overhead {:.1} ns subtracted, invariant: {}",
-        f.timer.source,
-        f.timer.freq_hz / 1e9,
-        f.timer.freq_method,
-        f.timer.overhead_ns,
-        f.timer
-            .invariant
-            .map_or("unknown".into(), |b| b.to_string())
-    )?;
-    // The counter's limits and the shortest timed batch derived from them (files
-    // written before they were recorded have none).
-    if f.timer.min_batch_ns > 0.0 {
-        writeln!(
-            s,
-            "timer limits: tick {:.2} ns, resolution {:.1} ns -> timed batches >= {:.1} us",
-            f.timer.tick_ns,
-            f.timer.resolution_ns,
-            f.timer.min_batch_ns / 1e3
-        )?;
-    }
-    writeln!(s, "prefetchers: {}", e.prefetchers.summary())
 }
 
 /// The DRAM sizing, DRAM check and prefetch check lines, one per target.

@@ -214,6 +214,15 @@ pub struct PlacementSummary {
     pub warning: Option<String>,
 }
 
+impl ParamsFile {
+    /// How many of the measurements that recorded their disturbances stayed disturbed in
+    /// every attempt, and how many recorded them: (disturbed, recorded).
+    pub fn disturbed_measurements(&self) -> (usize, usize) {
+        let recorded = self.measurements.iter().filter_map(|m| m.counters.as_ref());
+        recorded.fold((0, 0), |(d, n), c| (d + c.disturbed as usize, n + 1))
+    }
+}
+
 impl PlacementSummary {
     /// The summary of `p`, a region of `region_bytes` bound to node `target`.
     pub fn of(p: &Placement, target: usize, region_bytes: usize) -> PlacementSummary {

@@ -229,6 +229,18 @@ fn a_file_of_dense_small_values_is_refused_under_a_memory_limit_not_aborted() {
     )
     .unwrap();
     let bin = assert_cmd::cargo::cargo_bin("cxlchar");
+    // `cmd` ($2 the file, $3 the spec) under `ulimit -v kib`: its output and its text.
+    let under_limit = |kib: u32, cmd: &str| {
+        let o = Command::new("sh")
+            .args(["-c", &format!("ulimit -v {kib} && exec \"$1\" {cmd}"), "sh"])
+            .arg(&bin)
+            .arg(&dense)
+            .arg(&spec)
+            .output()
+            .unwrap();
+        let t = text(&o);
+        (o, t)
+    };
     for cmd in [
         "check --spec \"$3\" \"$2\"",
         "report \"$2\" --out \"$2.html\"",
@@ -237,18 +249,7 @@ fn a_file_of_dense_small_values_is_refused_under_a_memory_limit_not_aborted() {
         "model \"$2\"",
         "plot \"$2\" --out \"$2.plots\"",
     ] {
-        let o = Command::new("sh")
-            .args([
-                "-c",
-                &format!("ulimit -v 307200 && exec \"$1\" {cmd}"),
-                "sh",
-            ])
-            .arg(&bin)
-            .arg(&dense)
-            .arg(&spec)
-            .output()
-            .unwrap();
-        let t = text(&o);
+        let (o, t) = under_limit(307200, cmd);
         assert_eq!(o.status.code(), Some(2), "{cmd}: {t}");
         for s in ["dense.json is 23.9 MiB", "of memory", "ulimit -v"] {
             assert!(t.contains(s), "{cmd}: no {s:?} in {t}");
@@ -261,18 +262,7 @@ fn a_file_of_dense_small_values_is_refused_under_a_memory_limit_not_aborted() {
         "plot \"$2\" --out \"$2.plots\"",
         "check --spec \"$3\" \"$2\"",
     ] {
-        let o = Command::new("sh")
-            .args([
-                "-c",
-                &format!("ulimit -v 150000 && exec \"$1\" {cmd}"),
-                "sh",
-            ])
-            .arg(&bin)
-            .arg(&dense)
-            .arg(&spec)
-            .output()
-            .unwrap();
-        let t = text(&o);
+        let (o, t) = under_limit(150000, cmd);
         if t.contains("qemu-aarch64: allocate") {
             // The emulator's own translation buffer does not fit this limit (the limit
             // above meets this path there).

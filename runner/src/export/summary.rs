@@ -415,13 +415,7 @@ fn quality(f: &ParamsFile, out: &mut Vec<String>) {
         .filter(|(k, i)| i.noisy.is_some() && !k.contains('@'))
         .map(|(k, _)| k.as_str())
         .collect();
-    // Out of the measurements that recorded their disturbances (as the report counts).
-    let recorded: Vec<bool> = f
-        .measurements
-        .iter()
-        .filter_map(|m| m.counters.as_ref().map(|c| c.disturbed))
-        .collect();
-    let disturbed = recorded.iter().filter(|&&d| d).count();
+    let (disturbed, n) = f.disturbed_measurements();
     if !noisy.is_empty() {
         out.push(format!(
             "noisy keys     {} ({}): disturbed windows or a noisy self-check (why: \
@@ -431,7 +425,6 @@ fn quality(f: &ParamsFile, out: &mut Vec<String>) {
         ));
     }
     if disturbed > 0 {
-        let n = recorded.len();
         out.push(format!(
             "disturbed      {disturbed} of {n} measurements ({:.0} %) still disturbed after their retries",
             disturbed as f64 * 100.0 / n as f64

@@ -351,21 +351,16 @@ fn sizes_in_binary_units(text: &str) -> String {
 /// migrations, faults in the timed section: their figures stand with a warning), linked
 /// to the warnings.
 fn disturbed(f: &ParamsFile) -> String {
-    let recorded: Vec<bool> = f
-        .measurements
-        .iter()
-        .filter_map(|m| m.counters.as_ref().map(|c| c.disturbed))
-        .collect();
-    if recorded.is_empty() {
+    let (n, recorded) = f.disturbed_measurements();
+    if recorded == 0 {
         return "not recorded in this file".into();
     }
-    let n = recorded.iter().filter(|&&d| d).count();
-    let pct = 100.0 * n as f64 / recorded.len() as f64;
+    let pct = 100.0 * n as f64 / recorded as f64;
     format!(
         "<a href=\"#warnings\"><span class=\"{}\">{n} of {} ({pct:.0} %)</span> disturbed in \
          every attempt</a>",
         if n > 0 { "nm" } else { "pass" },
-        recorded.len()
+        recorded
     )
 }
 

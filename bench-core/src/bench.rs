@@ -260,6 +260,8 @@ pub struct Report {
     pub served: bool,
     /// The NUMA node matrix (`mem.matrix` only): params.json's `numa_matrix`.
     pub numa_matrix: Option<crate::params::NumaMatrix>,
+    /// The interference matrix (`mem.interference` only): params.json's `interference`.
+    pub interference: Option<crate::params::InterferenceMatrix>,
 }
 
 /// A reason a benchmark (or a part of it) did not run here; converts into
@@ -380,6 +382,13 @@ pub trait Benchmark {
     fn region_bytes(&self, _ctx: &Context, _target: &TargetSpec) -> usize {
         0
     }
+    /// What it maps at most at once on `target` (a memory benchmark: its region as it
+    /// grows, its DRAM check's larger point, buffers of its own) or for its device
+    /// (`target` is `anon`): the run's memory plan, known before anything is mapped
+    /// ([`crate::memory::budget`]). Default: the region of [`Benchmark::region_bytes`].
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> crate::memory::budget::Need {
+        crate::memory::budget::Need::on_target(self.region_bytes(ctx, target), "its region")
+    }
     /// Runs on one placed region ([`Input::Region`]) or on its device ([`Input::Device`]).
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun>;
 
@@ -430,6 +439,10 @@ pub struct Options {
     /// Nothing is measured; a family whose devices this machine would probe finds them
     /// in that tree instead (the GPUs), or is planned as skipped.
     pub sysfs: Option<std::path::PathBuf>,
+    /// Where the run finds a device to copy beside CPU work (a GPU as `mem.interference`'s
+    /// aggressor): given by the runner, which has the driver crates; `None` where none is
+    /// built in.
+    pub dma: Option<std::sync::Arc<dyn crate::dma::DmaProbe>>,
 }
 
 impl Default for Options {
@@ -441,6 +454,7 @@ impl Default for Options {
             cpus: vec![],
             targets: vec![],
             sysfs: None,
+            dma: None,
         }
     }
 }

@@ -4,34 +4,45 @@
 //! # The chain
 //!
 //! The memory is cut into **slots** of `slot_bytes` (default 256, multichase's default
-//! stride). Each slot holds exactly one chain element, so exactly one 64-byte line of each
-//! slot is ever touched, and that element holds the address of the next one. Three things
-//! keep prefetchers out:
+//! stride), 128-byte aligned. The default chain ([`SlotLayout::Phased`]) touches every
+//! line of every slot, one per **phase**: a lap of the chain is `slot_bytes / 64` phases,
+//! each of which visits every slot once, at one of its lines, in the slot order the chase
+//! order gives ([`ChaseOrder`]). So the chain spans exactly the bytes it touches, and
+//! three things keep prefetchers out:
 //!
-//! * **No fixed in-slot offset** ([`SlotLayout::Randomized`], the default): the touched
-//!   line *and* the 8-byte word inside it are drawn at random for every slot, so the
-//!   addresses share no offset pattern that a spatial or footprint prefetcher can learn
-//!   (a chase whose elements all sit at offset 0 of their slot is learned by some Intel
-//!   cores: the larger the stride, the faster it looks). multichase's "mixer" does the
-//!   same with 64 offset permutations that repeat every 64 slots; here every slot draws
-//!   its own offset.
-//! * **No adjacent-line help**: slots are at least 128 bytes and 128-byte aligned, so the
-//!   buddy line that an adjacent-line prefetcher fetches with each touched line lies in
-//!   the same slot and is never part of the chain.
+//! * **No fixed in-slot offset**: the line a slot is visited at in a phase and the 8-byte
+//!   word inside it are drawn per slot and phase, so the addresses share no offset
+//!   pattern that a spatial or footprint prefetcher can learn (a chase whose elements all
+//!   sit at offset 0 of their slot is learned by some Intel cores). multichase's "mixer"
+//!   does the same with 64 offset permutations that repeat every 64 slots; here every
+//!   slot draws its own.
+//! * **No adjacent-line help**: inside a phase a slot is touched at one line only, so the
+//!   128-byte buddy an adjacent-line prefetcher fetches with it is not wanted in that
+//!   phase; the first half of the phases visits one line of each of the slot's 128-byte
+//!   pairs, the second half the other lines, so a buddy is wanted half a lap later, after
+//!   half the working set of other lines (at a DRAM working set of 4 x the caches, twice
+//!   the caches) has gone through them. Any line of a slot is revisited one phase (a
+//!   quarter of the working set, at least the caches) after the last.
 //! * **No learnable order**: the slots are visited in one random cycle, either over all
 //!   of them ([`ChaseOrder::Random`], page walks included) or in TLB-local blocks of
 //!   `locality` bytes of memory, the blocks in a random cycle and the slots in a random
 //!   order inside each block ([`ChaseOrder::TlbLocal`], MLC's and multichase's idle
-//!   latency), so the TLB working set stays small.
+//!   latency), so the TLB working set stays small. Every phase keeps the order of the
+//!   blocks and shuffles the slots inside each anew.
 //!
-//! [`SlotLayout::Aligned`] keeps the classic chase (element at offset 0 of each slot) for
-//! comparisons with tools that build it that way; it is never a default.
+//! [`SlotLayout::Randomized`] (one element per slot, at a random line and word) and
+//! [`SlotLayout::Aligned`] (offset 0 of each slot, the classic chase) touch one line per
+//! slot and span `slot_bytes / 64` times what they touch; [`SlotLayout::PhasedAligned`]
+//! is the phased chain with its lines in order at word 0, the twin the prefetch
+//! self-check compares the default with (same pages, same page walks per load). None of
+//! them is a default.
 //!
 //! # Sizes
 //!
-//! A working set is counted in **touched bytes**: distinct 64-byte lines x 64. A chase of
-//! `T` touched bytes has `T / 64` elements and spans `T / 64 x slot_bytes` of memory
-//! (slots below one line hold several elements per line: then touched = spanned).
+//! A working set is counted in **touched bytes**: distinct 64-byte lines x 64. A phased
+//! chase of `T` touched bytes has `T / 64` elements and spans `T` bytes; a one-line-per-
+//! slot chase spans `T / 64 x slot_bytes` (slots below one line hold several elements per
+//! line: then touched = spanned).
 //!
 //! # Before timing
 //!
@@ -45,8 +56,6 @@
 //! lap (the DRAM reference the latency sweep uses to find the memory plateau).
 
 use crate::cacheline;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use serde_json::json;
 use std::marker::PhantomData;
 
@@ -101,21 +110,47 @@ impl ChaseOrder {
     }
 }
 
-/// Where the element sits inside its slot.
+/// Where the elements sit inside their slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotLayout {
-    /// A random line and a random 8-byte word of that line, drawn per slot (default).
+    /// Every line of the slot, one per phase of the lap, in a random order that keeps the
+    /// two lines of each 128-byte pair half a lap apart, each at a random 8-byte word
+    /// (default: the chain spans what it touches).
+    Phased,
+    /// Every line of the slot, one per phase, in address order at word 0: the phased
+    /// chain's twin for the prefetch self-check, which a prefetcher may learn.
+    PhasedAligned,
+    /// One element per slot, at a random line and a random 8-byte word of that line.
     Randomized,
-    /// Offset 0 of every slot: the classic chase, which some prefetchers learn.
+    /// One element per slot, at offset 0: the classic chase, which some prefetchers learn.
     Aligned,
 }
 
 impl SlotLayout {
-    /// Name as recorded in the output (`randomized`, `aligned`).
+    /// Name as recorded in the output (`phased`, `phased-aligned`, `randomized`,
+    /// `aligned`).
     pub fn name(self) -> &'static str {
         match self {
+            SlotLayout::Phased => "phased",
+            SlotLayout::PhasedAligned => "phased-aligned",
             SlotLayout::Randomized => "randomized",
             SlotLayout::Aligned => "aligned",
+        }
+    }
+
+    /// Whether every line of a slot is touched (one per phase).
+    pub fn is_phased(self) -> bool {
+        matches!(self, SlotLayout::Phased | SlotLayout::PhasedAligned)
+    }
+
+    /// The layout built the other way for the prefetch self-check: same slot, same lines
+    /// touched, only the in-slot offsets fixed (or drawn).
+    pub fn twin(self) -> SlotLayout {
+        match self {
+            SlotLayout::Phased => SlotLayout::PhasedAligned,
+            SlotLayout::PhasedAligned => SlotLayout::Phased,
+            SlotLayout::Randomized => SlotLayout::Aligned,
+            SlotLayout::Aligned => SlotLayout::Randomized,
         }
     }
 }
@@ -126,11 +161,16 @@ pub enum ChaseError {
     /// Aligned slot not a multiple of the pointer size.
     #[error("slot {0} must be a multiple of 8 bytes and at least 8")]
     Slot(usize),
-    /// Randomized slot too small or not whole lines.
+    /// Randomized or phased slot too small or not whole 128-byte pairs of lines.
     #[error(
-        "the randomized layout needs slots that are a multiple of {MIN_RANDOMIZED_SLOT_BYTES} bytes (one touched line per slot, its 128-byte buddy inside the slot), got {0}; use --layout aligned for other slots"
+        "the {layout} layout needs slots that are a multiple of {MIN_RANDOMIZED_SLOT_BYTES} bytes (whole 128-byte pairs of lines, the pair an adjacent-line prefetcher fetches), got {slot}; use --layout aligned for other slots"
     )]
-    RandomizedSlot(usize),
+    RandomizedSlot {
+        /// The layout's name.
+        layout: &'static str,
+        /// The slot asked for, in bytes.
+        slot: usize,
+    },
     /// TLB locality below the slot.
     #[error("TLB locality {locality} is smaller than the slot {slot}")]
     Locality {
@@ -147,8 +187,8 @@ pub enum ChaseError {
         /// Smallest working set.
         min: usize,
     },
-    /// More elements than the u32 index of the order allows.
-    #[error("{0} chain elements are more than the chase supports (2^32 - 1)")]
+    /// More slots than the u32 index of the order allows.
+    #[error("{0} chain slots are more than the chase supports (2^32 - 1)")]
     TooMany(usize),
     /// Memory too small for the chain.
     #[error("the chain spans {need} bytes but only {have} are available")]
@@ -170,11 +210,28 @@ pub struct ChainLayout {
 }
 
 impl ChainLayout {
-    /// The default: randomized offsets in 256-byte slots (multichase's default stride).
+    /// The default: every line of 256-byte slots (multichase's default stride), one per
+    /// phase, at random offsets.
     pub const DEFAULT: ChainLayout = ChainLayout {
-        layout: SlotLayout::Randomized,
+        layout: SlotLayout::Phased,
         slot_bytes: 256,
     };
+
+    /// A phased layout with this slot.
+    pub fn phased(slot_bytes: usize) -> ChainLayout {
+        ChainLayout {
+            layout: SlotLayout::Phased,
+            slot_bytes,
+        }
+    }
+
+    /// This slot built the other way ([`SlotLayout::twin`]).
+    pub fn twin(&self) -> ChainLayout {
+        ChainLayout {
+            layout: self.layout.twin(),
+            slot_bytes: self.slot_bytes,
+        }
+    }
 
     /// A randomized layout with this slot.
     pub fn randomized(slot_bytes: usize) -> ChainLayout {
@@ -197,11 +254,12 @@ impl ChainLayout {
         let s = self.slot_bytes;
         match self.layout {
             SlotLayout::Aligned if s < 8 || !s.is_multiple_of(8) => Err(ChaseError::Slot(s)),
-            SlotLayout::Randomized
-                if s < MIN_RANDOMIZED_SLOT_BYTES
-                    || !s.is_multiple_of(MIN_RANDOMIZED_SLOT_BYTES) =>
-            {
-                Err(ChaseError::RandomizedSlot(s))
+            SlotLayout::Aligned => Ok(()),
+            l if s < MIN_RANDOMIZED_SLOT_BYTES || !s.is_multiple_of(MIN_RANDOMIZED_SLOT_BYTES) => {
+                Err(ChaseError::RandomizedSlot {
+                    layout: l.name(),
+                    slot: s,
+                })
             }
             _ => Ok(()),
         }
@@ -222,9 +280,24 @@ impl ChainLayout {
         }
     }
 
-    /// Bytes of memory spanned per touched byte (4 for 256-byte slots; 1 below a line).
+    /// Phases of a lap: the lines of a slot for a phased layout, else 1.
+    pub const fn phases(&self) -> usize {
+        let phased = matches!(self.layout, SlotLayout::Phased | SlotLayout::PhasedAligned);
+        if phased && self.slot_bytes >= LINE_BYTES {
+            self.slot_bytes / LINE_BYTES
+        } else {
+            1
+        }
+    }
+
+    /// Bytes of memory spanned per touched byte (1 phased or below a line; 4 for
+    /// 256-byte slots of one line).
     pub fn span_per_touched(&self) -> usize {
-        self.slot_bytes.div_ceil(self.touched_per_element())
+        if self.layout.is_phased() {
+            1
+        } else {
+            self.slot_bytes.div_ceil(self.touched_per_element())
+        }
     }
 
     /// Touched bytes per element: one line, or the slot when slots are below a line.
@@ -232,32 +305,56 @@ impl ChainLayout {
         self.slot_bytes.min(LINE_BYTES)
     }
 
-    /// Elements of a chase over `touched_bytes` (rounded down, at least one).
-    pub fn elements(&self, touched_bytes: usize) -> usize {
-        (touched_bytes / self.touched_per_element()).max(1)
+    /// Slots of a chase over `touched_bytes` (rounded down, at least one).
+    pub fn slots(&self, touched_bytes: usize) -> usize {
+        let per_slot = self.phases() * self.touched_per_element();
+        (touched_bytes / per_slot).max(1)
     }
 
-    /// Touched bytes rounded to whole elements.
+    /// Elements of a chase over `touched_bytes` (rounded down to whole slots, at least
+    /// one slot).
+    pub fn elements(&self, touched_bytes: usize) -> usize {
+        self.slots(touched_bytes) * self.phases()
+    }
+
+    /// Touched bytes rounded to whole elements (whole slots for a phased layout).
     pub fn round_touched(&self, touched_bytes: usize) -> usize {
         self.elements(touched_bytes) * self.touched_per_element()
     }
 
     /// Bytes of memory a chase over `touched_bytes` spans.
     pub fn span_bytes(&self, touched_bytes: usize) -> usize {
-        self.elements(touched_bytes) * self.slot_bytes
+        self.slots(touched_bytes) * self.slot_bytes
     }
 
-    /// Byte offset of the element inside slot `slot`, for a chain seeded with `seed`: a
-    /// random 8-byte word of the slot (randomized), or 0 (aligned). A pure function of
-    /// (seed, slot), so the pool benchmarks can compute it instead of storing it.
+    /// Heap bytes [`Chain::build`] takes beside the chain's memory while it writes a chase
+    /// over `touched_bytes` in `order` ([`write_scratch_bytes`]; freed when it returns).
+    pub fn build_scratch_bytes(&self, touched_bytes: usize, order: ChaseOrder) -> usize {
+        write_scratch_bytes(*self, self.slots(touched_bytes), order)
+    }
+
+    /// Byte offset of the one element inside slot `slot` of a one-line-per-slot layout
+    /// (phase 0 of a phased one), for a chain seeded with `seed`.
     #[inline(always)]
     pub fn offset(&self, slot: usize, seed: u64) -> usize {
+        self.element_offset(slot, 0, seed)
+    }
+
+    /// Byte offset inside slot `slot` of its element in phase `phase` ([`Self::phases`]),
+    /// for a chain seeded with `seed`: a random 8-byte word of the slot (randomized), of
+    /// the phase's line (phased), or 0 (aligned; the phase's line for phased-aligned). A
+    /// pure function of (seed, slot, phase), so a family can compute it instead of
+    /// storing it.
+    #[inline(always)]
+    pub fn element_offset(&self, slot: usize, phase: usize, seed: u64) -> usize {
+        let h = mix64(seed ^ (slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         match self.layout {
             SlotLayout::Aligned => 0,
-            SlotLayout::Randomized => {
-                let words = (self.slot_bytes / 8) as u64;
-                ((mix64(seed ^ (slot as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) % words) * 8)
-                    as usize
+            SlotLayout::Randomized => ((h % (self.slot_bytes / 8) as u64) * 8) as usize,
+            SlotLayout::PhasedAligned => phase * LINE_BYTES,
+            SlotLayout::Phased => {
+                let word = (mix64(h ^ phase as u64) % 8) as usize;
+                phased_line(h, self.slot_bytes / LINE_BYTES, phase) * LINE_BYTES + word * 8
             }
         }
     }
@@ -269,12 +366,24 @@ impl ChainLayout {
 
     /// Parameters as recorded in the output.
     pub fn describe(&self) -> serde_json::Value {
-        json!({"layout": self.layout.name(), "slot_bytes": self.slot_bytes})
+        json!({
+            "layout": self.layout.name(),
+            "slot_bytes": self.slot_bytes,
+            "phases": self.phases(),
+        })
     }
 
     /// The method in words, for measurement records.
     pub fn method(&self) -> String {
         match self.layout {
+            SlotLayout::Phased => format!(
+                "every line of each {}-byte slot, one per phase of the lap, at a random 8-byte word, the slot's lines in a random order that keeps each 128-byte pair's two lines half a lap apart (span = touched bytes, no fixed offset, no adjacent-line help)",
+                self.slot_bytes
+            ),
+            SlotLayout::PhasedAligned => format!(
+                "every line of each {}-byte slot, one per phase of the lap, in address order at offset 0 of the line (aligned: prefetchers may learn it)",
+                self.slot_bytes
+            ),
             SlotLayout::Randomized => format!(
                 "one element per {}-byte slot at a random line and 8-byte word of the slot (no fixed offset, no adjacent-line help)",
                 self.slot_bytes
@@ -287,6 +396,23 @@ impl ChainLayout {
     }
 }
 
+/// The line of a slot of `lines` lines (an even number) that phase `phase` visits, for
+/// the slot's hash `h`: the first `lines / 2` phases take one line of each 128-byte pair,
+/// the pairs in an order rotated by the hash and the line of each pair drawn from it; the
+/// other phases take the other line of each pair in the same order.
+#[inline(always)]
+fn phased_line(h: u64, lines: usize, phase: usize) -> usize {
+    let pairs = (lines / 2).max(1);
+    let (second, q) = if phase < pairs {
+        (0, phase)
+    } else {
+        (1, phase - pairs)
+    };
+    let pair = (q + (h >> 40) as usize % pairs) % pairs;
+    let bit = ((h >> (pair % 40)) & 1) as usize ^ second;
+    (2 * pair + bit).min(lines.saturating_sub(1))
+}
+
 /// SplitMix64's finalizer: a bijective 64-bit mix.
 #[inline(always)]
 fn mix64(mut z: u64) -> u64 {
@@ -296,86 +422,8 @@ fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Sattolo's algorithm: a uniformly random cyclic permutation of `0..n` as a successor
-/// array (`next[i]` follows `i`); following it from any element visits all `n` once.
-pub fn sattolo(n: usize, rng: &mut SmallRng) -> Vec<u32> {
-    assert!(n <= u32::MAX as usize, "too many elements for a u32 index");
-    let mut a: Vec<u32> = (0..n as u32).collect();
-    for i in (1..n).rev() {
-        let j = rng.random_range(0..i);
-        a.swap(i, j);
-    }
-    a
-}
-
-/// Shuffles `s` in place (Fisher-Yates).
-fn shuffle(s: &mut [u32], rng: &mut SmallRng) {
-    for i in (1..s.len()).rev() {
-        let j = rng.random_range(0..=i);
-        s.swap(i, j);
-    }
-}
-
-/// The order a chase over `n` slots of `slot` bytes visits them in: `seq[k]` is the slot
-/// of the k-th element, and the last leads back to the first. Random: one uniformly random
-/// cycle over all slots. TLB-local: blocks of `locality` bytes in a random cycle, the
-/// slots of each block in random order.
-pub fn visit_order(n: usize, slot: usize, order: ChaseOrder, seed: u64) -> Vec<u32> {
-    assert!(n <= u32::MAX as usize, "too many elements for a u32 index");
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let per_block = match order {
-        ChaseOrder::Random => n,
-        ChaseOrder::TlbLocal { locality } => (locality / slot).max(1),
-    };
-    if per_block >= n {
-        let mut seq: Vec<u32> = (0..n as u32).collect();
-        shuffle(&mut seq, &mut rng);
-        return seq;
-    }
-    let blocks = n.div_ceil(per_block);
-    let mut block_order: Vec<u32> = (0..blocks as u32).collect();
-    shuffle(&mut block_order, &mut rng);
-    let mut seq: Vec<u32> = Vec::with_capacity(n);
-    for b in block_order {
-        let lo = b as usize * per_block;
-        let hi = (lo + per_block).min(n);
-        let start = seq.len();
-        seq.extend(lo as u32..hi as u32);
-        shuffle(&mut seq[start..], &mut rng);
-    }
-    seq
-}
-
-/// The successor array of a chase over `n` slots of `slot` bytes in `order`: `next[i]`
-/// follows slot `i` ([`visit_order`] as a cycle).
-pub fn successors(n: usize, slot: usize, order: ChaseOrder, seed: u64) -> Vec<u32> {
-    let seq = visit_order(n, slot, order, seed);
-    let mut next = vec![0u32; n];
-    for k in 0..n {
-        next[seq[k] as usize] = seq[(k + 1) % n];
-    }
-    next
-}
-
-/// Writes the chain into `mem` in visiting order: the element of slot `seq[k]` (at
-/// [`ChainLayout::offset`]) holds the address of the element of slot `seq[k + 1]`, the
-/// last that of the first. Returns the address of the first element.
-pub fn write_chain(mem: &mut [u8], layout: ChainLayout, seq: &[u32], seed: u64) -> *const u8 {
-    let slot = layout.slot_bytes;
-    assert!(slot >= 8 && slot.is_multiple_of(8) && !seq.is_empty());
-    assert!(seq.len() * slot <= mem.len());
-    let base = mem.as_mut_ptr() as usize;
-    let addr = |i: u32| i as usize * slot + layout.offset(i as usize, seed);
-    let n = seq.len();
-    for k in 0..n {
-        let bytes = (base + addr(seq[(k + 1) % n])).to_ne_bytes();
-        let at = addr(seq[k]);
-        mem[at..at + bytes.len()].copy_from_slice(&bytes);
-    }
-    // SAFETY: addr(seq[0]) < seq.len() * slot <= mem.len(), so the pointer stays inside
-    // `mem`.
-    unsafe { mem.as_ptr().add(addr(seq[0])) }
-}
+mod order;
+pub use order::{phase_order, sattolo, successors, visit_order, write_chain, write_scratch_bytes};
 
 /// Loads per loop iteration of [`chase`].
 pub const UNROLL: usize = 16;
@@ -446,26 +494,26 @@ impl<'a> Chain<'a> {
         seed: u64,
     ) -> Result<Chain<'a>, ChaseError> {
         layout.validate_with(order)?;
-        if touched_bytes < layout.touched_per_element() {
+        let min = layout.phases() * layout.touched_per_element();
+        if touched_bytes < min {
             return Err(ChaseError::TooSmall {
                 touched: touched_bytes,
-                min: layout.touched_per_element(),
+                min,
             });
         }
-        let n = layout.elements(touched_bytes);
-        if n > u32::MAX as usize {
-            return Err(ChaseError::TooMany(n));
+        let slots = layout.slots(touched_bytes);
+        if slots > u32::MAX as usize {
+            return Err(ChaseError::TooMany(slots));
         }
-        let need = n * layout.slot_bytes;
+        let n = layout.elements(touched_bytes);
+        let need = layout.span_bytes(touched_bytes);
         if need > mem.len() {
             return Err(ChaseError::Memory {
                 need,
                 have: mem.len(),
             });
         }
-        let seq = visit_order(n, layout.slot_bytes, order, seed);
-        let start = write_chain(mem, layout, &seq, seed);
-        drop(seq);
+        let start = write_chain(mem, layout, slots, order, seed);
         let lapped = n * layout.touched_per_element() <= WARM_LAP_MAX_BYTES;
         let chain = Chain {
             base: mem.as_ptr(),
@@ -514,11 +562,19 @@ impl<'a> Chain<'a> {
     /// for a cold lap; `Err` says why the CPU or architecture cannot.
     pub fn flush(&self) -> Result<(), String> {
         let m = cacheline::invalidate_method()?;
-        for i in 0..self.n {
-            let at = i * self.layout.slot_bytes + self.layout.offset(i, self.seed);
-            // SAFETY: the element lies inside the borrowed memory (checked in build);
-            // `m` is available on this CPU.
-            unsafe { cacheline::flush_range(m, self.base.wrapping_add(at), 8) };
+        let slots = self.n / self.layout.phases();
+        if self.layout.layout.is_phased() {
+            // Every line of the span is an element.
+            // SAFETY: the span lies inside the borrowed memory (checked in build); `m` is
+            // available on this CPU.
+            unsafe { cacheline::flush_range(m, self.base, slots * self.layout.slot_bytes) };
+        } else {
+            for i in 0..slots {
+                let at = i * self.layout.slot_bytes + self.layout.offset(i, self.seed);
+                // SAFETY: the element lies inside the borrowed memory (checked in build);
+                // `m` is available on this CPU.
+                unsafe { cacheline::flush_range(m, self.base.wrapping_add(at), 8) };
+            }
         }
         cacheline::full_fence();
         Ok(())
@@ -536,7 +592,7 @@ impl<'a> Chain<'a> {
 
     /// Bytes of memory spanned.
     pub fn span_bytes(&self) -> usize {
-        self.n * self.layout.slot_bytes
+        self.n / self.layout.phases() * self.layout.slot_bytes
     }
 
     /// Parameters as recorded in the output.
@@ -565,227 +621,4 @@ impl<'a> Chain<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cycle_len(next: &[u32]) -> usize {
-        let mut seen = vec![false; next.len()];
-        let (mut i, mut len) = (0usize, 0usize);
-        while !seen[i] {
-            seen[i] = true;
-            i = next[i] as usize;
-            len += 1;
-        }
-        assert_eq!(i, 0, "the walk must come back to its start");
-        len
-    }
-
-    #[test]
-    fn sattolo_is_one_cycle_through_every_element() {
-        for (n, seed) in [
-            (1usize, 1u64),
-            (2, 2),
-            (3, 3),
-            (64, 4),
-            (1000, 5),
-            (65536, 6),
-        ] {
-            let mut rng = SmallRng::seed_from_u64(seed);
-            let next = sattolo(n, &mut rng);
-            assert_eq!(cycle_len(&next), n, "n={n}");
-            let mut sorted = next.clone();
-            sorted.sort_unstable();
-            assert!(sorted.iter().enumerate().all(|(i, &v)| v as usize == i));
-        }
-    }
-
-    #[test]
-    fn tlb_local_order_is_one_cycle_and_stays_in_blocks() {
-        let (n, slot, loc) = (10_000usize, 256usize, 16384usize);
-        let next = successors(n, slot, ChaseOrder::TlbLocal { locality: loc }, 9);
-        assert_eq!(cycle_len(&next), n);
-        // Consecutive steps leave their block only once per block.
-        let per = loc / slot;
-        let crossings = (0..n)
-            .filter(|&i| i / per != next[i] as usize / per)
-            .count();
-        assert_eq!(crossings, n.div_ceil(per));
-    }
-
-    #[test]
-    fn random_order_leaves_blocks_often() {
-        let next = successors(10_000, 64, ChaseOrder::Random, 9);
-        assert_eq!(cycle_len(&next), 10_000);
-        let crossings = (0..10_000)
-            .filter(|&i| i / 64 != next[i] as usize / 64)
-            .count();
-        assert!(crossings > 9_000, "{crossings}");
-    }
-
-    #[test]
-    fn same_seed_same_order() {
-        assert_eq!(
-            successors(500, 64, ChaseOrder::Random, 1),
-            successors(500, 64, ChaseOrder::Random, 1)
-        );
-        assert_ne!(
-            successors(500, 64, ChaseOrder::Random, 1),
-            successors(500, 64, ChaseOrder::Random, 2)
-        );
-    }
-
-    #[test]
-    fn layouts_validate() {
-        assert!(ChainLayout::DEFAULT.validate().is_ok());
-        assert!(ChainLayout::randomized(128).validate().is_ok());
-        assert!(ChainLayout::randomized(64).validate().is_err());
-        assert!(ChainLayout::randomized(192).validate().is_err());
-        assert!(ChainLayout::randomized(384).validate().is_ok());
-        assert!(ChainLayout::randomized(200).validate().is_err());
-        assert!(ChainLayout::aligned(64).validate().is_ok());
-        assert!(ChainLayout::aligned(8).validate().is_ok());
-        assert!(ChainLayout::aligned(12).validate().is_err());
-    }
-
-    #[test]
-    fn touched_bytes_and_span() {
-        let l = ChainLayout::DEFAULT;
-        assert_eq!(l.elements(1 << 20), (1 << 20) / 64);
-        assert_eq!(
-            l.span_bytes(1 << 20),
-            4 << 20,
-            "256-byte slots span 4x the touched"
-        );
-        assert_eq!(ChainLayout::aligned(64).span_bytes(1 << 20), 1 << 20);
-        // Sub-line slots: several elements per line, touched = spanned.
-        assert_eq!(ChainLayout::aligned(16).span_bytes(4096), 4096);
-        assert_eq!(ChainLayout::aligned(16).elements(4096), 256);
-    }
-
-    /// Walks one lap of a chain by hand and returns the slot visited at each step and the
-    /// offset of each element inside its slot.
-    fn walk_by_hand(mem: &mut [u8], layout: ChainLayout, touched: usize) -> Vec<(usize, usize)> {
-        let base = mem.as_ptr() as usize;
-        let chain = Chain::build(mem, layout, ChaseOrder::DEFAULT, touched, 7).unwrap();
-        let n = chain.elements();
-        let mut out = Vec::with_capacity(n);
-        let mut c = chain.cursor();
-        for _ in 0..n {
-            let off = c.0 as usize - base;
-            out.push((off / layout.slot_bytes, off % layout.slot_bytes));
-            // SAFETY: c is an element of the chain, whose memory is alive.
-            c = Cursor(unsafe { *(c.0 as *const *const u8) });
-        }
-        assert_eq!(c, chain.cursor(), "one lap returns to the start");
-        assert_eq!(
-            chain.lap(chain.cursor()),
-            chain.cursor(),
-            "the unrolled lap too"
-        );
-        out
-    }
-
-    #[test]
-    fn randomized_chain_is_one_cycle_with_every_element_inside_its_slot() {
-        let layout = ChainLayout::DEFAULT;
-        let touched = 256 * 1024; // 4096 elements over 1 MiB
-        let mut mem = vec![0u8; layout.span_bytes(touched)];
-        let visits = walk_by_hand(&mut mem, layout, touched);
-        let n = layout.elements(touched);
-        assert_eq!(visits.len(), n);
-        let mut seen = vec![false; n];
-        for &(slot, off) in &visits {
-            assert!(!seen[slot], "slot {slot} visited twice");
-            seen[slot] = true;
-            assert!(off + 8 <= layout.slot_bytes && off % 8 == 0, "offset {off}");
-        }
-        assert!(seen.iter().all(|&s| s), "every slot visited");
-        // Offsets vary: the touched line and the word inside it take many values.
-        let lines: std::collections::BTreeSet<usize> =
-            visits.iter().map(|&(_, o)| o / LINE_BYTES).collect();
-        let words: std::collections::BTreeSet<usize> =
-            visits.iter().map(|&(_, o)| o % LINE_BYTES / 8).collect();
-        assert_eq!(lines.len(), layout.slot_bytes / LINE_BYTES, "{lines:?}");
-        assert_eq!(words.len(), 8, "{words:?}");
-        // No fixed offset: consecutive slots rarely share one (1/32 by chance).
-        let mut by_slot = visits.clone();
-        by_slot.sort_unstable();
-        let same = by_slot.windows(2).filter(|w| w[0].1 == w[1].1).count();
-        assert!(same < n / 10, "{same} of {n} neighbours share an offset");
-        // No adjacent-line help: each 128-byte pair holds at most one touched line.
-        let pairs: std::collections::BTreeSet<usize> = visits
-            .iter()
-            .map(|&(s, o)| (s * layout.slot_bytes + o) / 128)
-            .collect();
-        assert_eq!(pairs.len(), n);
-    }
-
-    #[test]
-    fn aligned_chain_keeps_offset_zero() {
-        let layout = ChainLayout::aligned(128);
-        let mut mem = vec![0u8; layout.span_bytes(64 * 1024)];
-        let visits = walk_by_hand(&mut mem, layout, 64 * 1024);
-        assert!(visits.iter().all(|&(_, o)| o == 0));
-    }
-
-    #[test]
-    fn offsets_depend_on_seed_and_slot_only() {
-        let l = ChainLayout::DEFAULT;
-        assert_eq!(l.offset(17, 3), l.offset(17, 3));
-        let a: Vec<usize> = (0..64).map(|i| l.offset(i, 3)).collect();
-        let b: Vec<usize> = (0..64).map(|i| l.offset(i, 4)).collect();
-        assert_ne!(a, b);
-    }
-
-    #[test]
-    fn bad_chains_are_refused() {
-        let mut mem = vec![0u8; 4096];
-        let e = Chain::build(
-            &mut mem,
-            ChainLayout::DEFAULT,
-            ChaseOrder::DEFAULT,
-            64 * 1024,
-            1,
-        );
-        assert!(matches!(e, Err(ChaseError::Memory { .. })));
-        let e = Chain::build(
-            &mut mem,
-            ChainLayout::randomized(64),
-            ChaseOrder::DEFAULT,
-            1024,
-            1,
-        );
-        assert!(matches!(e, Err(ChaseError::RandomizedSlot(64))));
-        let e = Chain::build(&mut mem, ChainLayout::DEFAULT, ChaseOrder::DEFAULT, 32, 1);
-        assert!(matches!(e, Err(ChaseError::TooSmall { .. })));
-    }
-
-    #[test]
-    fn flush_keeps_the_chain_intact() {
-        let layout = ChainLayout::DEFAULT;
-        let mut mem = vec![0u8; layout.span_bytes(64 * 1024)];
-        let chain = Chain::build(&mut mem, layout, ChaseOrder::DEFAULT, 64 * 1024, 5).unwrap();
-        match chain.flush() {
-            Ok(()) => assert_eq!(chain.lap(chain.cursor()), chain.cursor()),
-            // Only where the architecture has no flush instruction; x86_64 always has clflush.
-            Err(why) => {
-                let x86 = std::env::consts::ARCH == "x86_64";
-                assert!(!x86, "x86_64 always has clflush: {why}");
-            }
-        }
-    }
-
-    #[test]
-    fn single_steps_follow_the_same_chain_as_walk() {
-        let layout = ChainLayout::DEFAULT;
-        let mut mem = vec![0u8; layout.span_bytes(64 * 1024)];
-        let chain = Chain::build(&mut mem, layout, ChaseOrder::DEFAULT, 64 * 1024, 7).unwrap();
-        let mut p = chain.cursor();
-        for _ in 0..UNROLL {
-            let q = chain.step(p);
-            assert_ne!(q, p, "a step moves to another element");
-            p = q;
-        }
-        assert_eq!(p, chain.walk(chain.cursor(), UNROLL));
-    }
-}
+mod tests;

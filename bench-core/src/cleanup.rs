@@ -2,8 +2,13 @@
 //! pool file cxlchar created itself. A creator [`register`]s the path and holds the
 //! [`Registered`] guard while the file is unfinished; dropping the guard unregisters it
 //! (the creator then removes or renames the file itself). [`install`] (once, by the
-//! runner) sets a SIGINT/SIGTERM handler that unlinks every registered path and exits
-//! 130 / 143 (128 + the signal), as docs/safety.md states.
+//! runner) sets a handler for SIGINT, SIGTERM, SIGHUP (a closed ssh session or terminal)
+//! and SIGQUIT that unlinks every registered path, writes one line on stderr saying what
+//! was interrupted ([`set_activity`]) and what became of the result file
+//! ([`set_result_path`]), and exits 128 + the signal (130, 143, 129, 131), as
+//! docs/safety.md states. SIGPIPE stays ignored (Rust's default): a write to a closed
+//! stdout fails with EPIPE, which the runner ends quietly, its files removed as on any
+//! other error.
 //!
 //! A run's result file changes that status once it is in place: the writer marks its
 //! finished temporary file with the run's status ([`Registered::commits`]) before the
@@ -13,12 +18,16 @@
 //! in place and the run exits with its status ([`status_on_signal`]).
 //!
 //! The handler is async-signal-safe: the paths live in a fixed, pre-allocated table of
-//! NUL-terminated buffers (no allocation, no lock), and it calls only `unlink(2)`, reads
-//! `errno` and calls `_exit(2)`.
+//! NUL-terminated buffers, the texts of its line in fixed double buffers (no allocation,
+//! no lock), and it calls only `unlink(2)`, `write(2)` on stderr, reads `errno` and calls
+//! `_exit(2)`.
 
 use std::cell::UnsafeCell;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, AtomicUsize, Ordering};
+
+/// The signals the handler takes: interrupt, terminate, hang-up, quit.
+pub const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// Registered paths at most at a time (a run has a few: one temp file, one pool file).
 pub const SLOTS: usize = 16;
@@ -160,6 +169,132 @@ pub fn registered() -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// A text the handler writes, set by one thread at a time: two buffers, the one not
+/// being read is written and then published, so the handler always reads a whole text.
+struct Note<const N: usize> {
+    /// Which buffer is published (0 or 1), or `NONE` before any text.
+    active: AtomicUsize,
+    lens: [AtomicUsize; 2],
+    bufs: [UnsafeCell<[u8; N]>; 2],
+    /// Serializes writers (the handler never takes it).
+    writer: std::sync::Mutex<()>,
+}
+
+const NONE: usize = usize::MAX;
+
+// SAFETY: a buffer is written only by the writer holding `writer`, and only the buffer
+// that is not published; the handler reads only the published one.
+unsafe impl<const N: usize> Sync for Note<N> {}
+
+impl<const N: usize> Note<N> {
+    const fn new() -> Self {
+        Note {
+            active: AtomicUsize::new(NONE),
+            lens: [AtomicUsize::new(0), AtomicUsize::new(0)],
+            bufs: [UnsafeCell::new([0; N]), UnsafeCell::new([0; N])],
+            writer: std::sync::Mutex::new(()),
+        }
+    }
+
+    /// Publishes `text` (cut at `N` bytes, at a character boundary), or none.
+    fn set(&self, text: Option<&str>) {
+        let _w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(text) = text else {
+            self.active.store(NONE, Ordering::Release);
+            return;
+        };
+        let mut n = text.len().min(N);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        let next = match self.active.load(Ordering::Acquire) {
+            0 => 1,
+            _ => 0,
+        };
+        // SAFETY: the writer lock is held and `next` is not the published buffer.
+        let buf = unsafe { &mut *self.bufs[next].get() };
+        buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+        self.lens[next].store(n, Ordering::Relaxed);
+        self.active.store(next, Ordering::Release);
+    }
+
+    /// The published text (async-signal-safe: no allocation, no lock).
+    fn get(&self) -> Option<&[u8]> {
+        let i = self.active.load(Ordering::Acquire);
+        if i > 1 {
+            return None;
+        }
+        let n = self.lens[i].load(Ordering::Relaxed);
+        // SAFETY: buffer `i` is published: no writer touches it until another is.
+        Some(unsafe { &(&*self.bufs[i].get())[..n] })
+    }
+}
+
+/// What the run is doing (`mem.latency on anon`), for the line a signal prints.
+static ACTIVITY: Note<256> = Note::new();
+/// The result file (`--out`) the run will replace, for the same line.
+static RESULT: Note<PATH_BYTES> = Note::new();
+
+/// Records what the run is doing now, for the line a signal prints ("interrupted during
+/// `activity`"); `""` for nothing in particular.
+pub fn set_activity(activity: &str) {
+    ACTIVITY.set(Some(activity).filter(|a| !a.is_empty()));
+}
+
+/// Records the result file the run replaces at its end (`--out`), or none: the line a
+/// signal prints says whether it was left untouched or is already in place.
+pub fn set_result_path(path: Option<&Path>) {
+    RESULT.set(path.map(|p| p.to_str().unwrap_or("--out")));
+}
+
+/// The name of a handled signal.
+fn signal_name(sig: libc::c_int) -> &'static [u8] {
+    match sig {
+        libc::SIGINT => b"SIGINT",
+        libc::SIGTERM => b"SIGTERM",
+        libc::SIGHUP => b"SIGHUP",
+        libc::SIGQUIT => b"SIGQUIT",
+        _ => b"a signal",
+    }
+}
+
+/// The parts of the line a signal prints: `interrupted by SIGINT during mem.latency on
+/// anon; params.json left untouched`. `in_place`: the result file is already written.
+fn signal_line<'a>(
+    sig: &'a [u8],
+    activity: Option<&'a [u8]>,
+    result: Option<&'a [u8]>,
+    in_place: bool,
+) -> [&'a [u8]; 7] {
+    let (during, what) = match activity {
+        Some(a) => (&b" during "[..], a),
+        None => (&b""[..], &b""[..]),
+    };
+    let (file, fate): (&[u8], &[u8]) = match (result, in_place) {
+        (Some(r), false) => (r, b" left untouched (not written)"),
+        (Some(r), true) => (r, b" was already written and is complete"),
+        (None, _) => (b"", b"nothing written (no --out)"),
+    };
+    [
+        b"\ncxlchar: interrupted by ",
+        sig,
+        during,
+        what,
+        b"; ",
+        file,
+        fate,
+    ]
+}
+
+/// Writes `parts` and a newline on stderr (async-signal-safe; errors are ignored: a
+/// hung-up terminal cannot take it).
+fn write_stderr(parts: &[&[u8]]) {
+    for p in parts.iter().chain([&&b"\n"[..]]) {
+        // SAFETY: write(2) is async-signal-safe; `p` is a valid buffer of its length.
+        let _ = unsafe { libc::write(2, p.as_ptr().cast(), p.len()) };
+    }
+}
+
 extern "C" fn on_signal(sig: libc::c_int) {
     let mut renamed = NO_STATUS;
     for s in &TABLE {
@@ -179,15 +314,22 @@ extern "C" fn on_signal(sig: libc::c_int) {
         }
     }
     let status = status_on_signal(sig, COMPLETED.load(Ordering::SeqCst), renamed);
+    let in_place = status != 128 + sig;
+    write_stderr(&signal_line(
+        signal_name(sig),
+        ACTIVITY.get(),
+        RESULT.get(),
+        in_place,
+    ));
     // SAFETY: _exit(2) is async-signal-safe and runs no destructors.
     unsafe { libc::_exit(status) };
 }
 
-/// Installs the SIGINT/SIGTERM handler (once per process; later calls do nothing).
+/// Installs the handler of [`SIGNALS`] (once per process; later calls do nothing).
 pub fn install() -> std::io::Result<()> {
     static ONCE: std::sync::OnceLock<std::io::Result<()>> = std::sync::OnceLock::new();
     let r = ONCE.get_or_init(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM] {
+        for sig in SIGNALS {
             // SAFETY: a zeroed sigaction is a valid start; the handler is an extern "C"
             // fn that only unlinks and exits (async-signal-safe).
             let rc = unsafe {
@@ -253,6 +395,41 @@ mod tests {
         assert_eq!(status_on_signal(term, NO_STATUS, 0), 0, "renamed: complete");
         assert_eq!(status_on_signal(term, 0, NO_STATUS), 0, "completed");
         assert_eq!(status_on_signal(term, 4, 0), 4, "the recorded status wins");
+    }
+
+    #[test]
+    fn a_note_holds_the_last_text_whole_and_cut_at_a_character() {
+        let n: Note<8> = Note::new();
+        assert_eq!(n.get(), None);
+        n.set(Some("mem.lat"));
+        assert_eq!(n.get(), Some(&b"mem.lat"[..]));
+        n.set(Some("pool.c2c on anon"));
+        assert_eq!(n.get(), Some(&b"pool.c2c"[..]));
+        n.set(Some("ééééé"));
+        assert_eq!(
+            n.get(),
+            Some("éééé".as_bytes()),
+            "cut at a character boundary"
+        );
+        n.set(None);
+        assert_eq!(n.get(), None);
+    }
+
+    #[test]
+    fn the_signal_line_says_what_was_interrupted_and_what_became_of_the_result() {
+        let line = |a, r, p| signal_line(b"SIGINT", a, r, p).concat();
+        assert_eq!(
+            line(Some(&b"mem.latency on anon"[..]), Some(&b"p.json"[..]), false),
+            b"\ncxlchar: interrupted by SIGINT during mem.latency on anon; p.json left untouched (not written)"
+        );
+        assert_eq!(
+            line(None, Some(&b"p.json"[..]), true),
+            b"\ncxlchar: interrupted by SIGINT; p.json was already written and is complete"
+        );
+        assert_eq!(
+            line(None, None, false),
+            b"\ncxlchar: interrupted by SIGINT; nothing written (no --out)"
+        );
     }
 
     /// The environment variable that makes [`signal_child`] act out one case.

@@ -683,7 +683,13 @@ pub fn node_ranges(root: &Path, node: usize) -> Vec<Range> {
     idx.sort_unstable();
     let mut out: Vec<Range> = Vec::new();
     for i in idx {
-        let (s, e) = (i * block, (i + 1) * block);
+        // A block past the 64-bit address space (a copied tree can say anything) is none.
+        let (Some(s), Some(e)) = (
+            i.checked_mul(block),
+            i.checked_add(1).and_then(|j| j.checked_mul(block)),
+        ) else {
+            continue;
+        };
         match out.last_mut() {
             Some(r) if r.end == s => r.end = e,
             _ => out.push(Range { start: s, end: e }),
@@ -696,7 +702,7 @@ pub fn node_ranges(root: &Path, node: usize) -> Vec<Range> {
 /// `System RAM (<driver>)` (a GPU driver's memory, virtio-mem, kmem), with their ranges.
 /// Unprivileged readers see every address as 0, so nothing matches: not CXL, unnamed.
 pub fn driver_ram(root: &Path) -> Vec<(Range, String)> {
-    let Some(text) = read_trim(&root.join("proc/iomem")) else {
+    let Some(text) = crate::sysfs::read_table(&root.join("proc/iomem")) else {
         return Vec::new();
     };
     text.lines()

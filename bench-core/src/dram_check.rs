@@ -50,6 +50,12 @@ impl Judged {
 /// How many times one comparison is measured at most before the passes are called noise.
 pub const MAX_PASSES: usize = 3;
 
+/// The passes a plan prices for one comparison: the first, and the repeat a busy machine
+/// asks for about every other run (on 2-vCPU guests, 6 of 12 quick runs repeated, 3 of
+/// them a third time). A quiet server agrees at the first pass and ends before its plan; a
+/// third pass is the noisy case, which the plan does not price.
+pub const PLANNED_PASSES: usize = 2;
+
 /// How a family goes through its working set (checks of one pattern cover only that
 /// pattern: a random chase keeps hits where a stream has none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -123,7 +129,7 @@ pub struct DramCheck {
     pub benchmark: String,
     /// Chase or stream.
     pub pattern: Pattern,
-    /// The kernel measured (`read`, `tlb-local randomized-256 chase`).
+    /// The kernel measured (`read`, `tlb-local phased-256 chase`).
     pub kernel: String,
     /// The CPUs that ran it, as a CPU list.
     pub cpus: String,
@@ -235,6 +241,44 @@ pub struct Plan {
     pub max_bytes: usize,
     /// Which way the figure improves.
     pub better: Better,
+}
+
+impl Plan {
+    /// The comparison the check makes from working set `s`: `s` and the larger size
+    /// (twice it, at least [`Plan::floor_bytes`]), or `s / 2` and `s` where the larger does
+    /// not fit under [`Plan::max_bytes`] (the third value says so).
+    pub fn comparison_from(&self, s: usize) -> (usize, usize, bool) {
+        let next = (2 * s).max(self.floor_bytes);
+        if next > self.max_bytes {
+            (s / 2, s, true)
+        } else {
+            (s, next, false)
+        }
+    }
+
+    /// The largest working set of the check's first comparison: what a family maps for
+    /// its check unless S is found in a cache and grows (each growth within
+    /// [`Plan::max_bytes`]).
+    pub fn first_larger_bytes(&self) -> usize {
+        self.comparison_from(self.start_bytes.max(1)).1
+    }
+
+    /// The largest working set the check may measure: the larger size of each comparison
+    /// where every one finds the smaller in a cache and S grows ([`MAX_GROWTH`] times at
+    /// most), within [`Plan::max_bytes`].
+    pub fn largest_bytes(&self) -> usize {
+        let mut s = self.start_bytes.max(1);
+        let mut most = 0;
+        for _ in 0..=MAX_GROWTH {
+            let (_, large, fallback) = self.comparison_from(s);
+            most = most.max(large);
+            if fallback {
+                break;
+            }
+            s = large;
+        }
+        most
+    }
 }
 
 /// What the check found (the parts of a [`DramCheck`] the algorithm decides).
@@ -531,8 +575,7 @@ pub fn run<E>(
     let mut last: Option<([usize; 2], f64)> = None;
     let mut grown = 0usize;
     loop {
-        let next = (2 * s).max(plan.floor_bytes);
-        let fallback = next > plan.max_bytes;
+        let (small, large, fallback) = plan.comparison_from(s);
         if let (true, Some((compared, ratio))) = (fallback, last) {
             let note = format!(
                 "still {:.1}% faster than {} after growing to {}, and no larger size fits in the memory the target offers",
@@ -542,7 +585,6 @@ pub fn run<E>(
             );
             return Ok(f.done(Verdict::Unconfirmed, compared, ratio, note, s));
         }
-        let (small, large) = if fallback { (s / 2, s) } else { (s, next) };
         if small == 0 {
             let note = "no second size fits".to_string();
             return Ok(f.done(Verdict::Unconfirmed, [s, s], 1.0, note, s));

@@ -66,6 +66,9 @@ pub struct MemEffort {
     pub latency_point: Duration,
     /// Sweep sizes per octave of the latency sweep: 1 (2^k) or 2 (2^k and 3 x 2^(k-1)).
     pub latency_points_per_octave: usize,
+    /// Whether the prefetch self-check also measures the chain of twice the slot, which
+    /// informs but never decides its verdict.
+    pub latency_info_chain: bool,
     /// Whether `mem.bandwidth` adds the per-size sweep (16 KiB .. DRAM, one thread) to
     /// its level and DRAM points.
     pub bandwidth_size_sweep: bool,
@@ -89,6 +92,10 @@ pub struct MemEffort {
     /// L2 / P rule (a few KiB there), and a point moves gigabytes, not the terabytes a
     /// quarter of a large machine's memory would let it.
     pub alltoall_buffer_cap_bytes: Option<usize>,
+    /// The windows of each `mem.interference` stream point (victim and aggressor crews):
+    /// as long as every crew's, fewer of them with `--quick` (the family has a point per
+    /// ordered target pair and mix).
+    pub interference_crew: WindowPlan,
 }
 
 /// The pool family's points and samples.
@@ -201,6 +208,7 @@ pub const QUICK: Effort = Effort {
     mem: MemEffort {
         latency_point: ms(40),
         latency_points_per_octave: 1,
+        latency_info_chain: false,
         bandwidth_size_sweep: false,
         loaded_point: ms(60),
         loaded_delays: &QUICK_DELAYS,
@@ -209,6 +217,11 @@ pub const QUICK: Effort = Effort {
         alltoall_order_point: ms(15),
         alltoall_block_step: 4,
         alltoall_buffer_cap_bytes: Some(1 << 30),
+        interference_crew: WindowPlan {
+            window: ms(CREW_WINDOW_MS),
+            windows: 2,
+            max_windows: 4,
+        },
     },
     pool: PoolEffort {
         c2c: (10, 1000),
@@ -263,6 +276,7 @@ pub const FULL: Effort = Effort {
     mem: MemEffort {
         latency_point: ms(150),
         latency_points_per_octave: 2,
+        latency_info_chain: true,
         bandwidth_size_sweep: true,
         loaded_point: ms(60),
         loaded_delays: &DELAYS,
@@ -271,6 +285,11 @@ pub const FULL: Effort = Effort {
         alltoall_order_point: ms(60),
         alltoall_block_step: 2,
         alltoall_buffer_cap_bytes: Some(8 << 30),
+        interference_crew: WindowPlan {
+            window: ms(CREW_WINDOW_MS),
+            windows: 7,
+            max_windows: 21,
+        },
     },
     pool: PoolEffort {
         c2c: (40, 5000),
@@ -409,6 +428,7 @@ impl Effort {
         if f < 0.5 {
             let q = &QUICK;
             e.mem.latency_points_per_octave = q.mem.latency_points_per_octave;
+            e.mem.latency_info_chain = q.mem.latency_info_chain;
             e.mem.loaded_delays = q.mem.loaded_delays;
             e.mem.loaded_family_step_pct = q.mem.loaded_family_step_pct;
             e.mem.bandwidth_size_sweep = q.mem.bandwidth_size_sweep;

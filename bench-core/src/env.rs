@@ -101,9 +101,15 @@ pub struct PrefetcherUnit {
     pub enabled: bool,
 }
 
+/// A sysfs attribute or small procfs file, trimmed (bounded and never blocking:
+/// [`crate::sysfs`]).
 fn read(p: &str) -> Option<String> {
-    fs::read_to_string(p).ok().map(|s| s.trim().to_string())
+    crate::sysfs::read_trim(std::path::Path::new(p))
 }
+
+/// How much of /proc/cpuinfo is read: its first CPU's fields are what is used, and the
+/// file grows by about 1.5 KiB per CPU.
+const CPUINFO_HEAD_BYTES: usize = 1 << 20;
 
 /// The bracketed choice of a sysfs multiple-choice file (`always [madvise] never`).
 pub fn bracketed(s: &str) -> Option<String> {
@@ -141,7 +147,9 @@ const INTERESTING_FLAGS: &[&str] = &[
 impl Environment {
     /// Reads the environment of this machine.
     pub fn capture() -> Environment {
-        let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
+        let cpuinfo =
+            crate::sysfs::read_head(std::path::Path::new("/proc/cpuinfo"), CPUINFO_HEAD_BYTES)
+                .unwrap_or_default();
         let field = |name: &str| {
             cpuinfo
                 .lines()
@@ -167,22 +175,19 @@ impl Environment {
             .and_then(|s| crate::pin::parse_cpu_list(&s).ok())
             .map(|v| v.len())
             .unwrap_or(logical);
-        let mut packages: Vec<String> = Vec::new();
+        let mut packages: std::collections::BTreeSet<String> = Default::default();
         let mut siblings_max = 1usize;
+        // Each distinct sibling list parsed once (every thread of a core lists the same).
+        let mut lists = crate::sysfs::CpuLists::new();
         for c in 0..online {
             if let Some(p) = read(&format!(
                 "/sys/devices/system/cpu/cpu{c}/topology/physical_package_id"
             )) {
-                if !packages.contains(&p) {
-                    packages.push(p);
-                }
+                packages.insert(p);
             }
-            if let Some(s) = read(&format!(
-                "/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list"
-            )) {
-                if let Ok(v) = crate::pin::parse_cpu_list(&s) {
-                    siblings_max = siblings_max.max(v.len());
-                }
+            let siblings = format!("/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list");
+            if let Some(l) = lists.read(std::path::Path::new(&siblings)) {
+                siblings_max = siblings_max.max(l.cpus.len());
             }
         }
         let mut governors: Vec<String> = Vec::new();
@@ -205,14 +210,9 @@ impl Environment {
         } else {
             String::new()
         };
-        let mem_total_bytes = read("/proc/meminfo")
-            .and_then(|m| {
-                m.lines()
-                    .find(|l| l.starts_with("MemTotal:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            })
-            .unwrap_or(0)
-            * 1024;
+        let mem_total_bytes =
+            crate::sysfs::read_meminfo_bytes(std::path::Path::new("/proc/meminfo"), "MemTotal")
+                .unwrap_or(0);
         let vendor = field("vendor_id").unwrap_or_else(|| "unknown".into());
         let hv = hypervisor(&flags_line).or_else(|| {
             dmi_hypervisor(

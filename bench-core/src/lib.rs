@@ -38,6 +38,8 @@
 //! * [`crew`]: the one driver of pinned threads running a kernel together: windows in
 //!   which every thread ran (the all-thread bandwidth figures, with their self-check and
 //!   disturbance evidence) and lockstep rounds (the collective copies);
+//! * [`dma`]: the traits through which a device that copies to and from host memory (a
+//!   GPU) is a family's aggressor without the family depending on its driver;
 //! * [`plan`]: the cost model of a run (each benchmark's points and their seconds) and the
 //!   progress it reports point by point;
 //! * [`testing`]: tests that need what a machine may lack say so visibly, and fail where
@@ -52,6 +54,7 @@ pub mod cleanup;
 pub mod counters;
 pub mod crew;
 pub mod cxl;
+pub mod dma;
 pub mod dram_check;
 pub mod effort;
 pub mod env;
@@ -67,7 +70,7 @@ pub mod plan;
 pub mod rmw;
 pub mod sizing;
 pub mod stats;
-mod sysfs;
+pub mod sysfs;
 pub mod testing;
 pub mod timer;
 pub mod topology;
@@ -168,8 +171,20 @@ pub mod units {
     /// zero refused (a wait of nothing fails at once), and so is anything above
     /// [`MAX_DURATION`], at parse time rather than as an overflowing deadline later.
     pub fn parse_duration(s: &str) -> Result<Duration, String> {
+        // humantime's own messages suggest forms (`10sec`) that --help does not use:
+        // every refusal here speaks the grammar of DURATION_HELP.
         let d = humantime::parse_duration(s.trim()).map_err(|e| {
-            format!("invalid duration '{s}': {e} (write a number with a unit: 500ms, 30s, 2m, 1h)")
+            let forms = "a duration is a number with a unit: 500ms, 30s, 2m, 1h";
+            match e {
+                humantime::DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
+                    let n = s.trim();
+                    format!("invalid duration '{s}': no unit (did you mean {n}s?); {forms}")
+                }
+                humantime::DurationError::UnknownUnit { unit, .. } => {
+                    format!("invalid duration '{s}': unknown unit '{unit}'; {forms}")
+                }
+                _ => format!("invalid duration '{s}': {forms}"),
+            }
         })?;
         if d.is_zero() {
             return Err(format!(
@@ -282,6 +297,15 @@ pub mod units {
             assert!(parse_duration("0s").unwrap_err().contains("is zero"));
             assert!(parse_duration("").is_err());
             assert!(parse_duration("30").unwrap_err().contains("with a unit"));
+            // The forms of --help, never humantime's `10sec`.
+            let e = parse_duration("10").unwrap_err();
+            assert!(
+                e.contains("did you mean 10s?") && !e.contains("sec "),
+                "{e}"
+            );
+            let e = parse_duration("10x").unwrap_err();
+            assert!(e.contains("unknown unit 'x'") && e.contains("30s"), "{e}");
+            assert!(!e.contains("hours"), "{e}");
             assert!(parse_duration("-1s").is_err());
         }
 

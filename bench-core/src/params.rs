@@ -140,10 +140,18 @@ pub struct ParamsFile {
     /// The NUMA node matrix (`mem.matrix`): every CPU node to every memory node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa_matrix: Option<NumaMatrix>,
+    /// The interference matrix (`mem.interference`): every ordered pair of the run's
+    /// memory targets, victim x aggressor, alone and together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<InterferenceMatrix>,
     /// The run's plan (each family's points and planned seconds, announced before it
     /// measured) beside the time each family took ([`crate::plan`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<crate::plan::PlanRecord>,
+    /// Every PCI device with a link: its speed and width, its ports up to the root, and
+    /// whether the link runs below what both ends can do ([`crate::pci::links`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<crate::pci::links::DeviceLink>,
 }
 
 /// The NUMA node matrix of `mem.matrix` (Intel MLC's latency and bandwidth matrices):
@@ -198,6 +206,69 @@ pub struct CellFigure {
     pub distribution: Distribution,
 }
 
+/// The interference matrix of `mem.interference`: one cell per (victim target,
+/// aggressor, traffic mix), rows the victims, columns the aggressors, in run order.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InterferenceMatrix {
+    /// Victim targets (rows), in run order.
+    pub victims: Vec<String>,
+    /// Aggressors (columns): the targets the aggressor CPUs stream, in run order, then,
+    /// where a GPU was the aggressor, the GPU copying each target (`gpu:0 on anon`).
+    pub aggressors: Vec<String>,
+    /// The aggressors' traffic mixes, in run order (`read`, `1r1w`), then the GPU's copy
+    /// directions where it was measured (`h2d`: it reads the target, `d2h`: it writes it).
+    pub mixes: Vec<String>,
+    /// The victim's CPUs: the first chases (latency), all stream (bandwidth).
+    pub victim_cpus: Vec<usize>,
+    /// The aggressor CPUs (never on a core of the victim's).
+    pub aggressor_cpus: Vec<usize>,
+    /// One cell per victim, aggressor and mix, victim-major.
+    pub cells: Vec<InterferenceCell>,
+}
+
+/// One cell of the [`InterferenceMatrix`]: the victim on `victim` measured alone and
+/// while the aggressor CPUs stream `aggressor` with `mix`; every ratio is together /
+/// alone (latency: above 1 = slower; bandwidth: below 1 = less).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InterferenceCell {
+    /// The victim's target.
+    pub victim: String,
+    /// Its tier: `dram` or `far`.
+    pub victim_tier: String,
+    /// The aggressor's target.
+    pub aggressor: String,
+    /// Its tier: `dram`, `far`, or `gpu` (the GPU's copies to and from a target; its
+    /// bandwidth is the `aggressor_bw_*` figures).
+    pub aggressor_tier: String,
+    /// The aggressor's traffic mix (the GPU's: its copy direction, `h2d` or `d2h`).
+    pub mix: String,
+    /// The victim's chase latency alone (p50 of batch means, ns per load).
+    pub lat_alone_ns: f64,
+    /// The same while the aggressors stream.
+    pub lat_together_ns: f64,
+    /// `lat_together_ns / lat_alone_ns`.
+    pub lat_ratio: f64,
+    /// The victim CPUs' read bandwidth alone (GB/s, GB = 1e9 B).
+    pub bw_alone_gbs: f64,
+    /// The same while the aggressors stream.
+    pub bw_together_gbs: f64,
+    /// `bw_together_gbs / bw_alone_gbs`.
+    pub bw_ratio: f64,
+    /// The aggressors' bandwidth alone (bytes loaded + stored, GB/s).
+    pub aggressor_bw_alone_gbs: f64,
+    /// The aggressors' bandwidth while the victim CPUs stream.
+    pub aggressor_bw_together_gbs: f64,
+    /// `aggressor_bw_together_gbs / aggressor_bw_alone_gbs`: what the aggressor loses.
+    pub aggressor_bw_ratio: f64,
+    /// The aggressors' bandwidth while the victim chases (beside the latency point).
+    pub aggressor_bw_beside_chase_gbs: f64,
+    /// Why a figure of the cell stands on disturbed samples (`None`: none does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noisy: Option<String>,
+    /// The ids of the measurements the cell comes from.
+    pub from: Vec<String>,
+}
+
 /// The placement of a cell's region, in short (the full proof is in its measurements).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PlacementSummary {
@@ -241,9 +312,9 @@ impl PlacementSummary {
 // Fields named for what they hold.
 #[allow(missing_docs)]
 pub struct CheckedChain {
-    /// `randomized-256`, `aligned-256`, ...
+    /// `phased-256`, `phased-aligned-256`, `randomized-256`, `aligned-256`, ...
     pub label: String,
-    /// `randomized` or `aligned`.
+    /// `phased`, `phased-aligned`, `randomized` or `aligned`.
     pub layout: String,
     /// Bytes per element.
     pub slot_bytes: usize,
@@ -272,8 +343,8 @@ pub struct PrefetchCheck {
     pub chains: Vec<CheckedChain>,
     /// Slowest judged chain / default chain.
     pub ratio: f64,
-    /// Aligned chain / default chain: what a prefetcher gains on a classic chase here
-    /// (below 1: a prefetcher learns it, and the randomized layout is needed).
+    /// Aligned twin / default chain: what a prefetcher gains on a chase with fixed offsets
+    /// here (below 1: a prefetcher learns it, and the random offsets are needed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aligned_ratio: Option<f64>,
     /// Largest |ratio - 1| still counted as agreement.
@@ -283,7 +354,7 @@ pub struct PrefetchCheck {
     /// The figure reported as the DRAM latency (ns): the default chain's when they agree
     /// or when it is the slowest, the slowest judged chain's otherwise.
     pub reported_ns: f64,
-    /// The first pass disagreed, so the randomized chains were measured again and the
+    /// The first pass disagreed, so the judged chains were measured again and the
     /// figures above are the means of the two passes.
     #[serde(default)]
     pub repeated: bool,

@@ -3,7 +3,10 @@
 //! memory pool in a BAR), a device's PCIe link and NUMA node from sysfs (shared by PCI
 //! discovery and GPU discovery), and one device directory read from sysfs ([`read_device`]:
 //! its driver and BARs, which the write guard of [`crate::memory::guard`] checks before a
-//! BAR is mapped). Listing every device stays with bench-pcie.
+//! BAR is mapped). Listing every device stays with bench-pcie; every device's link
+//! against both ends' capability is [`links`].
+
+pub mod links;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -122,6 +125,24 @@ impl Link {
     }
 }
 
+/// The NVIDIA GPUs (vendor 0x10de, PCI class 0x03: display or 3D controller) of the
+/// sysfs tree below `root`. A `vendor` or `class` file that is refused (not a regular
+/// file, larger than an attribute: [`crate::sysfs`]) is an error naming it.
+pub fn nvidia_gpus(root: &std::path::Path) -> Result<usize, crate::sysfs::ReadError> {
+    use crate::sysfs::read_trim;
+    let Ok(rd) = std::fs::read_dir(root.join("sys/bus/pci/devices")) else {
+        return Ok(0);
+    };
+    crate::sysfs::checked(|| {
+        rd.filter_map(|e| e.ok())
+            .filter(|e| {
+                read_trim(&e.path().join("vendor")).as_deref() == Some("0x10de")
+                    && read_trim(&e.path().join("class")).is_some_and(|c| c.starts_with("0x03"))
+            })
+            .count()
+    })
+}
+
 /// NUMA node of the device whose sysfs directory is `dir` (`None` when the kernel says -1
 /// or nothing).
 pub fn numa_node(dir: &Path) -> Option<i64> {
@@ -130,11 +151,9 @@ pub fn numa_node(dir: &Path) -> Option<i64> {
         .filter(|&n| n >= 0)
 }
 
-/// A sysfs attribute, trimmed.
+/// A sysfs attribute, trimmed (bounded and never blocking: [`crate::sysfs`]).
 fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
+    crate::sysfs::read_trim(p)
 }
 
 /// `DOMAIN:BUS:DEV.FN` with hex fields of 4:2:2.1 digits (function 0..7).
@@ -223,7 +242,7 @@ pub fn parse_resources(text: &str, wc: impl Fn(usize) -> bool) -> Vec<Bar> {
             Some(Bar {
                 index,
                 start: f[0],
-                size_bytes: f[1] - f[0] + 1,
+                size_bytes: (f[1] - f[0]).checked_add(1)?,
                 memory: flags & IORESOURCE_MEM != 0 && flags & IORESOURCE_IO == 0,
                 prefetchable: flags & IORESOURCE_PREFETCH != 0,
                 is_64bit: flags & IORESOURCE_MEM_64 != 0,

@@ -15,7 +15,7 @@ pub const CPU_NUMBER_LIMIT: usize = 1 << 16;
 /// number may reach [`CPU_NUMBER_LIMIT`].
 pub fn parse_cpu_list(spec: &str) -> Result<Vec<usize>, CoreError> {
     parse_below(spec, CPU_NUMBER_LIMIT).map_err(|e| CoreError::CpuList {
-        spec: spec.to_string(),
+        spec: shortened(spec),
         reason: match e {
             Bad::List(r) => r,
             Bad::Above(c) => {
@@ -25,31 +25,22 @@ pub fn parse_cpu_list(spec: &str) -> Result<Vec<usize>, CoreError> {
     })
 }
 
-/// Parses a CPU list given by the user (`--cpu`): as [`parse_cpu_list`], and a CPU at or
-/// above the number of CPUs this machine has is [`CoreError::CpuNotAllowed`] at once, so
-/// that an absurd list (`0-4294967295`) is one clear error rather than an allocation the
-/// size of the list.
-pub fn parse_user_cpu_list(spec: &str) -> Result<Vec<usize>, CoreError> {
-    parse_below(spec, configured_cpus()).map_err(|e| match e {
-        Bad::List(reason) => CoreError::CpuList {
-            spec: spec.to_string(),
-            reason,
-        },
-        Bad::Above(cpu) => CoreError::CpuNotAllowed {
-            cpu,
-            allowed: format_cpu_list(&allowed_cpus()),
-        },
-    })
+/// `spec` for a message: its first 64 characters, then `...` (a list read from a file can
+/// be a page long).
+fn shortened(spec: &str) -> String {
+    match spec.char_indices().nth(64) {
+        Some((i, _)) => format!("{}...", &spec[..i]),
+        None => spec.to_string(),
+    }
 }
 
-/// How many CPUs this machine has (configured, online or not); at least one, at most
-/// [`CPU_NUMBER_LIMIT`].
-pub fn configured_cpus() -> usize {
-    // SAFETY: sysconf takes an integer name and only returns a value.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
-    let n = if n > 0 { n as usize } else { 0 };
-    n.max(allowed_cpus().last().map_or(1, |c| c + 1))
-        .min(CPU_NUMBER_LIMIT)
+/// Parses a CPU list given by the user (`--cpu`): as [`parse_cpu_list`] (an absurd list,
+/// `0-4294967295`, is one clear error rather than an allocation the size of the list).
+/// Whether its CPUs may be used is checked against the machine the run is for: this one
+/// ([`check_allowed`] against [`allowed_cpus`]) or, for a plan of another machine's sysfs
+/// tree, that tree's online CPUs.
+pub fn parse_user_cpu_list(spec: &str) -> Result<Vec<usize>, CoreError> {
+    parse_cpu_list(spec)
 }
 
 /// Why a list did not parse below a limit.
@@ -60,14 +51,14 @@ enum Bad {
     Above(usize),
 }
 
-/// Parses a CPU list whose numbers must be below `limit`; the check comes before any
-/// range is expanded.
+/// Parses a CPU list whose numbers must be below `limit`. Every range is checked before
+/// any is expanded, and duplicates are found on the ranges (sorted), so the work and the
+/// list returned grow with the CPUs named (at most `limit`), never with `limit` itself.
 fn parse_below(spec: &str, limit: usize) -> Result<Vec<usize>, Bad> {
-    let mut out = Vec::new();
-    let mut seen = vec![false; limit];
     if spec.trim().is_empty() {
         return Err(Bad::List("empty list".into()));
     }
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
     for part in spec.split(',') {
         let part = part.trim();
         let num = |s: &str| {
@@ -91,13 +82,17 @@ fn parse_below(spec: &str, limit: usize) -> Result<Vec<usize>, Bad> {
         if b >= limit {
             return Err(Bad::Above(b));
         }
-        for (c, seen) in seen.iter_mut().enumerate().take(b + 1).skip(a) {
-            if *seen {
-                return Err(Bad::List(format!("CPU {c} is listed twice")));
-            }
-            *seen = true;
-            out.push(c);
-        }
+        ranges.push((a, b));
+    }
+    let mut sorted = ranges.clone();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[1].0 <= w[0].1) {
+        return Err(Bad::List(format!("CPU {} is listed twice", w[1].0)));
+    }
+    // No overlap and every CPU below `limit`: at most `limit` CPUs.
+    let mut out = Vec::with_capacity(ranges.iter().map(|(a, b)| b - a + 1).sum());
+    for (a, b) in ranges {
+        out.extend(a..=b);
     }
     Ok(out)
 }
@@ -135,10 +130,13 @@ pub fn allowed_cpus() -> Vec<usize> {
     v
 }
 
-/// Checks that every CPU in `cpus` is in `allowed`.
+/// Checks that every CPU in `cpus` is in `allowed` (looked up in a sorted copy: the work
+/// grows with the CPUs, not their product).
 pub fn check_allowed(cpus: &[usize], allowed: &[usize]) -> Result<(), CoreError> {
+    let mut sorted = allowed.to_vec();
+    sorted.sort_unstable();
     for &c in cpus {
-        if !allowed.contains(&c) {
+        if sorted.binary_search(&c).is_err() {
             return Err(CoreError::CpuNotAllowed {
                 cpu: c,
                 allowed: format_cpu_list(allowed),
@@ -247,13 +245,11 @@ mod tests {
         let e = parse_cpu_list("0-4294967295").unwrap_err().to_string();
         assert!(e.contains("4294967295") && e.contains("Linux"), "{e}");
         let e = parse_user_cpu_list("0-4294967295").unwrap_err().to_string();
-        assert!(
-            e.contains("CPU 4294967295 is not in the allowed set"),
-            "{e}"
-        );
-        let n = configured_cpus();
-        assert!(parse_user_cpu_list(&n.to_string()).is_err());
+        assert!(e.contains("4294967295") && e.contains("Linux"), "{e}");
+        // A CPU this machine lacks parses: a plan for another machine may name it.
+        assert_eq!(parse_user_cpu_list("4000").unwrap(), vec![4000]);
         assert_eq!(parse_user_cpu_list("0").unwrap(), vec![0]);
+        assert!(parse_cpu_list("65536").is_err());
         assert_eq!(parse_cpu_list("0-65535").unwrap().len(), CPU_NUMBER_LIMIT);
     }
 
@@ -261,6 +257,18 @@ mod tests {
     fn formats_compactly() {
         assert_eq!(format_cpu_list(&[3, 0, 1, 2, 6, 8, 9]), "0-3,6,8-9");
         assert_eq!(format_cpu_list(&[]), "");
+    }
+
+    #[test]
+    fn duplicates_are_found_on_the_ranges() {
+        for (bad, cpu) in [("1,1", 1), ("0-3,2", 2), ("5-9,0-5", 5), ("8,0-65535", 8)] {
+            let e = parse_cpu_list(bad).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("CPU {cpu} is listed twice")),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(parse_cpu_list("4-5,0-3").unwrap(), [4, 5, 0, 1, 2, 3]);
     }
 
     #[test]

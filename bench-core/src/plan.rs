@@ -246,8 +246,7 @@ impl Expect {
     /// just ended leaves it high on a quiet machine), and counts only where every CPU is
     /// busy, to say by how many runnable tasks.
     pub fn for_this_machine(cpus: usize) -> Expect {
-        let loadavg = std::fs::read_to_string("/proc/loadavg")
-            .ok()
+        let loadavg = crate::sysfs::read_trim(std::path::Path::new("/proc/loadavg"))
             .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
             .unwrap_or(0.0);
         let busy = busy_cpus(Duration::from_millis(100));
@@ -463,6 +462,14 @@ pub struct PlanRecord {
     pub budget: Option<BudgetRecord>,
     /// Every family on every target, in run order.
     pub families: Vec<FamilyRecord>,
+    /// The most memory the run was planned to map at once: the largest family's
+    /// ([`FamilyRecord::memory_bytes`]; families run one after the other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// The most memory the run maps at once where a DRAM check finds its working set in
+    /// a cache and grows it ([`FamilyRecord::memory_grown_bytes`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_grown_bytes: Option<u64>,
 }
 
 /// A `--budget` and the cut it made.
@@ -502,6 +509,19 @@ pub struct FamilyRecord {
     /// Planned without a cost model of its own ([`UNKNOWN_SECONDS`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unmodelled: bool,
+    /// The most memory it was planned to map at once
+    /// ([`crate::bench::Benchmark::memory`]), bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+    /// The most it maps at once where its DRAM check finds its working set in a cache
+    /// and grows it (bounded by half the memory the target offers), bytes; absent when
+    /// nothing grows past `memory_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_grown_bytes: Option<u64>,
+    /// The most memory it held at once in this run, bytes: the process's peak resident
+    /// set while it ran (VmHWM, reset as it began) less the resident set it began with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 fn round2(x: f64) -> f64 {
@@ -524,7 +544,7 @@ pub fn current_load(loadavg: f64, busy_cpus: Option<f64>, online: usize) -> f64 
 /// from /proc/stat; `None` where it cannot be read.
 fn busy_cpus(sample: Duration) -> Option<(f64, usize)> {
     fn read() -> Option<(u64, u64, usize)> {
-        let s = std::fs::read_to_string("/proc/stat").ok()?;
+        let s = crate::sysfs::read_table(std::path::Path::new("/proc/stat"))?;
         let online = s
             .lines()
             .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))

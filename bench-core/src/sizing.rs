@@ -29,6 +29,7 @@ use crate::topology::{CacheReach, Topology};
 use crate::units::MIB;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// Working set / cache size for a DRAM point (a random chase then hits the cache on at
@@ -280,35 +281,25 @@ pub fn available_for(target: &impl OnMemory, topo: &Topology) -> Option<usize> {
 fn node_offers(topo: &Topology, n: usize) -> Option<usize> {
     let total = topo.node(n)?.mem_total_bytes as usize;
     let path = format!("/sys/devices/system/node/node{n}/meminfo");
-    let free = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|m| parse_node_mem_free(&m));
+    let free = crate::sysfs::read_trim(Path::new(&path)).and_then(|m| parse_node_mem_free(&m));
     Some(free.map_or(total, |f| f.min(total)))
 }
 
-/// `Node N MemFree:` of a node's meminfo, in bytes.
+/// `Node N MemFree:` of a node's meminfo, in bytes (`None` when absent or past 64 bits).
 fn parse_node_mem_free(meminfo: &str) -> Option<usize> {
-    let line = meminfo.lines().find(|l| l.contains("MemFree:"))?;
-    let mut it = line.split_whitespace().rev();
-    let unit = it.next()?;
-    let v: usize = it.next()?.parse().ok()?;
-    Some(if unit.eq_ignore_ascii_case("kb") {
-        v * 1024
-    } else {
-        v
-    })
+    let b = crate::sysfs::meminfo_bytes(meminfo, "MemFree").ok()??;
+    usize::try_from(b).ok()
 }
 
 /// `MemAvailable` of /proc/meminfo in bytes.
 pub fn available_memory_bytes() -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let s = crate::sysfs::read_trim(Path::new("/proc/meminfo"))?;
     parse_mem_available(&s)
 }
 
 fn parse_mem_available(meminfo: &str) -> Option<usize> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let b = crate::sysfs::meminfo_bytes(meminfo, "MemAvailable").ok()??;
+    usize::try_from(b).ok()
 }
 
 /// What one run learned about DRAM working sets, shared by its families: the latency

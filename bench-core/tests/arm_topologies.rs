@@ -151,7 +151,7 @@ fn ladder_and_classes(t: &Topology, cpus: usize) -> (Ladder, Vec<(&'static str, 
     let all: Vec<usize> = (0..cpus).collect();
     let classes = pairs::classify(t, &all)
         .into_iter()
-        .map(|(c, p)| (c.name(), p.len()))
+        .map(|(c, n)| (c.name(), n))
         .collect();
     (Ladder::of(t, &all), classes)
 }

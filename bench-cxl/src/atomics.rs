@@ -27,12 +27,13 @@ use bench_core::bench::{
 };
 use bench_core::chase::ChainLayout;
 use bench_core::counters::{self, CounterGroup};
+use bench_core::memory::budget::Need;
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::plan::Cost;
 use bench_core::rmw::{Rmw, RmwOp};
 use bench_core::stats::Distribution;
-use bench_core::units::format_size;
 use bench_core::units::parse_positive_size;
+use bench_core::units::{format_size, human_bytes};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Operations measured.
@@ -86,10 +87,13 @@ pub struct AtomicsBench {
     pub size: Option<usize>,
 }
 
-/// The chain layout: the default prefetcher-proof one (randomized offsets, 256-byte slots).
+/// The chain layout: the default prefetcher-proof one (every line of 256-byte slots, one
+/// per phase, at random offsets).
 const LAYOUT: ChainLayout = ChainLayout::DEFAULT;
 /// Slots per TLB-local block (256 KiB of memory).
 const BLOCK_SLOTS: usize = 256 * 1024 / LAYOUT.slot_bytes;
+/// Touched bytes per slot (its lines that are chain elements, x 64).
+const TOUCHED_PER_SLOT: usize = LAYOUT.phases() * 64;
 
 fn scramble(x: usize, bits: u32) -> usize {
     if bits == 0 {
@@ -129,10 +133,10 @@ pub fn slot_of(j: usize, slots: usize) -> usize {
     (permute(hi, slots / BLOCK_SLOTS) << lo_bits) | scramble(lo, lo_bits)
 }
 
-/// Touched bytes of a chain that [`slot_of`] can order: a power of two up to one block
-/// (64 KiB of lines), else whole blocks; `up` rounds up, else down (at least 4 KiB).
+/// Touched bytes of a chain whose slots [`slot_of`] can order: a power of two up to one
+/// block (256 KiB), else whole blocks; `up` rounds up, else down (at least 4 KiB).
 fn whole_blocks(touched: usize, up: bool) -> usize {
-    let block = BLOCK_SLOTS * 64;
+    let block = BLOCK_SLOTS * TOUCHED_PER_SLOT;
     let t = touched.max(4096);
     if t <= block {
         return if up {
@@ -165,22 +169,27 @@ fn floor_pow2(x: usize) -> usize {
     1usize << (usize::BITS - 1 - x.max(1).leading_zeros())
 }
 
-/// Address of chain position `j` in a chain of `slots` slots at `base`.
+/// Address of chain position `j` in a chain of `elements` elements at `base`: phase
+/// after phase ([`ChainLayout::phases`]), each over all the slots in [`slot_of`]'s order.
 #[inline(always)]
-fn addr_of(base: usize, j: usize, slots: usize, seed: u64) -> usize {
+fn addr_of(base: usize, j: usize, elements: usize, seed: u64) -> usize {
+    let slots = elements / LAYOUT.phases();
+    let j = j % elements;
     let slot = slot_of(j % slots, slots);
-    base + slot * LAYOUT.slot_bytes + LAYOUT.offset(slot, seed)
+    base + slot * LAYOUT.slot_bytes + LAYOUT.element_offset(slot, j / slots, seed)
 }
 
-/// Builds the chain in `mem` (`slots` slots, as [`slot_of`] takes them), in chain order:
-/// the element of position `j` holds the address of position `j+1`.
-fn build(mem: &mut [u8], slots: usize, seed: u64) {
+/// Builds the chain of `elements` elements in `mem` (their slots as [`slot_of`] takes
+/// them), in chain order: the element of position `j` holds the address of position
+/// `j+1`.
+fn build(mem: &mut [u8], elements: usize, seed: u64) {
+    let slots = elements / LAYOUT.phases();
     assert!(slots * LAYOUT.slot_bytes <= mem.len());
     assert!(slots.is_power_of_two() || slots.is_multiple_of(BLOCK_SLOTS));
     let base = mem.as_mut_ptr() as usize;
-    for j in 0..slots {
-        let at = addr_of(base, j, slots, seed) - base;
-        let next = addr_of(base, j + 1, slots, seed) as u64;
+    for j in 0..elements {
+        let at = addr_of(base, j, elements, seed) - base;
+        let next = addr_of(base, j + 1, elements, seed) as u64;
         mem[at..at + 8].copy_from_slice(&next.to_ne_bytes());
     }
 }
@@ -188,14 +197,21 @@ fn build(mem: &mut [u8], slots: usize, seed: u64) {
 /// Runs `steps` dependent operations from position `start`; returns the end position
 /// (the step counter; the chase itself follows the addresses the operations return).
 #[inline(never)]
-fn chase(mem: &[u8], slots: usize, seed: u64, op: AtomicOp, start: usize, steps: usize) -> usize {
+fn chase(
+    mem: &[u8],
+    elements: usize,
+    seed: u64,
+    op: AtomicOp,
+    start: usize,
+    steps: usize,
+) -> usize {
     let base = mem.as_ptr() as usize;
     let rmw = Rmw::native();
-    let mut p = addr_of(base, start, slots, seed);
+    let mut p = addr_of(base, start, elements, seed);
     let mut j = start;
     for _ in 0..steps {
         // Off the dependency chain: the known successor, from the counter.
-        let succ = addr_of(base, j + 1, slots, seed) as u64;
+        let succ = addr_of(base, j + 1, elements, seed) as u64;
         // SAFETY: `p` is always the address of an element of the chain built in `mem`
         // (every element holds the address of another one, and `mem` is borrowed, so
         // not unmapped; the operations write back the value already there), 8-byte
@@ -207,7 +223,7 @@ fn chase(mem: &[u8], slots: usize, seed: u64, op: AtomicOp, start: usize, steps:
             AtomicOp::Cas => rmw.cas(a, succ, succ),
             AtomicOp::Exchange => rmw.swap(a, succ),
         } as usize;
-        j = if j + 1 == slots { 0 } else { j + 1 };
+        j = if j + 1 == elements { 0 } else { j + 1 };
     }
     std::hint::black_box(p);
     j
@@ -223,6 +239,10 @@ impl Benchmark for AtomicsBench {
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
         let (touched, _) = working_set(self.size, ctx, target);
         LAYOUT.span_bytes(touched)
+    }
+
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> Need {
+        memory_need(self, ctx, target)
     }
 
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
@@ -249,10 +269,7 @@ impl Benchmark for AtomicsBench {
         let target = region.origin().to_string();
         let mut report = Report::default();
         // The touched bytes the region holds, in whole blocks.
-        let mut big = whole_blocks(
-            (region.len() / LAYOUT.span_per_touched()).min(touched),
-            false,
-        );
+        let mut big = big_of(region.len(), touched);
         if big < 4096 || big * LAYOUT.span_per_touched() > region.len() {
             return Err(NotRun::skip(
                 "region smaller than 16 KiB (4 KiB of touched lines)",
@@ -269,20 +286,20 @@ impl Benchmark for AtomicsBench {
         let samples = ctx.effort.pool.atomic_samples;
         let mut group = CounterGroup::open_with_timer(&ctx.timer);
         for (si, &size) in [4096usize, big].iter().enumerate() {
-            let slots = size / 64;
+            let elements = size / 64;
             let seed = ctx.seed ^ size as u64;
-            build(region.as_mut_slice(), slots, seed);
+            build(region.as_mut_slice(), elements, seed);
             let mem: &[u8] = region.as_mut_slice();
             let lapped = size <= bench_core::chase::WARM_LAP_MAX_BYTES;
             if lapped {
                 // A small set: one full lap untimed, so that the timed operations start
                 // from the chase's own cache state. A large one was built in chain
                 // order: each line is reached a whole lap after it was written.
-                chase(mem, slots, seed, AtomicOp::Load, 0, slots);
+                chase(mem, elements, seed, AtomicOp::Load, 0, elements);
             }
             // Steps per sample: about 1 ms at memory latency, whole laps for small sets;
             // more when the timer needs longer batches (`sample`).
-            let steps = if si == 0 { 20_000 } else { 8_000.min(slots) };
+            let steps = if si == 0 { 20_000 } else { 8_000.min(elements) };
             let mut p50 = [0f64; 4];
             let mut ids: Vec<String> = Vec::new();
             // Each operation goes on from where the previous one stopped.
@@ -297,7 +314,7 @@ impl Benchmark for AtomicsBench {
                     ctx,
                     &mut group,
                     mem,
-                    (slots, seed),
+                    (elements, seed),
                     op,
                     pos,
                     (steps, samples),
@@ -391,14 +408,14 @@ impl AtomicsBench {
 }
 
 /// `samples` samples of `steps` dependent operations `op` from chain position `pos` on
-/// the chain `(slots, seed)` in `mem`, undisturbed if the counters allow: the
+/// the chain `(elements, seed)` in `mem`, undisturbed if the counters allow: the
 /// distribution (ns per operation), the counters, where the chain stopped, and the steps
 /// per sample (more than `steps` when the timer needs longer batches).
 fn sample(
     ctx: &Context,
     group: &mut CounterGroup,
     mem: &[u8],
-    (slots, seed): (usize, u64),
+    (elements, seed): (usize, u64),
     op: AtomicOp,
     pos: usize,
     (steps, samples): (usize, usize),
@@ -412,9 +429,9 @@ fn sample(
     NotRun,
 > {
     // Warm-up, timed: the samples last at least the timer's shortest batch.
-    let warm = steps.min(slots);
+    let warm = steps.min(elements);
     let t0 = ctx.timer.start();
-    let mut pos = chase(mem, slots, seed, op, pos, warm);
+    let mut pos = chase(mem, elements, seed, op, pos, warm);
     let t1 = ctx.timer.stop();
     let est = ctx.timer.elapsed_ns(t0, t1) / warm as f64;
     let steps = ctx.timer.batch_ops(est, 0.0, steps);
@@ -427,7 +444,7 @@ fn sample(
             v.clear();
             for _ in 0..samples {
                 let t0 = ctx.timer.start();
-                pos = chase(mem, slots, seed, op, pos, steps);
+                pos = chase(mem, elements, seed, op, pos, steps);
                 let t1 = ctx.timer.stop();
                 v.push(ctx.timer.elapsed_ns(t0, t1) / steps as f64);
             }
@@ -439,6 +456,89 @@ fn sample(
         return Err(NotRun::skip("the timer produced no usable samples"));
     };
     Ok((d, counters, pos, steps))
+}
+
+/// The plan of the DRAM check of the chain at `big` touched bytes on `target` (the rule
+/// asked for `rule_bytes`): its sizes in whole blocks, the larger within
+/// 1/[`bench_core::sizing::CHECK_MEMORY_SHARE_DIVISOR`] of the memory the target offers.
+fn check_plan(
+    ctx: &Context,
+    target: &impl OnMemory,
+    big: usize,
+    rule_bytes: usize,
+) -> bench_core::dram_check::Plan {
+    let limit = ctx.check_span_limit(target) / LAYOUT.span_per_touched();
+    bench_core::dram_check::Plan {
+        start_bytes: big,
+        floor_bytes: whole_blocks(rule_bytes, true),
+        max_bytes: whole_blocks(limit.max(big), false),
+        better: bench_core::dram_check::Better::Lower,
+    }
+}
+
+/// The touched bytes of the DRAM working set the run measures in a region of `len` bytes
+/// (the rule's `touched`, in whole blocks the region holds).
+fn big_of(len: usize, touched: usize) -> usize {
+    whole_blocks((len / LAYOUT.span_per_touched()).min(touched), false)
+}
+
+/// What a run on `target` maps at most at once: the region, grown for the DRAM check's
+/// larger point (none with `--size`, or when a check of this run covers the chain), and
+/// the sample buffer beside it.
+fn memory_need(b: &AtomicsBench, ctx: &Context, target: &TargetSpec) -> Need {
+    let (touched, _) = working_set(b.size, ctx, target);
+    let placed = b.region_bytes(ctx, target);
+    let big = big_of(placed, touched);
+    let samples = ctx.effort.pool.atomic_samples * 8;
+    let covered = ctx
+        .sizing
+        .covering(
+            &target.to_string(),
+            bench_core::dram_check::Pattern::Chase,
+            &ctx.cpus_for(1),
+            big,
+        )
+        .is_some();
+    let (len, what) = match b.size {
+        None if !covered => {
+            let plan = check_plan(ctx, target, big, touched);
+            let larger = plan.first_larger_bytes();
+            let largest = placed.max(LAYOUT.span_bytes(plan.largest_bytes()));
+            (
+                placed.max(LAYOUT.span_bytes(larger)),
+                format!(
+                    "the DRAM check's larger point, {} touched (S = {}, the DRAM working set of CPU {}); a check that finds S in a cache grows it, up to a {} region (half the memory the target offers at most)",
+                    human_bytes(larger as u64),
+                    human_bytes(big as u64),
+                    ctx.cpus_for(1)[0],
+                    human_bytes(target.mapped_bytes(largest, &ctx.topology) as u64)
+                ),
+            )
+        }
+        Some(_) => (
+            placed,
+            format!(
+                "the chain over {} touched (--size)",
+                human_bytes(big as u64)
+            ),
+        ),
+        None => (
+            placed,
+            format!(
+                "the chain over {} touched (its DRAM check made by this run)",
+                human_bytes(big as u64)
+            ),
+        ),
+    };
+    let region = target.mapped_bytes(len, &ctx.topology);
+    let need = Need {
+        bytes: region + samples,
+        on_target_bytes: region,
+        what: format!("a {} region for {what}", human_bytes(region as u64)),
+        fit: None,
+        grows_to_bytes: 0,
+    };
+    need.with_fit("--size", LAYOUT.span_per_touched(), samples)
 }
 
 /// The DRAM check of the chain at `big` touched bytes (the rule asked for `rule_bytes`):
@@ -453,36 +553,30 @@ fn dram_check(
     rule_bytes: usize,
     why: &str,
 ) -> Result<Option<(usize, usize)>, NotRun> {
-    use bench_core::dram_check::{self as dc, Better, CheckInfo, Pattern, Plan};
+    use bench_core::dram_check::{self as dc, CheckInfo, Pattern};
     let target = region.origin().to_string();
     let cpu0 = ctx.cpus_for(1);
     if let Some(i) = ctx.sizing.covering(&target, Pattern::Chase, &cpu0, big) {
         return Ok(Some((i, big)));
     }
-    let limit = ctx.check_span_limit(region.origin()) / LAYOUT.span_per_touched();
-    let plan = Plan {
-        start_bytes: big,
-        floor_bytes: whole_blocks(rule_bytes, true),
-        max_bytes: whole_blocks(limit.max(big), false),
-        better: Better::Lower,
-    };
+    let plan = check_plan(ctx, region.origin(), big, rule_bytes);
     let samples = ctx.effort.pool.atomic_samples;
     let mut group = CounterGroup::open_with_timer(&ctx.timer);
     let outcome = dc::run(plan, |bytes, pass| {
         region
             .grow(LAYOUT.span_bytes(bytes), &ctx.topology)
             .map_err(NotRun::skip)?;
-        let (slots, seed) = (bytes / 64, ctx.seed ^ bytes as u64 ^ pass as u64);
-        build(region.as_mut_slice(), slots, seed);
+        let (elements, seed) = (bytes / 64, ctx.seed ^ bytes as u64 ^ pass as u64);
+        build(region.as_mut_slice(), elements, seed);
         let mem: &[u8] = region.as_mut_slice();
         let (d, counters, _, _) = sample(
             ctx,
             &mut group,
             mem,
-            (slots, seed),
+            (elements, seed),
             AtomicOp::Load,
             0,
-            (8_000.min(slots), samples),
+            (8_000.min(elements), samples),
         )?;
         let id = format!(
             "pool.atomics/{target}/check/load/{}{}",
@@ -561,6 +655,37 @@ mod tests {
     }
 
     #[test]
+    fn memory_is_the_region_a_run_grows_to() {
+        // 256 MiB offered: the working set 64 MiB (a quarter), its check's larger point
+        // 128 MiB (half), which no check can grow past.
+        let ctx = Context::quick_local();
+        ctx.sizing.assume_available("anon", Some(256 << 20));
+        let anon = TargetSpec::Anon;
+        for size in [None, Some(3 << 20)] {
+            let b = AtomicsBench { size };
+            let need = b.memory(&ctx, &anon);
+            let mut r = bench_core::memory::Region::allocate(
+                &anon,
+                b.region_bytes(&ctx, &anon),
+                &ctx.topology,
+            )
+            .unwrap();
+            b.run(&ctx, Input::Region(&mut r)).unwrap();
+            let want = if size.is_some() { 3 << 20 } else { 128 << 20 };
+            assert_eq!(r.len(), want, "{size:?}");
+            assert_eq!(need.on_target_bytes, want, "{size:?}: {need:?}");
+            let fit = need.fit.expect("--size bounds it");
+            assert_eq!((fit.option, fit.per_byte), ("--size", 1));
+        }
+        // `pool atomics --size 30G`: planned as it is, for the refusal to weigh.
+        let need = AtomicsBench {
+            size: Some(30 << 30),
+        }
+        .memory(&ctx, &anon);
+        assert_eq!(need.on_target_bytes, 30 << 30);
+    }
+
+    #[test]
     fn slot_order_is_a_permutation() {
         for slots in [1usize, 2, 64, 4096, 8192, 1 << 16] {
             let mut seen = vec![false; slots];
@@ -618,7 +743,7 @@ mod tests {
             assert!(why.contains("plateau"), "{why}");
         }
         let (t, why) = working_set(Some(5 << 20), &ctx, &TargetSpec::Anon);
-        assert_eq!(t, 5 << 20, "whole 64 KiB blocks of lines");
+        assert_eq!(t, 5 << 20, "whole 256 KiB blocks of lines");
         assert!(why.contains("--size"));
         assert_eq!(working_set(Some(100), &ctx, &TargetSpec::Anon).0, 4096);
     }
@@ -637,13 +762,9 @@ mod tests {
             let block = |j: usize| slot_of(j, slots) / BLOCK_SLOTS;
             assert!((0..BLOCK_SLOTS).all(|j| block(j) == block(0)));
         }
-        assert_eq!(
-            whole_blocks(5 * BLOCK_SLOTS * 64 + 1, true),
-            6 * BLOCK_SLOTS * 64
-        );
-        assert_eq!(
-            whole_blocks(5 * BLOCK_SLOTS * 64 + 1, false),
-            5 * BLOCK_SLOTS * 64
-        );
+        let block = BLOCK_SLOTS * TOUCHED_PER_SLOT;
+        assert_eq!(block, 256 * 1024, "a block's every line is touched");
+        assert_eq!(whole_blocks(5 * block + 1, true), 6 * block);
+        assert_eq!(whole_blocks(5 * block + 1, false), 5 * block);
     }
 }

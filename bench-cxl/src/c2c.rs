@@ -12,6 +12,12 @@
 //!
 //! Convention: **one-way** latency = round-trip time / 2 (core-to-core-latency and
 //! multichase pingpong both report one transfer of the line, not the round trip).
+//!
+//! The same pairs then measure the **cache-to-cache bandwidth** ([`bw`]): one CPU writes
+//! a buffer of half its L2, the other reads it back from the writer's cache, in rounds,
+//! each way (`c2c_bw_<class>_gbs`).
+
+pub mod bw;
 
 use crate::measurement;
 use bench_core::bench::{
@@ -230,16 +236,37 @@ impl Benchmark for C2cBench {
             target_kinds: vec![],
         }
     }
-    fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
-        4096
+    /// The page of the ping-pong's line (the bandwidth's hand-off flag too), then the
+    /// bandwidth's buffer: half the largest L2 of the run's CPUs.
+    fn region_bytes(&self, ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
+        bw::BUFFER_OFFSET + bw::largest_buffer(&ctx.topology, &ctx.cpus).unwrap_or(0)
+    }
+
+    fn memory(
+        &self,
+        ctx: &Context,
+        target: &bench_core::memory::TargetSpec,
+    ) -> bench_core::memory::budget::Need {
+        let bytes = target.mapped_bytes(self.region_bytes(ctx, target), &ctx.topology);
+        let what = match bw::largest_buffer(&ctx.topology, &ctx.cpus) {
+            Some(b) => format!(
+                "the page of the line the pairs bounce and the {} buffer they pass (half the largest L2 of the run's CPUs)",
+                bench_core::units::human_bytes(b as u64)
+            ),
+            None => "the page of the line the pairs bounce".into(),
+        };
+        bench_core::memory::budget::Need::on_target(bytes, what)
     }
 
     fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
         let (samples, trips) = ctx.effort.pool.c2c;
         let e = &ctx.plan.expect;
         let mut cost = Cost::new();
+        // The pairs are counted, not listed: `--pairs all` of 65536 CPUs is 2^31 of them.
+        let per_class = self.per_class(ctx);
+        let counts = pairs::classify(&ctx.topology, &ctx.cpus);
         for kind in [PingPong::Cas, PingPong::Flag] {
-            for (class, n) in self.pairs(ctx).iter().map(|c| (c.class, c.pairs.len())) {
+            for (class, n) in counts.iter().map(|&(c, total)| (c, total.min(per_class))) {
                 let rt = if class == PairClass::CrossSocket {
                     e.round_trip_cross_socket_ns
                 } else {
@@ -251,6 +278,7 @@ impl Benchmark for C2cBench {
                 cost.add(format!("{} {} pairs", kind.name(), class.name()), n, each);
             }
         }
+        cost.extend(bw::cost(ctx, &counts, per_class));
         cost
     }
 
@@ -306,6 +334,7 @@ impl Benchmark for C2cBench {
             }
             self.class_figures(kind, (&target, &placement), &classes, &cells, &mut report);
         }
+        self.bandwidth(ctx, region, &classes, &mut report)?;
         Ok(report)
     }
 }
@@ -314,12 +343,16 @@ impl C2cBench {
     /// The pairs of the run by class: every pair (`--pairs all`) or a fixed number per
     /// class spread over the machine with the run's seed.
     pub fn pairs(&self, ctx: &Context) -> Vec<ClassPairs> {
-        let per_class = match self.pairs {
+        pairs::sample(&ctx.topology, &ctx.cpus, self.per_class(ctx), ctx.seed)
+    }
+
+    /// The pairs measured of each class (at most; `usize::MAX` for `--pairs all`).
+    fn per_class(&self, ctx: &Context) -> usize {
+        match self.pairs {
             Pairs::All => usize::MAX,
             Pairs::PerClass(n) => n,
             Pairs::Default => ctx.effort.pool.c2c_pairs_per_class,
-        };
-        pairs::sample(&ctx.topology, &ctx.cpus, per_class, ctx.seed)
+        }
     }
 
     /// Per class: a summary measurement (the pairs' p50s: median, min, max) and its
@@ -447,8 +480,10 @@ impl std::str::FromStr for Pairs {
         if s.eq_ignore_ascii_case("all") {
             return Ok(Pairs::All);
         }
+        // A count of 0, or more than the run's CPUs make, is refused when the run is
+        // planned ([`C2cArgs`]), which knows the CPUs and says what would fit.
         match s.parse::<usize>() {
-            Ok(n) if n >= 1 => Ok(Pairs::PerClass(n)),
+            Ok(n) => Ok(Pairs::PerClass(n)),
             _ => Err(format!(
                 "`{s}`: a number of pairs per class (at least 1) or `all`"
             )),
@@ -462,8 +497,11 @@ impl std::str::FromStr for Pairs {
 /// (LLC), across L3s of a node, across nodes of a socket, across sockets. A few pairs
 /// per class (8, 4 with --quick), spread over the machine with --seed, are measured;
 /// each class gives its median, min and max, and c2c_{cas,flag}_{same_llc,cross_llc,
-/// cross_socket}_lat_ns. `--pairs all` measures every pair (the full matrix and its
-/// heatmap; n (n - 1) / 2 pairs: the plan printed first says how long).
+/// cross_socket}_lat_ns. The same pairs measure the cache-to-cache bandwidth each way
+/// (one CPU writes a buffer of half its L2, the other reads it from the writer's cache):
+/// c2c_bw_{same_llc,cross_llc,cross_socket}_gbs. `--pairs all` measures every pair (the
+/// full matrix and its heatmap; n (n - 1) / 2 pairs: the plan printed first says how
+/// long).
 #[derive(Debug, Clone, clap::Args)]
 pub struct C2cArgs {
     /// CPU pairs per class, or `all` for every pair (default: 8 per class, 4 with
@@ -473,7 +511,26 @@ pub struct C2cArgs {
 }
 
 impl Setup for C2cArgs {
-    fn plan(&self, _opts: &Options) -> Result<Planned, BoxError> {
+    /// `--pairs N` asks for more pairs than the run's CPUs make: refused, never cut.
+    fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        if let Some(Pairs::PerClass(n)) = self.pairs {
+            let cpus = opts.cpus.len();
+            let pairs = cpus * cpus.saturating_sub(1) / 2;
+            if n == 0 || n > pairs {
+                return Err(bench_core::topology::ladder::CountError {
+                    option: "--pairs",
+                    asked: n,
+                    noun: if n == 1 { "pair per class" } else { "pairs per class" }.into(),
+                    fits: pairs,
+                    why: format!(
+                        "the run's {cpus} {} {pairs} pair{} (--cpu, else every CPU this process may use); --pairs all measures every pair",
+                        if cpus == 1 { "CPU makes" } else { "CPUs make" },
+                        if pairs == 1 { "" } else { "s" },
+                    ),
+                }
+                .into());
+            }
+        }
         Ok(Planned::one(C2cBench {
             pairs: self.pairs.unwrap_or_default(),
         }))
@@ -483,6 +540,22 @@ impl Setup for C2cArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_is_its_region_in_whole_pages_of_the_target() {
+        let ctx = Context::quick_local();
+        let b = C2cBench::default();
+        let anon = bench_core::memory::TargetSpec::Anon;
+        let need = b.memory(&ctx, &anon);
+        // The line's page, then the bandwidth's buffer (none where no L2 is known).
+        let buffer = bw::largest_buffer(&ctx.topology, &ctx.cpus).unwrap_or(0);
+        let bytes = 4096 + buffer;
+        assert_eq!((need.bytes, need.on_target_bytes), (bytes, bytes));
+        assert!(need.what.contains("line"), "{}", need.what);
+        assert_eq!(need.what.contains("buffer"), buffer > 0, "{}", need.what);
+        let huge = bench_core::memory::TargetSpec::Hugetlb(bench_core::memory::HugeSize::M2);
+        assert_eq!(b.memory(&ctx, &huge).bytes, bytes.next_multiple_of(2 << 20));
+    }
 
     #[test]
     fn matrix_has_a_row_per_cpu_but_the_last() {

@@ -251,6 +251,18 @@ impl Benchmark for FlushBench {
         MAX_SIZE
     }
 
+    fn memory(
+        &self,
+        ctx: &Context,
+        target: &bench_core::memory::TargetSpec,
+    ) -> bench_core::memory::budget::Need {
+        let bytes = target.mapped_bytes(self.region_bytes(ctx, target), &ctx.topology);
+        bench_core::memory::budget::Need::on_target(
+            bytes,
+            "the 128 KiB buffer written and made visible (the uncacheable and write-combining columns write a BAR window: device memory)",
+        )
+    }
+
     fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
         let e = &ctx.plan.expect;
         let mut cost = Cost::new();
@@ -441,6 +453,18 @@ impl Setup for FlushArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_is_its_region_in_whole_pages_of_the_target() {
+        let ctx = Context::quick_local();
+        let b = FlushBench::default();
+        let anon = bench_core::memory::TargetSpec::Anon;
+        let need = b.memory(&ctx, &anon);
+        assert_eq!((need.bytes, need.on_target_bytes), (MAX_SIZE, MAX_SIZE));
+        assert!(need.what.contains("128 KiB"), "{}", need.what);
+        let huge = bench_core::memory::TargetSpec::Hugetlb(bench_core::memory::HugeSize::M2);
+        assert_eq!(b.memory(&ctx, &huge).bytes, 2 << 20);
+    }
 
     #[test]
     fn sizes_span_1b_to_128k() {

@@ -27,11 +27,12 @@ use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Setup,
 };
 use bench_core::crew::{Crew, Member, Stop, Windows};
+use bench_core::memory::budget::Need;
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::{Skipped, Warning};
 use bench_core::plan::Cost;
 use bench_core::topology::ladder::{Ladder, Threads};
-use bench_core::units::{format_size, parse_positive_size, MIB};
+use bench_core::units::{format_size, human_bytes, parse_positive_size, MIB};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Default chunk: the 512 bytes each of cMPI's threads writes and flushes at a time.
@@ -358,6 +359,10 @@ impl Benchmark for FlushBwBench {
         working_set(self.size, ctx, target, self.threads(ctx)).0
     }
 
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> Need {
+        self.memory_need(ctx, target)
+    }
+
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
         let target = target.unwrap_or(&TargetSpec::Anon);
         let ladder = self.ladder(ctx);
@@ -595,18 +600,13 @@ impl FlushBwBench {
         len: usize,
         why: &str,
     ) -> Result<(usize, usize), NotRun> {
-        use bench_core::dram_check::{self as dc, Better, CheckInfo, Pattern, Plan};
+        use bench_core::dram_check::{self as dc, CheckInfo, Pattern};
         let target = region.origin().to_string();
         let cpus = ctx.cpus_for(threads);
         if let Some(i) = ctx.sizing.covering(&target, Pattern::Stream, &cpus, len) {
             return Ok((i, len));
         }
-        let plan = Plan {
-            start_bytes: len,
-            floor_bytes: len,
-            max_bytes: ctx.check_span_limit(region.origin()).max(len),
-            better: Better::Higher,
-        };
+        let plan = check_plan(ctx, region.origin(), len);
         let p = Point {
             column: Column::Stores,
             threads,
@@ -657,6 +657,65 @@ impl FlushBwBench {
         rep.warnings.extend(dc::warning(&check));
         let size = check.reported_bytes;
         Ok((ctx.sizing.record_check(check), size))
+    }
+}
+
+/// The plan of the DRAM check of `len` bytes of stores on `target`: the working set and
+/// twice it, the larger within 1/[`bench_core::sizing::CHECK_MEMORY_SHARE_DIVISOR`] of
+/// the memory the target offers.
+fn check_plan(ctx: &Context, target: &impl OnMemory, len: usize) -> bench_core::dram_check::Plan {
+    bench_core::dram_check::Plan {
+        start_bytes: len,
+        floor_bytes: len,
+        max_bytes: ctx.check_span_limit(target).max(len),
+        better: bench_core::dram_check::Better::Higher,
+    }
+}
+
+impl FlushBwBench {
+    /// What a run on `target` maps at most at once: the region, grown for the DRAM
+    /// check's larger point (none with `--size`, or when a check of this run covers the
+    /// working set); the walkers write into it and allocate nothing.
+    fn memory_need(&self, ctx: &Context, target: &TargetSpec) -> Need {
+        let t = self.threads(ctx);
+        let (want, _) = working_set(self.size, ctx, target, t);
+        let placed = self.region_bytes(ctx, target);
+        let len = want.min(placed);
+        let covered = ctx
+            .sizing
+            .covering(
+                &target.to_string(),
+                bench_core::dram_check::Pattern::Stream,
+                &ctx.cpus_for(t),
+                len,
+            )
+            .is_some();
+        let (grown, what) = match self.size {
+            None if !covered => {
+                let plan = check_plan(ctx, target, len);
+                let larger = plan.first_larger_bytes();
+                let largest = placed.max(plan.largest_bytes());
+                (
+                    placed.max(larger),
+                    format!(
+                        "the DRAM check's larger point, {} written by {t} thread(s) (twice their CPUs' streaming DRAM footprint); a check that finds the working set in a cache grows it, up to a {} region (half the memory the target offers at most)",
+                        human_bytes(larger as u64),
+                        human_bytes(target.mapped_bytes(largest, &ctx.topology) as u64)
+                    ),
+                )
+            }
+            Some(_) => (placed, format!("the working set of {t} thread(s) (--size)")),
+            None => (
+                placed,
+                format!("the working set of {t} thread(s) (its DRAM check made by this run)"),
+            ),
+        };
+        let region = target.mapped_bytes(grown, &ctx.topology);
+        Need::on_target(
+            region,
+            format!("a {} region for {what}", human_bytes(region as u64)),
+        )
+        .with_fit("--size", 1, 0)
     }
 }
 
@@ -736,7 +795,7 @@ impl Setup for FlushBwArgs {
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
         let cpus = opts.cpus.len();
         if let Some(t) = &self.threads {
-            t.check(cpus).map_err(|e| format!("--threads: {e}"))?;
+            t.check("--threads", "thread", cpus)?;
         }
         if let Some(s) = self.size {
             let t = self

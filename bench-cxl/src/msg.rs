@@ -123,7 +123,15 @@ pub const MAX_MESSAGE_BYTES: usize = 4 << 20;
 /// Longest message both sides hold a buffer for: half a ring, at most
 /// [`MAX_MESSAGE_BYTES`] (the buffers do not grow with a large `--len`).
 fn max_message(pool: &PoolMap) -> usize {
-    (ring::capacity_for(pool.rings()[0].1) / 2 - 64).min(MAX_MESSAGE_BYTES)
+    max_message_of(pool.len())
+}
+
+/// [`max_message`] of a window of `len` bytes.
+fn max_message_of(len: usize) -> usize {
+    let ring = crate::pool::rings_of(len)[0].1;
+    (ring::capacity_for(ring) / 2)
+        .saturating_sub(64)
+        .min(MAX_MESSAGE_BYTES)
 }
 
 /// The follower's command loop. Returns the number of commands served.
@@ -568,6 +576,9 @@ struct RingCurve {
     fit: Vec<(f64, f64)>,
     lat_ids: Vec<String>,
     best_bw: (f64, String),
+    /// Every bandwidth point the best is chosen from (the key's `from`: a best over
+    /// sizes is measured the same way wherever the best falls).
+    bw_ids: Vec<String>,
 }
 
 /// The keys' suffix of protocol `m`: none for the coherent one.
@@ -624,6 +635,7 @@ impl LeadRun<'_> {
             fit: Vec::new(),
             lat_ids: Vec::new(),
             best_bw: (0.0f64, String::new()),
+            bw_ids: Vec::new(),
         };
         for size in sizes(
             effort.msg_size_log_step,
@@ -707,6 +719,7 @@ impl LeadRun<'_> {
         if d.p50 > curve.best_bw.0 {
             curve.best_bw = (d.p50, id.clone());
         }
+        curve.bw_ids.push(id.clone());
         self.report.measurements.push(measurement(id, "pool.msg", target, serde_json::json!({"test": "ring_bw", "mode": mname, "size_bytes": size, "messages": count}), "GB/s",
             format!("payload bandwidth of {count} {size}-byte messages streamed through an SPSC ring in the pool, until the receiver acknowledged ({mname})"), d, self.placement.clone(), counters));
         Ok(())
@@ -720,6 +733,7 @@ impl LeadRun<'_> {
             fit,
             lat_ids,
             best_bw,
+            bw_ids,
         } = curve;
         let report = &mut self.report;
         if let Some(first) = fit.first() {
@@ -739,8 +753,11 @@ impl LeadRun<'_> {
                 format!("pool_msg_bw{sfx}_gbs"),
                 best_bw.0,
                 target,
-                format!("largest p50 ring streaming bandwidth over message sizes ({mname})"),
-                vec![best_bw.1.clone()],
+                format!(
+                    "largest p50 ring streaming bandwidth over message sizes (here at {}, {mname})",
+                    best_bw.1.rsplit('/').next().unwrap_or("")
+                ),
+                bw_ids,
             ));
         }
         // Published only when the latency did not have to be held at 0 (a constrained
@@ -771,6 +788,14 @@ impl Benchmark for MsgBench {
     }
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
+    }
+
+    fn memory(
+        &self,
+        ctx: &Context,
+        target: &bench_core::memory::TargetSpec,
+    ) -> bench_core::memory::budget::Need {
+        memory::need(self, ctx, target)
     }
 
     fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
@@ -833,6 +858,7 @@ impl Benchmark for MsgBench {
 }
 
 mod args;
+mod memory;
 pub use args::{MsgArgs, PoolArgs};
 
 #[cfg(test)]

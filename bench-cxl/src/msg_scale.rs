@@ -41,6 +41,7 @@ use bench_core::topology::ladder::Ladder;
 use bench_core::units::format_size;
 use std::time::Duration;
 
+mod memory;
 mod pairs;
 
 /// Cells in each pair's queue from sender to receiver.
@@ -434,14 +435,7 @@ impl MsgScaleBench {
         let Some(pmax) = run.iter().map(|r| r.pairs).max() else {
             return Err(ScaleError::TooFewCpus(ctx.cpus.len()));
         };
-        let max_cell = self
-            .cells
-            .iter()
-            .copied()
-            .chain([self.pairs_cell])
-            .max()
-            .unwrap_or(self.pairs_cell);
-        let (spec, created) = self.pool_spec(layout(pmax, max_cell).total);
+        let (spec, created) = self.pool_spec(layout(pmax, self.max_cell()).total);
         // A pool file of our own is removed on SIGINT/SIGTERM too (docs/safety.md).
         let _registered = match &spec.source {
             PoolSource::File(p) if created => bench_core::cleanup::register(p).ok(),
@@ -572,7 +566,7 @@ impl MsgScaleBench {
                 format!("pool_pairs{sfx}_bw_p{p}_gbs"),
                 bw,
                 (format!("largest p50 aggregate payload bandwidth over message sizes 1 KiB .. 1 MiB (here at {}), {p} pair(s), {} cells ({})", format_size(s), format_size(self.pairs_cell), self.mode.name()),
-                at.map(|c| c.id.clone()).into_iter().collect()),
+                curve.iter().map(|c| c.id.clone()).collect()),
                 at.and_then(|c| c.noisy.clone()),
             );
         }
@@ -594,11 +588,11 @@ impl MsgScaleBench {
                 );
                 continue;
             }
-            let Some(at) = self.cell_curve(sw, p, cell)? else {
+            let Some((at, ids)) = self.cell_curve(sw, p, cell)? else {
                 continue;
             };
             peaks.push((cell, at.p50));
-            peak_ids.push(at.id);
+            peak_ids.extend(ids);
             peak_noisy = peak_noisy.or(at.noisy);
         }
         if let Some((cell, _)) = peak(&peaks) {
@@ -623,13 +617,14 @@ impl MsgScaleBench {
         Ok(())
     }
 
-    /// One cell size's curve and its peak keys; its peak (`None`: no valid point).
+    /// One cell size's curve and its peak keys; its peak and the ids of every point of
+    /// the curve (`None`: no valid point).
     fn cell_curve(
         &self,
         sw: &mut Sweep<'_>,
         p: usize,
         cell: usize,
-    ) -> Result<Option<CurvePoint>, ScaleError> {
+    ) -> Result<Option<(CurvePoint, Vec<String>)>, ScaleError> {
         let sfx = self.key_suffix();
         let curve = sw.curve(p, cell, "cells")?;
         let pts: Vec<(usize, f64)> = curve.iter().map(|c| (c.size, c.p50)).collect();
@@ -656,11 +651,11 @@ impl MsgScaleBench {
                     format_size(cell),
                     self.mode.name()
                 ),
-                ids,
+                ids.clone(),
             ),
             noisy.clone(),
         );
-        Ok(at)
+        Ok(at.map(|a| (a, ids)))
     }
 }
 
@@ -676,6 +671,10 @@ impl Benchmark for MsgScaleBench {
     }
     fn region_bytes(&self, _ctx: &Context, _target: &bench_core::memory::TargetSpec) -> usize {
         4096
+    }
+
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
+        self.memory_need(ctx, target)
     }
 
     fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {

@@ -591,26 +591,8 @@ impl Drop for Registration<'_, '_> {
     }
 }
 
-/// Copy direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Dir {
-    /// Host (or pool) to device: a DMA read of host memory.
-    H2d,
-    /// Device to host (or pool): a DMA write into host memory.
-    D2h,
-}
-
-impl Dir {
-    /// Both, in output order.
-    pub const ALL: [Dir; 2] = [Dir::H2d, Dir::D2h];
-    /// `h2d` / `d2h` (ids and keys).
-    pub fn name(self) -> &'static str {
-        match self {
-            Dir::H2d => "h2d",
-            Dir::D2h => "d2h",
-        }
-    }
-}
+/// Copy direction: bench-core's, which `mem interference` shares with the GPU's copies.
+pub use bench_core::dma::DmaDir as Dir;
 
 /// A non-blocking stream; synchronized, then destroyed, on drop.
 #[derive(Debug)]

@@ -119,6 +119,27 @@ impl Benchmark for GpuHostBench {
         }
     }
 
+    /// The host buffer of the largest copy: pinned (cuMemAllocHost), released before the
+    /// pageable one of the same size is filled. Device memory is the GPU's; a copy too
+    /// large for 90% of it is skipped, so the buffers may be smaller than planned.
+    fn memory(
+        &self,
+        ctx: &Context,
+        _target: &bench_core::memory::TargetSpec,
+    ) -> bench_core::memory::budget::Need {
+        let max = self.config.sizes(ctx.effort).last().copied().unwrap_or(0);
+        let page = page_size();
+        let bytes = max.div_ceil(page) * page;
+        bench_core::memory::budget::Need::on_target(
+            bytes,
+            format!(
+                "a host buffer of the largest copy, {}: pinned, then pageable",
+                human_bytes(bytes as u64)
+            ),
+        )
+        .with_fit("--max-size", 1, 0)
+    }
+
     fn cost(&self, ctx: &Context, _target: Option<&bench_core::memory::TargetSpec>) -> Cost {
         let e = &ctx.plan.expect;
         let sizes = self.config.sizes(ctx.effort);
@@ -338,6 +359,26 @@ impl HostRun<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_is_the_host_buffer_of_the_largest_copy() {
+        let ctx = Context::quick_local();
+        let anon = bench_core::memory::TargetSpec::Anon;
+        let b = GpuHostBench::default();
+        let need = b.memory(&ctx, &anon);
+        let largest = b.config.sizes(ctx.effort).last().copied().unwrap();
+        assert_eq!(need.bytes, largest.next_multiple_of(page_size()));
+        let b = GpuHostBench {
+            config: GpuConfig {
+                max_size: Some(64 << 20),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let need = b.memory(&ctx, &anon);
+        assert_eq!(need.bytes, 64 << 20);
+        assert_eq!(need.fit.unwrap().option, "--max-size");
+    }
 
     #[test]
     fn target_names_the_device() {

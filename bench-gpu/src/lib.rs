@@ -20,11 +20,14 @@
 //!   sweeps and the small-copy latency;
 //! * [`pool::GpuPoolBench`] (`gpu.pool`, one per memory target): bandwidth to a
 //!   registered target, how concurrent transfers share it, and ([`with_cpu`]) what the
-//!   GPU's DMA and CPU agents streaming the same target cost each other.
+//!   GPU's DMA and CPU agents streaming the same target cost each other;
+//! * [`aggressor`]: the GPU as a DMA aggressor of the memory families
+//!   ([`bench_core::dma`]: `mem.interference`'s `gpu` column).
 //!
 //! See docs/gpu.md for the method and the conventions.
 #![deny(missing_docs)]
 
+pub mod aggressor;
 pub mod config;
 pub mod contention;
 pub mod copy;

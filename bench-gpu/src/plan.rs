@@ -17,7 +17,7 @@ impl Setup for GpuArgs {
         let config = self.config()?;
         let n = match &opts.sysfs {
             // A plan for another machine: its GPUs as its PCI bus lists them.
-            Some(root) => match sysfs_gpus(root) {
+            Some(root) => match sysfs_gpus(root)? {
                 0 => {
                     return Ok(Planned::skip(
                         crate::FAMILY,
@@ -68,19 +68,9 @@ impl Setup for GpuArgs {
     }
 }
 
-/// The NVIDIA GPUs (vendor 0x10de, PCI class 0x03: display or 3D controller) of the
-/// sysfs tree below `root`.
-pub fn sysfs_gpus(root: &std::path::Path) -> usize {
-    let Ok(rd) = std::fs::read_dir(root.join("sys/bus/pci/devices")) else {
-        return 0;
-    };
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
-    rd.filter_map(|e| e.ok())
-        .filter(|e| {
-            read(e.path().join("vendor")).trim() == "0x10de"
-                && read(e.path().join("class")).trim().starts_with("0x03")
-        })
-        .count()
+/// The NVIDIA GPUs of the sysfs tree below `root` ([`bench_core::pci::nvidia_gpus`]).
+pub fn sysfs_gpus(root: &std::path::Path) -> Result<usize, bench_core::sysfs::ReadError> {
+    bench_core::pci::nvidia_gpus(root)
 }
 
 #[cfg(test)]

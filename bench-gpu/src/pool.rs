@@ -30,6 +30,7 @@ use crate::shape::{split_fitting, sweep_report, Labels, SweepPoint, Timing};
 use crate::with_cpu::{self, with_cpu_report, CpuSide, GpuSide, WithCpuPlan, WithCpuPoint};
 use bench_core::bench::{Benchmark, Context, Input, NotRun, Report, Requirements, Skip};
 use bench_core::kernels::{Isa, IsaSet};
+use bench_core::memory::budget::Need;
 use bench_core::memory::{OnMemory, TargetSpec};
 use bench_core::params::Skipped;
 use bench_core::plan::Cost;
@@ -115,6 +116,52 @@ impl Benchmark for GpuPoolBench {
         let base = self.config.target_bytes(ctx.effort, self.multi_gpu());
         self.with_cpu_parts(ctx, target)
             .map_or(base, |w| base.max(w.gpu_bytes + w.cpu_bytes))
+    }
+
+    /// The region the runner places and registers (page-locked where it lies, no copy of
+    /// it): the sweep's largest copy, the contention's concurrent copies, or the CPU
+    /// agents' part beside the GPU's, whichever is largest. Device buffers are the GPU's.
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> Need {
+        let effort = ctx.effort;
+        let largest = self.config.max_size(effort);
+        let k = self
+            .config
+            .stream_counts()
+            .last()
+            .copied()
+            .unwrap_or(1)
+            .max(self.multi_gpu());
+        let each = self.config.contention_size(effort);
+        let region = self.region_bytes(ctx, target);
+        let bytes = target.mapped_bytes(region, &ctx.topology);
+        let (what, fit) = if region == largest {
+            (
+                "the sweep's largest copy".to_string(),
+                Some(("--max-size", 1)),
+            )
+        } else if region == k.saturating_mul(each) {
+            (
+                format!("{k} concurrent copies of {}", human_bytes(each as u64)),
+                Some(("--contention-size", k)),
+            )
+        } else {
+            (
+                "the CPU agents' streams beside the GPU's copies (their CPUs' DRAM working set)"
+                    .to_string(),
+                None,
+            )
+        };
+        let need = Need::on_target(
+            bytes,
+            format!(
+                "a {} region registered for DMA: {what}",
+                human_bytes(bytes as u64)
+            ),
+        );
+        match fit {
+            Some((option, per_byte)) => need.with_fit(option, per_byte, 0),
+            None => need,
+        }
     }
 
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
@@ -560,6 +607,49 @@ mod tests {
             1 << 30,
             "one device: no multi-GPU test"
         );
+    }
+
+    #[test]
+    fn memory_is_the_region_it_registers_and_names_what_sizes_it() {
+        let ctx = Context {
+            cpus: vec![0],
+            ..Context::quick_local()
+        };
+        let anon = TargetSpec::Anon;
+        let b = GpuPoolBench::default();
+        let need = b.memory(&ctx, &anon);
+        assert_eq!(need.on_target_bytes, b.region_bytes(&ctx, &anon));
+        assert_eq!(
+            need.bytes, need.on_target_bytes,
+            "device buffers are the GPU's"
+        );
+        assert!(need.what.contains("largest copy"), "{}", need.what);
+        assert_eq!(need.fit.unwrap().option, "--max-size");
+        let b = GpuPoolBench {
+            gpus: 32,
+            ..Default::default()
+        };
+        let need = b.memory(&ctx, &anon);
+        assert_eq!(need.on_target_bytes, 32 * (64 << 20));
+        let fit = need.fit.unwrap();
+        assert_eq!((fit.option, fit.per_byte), ("--contention-size", 32));
+        // With CPU agents their parts may size it: no option bounds that.
+        let two = Context {
+            cpus: vec![0, 0],
+            ..Context::quick_local()
+        };
+        let b = GpuPoolBench {
+            config: GpuConfig {
+                max_size: Some(1 << 20),
+                contention_size: Some(1 << 20),
+                ..Default::default()
+            },
+            gpus: 1,
+        };
+        let need = b.memory(&two, &anon);
+        assert_eq!(need.on_target_bytes, b.region_bytes(&two, &anon));
+        assert!(need.what.contains("CPU agents"), "{}", need.what);
+        assert!(need.fit.is_none());
     }
 
     /// The 16-core H200 host of shared/server-runs (one 300 MiB L3, 2 MiB L2 per core):

@@ -23,6 +23,7 @@ use crate::shape::{host_offset, merged, Labels};
 use bench_core::bench::Param;
 use bench_core::counters::{CounterGroup, Counts, MeasurementCounters, ThreadCounts};
 use bench_core::crew::{self, Crew, WindowPlan};
+use bench_core::dma::DmaRate;
 use bench_core::effort::Effort;
 use bench_core::kernels::{Isa, Kernel};
 use bench_core::params::Measurement;
@@ -263,26 +264,73 @@ struct GpuLoop<'a, 'b, 'd> {
 impl GpuLoop<'_, '_, '_> {
     /// Batches of copies until the window has passed; GB/s over the batches' event time.
     fn run(&self, timer: &Timer) -> Result<Option<f64>, CudaError> {
-        let (each, span) = (self.plan.copy_bytes, self.side.host.len());
         let t0 = timer.start();
-        let (mut bytes, mut ns, mut c) = (0u64, 0.0f64, 0usize);
+        let l = CopyLoop {
+            stream: self.stream,
+            e0: self.e0,
+            e1: self.e1,
+            buf: self.side.buf,
+            host: self.side.host,
+            dir: self.dir,
+            copy_bytes: self.plan.copy_bytes,
+            batch: self.plan.batch,
+        };
+        let rate = l.run(&mut |copies| {
+            timer.elapsed_ns(t0, timer.stop()) >= self.plan.window_ns || copies >= MAX_COPIES
+        })?;
+        Ok(rate.aggregate_gbs())
+    }
+}
+
+/// One stream's back-to-back copies between a device buffer and a span of host memory,
+/// walking through the span, in batches each timed by a pair of CUDA events: the copy
+/// loop of the GPU beside CPU agents here and of the GPU as `mem.interference`'s
+/// aggressor ([`crate::aggressor`]).
+// Fields named for what they hold.
+#[allow(missing_docs)]
+pub struct CopyLoop<'a, 'h, 'd> {
+    pub stream: &'a Stream<'d>,
+    pub e0: &'a Event<'d>,
+    pub e1: &'a Event<'d>,
+    /// Device memory of at least one copy.
+    pub buf: &'a DeviceBuffer<'d>,
+    /// The host memory copied to or from (whole copies of it, in turn).
+    pub host: HostSpan<'h>,
+    pub dir: Dir,
+    pub copy_bytes: usize,
+    /// Copies per event-timed batch.
+    pub batch: usize,
+}
+
+impl CopyLoop<'_, '_, '_> {
+    /// Batches until `done(copies so far)` (asked after each batch, so at least one runs):
+    /// every batch's bytes and event time, and the rate of each batch the events timed
+    /// as taking time.
+    pub fn run(&self, done: &mut dyn FnMut(usize) -> bool) -> Result<DmaRate, CudaError> {
+        let (each, span) = (self.copy_bytes, self.host.len());
+        let mut rate = DmaRate::default();
+        let mut c = 0usize;
         loop {
             self.e0.record(self.stream)?;
-            for _ in 0..self.plan.batch {
+            for _ in 0..self.batch {
                 let off = host_offset(c, each, span);
                 self.stream
-                    .copy(self.dir, self.side.buf, 0, self.side.host, off, each)?;
+                    .copy(self.dir, self.buf, 0, self.host, off, each)?;
                 c += 1;
             }
             self.e1.record(self.stream)?;
             self.e1.synchronize()?;
-            ns += self.e0.elapsed_ns(self.e1)?;
-            bytes += (self.plan.batch * each) as u64;
-            if timer.elapsed_ns(t0, timer.stop()) >= self.plan.window_ns || c >= MAX_COPIES {
-                break;
+            let ns = self.e0.elapsed_ns(self.e1)?;
+            let bytes = (self.batch * each) as u64;
+            rate.bytes += bytes;
+            rate.timed_ns += ns;
+            if ns > 0.0 {
+                rate.batch_gbs.push(bytes as f64 / ns);
+            }
+            if done(c) {
+                return Ok(rate);
             }
         }
-        Ok((ns > 0.0).then(|| bytes as f64 / ns))
     }
 }
 

@@ -81,6 +81,15 @@ impl Benchmark for VerbsBench {
     }
 }
 
+/// How many RDMA devices `ROOT/class/infiniband` lists (a missing directory lists none).
+fn rdma_devices_listed(root: &std::path::Path) -> std::io::Result<usize> {
+    match std::fs::read_dir(root.join("class/infiniband")) {
+        Ok(d) => Ok(d.take(4096).count()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(feature = "verbs")]
 fn run_impl(b: &VerbsBench, ctx: &Context) -> Result<Report, Skip> {
     crate::rdma::run(&b.config, &b.target(), ctx).map_err(|e| Skip::new(e.to_string()))
@@ -170,13 +179,27 @@ impl Setup for VerbsArgs {
         }))
     }
 
-    /// In `all`: loopback on the first device with an active port (no device is a skip);
-    /// without the feature, `verbs` is skipped with [`crate::NOT_BUILT`].
-    fn plan_all(&self, _opts: &Options) -> Result<Planned, BoxError> {
-        if crate::built_with_verbs() {
-            Ok(Planned::one(VerbsBench::default()))
-        } else {
-            Ok(Planned::skip("verbs", crate::NOT_BUILT))
+    /// In `all`: loopback on the first device with an active port; skipped with the
+    /// reason where the machine's sysfs (or `--sysfs ROOT`) lists no RDMA device, so the
+    /// plan prices nothing for it; without the feature, skipped with [`crate::NOT_BUILT`].
+    fn plan_all(&self, opts: &Options) -> Result<Planned, BoxError> {
+        if !crate::built_with_verbs() {
+            return Ok(Planned::skip("verbs", crate::NOT_BUILT));
+        }
+        let root = opts
+            .sysfs
+            .clone()
+            .unwrap_or_else(|| std::path::PathBuf::from("/sys"));
+        match rdma_devices_listed(&root) {
+            Ok(0) => Ok(Planned::skip(
+                "verbs",
+                format!(
+                    "no RDMA device: {} lists none (load an RDMA driver, e.g. `rdma link add rxe0 type rxe netdev eth0` for soft-RoCE)",
+                    root.join("class/infiniband").display()
+                ),
+            )),
+            // Listed, or not readable here: the run opens the device and says why not.
+            _ => Ok(Planned::one(VerbsBench::default())),
         }
     }
 }
@@ -185,6 +208,38 @@ impl Setup for VerbsArgs {
 mod tests {
     use super::*;
     use crate::config::Peer;
+
+    #[test]
+    fn all_skips_verbs_at_plan_time_where_sysfs_lists_no_device() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(rdma_devices_listed(dir.path()).unwrap(), 0);
+        let ib = dir.path().join("class/infiniband");
+        std::fs::create_dir_all(&ib).unwrap();
+        assert_eq!(rdma_devices_listed(dir.path()).unwrap(), 0);
+        let opts = Options {
+            sysfs: Some(dir.path().to_path_buf()),
+            ..Options::default()
+        };
+        let args = VerbsArgs {
+            what: None,
+            device: None,
+            gid_index: None,
+            server: false,
+            connect: None,
+            port: crate::config::DEFAULT_PORT,
+            timeout: std::time::Duration::from_secs(10),
+        };
+        let planned = args.plan_all(&opts).unwrap();
+        let why = planned.skipped.first().map(|s| s.reason.clone());
+        if crate::built_with_verbs() {
+            assert!(planned.benchmarks.is_empty());
+            assert!(why.unwrap().contains("class/infiniband lists none"));
+            std::fs::create_dir(ib.join("rxe0")).unwrap();
+            assert_eq!(args.plan_all(&opts).unwrap().benchmarks.len(), 1);
+        } else {
+            assert_eq!(why.as_deref(), Some(crate::NOT_BUILT));
+        }
+    }
 
     #[test]
     fn targets_name_device_and_peer() {

@@ -214,6 +214,27 @@ impl AgentsConfig {
         (fit, rest.into_iter().map(|r| r.threads).collect())
     }
 
+    /// The rungs of one target's run and the counts left out: those whose ranges fit the
+    /// share of the target's memory a benchmark may take ([`AgentsConfig::fitting`]), else
+    /// the smallest count alone (a `--size` too large for the share: whether its ranges
+    /// and private buffers fit the machine is the run's memory plan's to say, before
+    /// anything is mapped).
+    fn planned(
+        &self,
+        ctx: &Context,
+        target: &impl OnMemory,
+        size: usize,
+    ) -> (Vec<Rung>, Vec<usize>) {
+        let (mut fit, mut rest) = self.fitting(ctx, target, 1, size);
+        if fit.is_empty() {
+            if let Some(first) = self.rungs(ctx).into_iter().next() {
+                rest.retain(|&k| k != first.threads);
+                fit.push(first);
+            }
+        }
+        (fit, rest)
+    }
+
     /// The planned points: every direction at every rung of `rungs`, each agent moving
     /// `size` bytes a sample from DRAM; with each agent's private buffer to populate.
     fn cost(&self, ctx: &Context, rungs: &[Rung], size: usize) -> Cost {
@@ -521,14 +542,18 @@ impl Benchmark for AgentsBench {
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
         let (size, _) = self.config.size(ctx, &[target]);
-        let (rungs, _) = self.config.fitting(ctx, target, 1, size);
+        let (rungs, _) = self.config.planned(ctx, target, size);
         bytes_per_target(rungs.last().map_or(1, |r| r.threads), 1, size)
+    }
+
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
+        self.memory_need(ctx, target)
     }
 
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
         let target = target.unwrap_or(&TargetSpec::Anon);
         let (size, _) = self.config.size(ctx, &[target]);
-        let (rungs, _) = self.config.fitting(ctx, target, 1, size);
+        let (rungs, _) = self.config.planned(ctx, target, size);
         self.config.cost(ctx, &rungs, size)
     }
 
@@ -542,7 +567,7 @@ impl Benchmark for AgentsBench {
         let spec = region.origin().clone();
         let target = spec.to_string();
         let (size, rule) = self.config.size(ctx, &[&spec]);
-        let (rungs, too_big) = self.config.fitting(ctx, &spec, 1, size);
+        let (rungs, too_big) = self.config.planned(ctx, &spec, size);
         let mut rep = Report::default();
         for k in too_big {
             rep.skipped.push(Skipped {
@@ -686,6 +711,10 @@ impl Benchmark for SpreadBench {
         Subject::Device {
             target: self.label(),
         }
+    }
+
+    fn memory(&self, ctx: &Context, _target: &TargetSpec) -> bench_core::memory::budget::Need {
+        self.memory_need(ctx)
     }
 
     fn run(&self, ctx: &Context, _input: Input<'_>) -> Result<Report, NotRun> {
@@ -844,7 +873,12 @@ impl AgentsArgs {
 }
 
 impl Setup for AgentsArgs {
+    /// A count of agents the run's CPUs cannot give (one agent per CPU) is refused here,
+    /// never cut to the CPUs there are.
     fn plan(&self, opts: &Options) -> Result<Planned, BoxError> {
+        if let Some(a) = &self.agents {
+            a.check("--agents", "agent", opts.cpus.len())?;
+        }
         let config = self.config()?;
         let targets = self.spread_targets(opts, &Topology::system())?;
         Ok(Planned {
@@ -858,6 +892,8 @@ impl Setup for AgentsArgs {
         })
     }
 }
+
+mod memory;
 
 #[cfg(test)]
 mod tests;

@@ -291,6 +291,24 @@ pub fn sizes_within(sizes: &[usize], p: usize, budget: usize) -> (Vec<usize>, Op
     (fit, cut)
 }
 
+/// The thread count and block size whose buffers are the largest of an all-to-all sweep
+/// over `counts` threads and `sizes` on `target` within [`buffer_budget`].
+pub fn largest_buffers(
+    ctx: &Context,
+    target: &TargetSpec,
+    counts: &[usize],
+    sizes: &[usize],
+) -> Option<(usize, usize)> {
+    let budget = buffer_budget(ctx.available(target), ctx.effort);
+    counts
+        .iter()
+        .filter_map(|&p| {
+            let (fit, _) = sizes_within(sizes, p, budget);
+            fit.last().map(|&s| (p, s))
+        })
+        .max_by_key(|&(p, s)| buffer_bytes(p, s))
+}
+
 /// The region an all-to-all sweep over `counts` threads and `sizes` asks for on `target`:
 /// the largest buffers any count needs within [`buffer_budget`] (at least 1 MiB).
 pub fn region_bytes(
@@ -299,16 +317,31 @@ pub fn region_bytes(
     counts: &[usize],
     sizes: &[usize],
 ) -> usize {
-    let budget = buffer_budget(ctx.available(target), ctx.effort);
-    counts
-        .iter()
-        .filter_map(|&p| {
-            let (fit, _) = sizes_within(sizes, p, budget);
-            fit.last().map(|&s| buffer_bytes(p, s))
-        })
-        .max()
-        .unwrap_or(0)
+    largest_buffers(ctx, target, counts, sizes)
+        .map_or(0, |(p, s)| buffer_bytes(p, s))
         .max(MIB)
+}
+
+/// What an all-to-all sweep maps on `target`: its region ([`region_bytes`]) and nothing
+/// beside it (the buffers are the region), bounded by `--max-size`.
+pub fn memory(
+    ctx: &Context,
+    target: &TargetSpec,
+    counts: &[usize],
+    sizes: &[usize],
+) -> bench_core::memory::budget::Need {
+    let bytes = target.mapped_bytes(region_bytes(ctx, target, counts, sizes), &ctx.topology);
+    let what = match largest_buffers(ctx, target, counts, sizes) {
+        Some((p, s)) => format!(
+            "the buffers of {p} thread(s) at {} blocks (2 x P^2 x S = {}); the block sizes stop where they would pass {}",
+            format_size(s),
+            format_size(buffer_bytes(p, s)),
+            budget_rule(ctx.available(target), ctx.effort)
+        ),
+        None => "1 MiB: no block size fits the buffer budget".into(),
+    };
+    let per_byte = largest_buffers(ctx, target, counts, sizes).map_or(1, |(p, _)| 2 * p * p);
+    bench_core::memory::budget::Need::on_target(bytes, what).with_fit("--max-size", per_byte, 0)
 }
 
 /// The planned seconds of one (P, S) point of an all-to-all on `cpus` (P = their number)

@@ -173,7 +173,8 @@ impl AlltoallOrderBench {
     /// Checks thread counts, methods and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
         if let Some(t) = &self.threads {
-            t.check(cpus)?;
+            t.check("--threads", "thread", cpus)
+                .map_err(|e| e.to_string())?;
         }
         let isa = alltoall::check_setup(self.isa, None, cpus)?;
         if self.methods.is_empty() || self.orders.is_empty() {
@@ -190,6 +191,15 @@ impl Benchmark for AlltoallOrderBench {
 
     fn region_bytes(&self, ctx: &Context, target: &TargetSpec) -> usize {
         alltoall::region_bytes(
+            ctx,
+            target,
+            &self.ladder(ctx).counts(),
+            &self.sizes(ctx.effort),
+        )
+    }
+
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
+        alltoall::memory(
             ctx,
             target,
             &self.ladder(ctx).counts(),
@@ -515,6 +525,29 @@ mod tests {
         assert_eq!(rungs(&Server::h200_host(), 12), [2, 4, 8, 12]);
         assert_eq!(rungs(&Server::guest_2vcpu_amd(), 2), [2]);
         assert_eq!(rungs(&Server::guest_2vcpu_amd(), 1), [1]);
+    }
+
+    #[test]
+    fn memory_is_the_region_of_the_largest_buffers() {
+        let ctx = Context::quick_local();
+        let p = ctx.cpus.len().min(2);
+        let b = AlltoallOrderBench {
+            orders: Order::ALL.to_vec(),
+            methods: vec![Method::Temporal],
+            threads: Some(Threads::List(vec![p])),
+            max_size: 256 * KIB,
+            ref_size: 4 * KIB,
+            isa: None,
+        };
+        let buffers = alltoall::buffer_bytes(p, 256 * KIB);
+        ctx.sizing.assume_available("anon", Some(4 * buffers));
+        let need = b.memory(&ctx, &TargetSpec::Anon);
+        assert_eq!(need.on_target_bytes, buffers.max(MIB), "{need:?}");
+        assert_eq!(
+            need.on_target_bytes,
+            b.region_bytes(&ctx, &TargetSpec::Anon)
+        );
+        assert!(need.what.contains("256K blocks"), "{}", need.what);
     }
 
     #[test]

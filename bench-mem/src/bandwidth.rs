@@ -28,12 +28,13 @@ use bench_core::bench::{
 use bench_core::crew::{Crew, Stream, WindowPlan, Windows};
 use bench_core::dram_check::{self, Pattern};
 use bench_core::effort::Effort;
+use bench_core::memory::budget::Need;
 use bench_core::memory::{OnMemory, Region, TargetSpec};
 use bench_core::params::{Measurement, Warning};
 use bench_core::plan::Cost;
 use bench_core::stats::Distribution;
 use bench_core::units::parse_positive_size;
-use bench_core::units::{format_size, KIB, MIB};
+use bench_core::units::{format_size, human_bytes, KIB, MIB};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -67,14 +68,9 @@ pub enum BandwidthParamError {
     /// The forced ISA is not supported.
     #[error(transparent)]
     Isa(#[from] kernels::IsaError),
-    /// More threads than CPUs.
-    #[error("{threads} threads requested but only {cpus} CPUs are allowed (--cpu)")]
-    Threads {
-        /// Requested.
-        threads: usize,
-        /// Available.
-        cpus: usize,
-    },
+    /// A thread count the run's CPUs cannot give (none, or more than the CPUs).
+    #[error(transparent)]
+    Threads(#[from] bench_core::topology::ladder::CountError),
     /// No kernel asked for can run here (a non-temporal kernel on an ISA without a
     /// non-temporal store, `zva-write` where `dc zva` is not allowed).
     #[error("{kernel} cannot run here: {reason}")]
@@ -137,9 +133,7 @@ impl BandwidthBench {
             });
         }
         let t = self.threads.unwrap_or(cpus);
-        if t == 0 || t > cpus {
-            return Err(BandwidthParamError::Threads { threads: t, cpus });
-        }
+        bench_core::topology::ladder::check_count("--threads", "thread", t, cpus)?;
         for &s in self.sizes.iter().flatten() {
             if s / t < isa.width_bytes() * 2 {
                 return Err(BandwidthParamError::Size {
@@ -354,12 +348,7 @@ impl BandwidthBench {
     ) -> Result<dram_check::DramCheck, Skip> {
         let target = region.origin().to_string();
         let kernel = self.check_kernel();
-        let plan = dram_check::Plan {
-            start_bytes: start,
-            floor_bytes: start,
-            max_bytes: ctx.check_span_limit(region.origin()).max(start),
-            better: dram_check::Better::Higher,
-        };
+        let plan = stream_check_plan(ctx, region.origin(), start);
         let outcome = dram_check::run(plan, |bytes, pass| {
             region.grow(bytes, &ctx.topology).map_err(Skip::new)?;
             let p = Point {
@@ -461,6 +450,45 @@ impl BandwidthBench {
         rep.measurements.push(m(id, d, method));
         Ok((p50, w.noisy()))
     }
+}
+
+/// The DRAM check of a stream of `start` bytes on `target`: the footprint and twice it,
+/// the larger within 1/[`bench_core::sizing::CHECK_MEMORY_SHARE_DIVISOR`] of the memory
+/// the target offers.
+fn stream_check_plan(ctx: &Context, target: &impl OnMemory, start: usize) -> dram_check::Plan {
+    dram_check::Plan {
+        start_bytes: start,
+        floor_bytes: start,
+        max_bytes: ctx.check_span_limit(target).max(start),
+        better: dram_check::Better::Higher,
+    }
+}
+
+/// What [`stream_check`] of a stream of `bytes` by `threads` threads on `target` maps in
+/// the caller's region, before its check finds anything (the footprint, and the larger of
+/// its first comparison; nothing beside); `None` when a check of this run covers the
+/// stream (nothing is grown).
+pub fn stream_check_memory(
+    ctx: &Context,
+    target: &impl OnMemory,
+    threads: usize,
+    bytes: usize,
+) -> Option<crate::CheckMemory> {
+    let t = target.to_string();
+    let cpus = ctx.cpus_for(threads);
+    if ctx
+        .sizing
+        .covering(&t, Pattern::Stream, &cpus, bytes)
+        .is_some()
+    {
+        return None;
+    }
+    let plan = stream_check_plan(ctx, target, bytes);
+    Some(crate::CheckMemory {
+        region_bytes: bytes.max(plan.first_larger_bytes()),
+        largest_region_bytes: bytes.max(plan.largest_bytes()),
+        heap_bytes: 0,
+    })
 }
 
 /// The DRAM check of a stream of `bytes` by `threads` threads on `region`'s target, for
@@ -581,13 +609,52 @@ impl Benchmark for BandwidthBench {
         (2 * most).min(ctx.check_span_limit(target)).max(most)
     }
 
+    /// The region the runner places, grown by the DRAM checks' first comparisons (none
+    /// with `--sizes`); the points stream slices of it.
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> Need {
+        let mut len = self.region_bytes(ctx, target);
+        let mut largest = len;
+        let mut what = match &self.sizes {
+            Some(_) => "the largest of --sizes".to_string(),
+            None => "the largest DRAM point and twice it for its DRAM check".to_string(),
+        };
+        if self.sizes.is_none() {
+            for (&threads, &size) in &self.dram_defaults(ctx, target) {
+                let Some(c) = stream_check_memory(ctx, target, threads, size) else {
+                    continue;
+                };
+                largest = largest.max(c.largest_region_bytes);
+                if c.region_bytes > len {
+                    len = c.region_bytes;
+                    what = format!(
+                        "the DRAM check of {threads} thread(s) at {} and twice it",
+                        human_bytes(size as u64)
+                    );
+                }
+            }
+        }
+        let topo = &ctx.topology;
+        let bytes = target.mapped_bytes(len, topo);
+        let largest = target.mapped_bytes(largest, topo);
+        let grows = crate::check_growth_note(bytes, largest);
+        let need = Need::on_target(
+            bytes,
+            format!("a {} footprint: {what}{grows}", human_bytes(bytes as u64)),
+        )
+        .growing(bytes, largest);
+        match &self.sizes {
+            Some(_) => need.with_fit("--sizes", 1, 0),
+            None => need,
+        }
+    }
+
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
         let target = target.unwrap_or(&TargetSpec::Anon);
         let dram = self.dram_defaults(ctx, target);
         let mut cost = Cost::new();
         if self.sizes.is_none() {
-            // A check measures its footprint and twice it, repeats a pass where the two
-            // disagree and grows where the smaller is faster: about four points.
+            // A check measures its footprint and twice it, and repeats both where the two
+            // disagree (the planned passes; growing where the smaller is faster is not priced).
             let check = check_plan(ctx.effort);
             for (&threads, &size) in &dram {
                 let p = Point {
@@ -599,7 +666,7 @@ impl Benchmark for BandwidthBench {
                 };
                 cost.add(
                     format!("DRAM check, {threads} thread(s)"),
-                    4,
+                    2 * bench_core::dram_check::PLANNED_PASSES,
                     Self::point_s(ctx, &p, &check),
                 );
             }

@@ -25,7 +25,9 @@
 
 use crate::levels::{dram_plateau, plateaus, DramPlateau, SweepPoint};
 
+mod memory;
 mod phases;
+mod reuse;
 use bench_core::bench::{
     Benchmark, BoxError, Context, Input, NotRun, Options, Param, Planned, Report, Requirements,
     Setup, Skip,
@@ -36,13 +38,15 @@ use bench_core::chase::{
 use bench_core::counters::{self, CounterGroup, MeasurementCounters};
 use bench_core::dram_check::{self, DramCheck, Pattern};
 use bench_core::effort::Effort;
-use bench_core::memory::{Region, TargetSpec};
+use bench_core::memory::{OnMemory, Region, TargetSpec};
 use bench_core::params::{CheckedChain, Measurement, PrefetchCheck, Warning};
 use bench_core::plan::Cost;
 use bench_core::sizing::{self, DramSizing};
 use bench_core::stats::{median, Distribution};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
+pub use memory::SAMPLE_BYTES;
+pub use reuse::{chase_check, chase_check_memory, chase_point, chase_point_s};
 use serde_json::json;
 use std::time::Instant;
 
@@ -87,7 +91,7 @@ pub enum LatencyParamError {
     #[error(transparent)]
     Layout(#[from] ChaseError),
     /// A size below one element.
-    #[error("{option} {size} is smaller than one element of the chain ({min} bytes)")]
+    #[error("{option} {size} is smaller than one slot of the chain ({min} bytes of lines)")]
     SizeBelowElement {
         /// The option the size comes from (`--sizes`, `--max-size`, `--min-size`).
         option: &'static str,
@@ -126,6 +130,17 @@ pub const TRANSITION_SHARE: f64 = 0.5;
 
 const MIN_BATCHES: usize = 64;
 const BATCH_TARGET_NS: f64 = 50_000.0;
+/// Most batches one point samples.
+const MAX_BATCHES: usize = 200_000;
+/// Batches a point's sample buffer holds before it grows (touched before counting).
+const FIRST_BATCHES: usize = 8192;
+
+/// The length a region of `len` bytes is grown to so that it holds `span` bytes
+/// (as `LatencyBench::ensure` does): twice its size or `span`, whichever is larger, but not
+/// past `limit` unless `span` is; `None` when it holds `span` already.
+pub fn grown_len(len: usize, span: usize, limit: usize) -> Option<usize> {
+    (span > len).then(|| (2 * len).max(span).min(limit.max(span)))
+}
 
 /// The parameters recorded with a sampled chain: the chain's own, the batch, the CPU,
 /// the page size and `extra`.
@@ -159,7 +174,8 @@ impl LatencyBench {
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), LatencyParamError> {
         self.layout.validate_with(self.order)?;
-        let min = self.layout.touched_per_element();
+        // One slot's elements: every line of it for a phased layout.
+        let min = self.layout.phases() * self.layout.touched_per_element();
         // With --sizes the sweep bounds are unused: only the sizes given are checked.
         let mut all: Vec<(&'static str, usize)> = Vec::new();
         match &self.sizes {
@@ -230,6 +246,13 @@ impl LatencyBench {
                 }
             }
         }
+        // The cap ends the sweep; a grid point less than a quarter below it measures the
+        // same level again, and gives way to it.
+        if v.last()
+            .is_some_and(|&l| l < round(cap) && 4 * l > 3 * round(cap))
+        {
+            v.pop();
+        }
         if v.last() != Some(&round(cap)) {
             v.push(round(cap));
         }
@@ -247,11 +270,10 @@ impl LatencyBench {
         span: usize,
         limit: usize,
     ) -> Result<(), String> {
-        if span <= region.len() {
-            return Ok(());
+        match grown_len(region.len(), span, limit) {
+            Some(want) => region.grow(want, &ctx.topology),
+            None => Ok(()),
         }
-        let want = (2 * region.len()).max(span).min(limit.max(span));
-        region.grow(want, &ctx.topology)
     }
 
     /// Builds a chain over `touched` bytes and samples it for the time budget.
@@ -279,8 +301,8 @@ impl LatencyBench {
         let batch = round16(timer.batch_ops(est, BATCH_TARGET_NS, 64).min(1 << 20));
         // Counters around the whole sampling loop: a context switch, migration or page
         // fault in it flags the point and repeats it (bench_core::counters).
-        let mut samples: Vec<f64> = Vec::with_capacity(8192);
-        samples.resize(8192, 0.0); // touch the pages now, not inside the counted loop
+        let mut samples: Vec<f64> = Vec::with_capacity(FIRST_BATCHES);
+        samples.resize(FIRST_BATCHES, 0.0); // touch the pages now, not inside the counted loop
         let mut group = CounterGroup::open_with_timer(timer);
         let (samples, counters) = counters::measure_undisturbed(
             &mut group,
@@ -294,7 +316,7 @@ impl LatencyBench {
                     *p = chain.walk(*p, batch);
                     let b = timer.stop();
                     samples.push(timer.elapsed_ns(a, b) / batch as f64);
-                    if samples.len() >= 200_000 {
+                    if samples.len() >= MAX_BATCHES {
                         break;
                     }
                 }
@@ -433,14 +455,7 @@ impl LatencyBench {
     ) -> Result<(PrefetchCheck, Vec<(usize, String)>), Skip> {
         let target = region.origin().to_string();
         let slot = self.layout.slot_bytes;
-        let alt_slot = if slot >= 1024 { slot / 2 } else { slot * 2 };
-        let others = [
-            match self.layout.layout {
-                SlotLayout::Randomized => ChainLayout::aligned(slot),
-                SlotLayout::Aligned => ChainLayout::randomized(slot),
-            },
-            ChainLayout::randomized(alt_slot.max(MIN_RANDOMIZED_SLOT_BYTES)),
-        ];
+        let others = self.check_chains(ctx.effort);
         // Each chain with the layout it was built with (the repeat pass rebuilds it).
         let mut chains = vec![(
             self.layout,
@@ -518,7 +533,7 @@ impl LatencyBench {
         let aligned_ratio = chains
             .iter()
             .skip(1)
-            .find(|c| c.layout == "aligned")
+            .find(|c| c.layout.ends_with("aligned"))
             .map(|c| c.lat_ns / chains[0].lat_ns);
         Ok((
             PrefetchCheck {
@@ -555,13 +570,12 @@ impl LatencyBench {
     ) -> Result<Option<DramPoint>, Skip> {
         let target = region.origin().to_string();
         let span = |t: usize| self.layout.span_bytes(t);
-        let mut max_bytes = self.check_max_bytes(ctx.check_span_limit(region.origin()), start);
-        let larger = (2 * start).max(floor).min(max_bytes);
+        let (mut plan, larger) = self.check_plan(ctx, region.origin(), start, floor);
         if self
             .ensure(ctx, region, span(larger), span(larger))
             .is_err()
         {
-            max_bytes = start;
+            plan.max_bytes = start;
             if let Err(why) = self.ensure(ctx, region, span(start), span(start)) {
                 report.warnings.push(Warning {
                     code: "latency_size".into(),
@@ -571,12 +585,6 @@ impl LatencyBench {
                 return Ok(None);
             }
         }
-        let plan = dram_check::Plan {
-            start_bytes: start,
-            floor_bytes: floor,
-            max_bytes,
-            better: dram_check::Better::Lower,
-        };
         let outcome = dram_check::run(plan, |bytes, pass| {
             if pass == 1 {
                 if let Some(p) = sweep.iter().find(|p| p.size_bytes == bytes) {
@@ -636,6 +644,26 @@ impl LatencyBench {
         }))
     }
 
+    /// The DRAM check of the DRAM point `start` (the cache rule's working set `floor`) on
+    /// `target`, and the working set (touched bytes) the region is grown to hold before
+    /// it: the larger point, twice `start` or `floor`, within the check's bound.
+    pub fn check_plan(
+        &self,
+        ctx: &Context,
+        target: &impl OnMemory,
+        start: usize,
+        floor: usize,
+    ) -> (dram_check::Plan, usize) {
+        let max_bytes = self.check_max_bytes(ctx.check_span_limit(target), start);
+        let plan = dram_check::Plan {
+            start_bytes: start,
+            floor_bytes: floor,
+            max_bytes,
+            better: dram_check::Better::Lower,
+        };
+        (plan, (2 * start).max(floor).min(max_bytes))
+    }
+
     /// The largest working set of the DRAM check's larger point (touched bytes): within
     /// `span_limit` bytes of memory and the user's bound, never below `start`.
     pub fn check_max_bytes(&self, span_limit: usize, start: usize) -> usize {
@@ -665,79 +693,6 @@ struct DramPoint {
     size: usize,
     value: f64,
     ids: Vec<String>,
-}
-
-/// The DRAM check of a chase of `start` touched bytes on `region`'s target from the
-/// first CPU, for a family that chases without having run the latency sweep (`mem
-/// loaded` alone): the covering check of this run if there is one, else the default
-/// chain at `start` and at a larger working set (the sweep's own check) in the caller's
-/// region, grown in place (the family is done with it: a second region beside it could
-/// exceed what a node offers), recorded in the run's book. Returns the check's index in
-/// the book, or `None` (with a warning in `report`) when the region could not grow.
-pub fn chase_check(
-    ctx: &Context,
-    region: &mut Region,
-    start: usize,
-    report: &mut Report,
-) -> Result<Option<usize>, Skip> {
-    let target = region.origin().clone();
-    let cpu0 = ctx.cpus_for(1);
-    let t = target.to_string();
-    if let Some(i) = ctx.sizing.covering(&t, Pattern::Chase, &cpu0, start) {
-        return Ok(Some(i));
-    }
-    let b = LatencyBench::default();
-    let (floor, rule) = ctx.dram_touched(&target, &cpu0, b.layout.span_per_touched());
-    if let Some(&cpu) = ctx.cpus.first() {
-        bench_core::pin::pin_current(cpu).map_err(|e| Skip::new(e.to_string()))?;
-    }
-    let Some(DramPoint { check, .. }) =
-        b.dram_point(ctx, region, report, start, floor, &[], rule.explain())?
-    else {
-        return Ok(None);
-    };
-    Ok(Some(ctx.sizing.record_check(check)))
-}
-
-/// One sampled chase of `touched` bytes over `region` with the default chain (the
-/// sweep's layout and order), on the calling thread, which the caller has pinned to
-/// `ctx.cpus[0]`: recorded in `report` as measurement `id` of `benchmark`, with the
-/// region's placement. For a family that needs one DRAM point of the chase (the NUMA
-/// matrix); the sizing and its check are the caller's. Returns the p50 (ns per load).
-pub fn chase_point(
-    ctx: &Context,
-    region: &mut Region,
-    touched: usize,
-    (benchmark, id): (&str, String),
-    report: &mut Report,
-) -> Result<f64, Skip> {
-    let b = LatencyBench::default();
-    let p = b.measure(ctx, region, touched, b.layout, b.order)?;
-    let v = b.record(report, region, &id, b.method(b.layout, b.order), p);
-    if let Some(m) = report.measurements.last_mut() {
-        m.benchmark = benchmark.into();
-    }
-    Ok(v)
-}
-
-/// The planned seconds of one sampled chase of `touched` bytes from the first CPU under a
-/// sampling time of `point`: the chain built (one element written per slot, and a warm
-/// lap up to [`bench_core::chase::WARM_LAP_MAX_BYTES`]), then sampled, repeated where
-/// disturbed.
-pub fn chase_point_s(ctx: &Context, touched: usize, point: std::time::Duration) -> f64 {
-    let e = &ctx.plan.expect;
-    let elements = (touched / 64) as f64;
-    let in_cache = ctx
-        .cache_reach(&ctx.cpus_for(1))
-        .is_some_and(|r| touched <= r.total_bytes);
-    let load_ns = if in_cache { 5.0 } else { e.load_ns };
-    let warm = if touched <= bench_core::chase::WARM_LAP_MAX_BYTES {
-        elements * load_ns * 1e-9
-    } else {
-        0.0
-    };
-    let run = point.as_secs_f64();
-    elements * e.chain_write_ns * 1e-9 + warm + e.section_s(1, run)
 }
 
 /// The verdict's name: `unchecked` when no other judged chain could be measured (the
@@ -785,6 +740,10 @@ impl Benchmark for LatencyBench {
         self.layout.span_bytes(first.max(self.min_size))
     }
 
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
+        self.memory_need(ctx, target)
+    }
+
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
         let target = target.unwrap_or(&TargetSpec::Anon);
         let rule = ctx.dram_sizing(target, &ctx.cpus_for(1), Pattern::Chase);
@@ -799,19 +758,34 @@ impl Benchmark for LatencyBench {
                 + 3.0 * (cold / 64) as f64 * ctx.plan.expect.load_ns * 1e-9,
         );
         // The sweep runs to 4 x the DRAM plateau's start: planned to its cap.
-        for size in self.sweep_sizes(cap, ctx.effort) {
+        let sweep = self.sweep_sizes(cap, ctx.effort);
+        for &size in &sweep {
             cost.add(format_size(size), 1, chase_point_s(ctx, size, point));
         }
         if self.sizes.is_none() {
             let s = cap_rule.touched_bytes.max(cap).max(MIN_DRAM_POINT_BYTES);
             let grown = ctx.plan.expect.populate_s(self.layout.span_bytes(2 * s));
-            cost.add("DRAM check at S", 1, chase_point_s(ctx, s, point));
+            // The check's first pass at S is the sweep's point of that size where it has one;
+            // a repeat measures both sizes again.
+            let passes = bench_core::dram_check::PLANNED_PASSES;
+            let at_s = passes - usize::from(sweep.contains(&self.layout.round_touched(s)));
+            if at_s > 0 {
+                cost.add("DRAM check at S", at_s, chase_point_s(ctx, s, point));
+            }
             cost.add(
                 "DRAM check at 2 S",
                 1,
                 chase_point_s(ctx, 2 * s, point) + grown,
             );
-            let extra = usize::from(self.random_at_max) + 2 * usize::from(self.prefetch_check);
+            if passes > 1 {
+                cost.add(
+                    "DRAM check at 2 S, repeat",
+                    passes - 1,
+                    chase_point_s(ctx, 2 * s, point),
+                );
+            }
+            let checks = self.check_chains(ctx.effort).len();
+            let extra = usize::from(self.random_at_max) + checks * usize::from(self.prefetch_check);
             cost.add(
                 "full random, prefetch checks",
                 extra,

@@ -2,7 +2,7 @@
 //! multichase `multiload`).
 //!
 //! The first `--cpu` runs the pointer chase of [`crate::chase`] (the default
-//! prefetcher-proof chain: randomized offsets in 256-byte slots, TLB-local order) over the
+//! prefetcher-proof chain: every line of 256-byte slots, one per phase, at random offsets, TLB-local order) over the
 //! target's DRAM working set ([`bench_core::sizing`]: 4 x the DRAM plateau's start found by
 //! the latency sweep, else 4 x the sysfs LLC) while every other `--cpu` streams through its
 //! own buffer in chunks separated by an injection delay (a spin loop of pause
@@ -66,9 +66,11 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+mod memory;
 mod plan;
 mod traffic;
 
+pub use memory::RIG_BYTES;
 pub use plan::{
     coarse, curves as plan_curves, family, parse_shares, refine, Shares, COARSE_EVERY, REFINE_REL,
 };
@@ -217,6 +219,10 @@ impl Benchmark for LoadedLatencyBench {
         let (touched, _) = Self::chase_touched(ctx, target);
         ChainLayout::DEFAULT.span_bytes(touched)
             + Self::load_bytes(ctx, target) * (ctx.cpus.len() - 1).max(1)
+    }
+
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
+        self.memory_need(ctx, target)
     }
 
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {
@@ -702,8 +708,9 @@ impl Rig<'_, '_> {
 }
 
 /// A traffic thread of the crew: chunks of its traffic through its own buffer, as many
-/// per call as take about [`bench_core::crew::stream::CALL_NS`] (sized in the warm-up).
-struct Inject<'b> {
+/// per call as take about [`bench_core::crew::stream::CALL_NS`] (sized in the warm-up);
+/// also the streams of `mem.interference`'s victim and aggressor CPUs.
+pub(crate) struct Inject<'b> {
     buf: &'b mut [u8],
     lines: Lines,
     isa: kernels::Isa,
@@ -714,7 +721,12 @@ struct Inject<'b> {
 }
 
 impl<'b> Inject<'b> {
-    fn new(buf: &'b mut [u8], lines: Lines, isa: kernels::Isa, delay: u32) -> Inject<'b> {
+    pub(crate) fn new(
+        buf: &'b mut [u8],
+        lines: Lines,
+        isa: kernels::Isa,
+        delay: u32,
+    ) -> Inject<'b> {
         Inject {
             buf,
             lines,

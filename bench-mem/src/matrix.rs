@@ -27,13 +27,14 @@ use bench_core::bench::{
     Subject,
 };
 use bench_core::chase::ChainLayout;
+use bench_core::memory::budget::Need;
 use bench_core::memory::{Region, TargetSpec};
 use bench_core::params::{CellFigure, Measurement, NumaCell, NumaMatrix, PlacementSummary};
 use bench_core::params::{Skipped, Warning};
 use bench_core::pin::format_cpu_list;
 use bench_core::plan::Cost;
 use bench_core::topology::Topology;
-use bench_core::units::MIB;
+use bench_core::units::{human_bytes, MIB};
 
 /// The benchmark's name.
 pub const NAME: &str = "mem.matrix";
@@ -264,6 +265,77 @@ fn figure(m: Option<&Measurement>, bytes: usize) -> Result<CellFigure, NotRun> {
     })
 }
 
+/// What one cell measures over, and the region that holds it.
+struct CellSizes {
+    /// The chase's working set (touched bytes of the default chain).
+    touched: usize,
+    /// How the chase was sized.
+    sizing: bench_core::sizing::DramSizing,
+    /// The read's footprint.
+    stream: usize,
+    /// The initiator's CPUs that read beside the loaded chase.
+    loaders: usize,
+    /// Each reader's buffer past the chase (0 without `--loaded`).
+    load_bytes: usize,
+    /// The cell's region: the larger of the chase, the read and the loaded point.
+    bytes: usize,
+}
+
+impl CellSizes {
+    /// The sizes of cell `c` for its CPUs' context `ctx` (its CPUs the cell's).
+    fn of(ctx: &Context, c: &CellPlan, loaded: bool) -> CellSizes {
+        let target = TargetSpec::Node(c.target);
+        let layout = ChainLayout::DEFAULT;
+        let (touched, sizing) = ctx.dram_touched(&target, &c.cpus, layout.span_per_touched());
+        let touched = layout.round_touched(touched);
+        let span = layout.span_bytes(touched);
+        let (stream, _) = ctx.dram_stream_bytes(&target, &c.cpus);
+        let loaders = c.cpus.len() - 1;
+        let load_bytes = match (loaded, loaders) {
+            (true, 1..) => stream.div_ceil(loaders).max(64 * MIB).div_ceil(4096) * 4096,
+            _ => 0,
+        };
+        CellSizes {
+            touched,
+            sizing,
+            stream,
+            loaders,
+            load_bytes,
+            bytes: span.max(stream).max(span + load_bytes * loaders),
+        }
+    }
+
+    /// What the cell maps at most at once: its region, and beside it the chain
+    /// builder's scratch or a chase point's samples, and with `--loaded` the loaded
+    /// point's sample buffers (their rig and a copy).
+    fn need(&self, ctx: &Context, c: &CellPlan) -> Need {
+        let target = TargetSpec::Node(c.target);
+        let layout = ChainLayout::DEFAULT;
+        let region = target.mapped_bytes(self.bytes, &ctx.topology);
+        let chase = layout
+            .build_scratch_bytes(self.touched, bench_core::chase::ChaseOrder::DEFAULT)
+            .max(crate::latency::SAMPLE_BYTES);
+        let heap = if self.load_bytes > 0 {
+            chase.max(2 * crate::loaded::RIG_BYTES)
+        } else {
+            chase
+        };
+        Need {
+            bytes: region + heap,
+            on_target_bytes: region,
+            what: format!(
+                "the region of cell node {} -> node {} ({}; cells one at a time), and {} of chain scratch and samples beside it",
+                c.initiator,
+                c.target,
+                human_bytes(region as u64),
+                human_bytes(heap as u64)
+            ),
+            fit: None,
+            grows_to_bytes: 0,
+        }
+    }
+}
+
 /// Measures one cell: its region on the target, the chase, the read, and the loaded
 /// chase when asked.
 fn measure_cell(
@@ -276,17 +348,14 @@ fn measure_cell(
     cctx.cpus = c.cpus.clone();
     let ctx = &cctx;
     let target = TargetSpec::Node(c.target);
-    let layout = ChainLayout::DEFAULT;
-    let (touched, sizing) = ctx.dram_touched(&target, &c.cpus, layout.span_per_touched());
-    let touched = layout.round_touched(touched);
-    let span = layout.span_bytes(touched);
-    let (stream, _) = ctx.dram_stream_bytes(&target, &c.cpus);
-    let loaders = c.cpus.len() - 1;
-    let load_bytes = match (loaded, loaders) {
-        (true, 1..) => stream.div_ceil(loaders).max(64 * MIB).div_ceil(4096) * 4096,
-        _ => 0,
-    };
-    let bytes = span.max(stream).max(span + load_bytes * loaders);
+    let CellSizes {
+        touched,
+        sizing,
+        stream,
+        loaders,
+        load_bytes,
+        bytes,
+    } = CellSizes::of(ctx, c, loaded);
     let mut region = Region::allocate(&target, bytes, &ctx.topology)
         .map_err(|e| NotRun::skip(format!("{target}: {e}")))?;
     if let Some(w) = &region.placement().warning {
@@ -393,6 +462,17 @@ impl Benchmark for MatrixBench {
         Subject::Device {
             target: LABEL.into(),
         }
+    }
+
+    /// The largest cell's (each cell's region is released before the next is placed).
+    fn memory(&self, ctx: &Context, _target: &TargetSpec) -> Need {
+        let Ok(plan) = self.plan(&ctx.topology, &ctx.cpus) else {
+            return Need::on_target(0, "nothing: no matrix on this machine");
+        };
+        plan.cells
+            .iter()
+            .map(|c| CellSizes::of(&ctx.with_cpus(&c.cpus), c, self.loaded).need(ctx, c))
+            .fold(Need::on_target(0, "nothing: no cell"), Need::max)
     }
 
     fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {

@@ -87,7 +87,8 @@ impl CopyThresholdBench {
     /// Checks thread counts and ISA.
     pub fn validate(&self, cpus: usize) -> Result<Isa, String> {
         if let Some(t) = &self.threads {
-            t.check(cpus)?;
+            t.check("--threads", "thread", cpus)
+                .map_err(|e| e.to_string())?;
         }
         alltoall::check_setup(self.isa, None, cpus)
     }
@@ -107,6 +108,19 @@ impl Benchmark for CopyThresholdBench {
 
     fn region_bytes(&self, ctx: &Context, target: &bench_core::memory::TargetSpec) -> usize {
         alltoall::region_bytes(
+            ctx,
+            target,
+            &self.ladder(ctx).counts(),
+            &self.sizes(ctx.effort),
+        )
+    }
+
+    fn memory(
+        &self,
+        ctx: &Context,
+        target: &bench_core::memory::TargetSpec,
+    ) -> bench_core::memory::budget::Need {
+        alltoall::memory(
             ctx,
             target,
             &self.ladder(ctx).counts(),
@@ -294,6 +308,41 @@ mod tests {
     use super::*;
 
     const K: usize = 1024;
+
+    #[test]
+    fn memory_is_the_largest_buffers_a_run_uses() {
+        let ctx = Context::quick_local();
+        let p = ctx.cpus.len().min(2);
+        let b = CopyThresholdBench {
+            isa: None,
+            threads: Some(Threads::List(vec![p])),
+            max_size: 256 * K,
+        };
+        let anon = bench_core::memory::TargetSpec::Anon;
+        // Offered: four times the buffers of 256 KiB blocks, so their budget holds them.
+        let buffers = alltoall::buffer_bytes(p, 256 * K);
+        ctx.sizing.assume_available("anon", Some(4 * buffers));
+        let need = b.memory(&ctx, &anon);
+        let mut r =
+            bench_core::memory::Region::allocate(&anon, b.region_bytes(&ctx, &anon), &ctx.topology)
+                .unwrap();
+        let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
+        let used = rep
+            .measurements
+            .iter()
+            .map(|m| m.parameters["buffer_bytes"].as_u64().unwrap() as usize)
+            .max()
+            .unwrap();
+        assert_eq!(used, buffers, "the largest buffers fit the budget and ran");
+        assert_eq!(need.on_target_bytes, r.len(), "{need:?}");
+        assert_eq!(need.bytes, need.on_target_bytes);
+        let fit = need.fit.expect("--max-size bounds it");
+        assert_eq!((fit.option, fit.per_byte), ("--max-size", 2 * p * p));
+        // A budget of 1 MiB: the sizes stop below it, and the plan is the 1 MiB region.
+        ctx.sizing.assume_available("anon", Some(4 * MIB));
+        let need = b.memory(&ctx, &anon);
+        assert_eq!(need.on_target_bytes, MIB, "{need:?}");
+    }
 
     #[test]
     fn crossover_on_synthetic_curves() {

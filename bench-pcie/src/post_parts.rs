@@ -236,6 +236,14 @@ impl Benchmark for PostPartsBench {
         RING_BYTES
     }
 
+    fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
+        let bytes = target.mapped_bytes(self.region_bytes(ctx, target), &ctx.topology);
+        bench_core::memory::budget::Need::on_target(
+            bytes,
+            "the descriptor ring (256 x 64 B) and its doorbell counter (the PIO copy writes a BAR window: device memory)",
+        )
+    }
+
     fn cost(&self, ctx: &Context, _target: Option<&TargetSpec>) -> Cost {
         let mut c = Cost::new();
         c.add(
@@ -511,6 +519,18 @@ impl Setup for PostPartsArgs {
 mod tests {
     use super::*;
     use bench_core::memory::TargetSpec;
+
+    #[test]
+    fn memory_is_the_ring_in_whole_pages_of_the_target() {
+        let ctx = Context::quick_local();
+        let b = PostPartsBench { bar: None };
+        let need = b.memory(&ctx, &TargetSpec::Anon);
+        assert_eq!(need.bytes, RING_BYTES.next_multiple_of(4096));
+        assert!(need.bytes >= b.region_bytes(&ctx, &TargetSpec::Anon));
+        // A huge page holds it on a hugetlb target: that is what it takes there.
+        let huge = TargetSpec::Hugetlb(bench_core::memory::HugeSize::G1);
+        assert_eq!(b.memory(&ctx, &huge).on_target_bytes, 1 << 30);
+    }
 
     #[test]
     fn the_ring_advances_one_slot_per_post_and_wraps() {

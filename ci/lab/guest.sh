@@ -9,6 +9,8 @@
 # a's backing file and label area (same serial): b finds a's devdax namespace by itself
 # (named in $OUT/cxl-dax-b) and answers `cxlchar pool msg` over it.
 # Role c: two nodes with a CPU each, a CPU-less node, ACPI HMAT (numa_c below); no network.
+# Role d: two CXL Type-3 devices interleaved 2-way into one region, onlined as a CPU-less
+# node, scanned by `cxlchar mem scan` (scan_d below); no network.
 # Guests a and b synchronise only through the pools and marker files on the out share.
 # Results go to the writable 9p share `out`; the last line of the log is "LAB: done <role> rc=N".
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -61,9 +63,79 @@ numa_c() {
   timeout 900 "$CX" mem matrix --quick --out "$OUT/matrix-c.json" > "$OUT/matrix-c.txt" 2>&1 \
     || fail "cxlchar mem matrix (its output: matrix-c.txt)"
   cat "$OUT/matrix-c.txt"
+  step "cxlchar mem interference --quick on node:0 (DRAM) and node:2 (CPU-less): victim CPU 0, aggressor CPU 1"
+  timeout 900 "$CX" mem interference --quick --target node:0 --target node:2 --out "$OUT/interference-c.json" \
+    > "$OUT/interference-c.txt" 2>&1 || fail "cxlchar mem interference (its output: interference-c.txt)"
+  cat "$OUT/interference-c.txt"
 }
 if [ "$ROLE" = c ]; then
   numa_c
+  echo "LAB: done $ROLE rc=$RC"
+  sync
+  poweroff -f
+fi
+
+# Role d (ci/lab/run boots it after guest c, or alone with LAB_ONLY=scan): mem0 (serial
+# 0xd0) and mem1 (0xd1) on the two root ports of one host bridge, the second narrow where
+# QEMU can say so ($OUT/narrow-port-d); one 2-way interleaved pmem region over both, a
+# devdax namespace on it onlined as system RAM (kmem): a CPU-less node whose every range
+# lies on both devices. `mem scan` names each range by its blocks, node, region and both
+# devices with their interleave positions and links (TCG: the ranges and their backing
+# are the test, not the speeds).
+nd_region_at() { # nd_region_at START: the nd region whose address range starts at START
+  for i in $(seq 1 50); do
+    for r in /sys/bus/nd/devices/region*; do
+      v=$(cat "$r/resource" 2>/dev/null) || continue
+      [ $((v)) = $(($1)) ] && { basename "$r"; return 0; }
+    done
+    sleep 0.2
+  done
+  return 1
+}
+scan_d() {
+  step "CXL: two Type-3 devices behind one host bridge"
+  modprobe -a cxl_acpi cxl_pci cxl_mem || { fail "cxl modules"; return; }
+  modprobe --ignore-install -a libnvdimm || { fail "libnvdimm"; return; }
+  modprobe -a cxl_pmem nd_pmem dax_pmem device_dax kmem || { fail "cxl_pmem, dax and kmem modules"; return; }
+  for i in $(seq 1 50); do [ -e /sys/bus/cxl/devices/mem1 ] && break; sleep 0.2; done
+  [ -e /sys/bus/cxl/devices/mem0 ] && [ -e /sys/bus/cxl/devices/mem1 ] \
+    || { fail "mem0 and mem1 under /sys/bus/cxl/devices"; ls /sys/bus/cxl/devices; return; }
+  cxl list -M -D -u | tee "$OUT/cxl-list-d.json"
+  # Each device's serial, PCI function and link (the narrow port's is the second's).
+  for m in mem0 mem1; do
+    pci=$(readlink -f "/sys/bus/cxl/devices/$m/..")
+    echo "$m $(cat "/sys/bus/cxl/devices/$m/serial") $(basename "$pci") $(cat "$pci/current_link_speed") x$(cat "$pci/current_link_width")"
+  done | tee "$OUT/links-d.txt"
+  cat "$OUT/narrow-port-d" 2>/dev/null
+  step "one 2-way interleaved pmem region over mem0 and mem1 (granularity 256)"
+  cxl create-region -m -t pmem -d decoder0.0 -w 2 -g 256 mem0 mem1 || { fail "cxl create-region -w 2 mem0 mem1"; return; }
+  region=$(cxl list -R | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["region"])') \
+    || { fail "no region in cxl list -R"; return; }
+  echo "$region" > "$OUT/scan-region-d"
+  cxl list -R -u -r "$region"
+  nd=$(nd_region_at "$(cat "/sys/bus/cxl/devices/$region/resource")") || { fail "no nd region for $region"; return; }
+  step "devdax on $region (nd $nd), onlined as system RAM"
+  ns=$(ndctl create-namespace -r "$nd" -m devdax -a 2M --map=mem) || { fail "ndctl create-namespace on $nd"; return; }
+  echo "$ns"
+  dax=$(echo "$ns" | python3 -c 'import json,sys; print(json.load(sys.stdin)["daxregion"]["devices"][0]["chardev"])')
+  daxctl reconfigure-device --mode=system-ram "$dax" || { fail "daxctl reconfigure-device --mode=system-ram $dax"; return; }
+  node=$(cat "/sys/bus/dax/devices/$dax/target_node")
+  echo "$node" > "$OUT/scan-node-d"
+  numactl -H
+  echo "node $node blocks:" $(ls "/sys/devices/system/node/node$node" | grep '^memory[0-9]')
+  step "sysfs snapshot (two devices, one interleaved region, onlined: discovery fixtures)"
+  python3 "$REPO/ci/lab/sysfs-snapshot.py" "$OUT/sysfs-d" || fail "sysfs snapshot"
+  step "cxlchar targets"
+  "$CX" targets | tee "$OUT/targets-d.txt" || fail "cxlchar targets"
+  "$CX" targets --format json > "$OUT/targets-d.json" || fail "cxlchar targets --format json"
+  # TCG emulates the window as MMIO (a few MB/s of writes): 8 ranges of 8 MiB.
+  step "cxlchar mem scan --quick --target node:$node --size 64M --range 8M"
+  timeout 900 "$CX" mem scan --quick --target "node:$node" --size 64M --range 8M \
+    --out "$OUT/scan-d.json" > "$OUT/scan-d.txt" 2>&1 || fail "cxlchar mem scan (its output: scan-d.txt)"
+  cat "$OUT/scan-d.txt"
+}
+if [ "$ROLE" = d ]; then
+  scan_d
   echo "LAB: done $ROLE rc=$RC"
   sync
   poweroff -f

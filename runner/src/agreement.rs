@@ -34,7 +34,7 @@ pub fn flag_noisy_checks(file: &mut ParamsFile) {
             c.note.as_deref().unwrap_or("its passes disagreed")
         );
         for key in &c.keys {
-            let bare = key.split('@').next().unwrap_or(key).to_string();
+            let bare = bench_core::keys::base_name(key).to_string();
             let from = file.param_info.get(key).map(|i| i.from.clone());
             for k in [key.clone(), bare] {
                 if let Some(info) = file.param_info.get_mut(&k) {

@@ -50,10 +50,12 @@ pub enum Command {
     #[command(subcommand)]
     Pcie(PcieCommand),
     /// List the memory targets this machine offers (NUMA nodes, interleave and the
-    /// weighted interleave weights, dax devices, hugepages).
+    /// weighted interleave weights, dax devices, hugepages), its PCI devices and whether
+    /// each PCIe link runs at what both ends can do.
     #[command(display_order = 100)]
     Targets(InfoArgs),
-    /// Print the captured environment and the warnings it raises.
+    /// Print the captured environment and the warnings it raises (a degraded PCIe link
+    /// among them).
     #[command(display_order = 101)]
     Env(InfoArgs),
     /// Evaluate the seed papers' models (000, 001, 003, 004) from a params.json, with
@@ -148,14 +150,16 @@ pub struct ExportArgs {
     /// a refused or failed export removes every file and folder it created.
     #[arg(long, value_name = "DIR")]
     pub mess: Option<PathBuf>,
-    /// Write every params key (gauges `cxlchar_<key>`, labels key and target) and every
-    /// measurement (summaries `cxlchar_measurement_<unit>`, quantiles 0 = min, 0.5, 0.9,
-    /// 0.99, 0.999, 1 = max) as OpenMetrics text to FILE (`-`: stdout). Values keep the
+    /// Write every params key (gauges `cxlchar_<key>`, labels key, target and noisy) and
+    /// every measurement (summaries `cxlchar_measurement_<unit>`, quantiles 0 = min, 0.5,
+    /// 0.9, 0.99, 0.999, 1 = max, labelled disturbed where counters were recorded) as
+    /// OpenMetrics text to FILE (`-`: stdout). Values keep the
     /// key names' units (ns, GB/s, bytes): `# UNIT` only for bytes, OpenMetrics' base unit.
     #[arg(long, value_name = "FILE")]
     pub openmetrics: Option<PathBuf>,
     /// Write the measurements as CSV to FILE (`-`: stdout): one row per measurement, the
-    /// columns of `--format csv`; text cells quoted, control characters escaped, a cell
+    /// columns of `--format csv` (the last, `disturbed`, true where the figure stayed
+    /// disturbed); text cells quoted, control characters escaped, a cell
     /// that would start a spreadsheet formula prefixed with `'`.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -285,33 +289,43 @@ pub struct InfoArgs {
     pub format: Format,
 }
 
-/// Options shared by every measuring command.
+/// The `--help` heading of the options every measuring command shares ([`RunArgs`]).
+pub const COMMON_HEADING: &str = "Common options (every measuring command)";
+
+/// Options shared by every measuring command. Each option's first paragraph is its short
+/// help: a measuring command's `--help` shows only that (after the command's own options),
+/// `all --help` the whole text ([`crate::help`]).
 #[derive(Debug, Args, Clone)]
+#[command(next_help_heading = COMMON_HEADING)]
 pub struct RunArgs {
     /// Write params.json here (atomically: a failed run leaves no file and keeps an old one).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Short run: fewer points, samples and rungs of the thread ladder, same methods and
-    /// sizes. `all --quick --plan` says how long it takes here (about 15 s on a quiet
-    /// 2-vCPU guest, under a minute on a 16-core server with a GPU; longer on a busy
-    /// machine, which the progress bar's ETA follows).
+    /// Short run: fewer points and samples, the same methods and working sets, so each key
+    /// measures what it measures in a full run.
     #[arg(long)]
     pub quick: bool,
-    /// Memory target; repeat for several. anon | thp | hugetlb[:2M|:1G] | node:N |
-    /// interleave:A,B[,...] (MPOL_INTERLEAVE) | interleave:A=wA,B=wB (weighted, Linux
-    /// 6.9+; the weights must be the kernel's current ones, see `cxlchar targets`) |
-    /// dax:/dev/daxX.Y | file:PATH | cxl:regionN | cxl:memN (a CXL region, or a memory
-    /// device in one region, by its kernel name: measured as the region's devdax device,
-    /// else as the NUMA node it was onlined into; each measurement's placement names the
-    /// region, its memory devices and their serials).
+    /// Memory target; repeat for several: anon, thp, hugetlb[:2M|:1G], node:N,
+    /// interleave:A,B[,...], interleave:A=wA,B=wB, dax:/dev/daxX.Y, file:PATH, cxl:regionN,
+    /// cxl:memN.
+    ///
+    /// interleave:A,B[,...] is MPOL_INTERLEAVE; interleave:A=wA,B=wB is weighted (Linux
+    /// 6.9+; the weights must be the kernel's current ones, see `cxlchar targets`).
+    /// cxl:regionN and cxl:memN name a CXL region, or a memory device in one region, by
+    /// its kernel name: measured as the region's devdax device, else as the NUMA node it
+    /// was onlined into; each measurement's placement names the region, its memory devices
+    /// and their serials. dax and file targets (and a cxl: target measured as its devdax
+    /// device) are overwritten: they need --allow-write.
     #[arg(long = "target", short = 't', value_name = "SPEC", value_parser = parse_target)]
     pub targets: Vec<TargetArg>,
     /// CPUs to measure on (list/ranges, e.g. 0 or 2-3); the first runs single-thread tests.
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpu: Option<CpuList>,
-    /// Output format on stdout. `table` prints the run's header and a summary of under
-    /// 40 lines (latency and bandwidth by level and target, far memory, GPU, core-to-core,
-    /// self-checks, warnings counted by code); --verbose adds the full tables.
+    /// Output format on stdout: table, json, csv or markdown.
+    ///
+    /// `table` prints the run's header and a summary of under 40 lines (latency and
+    /// bandwidth by level and target, far memory, GPU, core-to-core, self-checks, warnings
+    /// counted by code); --verbose adds the full tables.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// With `--format table`: print the full tables (every key, measurement, counter,
@@ -324,27 +338,34 @@ pub struct RunArgs {
     /// Allow writing into dax and file targets and PCI BARs (destroys their contents).
     #[arg(long)]
     pub allow_write: bool,
-    /// Accept a partial result: exit 0 and write --out when something was measured even
-    /// if a benchmark or target asked for was skipped (else exit 4 and no --out; `all`
-    /// is always best effort). See docs/safety.md.
+    /// Accept a partial result: exit 0 and write --out when something was measured.
+    ///
+    /// Without it, a run where a benchmark or target asked for was skipped exits 4 and
+    /// writes no --out; `all` is always best effort. See docs/safety.md.
     #[arg(long)]
     pub best_effort: bool,
-    /// Print the run's plan and measure nothing: each family on each target, its points
-    /// and planned seconds (from what each point does: bytes at the expected bandwidth,
-    /// samples x sample time, round trips, pages populated), and the total. `--format
-    /// json` gives each family's planned_s and the run's total_s. Every run on a terminal
-    /// prints the same plan first; params.json records it beside what each family took.
+    /// Print the run's plan (each family on each target, its points and planned seconds)
+    /// and measure nothing.
+    ///
+    /// The seconds come from what each point does: bytes at the expected bandwidth,
+    /// samples x sample time, round trips, pages populated. `--format json` gives each
+    /// family's planned_s and the run's total_s. Every run on a terminal prints the same
+    /// plan first; params.json records it beside what each family took. `all --quick
+    /// --plan` says how long a quick run takes here.
     #[arg(long)]
     pub plan: bool,
-    /// With --plan: plan for another machine from a copy of its sysfs tree
-    /// (ROOT/sys/devices/system/{cpu,node}, as ci/lab/sysfs-snapshot.py writes one): its
+    /// With --plan: plan for another machine from a copy of its sysfs tree.
+    ///
+    /// ROOT/sys/devices/system/{cpu,node}, as ci/lab/sysfs-snapshot.py writes one: its
     /// CPUs, caches, sockets, nodes and memory, and its GPUs (ROOT/sys/bus/pci/devices).
     #[arg(long, value_name = "ROOT", requires = "plan")]
     pub sysfs: Option<PathBuf>,
-    /// Fit the run into this time (e.g. 90s, 5m): when the plan is longer, every family
-    /// takes fewer samples and fewer rungs of the thread ladder (never smaller working
-    /// sets, never other methods); the cut is printed, warned (`budget_cut`) and recorded
-    /// in params.json's plan.
+    /// Fit the run into this time (e.g. 90s, 5m): fewer samples, never smaller working
+    /// sets.
+    ///
+    /// When the plan is longer, every family takes fewer samples and fewer rungs of the
+    /// thread ladder (never smaller working sets, never other methods); the cut is
+    /// printed, warned (`budget_cut`) and recorded in params.json's plan.
     #[arg(long, value_name = "DURATION", value_parser = bench_core::units::parse_duration)]
     pub budget: Option<std::time::Duration>,
     /// Fleet runs under a launcher.
@@ -353,26 +374,31 @@ pub struct RunArgs {
 }
 
 /// The `--help` heading of the fleet options.
-const FLEET_HEADING: &str = "Fleet (under srun or mpirun; see docs/fleet.md)";
+pub const FLEET_HEADING: &str = "Fleet (under srun or mpirun; see docs/fleet.md)";
 
 /// Options of a fleet run: cxlchar started by `srun` or `mpirun`, one process per rank
 /// (docs/fleet.md).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = FLEET_HEADING)]
 pub struct FleetArgs {
-    /// Run as one rank of the launcher's job: the lowest rank of each host measures it
-    /// (hosts of one machine one after the other), the hosts pair up for --fleet-pairs,
-    /// and rank 0 writes every host's params and the pair matrices into FILE (atomically;
-    /// no file when a rank fails or is lost). Rank, size and rank 0's host come from the
+    /// Run as one rank of the launcher's job; rank 0 writes every host's params and the
+    /// pair matrices into FILE.
+    ///
+    /// The lowest rank of each host measures it (hosts of one machine one after the
+    /// other), the hosts pair up for --fleet-pairs, and rank 0 writes FILE atomically (no
+    /// file when a rank fails or is lost). Rank, size and rank 0's host come from the
     /// launcher's environment (SLURM_*, OMPI_COMM_WORLD_*, PMI_*). A rank obeys only a rank
     /// 0 that proves the job's key (export the same random CXLCHAR_FLEET_KEY to every rank
     /// where the launcher gives no secret: Slurm across hosts); see docs/safety.md.
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub fleet_out: Option<PathBuf>,
-    /// Pairwise measurements between hosts, in rounds (each host in one pair at a time):
-    /// `verbs` (RDMA latency and bandwidth between every pair of hosts with a device),
-    /// `pool` (pool messaging between hosts that map the same CXL pool, found by the
-    /// devices' serials; needs --allow-write), `none`. Default: verbs,pool for `all`,
-    /// none for other commands.
+    /// Pairwise measurements between hosts: verbs, pool or none (default: verbs,pool for
+    /// `all`, none for other commands).
+    ///
+    /// In rounds, each host in one pair at a time: `verbs` (RDMA latency and bandwidth
+    /// between every pair of hosts with a device), `pool` (pool messaging between hosts
+    /// that map the same CXL pool, found by the devices' serials; needs --allow-write),
+    /// `none`.
     #[arg(
         long,
         value_name = "LIST",
@@ -381,22 +407,25 @@ pub struct FleetArgs {
         requires = "fleet_out"
     )]
     pub fleet_pairs: Option<Vec<FleetPair>>,
-    /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset).
+    /// Offset into each shared pool of the window the pool pairs use (pool msg's --offset);
+    /// needs --fleet-out.
+    ///
     /// Each rank takes the window from its own command line; it must lie inside the pool.
-    /// Needs --fleet-out.
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "OFFSET", default_value = "0", requires = "fleet_out", value_parser = bench_core::units::parse_offset)]
+    #[arg(long, value_name = "OFFSET", default_value = "0", requires = "fleet_out", value_parser = bench_core::units::parse_offset)]
     pub fleet_pool_offset: u64,
     /// Length of that window (pool msg's --len); needs --fleet-out.
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "SIZE", default_value = "32M", requires = "fleet_out", value_parser = bench_core::units::parse_positive_size)]
+    #[arg(long, value_name = "SIZE", default_value = "32M", requires = "fleet_out", value_parser = bench_core::units::parse_positive_size)]
     pub fleet_pool_len: usize,
-    /// A rank that sends no heartbeat for this long is lost and the job fails on every
-    /// rank; also how long rank 0 waits for every rank to connect (e.g. 60s, 2m); needs
-    /// --fleet-out.
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "DURATION", default_value = "60s", requires = "fleet_out", value_parser = bench_core::units::parse_duration)]
+    /// A rank silent this long is lost and the job fails; also how long rank 0 waits for
+    /// every rank to connect (e.g. 60s, 2m); needs --fleet-out.
+    ///
+    /// A rank sends a heartbeat while it runs; one that sends none for this long is lost
+    /// and the job fails on every rank.
+    #[arg(long, value_name = "DURATION", default_value = "60s", requires = "fleet_out", value_parser = bench_core::units::parse_duration)]
     pub fleet_timeout: std::time::Duration,
     /// TCP port of rank 0's rendezvous (default: one of eight derived from the job id);
     /// needs --fleet-out.
-    #[arg(help_heading = FLEET_HEADING, long, value_name = "PORT", requires = "fleet_out", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(long, value_name = "PORT", requires = "fleet_out", value_parser = clap::value_parser!(u16).range(1..))]
     pub fleet_port: Option<u16>,
 }
 

@@ -1,10 +1,19 @@
-//! The GPU part of `cxlchar targets` (bench-gpu). The `gpu` command and the GPU part of
+//! The GPU part of `cxlchar targets` (bench-gpu), and the GPU the memory families may
+//! use as a DMA aggressor ([`dma_probe`]). The `gpu` command and the GPU part of
 //! `cxlchar all` are planned by `bench_gpu::config::GpuArgs` (see the registry).
 
 use crate::output::table::{Align::*, TextTable};
 use bench_core::units::human_bytes;
 use bench_gpu::discovery::GpuInventory;
 use std::fmt::Write;
+
+/// The GPU as a DMA aggressor for the families that take one (`mem.interference`'s
+/// `gpu` column), handed to them in [`bench_core::bench::Options::dma`]: bench-mem does
+/// not link the CUDA driver crate, the runner does. Probed only by a family that plans
+/// the column (no GPU or no driver: the reason it records).
+pub fn dma_probe() -> std::sync::Arc<dyn bench_core::dma::DmaProbe> {
+    std::sync::Arc::new(bench_gpu::aggressor::GpuProbe)
+}
 
 /// The GPU section of `cxlchar targets` (table).
 pub fn inventory_table(probe: &Result<GpuInventory, bench_gpu::cuda::Unavailable>) -> String {

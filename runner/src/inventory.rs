@@ -357,6 +357,7 @@ pub fn interleave_offered(topo: &Topology) -> Vec<(String, String)> {
 pub fn targets(format: Format) -> Result<()> {
     let topo = Topology::system();
     let offered = offered(&topo);
+    let links = crate::links::read(std::path::Path::new("/"));
     match format {
         Format::Csv | Format::Markdown => {
             anyhow::bail!("--format csv/markdown is for measurements; use table or json here")
@@ -366,18 +367,26 @@ pub fn targets(format: Format) -> Result<()> {
                 "topology": topo,
                 "pci": bench_pcie::discovery::devices(std::path::Path::new("/")),
                 "gpus": crate::gpu::inventory_json(&bench_gpu::discovery::probe()),
+                "links": crate::links::json(&links),
                 "targets": offered.iter().map(|(s, n)| json!({"spec": s, "note": n})).collect::<Vec<_>>(),
             });
             print(serde_json::to_string_pretty(&v)? + "\n")?;
         }
-        Format::Table => print(fit(&targets_table(&topo, &offered)?, stdout_columns()))?,
+        Format::Table => print(fit(
+            &targets_table(&topo, &offered, &links)?,
+            stdout_columns(),
+        ))?,
     }
     Ok(())
 }
 
 /// The readable `cxlchar targets`: nodes, dax devices, CXL, hugepages, interleave,
-/// caches, PCI devices, GPUs and the offered targets.
-fn targets_table(topo: &Topology, offered: &[(String, String)]) -> Result<String, std::fmt::Error> {
+/// caches, PCI devices, their links, GPUs and the offered targets.
+fn targets_table(
+    topo: &Topology,
+    offered: &[(String, String)],
+    links: &[bench_core::pci::links::DeviceLink],
+) -> Result<String, std::fmt::Error> {
     let mut s = String::new();
     node_lines(&mut s, topo)?;
     dax_lines(&mut s, topo)?;
@@ -388,6 +397,7 @@ fn targets_table(topo: &Topology, offered: &[(String, String)]) -> Result<String
     s.push_str(&pci_table(&bench_pcie::discovery::devices(
         std::path::Path::new("/"),
     )));
+    s.push_str(&crate::links::targets_lines(links));
     s.push_str(&crate::gpu::inventory_table(&bench_gpu::discovery::probe()));
     writeln!(s, "\ntargets (--target):")?;
     let mut t = TextTable::new(&[("spec", Left), ("what", Left)]).indent(2);
@@ -557,7 +567,10 @@ fn cache_lines(s: &mut String, topo: &Topology) -> std::fmt::Result {
 pub fn env(format: Format) -> Result<()> {
     let env = Environment::capture();
     let timer = Timer::calibrate(Calibration::QUICK);
-    let warnings = env.warnings(timer.info().invariant);
+    let mut warnings = env.warnings(timer.info().invariant);
+    warnings.extend(bench_core::pci::links::warnings(&crate::links::read(
+        std::path::Path::new("/"),
+    )));
     match format {
         Format::Csv | Format::Markdown => {
             anyhow::bail!("--format csv/markdown is for measurements; use table or json here")

@@ -1,9 +1,12 @@
 //! What a run measures, before anything is measured: the machine (its topology and the
 //! run's CPUs, or another machine's sysfs tree), the targets named or found, the options a
 //! configuration sees, and the plan's benchmarks. Read by the run and by its schedule.
+//! A target, CPU list or sysfs tree this machine cannot give is bad input (exit 2,
+//! [`crate::exit::invalid`]).
 
 use crate::cli::RunArgs;
-use anyhow::{bail, Result};
+use crate::exit::invalid;
+use anyhow::{anyhow, Result};
 use bench_core::bench::{Benchmark, Options};
 use bench_core::effort::Effort;
 use bench_core::memory::{TargetArg, TargetSpec};
@@ -83,7 +86,7 @@ pub fn resolve_targets(
         let mut t: Vec<TargetSpec> = Vec::new();
         for named in &args.targets {
             // `cxl:regionN` / `cxl:memN` become the dax device or node behind them.
-            let s = &named.resolve(topo)?;
+            let s = &named.resolve(topo).map_err(|e| invalid(e.into()))?;
             if let TargetArg::Cxl(_) = named {
                 eprintln!(
                     "{named} is {s}: {}",
@@ -107,11 +110,12 @@ pub fn resolve_targets(
         t
     };
     for t in &targets {
-        t.validate(topo)?;
+        t.validate(topo).map_err(|e| invalid(e.into()))?;
         t.check_write(bench_core::memory::Access {
             allow_write: args.allow_write,
             force: false,
-        })?;
+        })
+        .map_err(|e| invalid(e.into()))?;
     }
     Ok(targets)
 }
@@ -127,7 +131,9 @@ pub fn options(run: &RunArgs) -> Result<Options> {
     };
     let resolve = |t: &TargetArg| match t {
         TargetArg::Target(spec) => Ok(spec.clone()),
-        TargetArg::Cxl(name) => name.resolve(topo.get_or_init(read)),
+        TargetArg::Cxl(name) => name
+            .resolve(topo.get_or_init(read))
+            .map_err(|e| invalid(e.into())),
     };
     let cpus = match &run.sysfs {
         Some(_) => machine(run)?.cpus,
@@ -139,6 +145,7 @@ pub fn options(run: &RunArgs) -> Result<Options> {
         cpus,
         targets: run.targets.iter().map(resolve).collect::<Result<_, _>>()?,
         sysfs: run.sysfs.clone(),
+        dma: Some(crate::gpu::dma_probe()),
     })
 }
 
@@ -161,27 +168,34 @@ pub fn machine(args: &RunArgs) -> Result<Machine> {
     };
     let sys = root.join("sys/devices/system");
     if !sys.join("cpu").is_dir() {
-        bail!(
+        return Err(invalid(anyhow!(
             "--sysfs {}: no {}: give the root of a copied sysfs tree (ci/lab/sysfs-snapshot.py writes one)",
             root.display(),
             sys.join("cpu").display()
-        );
+        )));
     }
-    let topo = Topology::read(root);
-    let online = std::fs::read_to_string(sys.join("cpu/online"))
-        .ok()
-        .and_then(|s| bench_core::pin::parse_cpu_list(s.trim()).ok())
-        .unwrap_or_else(|| {
-            let mut v: Vec<usize> = topo.nodes.iter().flat_map(|n| n.cpus.clone()).collect();
-            v.sort_unstable();
-            v
-        });
+    // A file of the tree that is not a regular file, too large or out of range is an
+    // error naming it, not a wait on a FIFO or a machine misread (bench_core::sysfs).
+    let (topo, online) = bench_core::sysfs::checked(|| {
+        let online = bench_core::sysfs::read_cpu_list(&sys.join("cpu/online"));
+        (Topology::read(root), online)
+    })
+    .map_err(|e| invalid(anyhow!("--sysfs {}: {e}", root.display())))?;
+    let online = online.filter(|v| !v.is_empty()).unwrap_or_else(|| {
+        let mut v: Vec<usize> = topo.nodes.iter().flat_map(|n| n.cpus.clone()).collect();
+        v.sort_unstable();
+        v
+    });
     if online.is_empty() {
-        bail!("--sysfs {}: the tree lists no online CPU", root.display());
+        return Err(invalid(anyhow!(
+            "--sysfs {}: the tree lists no online CPU",
+            root.display()
+        )));
     }
     let cpus = match &args.cpu {
         Some(c) => {
-            bench_core::pin::check_allowed(&c.0, &online)?;
+            bench_core::pin::check_allowed(&c.0, &online)
+                .map_err(|e| invalid(anyhow!("--sysfs {}: {e}", root.display())))?;
             c.0.clone()
         }
         None => online,
@@ -193,11 +207,11 @@ pub fn machine(args: &RunArgs) -> Result<Machine> {
 pub fn resolve_cpus(args: &RunArgs) -> Result<Vec<usize>> {
     let allowed = bench_core::pin::allowed_cpus();
     if allowed.is_empty() {
-        bail!("cannot read this process's CPU affinity");
+        return Err(anyhow!("cannot read this process's CPU affinity"));
     }
     match &args.cpu {
         Some(c) => {
-            bench_core::pin::check_allowed(&c.0, &allowed)?;
+            bench_core::pin::check_allowed(&c.0, &allowed).map_err(|e| invalid(e.into()))?;
             Ok(c.0.clone())
         }
         None => Ok(allowed),

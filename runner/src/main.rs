@@ -12,7 +12,9 @@ mod export;
 mod firmware;
 mod fleet;
 mod gpu;
+mod help;
 mod inventory;
+mod links;
 mod machine;
 mod manual;
 mod output;
@@ -33,7 +35,11 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 fn main_inner() -> Result<Status> {
-    let matches = registry::command().get_matches();
+    // A command-line error is clap's (exit 2), with a "did you mean" clap itself misses.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let matches = registry::command()
+        .try_get_matches_from(&argv)
+        .unwrap_or_else(|e| help::suggest_long(e, &registry::command(), &argv).exit());
     if let Some(r) = registry::dispatch(&matches) {
         let (run, intent) = r?;
         return session::execute(&run, intent);
@@ -106,9 +112,14 @@ fn main() {
         if output::stdout::is_broken_pipe(&e) {
             return Status::Success;
         }
-        eprintln!(
+        // Fitted to a terminal's width like every other text for people.
+        let text = format!(
             "error: {}",
             output::text::printable_lines(&format!("{e:#}"))
+        );
+        eprintln!(
+            "{}",
+            output::width::fit(&text, output::width::stderr_columns())
         );
         exit::status_of(&e)
     });

@@ -1,6 +1,7 @@
 //! The registry of benchmark commands: one line per command. From it come the command
-//! line (each command's options are its family's clap `Args`, after the shared
-//! [`RunArgs`]), its `--help`, the dispatch, and the plan of `cxlchar all`.
+//! line (each command's options are its family's clap `Args`, and the shared [`RunArgs`]
+//! under their headings: [`crate::help`]), its `--help`, the dispatch, and the plan of
+//! `cxlchar all`.
 //!
 //! The top-level [`clap::Command`] is built from the derive ([`Cli`]: `all` and the commands
 //! that are not benchmarks), and the registry adds its commands with the builder API
@@ -8,6 +9,7 @@
 //! `FromArgMatches` and planned through its [`Setup`].
 
 use crate::cli::{Cli, RunArgs};
+use crate::exit::invalid;
 use crate::run::{options, Plan};
 use crate::session::Intent;
 use anyhow::{anyhow, Result};
@@ -21,7 +23,9 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches};
 /// (`mem.latency` first: it records the DRAM working set the others size from).
 pub fn registry() -> Vec<Entry> {
     use bench_cxl::{atomics, c2c, flush, flush_bw, msg, msg_scale};
-    use bench_mem::{agents, alltoall_order, bandwidth, latency, loaded, matrix, threshold};
+    use bench_mem::{
+        agents, alltoall_order, bandwidth, interference, latency, loaded, matrix, scan, threshold,
+    };
     vec![
         Entry::new::<latency::LatencyArgs>("mem latency").all(1),
         Entry::new::<loaded::LoadedArgs>("mem loaded").all(5),
@@ -29,8 +33,12 @@ pub fn registry() -> Vec<Entry> {
         Entry::new::<alltoall_order::AlltoallOrderArgs>("mem alltoall-order").all(4),
         Entry::new::<bandwidth::BandwidthArgs>("mem bandwidth").all(2),
         Entry::new::<agents::AgentsArgs>("mem agents").all(6),
+        Entry::new::<interference::InterferenceArgs>("mem interference").all(19),
         Entry::new::<matrix::MatrixArgs>("mem matrix").all(17),
-        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio").all_with_args(14),
+        Entry::new::<scan::ScanArgs>("mem scan").all(18),
+        Entry::new::<bench_pcie::mmio::MmioArgs>("pcie mmio")
+            .all_with_args(14)
+            .needs(&["bar"]),
         Entry::new::<bench_pcie::post_parts::PostPartsArgs>("pcie post-parts").all_sharing_args(15),
         Entry::new::<atomics::AtomicsArgs>("pool atomics").all(7),
         Entry::new::<c2c::C2cArgs>("pool c2c").all(8),
@@ -45,15 +53,21 @@ pub fn registry() -> Vec<Entry> {
     ]
 }
 
+/// The path of every benchmark command (`mem latency`), in the registry's order.
+#[cfg(test)]
+pub fn registry_paths() -> Vec<String> {
+    registry().iter().map(|e| e.path.join(" ")).collect()
+}
+
 /// What `pool msg` asks for: a follower serves, any other role measures its plan.
 fn pool_msg(run: &RunArgs, m: &ArgMatches) -> Result<Intent> {
-    let msg = MsgArgs::from_arg_matches(m).map_err(|e| anyhow!(e))?;
+    let msg = MsgArgs::from_arg_matches(m).map_err(|e| invalid(e.into()))?;
     if msg
         .role
         .as_deref()
         .map(str::parse::<Role>)
         .transpose()
-        .map_err(|e| anyhow!(e))?
+        .map_err(|e| invalid(anyhow!(e)))?
         == Some(Role::Follower)
     {
         let run = run.clone();
@@ -88,6 +102,8 @@ pub struct Entry {
     args_in_all: bool,
     /// Configured in `all` from `all`'s options, which another entry added.
     args_from_all: bool,
+    /// Options the command needs (optional where `all` takes them).
+    needs: &'static [&'static str],
     /// Adds the command's options to a `clap::Command`.
     augment: fn(clap::Command) -> clap::Command,
     /// Reads the command's options back.
@@ -104,10 +120,11 @@ impl Entry {
             all_rank: None,
             args_in_all: false,
             args_from_all: false,
+            needs: &[],
             augment: A::augment_args,
             setup: |m| Ok(Box::new(A::from_arg_matches(m)?)),
             intent: |run, m| {
-                let a = A::from_arg_matches(m).map_err(|e| anyhow!(e))?;
+                let a = A::from_arg_matches(m).map_err(|e| invalid(e.into()))?;
                 Ok(Intent::measure(run, crate::run::plan(run, &a)?))
             },
         }
@@ -132,6 +149,13 @@ impl Entry {
         self.all(n)
     }
 
+    /// The command needs the options `ids` (clap refuses it without them, exit 2); in
+    /// `all` they stay optional (`pcie mmio --bar`).
+    pub fn needs(mut self, ids: &'static [&'static str]) -> Entry {
+        self.needs = ids;
+        self
+    }
+
     /// Asks `f` for its intent instead of plan-and-measure (a pool follower serves).
     pub fn intent_with(mut self, f: IntentFn) -> Entry {
         self.intent = f;
@@ -143,10 +167,23 @@ impl Entry {
         self.path[self.path.len() - 1]
     }
 
-    /// The leaf command: the shared options, then the family's (whose doc comment is
-    /// the command's help).
+    /// The leaf command: the family's options first in `--help`, then the shared ones
+    /// in short under their headings ([`crate::help::shorten_common`]), then two
+    /// examples. The family's doc comment is the command's help.
     fn command(&self) -> clap::Command {
-        (self.augment)(RunArgs::augment_args(clap::Command::new(self.name())))
+        let common = RunArgs::augment_args(clap::Command::new(self.name()));
+        // The shared options leave their heading set: the family's have none.
+        let mut c = (self.augment)(crate::help::shorten_common(common).next_help_heading(None));
+        for id in self.needs {
+            c = c.mut_arg(*id, |a| a.required(true));
+        }
+        match crate::help::examples_of(&self.path.join(" ")) {
+            Some(ex) => {
+                let after = crate::help::examples(&c, ex);
+                c.after_help(after)
+            }
+            None => c,
+        }
     }
 
     /// Its options as `cxlchar all` uses them: from `all`'s command line when they are
@@ -205,6 +242,7 @@ pub fn command() -> clap::Command {
             cmd = cmd.mut_subcommand("all", |c| {
                 // The family's doc comment would become `all`'s help: keep `all`'s own.
                 let (about, long) = (c.get_about().cloned(), c.get_long_about().cloned());
+                let c = c.next_help_heading(None);
                 let mut c = (e.augment)(c).about(None).long_about(None);
                 if let Some(a) = about {
                     c = c.about(a);
@@ -216,9 +254,15 @@ pub fn command() -> clap::Command {
             });
         }
     }
+    let all = crate::help::examples_of("all").expect("examples of `all`");
+    cmd = cmd.mut_subcommand("all", |c| {
+        let after = crate::help::examples(&c, all);
+        c.after_help(after)
+    });
+    let top = crate::help::examples(&cmd, &crate::help::TOP_EXAMPLES);
     // `--help` wraps to the terminal (clap's `wrap_help`: stdout's, stderr's or stdin's
     // width, else COLUMNS, else 100), at most MAX_HELP_WIDTH wide for reading.
-    explain_sizes(cmd).max_term_width(MAX_HELP_WIDTH)
+    explain_sizes(cmd.after_help(top)).max_term_width(MAX_HELP_WIDTH)
 }
 
 /// The widest `--help` is wrapped to on a wide terminal.
@@ -294,7 +338,7 @@ pub fn dispatch(m: &ArgMatches) -> Option<Result<(RunArgs, Intent)>> {
     })?;
     Some(
         RunArgs::from_arg_matches(leaf)
-            .map_err(|e| anyhow!(e))
+            .map_err(|e| invalid(e.into()))
             .and_then(|run| {
                 let intent = (e.intent)(&run, leaf)?;
                 Ok((run, intent))
@@ -320,10 +364,12 @@ pub fn all(run: &RunArgs, m: &ArgMatches) -> Result<Intent> {
         interleave_parts: true,
     };
     for e in &entries {
+        // What a family refuses when it plans is bad input (Setup::plan).
         let p = e
-            .setup_for_all(m)?
+            .setup_for_all(m)
+            .map_err(invalid)?
             .plan_all(&opts)
-            .map_err(|e| anyhow!(e))?;
+            .map_err(|e| invalid(anyhow!(e)))?;
         plan.benches.extend(p.benchmarks);
         plan.skipped.extend(p.skipped);
     }
@@ -411,14 +457,20 @@ mod tests {
         }
     }
 
-    /// The options `arg` needs to apply (its `requires`), with a value each.
-    fn needed_with(arg: &clap::Arg) -> Vec<String> {
-        match arg.get_long().unwrap_or_default() {
+    /// The options `arg` of the command at `path` needs to apply (its `requires`, and what
+    /// the command needs: `pcie mmio --bar`), with a value each.
+    fn needed_with(path: &[String], arg: &clap::Arg) -> Vec<String> {
+        let bar = "--bar=pci:0000:00:00.0/0".to_string();
+        let mut v: Vec<String> = match arg.get_long().unwrap_or_default() {
             l if l.starts_with("fleet-") => vec!["--fleet-out=f.json".into()],
             "offset" | "len" => vec!["--pool=file:p".into()],
-            "bar-offset" => vec!["--bar=pci:0000:00:00.0/0".into()],
+            "bar-offset" => vec![bar.clone()],
             _ => vec![],
+        };
+        if path.join(" ") == "pcie mmio" && arg.get_long() != Some("bar") && !v.contains(&bar) {
+            v.push(bar);
         }
+        v
     }
 
     /// A kind of option: `is` tells one; an option whose long name `looks` like one must
@@ -466,7 +518,7 @@ mod tests {
         options_of_kind(OptionKind {
             is: is_size_arg,
             looks: |long| {
-                ["size", "chunk", "cell", "offset", "len", "slot", "locality"]
+                ["size", "chunk", "cell", "offset", "len", "slot", "locality", "range"]
                     .iter()
                     .any(|w| long.contains(w))
             },
@@ -487,6 +539,8 @@ mod tests {
             "mem latency --slot",
             "mem bandwidth --sizes",
             "mem agents --size",
+            "mem scan --size",
+            "mem scan --range",
             "mem alltoall-order --ref-size",
             "mem copy-threshold --max-size",
             "pool atomics --size",
@@ -514,7 +568,7 @@ mod tests {
                 let mut argv = vec!["cxlchar".to_string()];
                 argv.extend(path.iter().cloned());
                 argv.push(format!("--{long}={v}"));
-                argv.extend(needed_with(arg));
+                argv.extend(needed_with(path, arg));
                 command().try_get_matches_from(argv)
             };
             for v in ["64K", "64KiB", "65536", "64k", "64kib"] {
@@ -576,7 +630,7 @@ mod tests {
                 let mut argv = vec!["cxlchar".to_string()];
                 argv.extend(path.iter().cloned());
                 argv.push(format!("--{long}={v}"));
-                argv.extend(needed_with(arg));
+                argv.extend(needed_with(path, arg));
                 command().try_get_matches_from(argv)
             };
             parse("90s").unwrap_or_else(|e| panic!("{path:?} --{long} 90s: {e}"));

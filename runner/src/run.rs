@@ -18,7 +18,10 @@ pub use crate::machine::{options, resolve_cpus, resolve_targets, KeyNaming, Mach
 /// Plans `setup` against `run` (a command's plan; a fleet's pair runs execute theirs
 /// in-process, [`crate::fleet::pairs`]).
 pub fn plan(run: &RunArgs, setup: &dyn Setup) -> Result<Plan> {
-    let p = setup.plan(&options(run)?).map_err(|e| anyhow!(e))?;
+    // A family refuses only bad input when it plans (bench_core::bench::Setup::plan).
+    let p = setup
+        .plan(&options(run)?)
+        .map_err(|e| crate::exit::invalid(anyhow!(e)))?;
     Ok(Plan {
         benches: p.benchmarks,
         skipped: p.skipped,
@@ -62,6 +65,10 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
     if let Some(out) = &args.out {
         crate::document::write::check_writable(out)?;
     }
+    refuse_what_does_not_fit(args, &plan, &topo, &cpus, &targets)?;
+    // What a signal's line names: the result file, and what the run is doing.
+    bench_core::cleanup::set_result_path(args.out.as_deref());
+    bench_core::cleanup::set_activity("the timer calibration");
     // The plan and a bar with an ETA when stderr is a terminal, nothing otherwise
     // (crate::progress); cleared when `bar` is dropped, before the caller prints to stdout.
     let bar = crate::progress::Progress::for_stderr();
@@ -92,7 +99,11 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
             topo: topo.clone(),
             cpus: ctx.cpus.clone(),
         };
-        bar.announce(&schedule.table(&crate::schedule::header(args, &m, &targets), false));
+        let plan = schedule.table(&crate::schedule::header(args, &m, &targets), false);
+        bar.announce(&crate::output::width::fit(
+            &plan,
+            crate::output::width::stderr_columns(),
+        ));
     }
     let mut sweep = Sweep {
         ctx: &ctx,
@@ -104,6 +115,7 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         skipped: plan.skipped,
     };
     sweep.run(&plan.benches, &targets)?;
+    bench_core::cleanup::set_activity("the end of the run (results not yet written)");
     let Sweep {
         mut results,
         skipped,
@@ -125,6 +137,41 @@ pub fn execute(args: &RunArgs, plan: Plan) -> Result<Outcome> {
         plan: record,
     }
     .outcome(results, skipped))
+}
+
+/// The run's memory, planned before anything is mapped (the timer is not calibrated
+/// yet: a plan is arithmetic): a family that would map more than this machine lets the
+/// process map now is refused, exit 2, naming the option that would fit (in a run of
+/// several families, only when none of them fits: the others are skipped at their turn).
+fn refuse_what_does_not_fit(
+    args: &RunArgs,
+    plan: &Plan,
+    topo: &Topology,
+    cpus: &[usize],
+    targets: &[TargetSpec],
+) -> Result<()> {
+    let m = Machine {
+        topo: topo.clone(),
+        cpus: cpus.to_vec(),
+    };
+    let ctx = crate::schedule::plan_context(args, &m, targets);
+    let schedule = crate::schedule::Schedule::build(&plan.benches, targets, &ctx);
+    let limits = bench_core::memory::budget::Limits::read();
+    // A run of several families (`all`) measures what fits: a family whose default sizes
+    // do not fit its target (a 30 MiB dax device) is skipped at its turn with the reason
+    // and the option that would fit; the run is refused only when none fits.
+    let several = plan.benches.len() > 1;
+    let fits_one = schedule
+        .units
+        .iter()
+        .filter(|u| u.skip.is_none())
+        .any(|u| limits.check(u.name, &u.on, topo, &u.memory).is_ok());
+    if several && fits_one {
+        return Ok(());
+    }
+    schedule
+        .check_memory(&limits, topo)
+        .map_err(|r| crate::exit::invalid(anyhow!(r)))
 }
 
 /// The benchmarks of a run at work: what they measured and what they skipped so far,
@@ -170,9 +217,25 @@ impl Sweep<'_> {
             .unwrap_or_else(bench_core::plan::Cost::unknown)
     }
 
-    /// Records what benchmark `i` on `target` took since `began`.
-    fn took(&mut self, bench: &str, target: &str, began: std::time::Instant, points: usize) {
-        let s = (began.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    /// Records the memory `bench` on `target` plans as it begins.
+    fn planned_memory(&mut self, bench: &str, target: &str, bytes: usize) {
+        if let Some(f) = self
+            .record
+            .families
+            .iter_mut()
+            .find(|f| f.benchmark == bench && f.target == target && f.actual_s.is_none())
+        {
+            f.memory_bytes = Some(bytes as u64);
+        }
+    }
+
+    /// Records what benchmark `i` on `target` took since `began` (and the memory it
+    /// held, since the peak resident set was reset to `rss_base`).
+    fn took(&mut self, bench: &str, target: &str, began: Began, points: usize) {
+        let s = (began.at.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+        let peak = began
+            .rss_base
+            .and_then(bench_core::memory::budget::peak_rss_since);
         if let Some(f) = self
             .record
             .families
@@ -181,6 +244,7 @@ impl Sweep<'_> {
         {
             f.actual_s = Some(s);
             f.points_done = Some(points);
+            f.peak_rss_bytes = peak;
         }
     }
 
@@ -199,8 +263,19 @@ impl Sweep<'_> {
             self.bar.dropped(cost.seconds());
             return Ok(());
         }
-        let began = std::time::Instant::now();
+        let began = Began::now();
         self.bar.start(bench.name(), &target.to_string(), &cost);
+        // Its memory again, now that the families before it sized this run's checks: what
+        // no longer fits is skipped (the run has measured already), and the figure stands
+        // in the record beside the peak it reaches.
+        let need = bench.memory(ctx, target);
+        self.planned_memory(bench.name(), &target.to_string(), need.bytes);
+        let limits = bench_core::memory::budget::Limits::read();
+        if let Err(r) = limits.check(bench.name(), target, self.topo, &need) {
+            self.skipped.push(skip(format!("not placed: {r}")));
+            self.bar.done();
+            return Ok(());
+        }
         ctx.progress(&format!("{} on {target}: placing memory...", bench.name()));
         let mut region = match Region::allocate(target, bench.region_bytes(ctx, target), self.topo)
         {
@@ -233,11 +308,20 @@ impl Sweep<'_> {
             unreachable!("partitioned by subject")
         };
         let cost = self.cost(i, &target);
-        let began = std::time::Instant::now();
+        let began = Began::now();
         self.bar.start(bench.name(), &target, &cost);
-        self.ctx
-            .progress(&format!("{} on {target}...", bench.name()));
-        let run = bench.run(self.ctx, Input::Device);
+        // Host memory of its own (the GPU's buffers, the matrix's cells), as at the plan.
+        let need = bench.memory(self.ctx, &TargetSpec::Anon);
+        self.planned_memory(bench.name(), &target, need.bytes);
+        let limits = bench_core::memory::budget::Limits::read();
+        let run = match limits.check(bench.name(), &TargetSpec::Anon, self.topo, &need) {
+            Err(r) => Err(NotRun::skip(format!("not placed: {r}"))),
+            Ok(()) => {
+                self.ctx
+                    .progress(&format!("{} on {target}...", bench.name()));
+                bench.run(self.ctx, Input::Device)
+            }
+        };
         let points = self.bar.done();
         self.took(bench.name(), &target, began, points);
         match run {
@@ -250,6 +334,22 @@ impl Sweep<'_> {
             Err(NotRun::Failed(e)) => return Err(failed(bench.name(), &target, e)),
         }
         Ok(())
+    }
+}
+
+/// When a unit began, and the resident set its peak is counted from.
+#[derive(Clone, Copy)]
+struct Began {
+    at: std::time::Instant,
+    rss_base: Option<u64>,
+}
+
+impl Began {
+    fn now() -> Began {
+        Began {
+            rss_base: bench_core::memory::budget::reset_peak_rss(),
+            at: std::time::Instant::now(),
+        }
     }
 }
 
@@ -309,8 +409,10 @@ impl Finished<'_> {
         let mut measurements = Vec::new();
         let mut prefetch_check = Vec::new();
         let mut numa_matrix = None;
+        let mut interference = None;
         for (_, _, rep) in results {
             numa_matrix = numa_matrix.or(rep.numa_matrix);
+            interference = interference.or(rep.interference);
             measurements.extend(rep.measurements);
             prefetch_check.extend(rep.prefetch_checks);
             warnings.extend(rep.warnings);
@@ -337,9 +439,11 @@ impl Finished<'_> {
             dram_sizing: ctx.sizing.all(),
             dram_check,
             numa_matrix,
+            interference,
             hmat_vs_measured: Default::default(),
             interleave_weights: None,
             plan: Some(plan),
+            links: Vec::new(),
         };
         crate::agreement::flag_noisy_checks(&mut file);
         let disagree = crate::agreement::family_agreement(&file);
@@ -347,6 +451,8 @@ impl Finished<'_> {
         // The measuring CPUs' node is the initiator whose advertised figures apply.
         let initiator = crate::firmware::node_of_cpu(&ctx.topology, ctx.cpus[0]);
         crate::firmware::annotate(&mut file, initiator);
+        // Every run records the machine's PCIe links (a few sysfs reads per device).
+        crate::links::annotate(&mut file, crate::links::read(std::path::Path::new("/")));
         Outcome {
             file,
             skipped_whole,

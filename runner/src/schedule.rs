@@ -5,9 +5,12 @@
 
 use crate::cli::{Format, RunArgs};
 use crate::machine::{resolve_targets, Machine, Plan};
+use crate::output::text::printable;
+use crate::output::width;
 use anyhow::Result;
 use bench_core::bench::{Benchmark, Context, Subject};
 use bench_core::effort::Effort;
+use bench_core::memory::budget::{Limits, Need, Refusal};
 use bench_core::memory::TargetSpec;
 use bench_core::params::Warning;
 use bench_core::plan::{BudgetRecord, Cost, Expect, FamilyRecord, PlanRecord, Planning};
@@ -27,6 +30,10 @@ pub struct Unit {
     pub cost: Cost,
     /// Why it will not run (checked before it is placed), if it will not.
     pub skip: Option<String>,
+    /// The target it maps its memory on (`anon` for a device benchmark's host memory).
+    pub on: TargetSpec,
+    /// What it maps at most at once ([`Benchmark::memory`]); nothing when skipped.
+    pub memory: Need,
 }
 
 impl Unit {
@@ -64,6 +71,7 @@ impl Schedule {
                 }
                 let skip = b.check(ctx, t).err().map(|s| s.reason);
                 let mut cost = Cost::new();
+                let mut memory = Need::default();
                 if skip.is_none() {
                     cost.add(
                         "placing memory",
@@ -71,6 +79,7 @@ impl Schedule {
                         ctx.plan.expect.populate_s(b.region_bytes(ctx, t)),
                     );
                     cost.extend(b.cost(ctx, Some(t)));
+                    memory = b.memory(ctx, t);
                 }
                 units.push(Unit {
                     bench: i,
@@ -78,6 +87,8 @@ impl Schedule {
                     target: t.to_string(),
                     cost,
                     skip,
+                    on: t.clone(),
+                    memory,
                 });
             }
         }
@@ -88,12 +99,18 @@ impl Schedule {
             let cost = b.cost(ctx, None);
             // A part the machine does not offer (the spread agents without two targets).
             let skip = (cost.count() == 0).then(|| "nothing to measure here".to_string());
+            let memory = match skip {
+                None => b.memory(ctx, &TargetSpec::Anon),
+                Some(_) => Need::default(),
+            };
             units.push(Unit {
                 bench: i,
                 name: b.name(),
                 target,
                 cost,
                 skip,
+                on: TargetSpec::Anon,
+                memory,
             });
         }
         let c = ctx.effort.timer;
@@ -108,6 +125,35 @@ impl Schedule {
     /// Planned seconds of the whole run.
     pub fn total_s(&self) -> f64 {
         self.timer_s + self.units.iter().map(Unit::seconds).sum::<f64>()
+    }
+
+    /// The most memory the run maps at once: its largest unit's (units run one after
+    /// the other, each releasing what it mapped).
+    pub fn memory_bytes(&self) -> usize {
+        self.units.iter().map(|u| u.memory.bytes).max().unwrap_or(0)
+    }
+
+    /// The most memory the run maps at once where its DRAM checks find their working sets
+    /// in a cache and grow them (each bounded by half the memory its target offers).
+    pub fn memory_grown_bytes(&self) -> usize {
+        self.units
+            .iter()
+            .map(|u| u.memory.most_bytes())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The first unit whose memory does not fit `limits` (this machine's, now): nothing
+    /// may be mapped then.
+    pub fn check_memory(
+        &self,
+        limits: &Limits,
+        topo: &bench_core::topology::Topology,
+    ) -> Result<(), Box<Refusal>> {
+        for u in self.units.iter().filter(|u| u.skip.is_none()) {
+            limits.check(u.name, &u.on, topo, &u.memory)?;
+        }
+        Ok(())
     }
 
     /// Points planned.
@@ -142,13 +188,23 @@ impl Schedule {
                     actual_s: None,
                     points_done: None,
                     unmodelled: u.cost.unknown,
+                    memory_bytes: Some(u.memory.bytes as u64),
+                    memory_grown_bytes: (u.memory.grows_to_bytes > u.memory.bytes)
+                        .then_some(u.memory.grows_to_bytes as u64),
+                    peak_rss_bytes: None,
                 })
                 .collect(),
+            memory_bytes: Some(self.memory_bytes() as u64),
+            memory_grown_bytes: (self.memory_grown_bytes() > self.memory_bytes())
+                .then_some(self.memory_grown_bytes() as u64),
         }
     }
 
     /// The plan for people: one line per family and target (with `points`, every group
-    /// of its points under it), then the total.
+    /// of its points under it), then the total. A skipped family's reason and a family
+    /// without a cost model say so in the last column, so that a long reason makes its
+    /// own line long, not every line. Lines are whole: [`crate::output::width::fit`]
+    /// fits them to a terminal.
     pub fn table(&self, header: &str, points: bool) -> String {
         use crate::output::table::{Align, TextTable};
         let mut t = TextTable::new(&[
@@ -156,20 +212,25 @@ impl Schedule {
             ("target", Align::Left),
             ("points", Align::Right),
             ("planned", Align::Right),
+            ("memory", Align::Right),
+            ("", Align::Left),
         ]);
         for u in &self.units {
-            let (points, s) = match &u.skip {
-                Some(why) => ("-".to_string(), format!("skipped: {why}")),
+            let (points, s, mem, note) = match &u.skip {
+                Some(why) => (
+                    "-".to_string(),
+                    "-".to_string(),
+                    "-".to_string(),
+                    format!("skipped: {why}"),
+                ),
                 None => (
                     u.cost.count().to_string(),
-                    format!(
-                        "{}{}",
-                        fmt_s(u.seconds()),
-                        if u.cost.unknown { " (no model)" } else { "" }
-                    ),
+                    fmt_s(u.seconds()),
+                    fmt_bytes(u.memory.bytes),
+                    if u.cost.unknown { "(no model)" } else { "" }.to_string(),
                 ),
             };
-            t.row([u.name.to_string(), u.target.clone(), points, s]);
+            t.row([u.name.to_string(), u.target.clone(), points, s, mem, note]);
         }
         let under = |i: usize| -> Vec<String> {
             if !points {
@@ -191,10 +252,18 @@ impl Schedule {
         };
         let mut out = format!("{header}\n{}", t.render_with(under));
         out.push_str(&format!(
-            "total: {} points, ~{} planned (timer {}){}\n",
+            "total: {} points, ~{} planned (timer {}), at most {} of memory at once{}{}\n",
             self.points(),
             fmt_s(self.total_s()),
             fmt_s(self.timer_s),
+            fmt_bytes(self.memory_bytes()),
+            match self.memory_grown_bytes() {
+                g if g > self.memory_bytes() => format!(
+                    " ({} where a DRAM check finds its working set in a cache and grows it)",
+                    fmt_bytes(g)
+                ),
+                _ => String::new(),
+            },
             match &self.budget {
                 Some(b) if b.samples_factor < 1.0 || b.max_rungs.is_some() => format!(
                     "; cut to fit --budget {}: samples x {:.2}{} (uncut {})",
@@ -235,6 +304,15 @@ impl Schedule {
 
 fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+/// Memory for the plan's column: `2.1 GiB`, `64 MiB`, `-` for none.
+fn fmt_bytes(b: usize) -> String {
+    if b == 0 {
+        "-".into()
+    } else {
+        bench_core::units::human_bytes(b as u64)
+    }
 }
 
 /// `0.4 s`, `12 s`, `3m05s`.
@@ -391,6 +469,7 @@ pub fn for_machine(
 pub fn print(args: &RunArgs, plan: &Plan) -> Result<()> {
     let m = crate::machine::machine(args)?;
     let (s, targets) = for_machine(args, plan, &m)?;
+    let links = plan_links(args)?;
     let text = match args.format {
         Format::Json => {
             let mut r = serde_json::to_value(s.record())?;
@@ -398,34 +477,66 @@ pub fn print(args: &RunArgs, plan: &Plan) -> Result<()> {
                 "sysfs": args.sysfs.as_ref().map(|p| p.display().to_string()),
                 "cpus": m.cpus.len(),
                 "quick": args.quick,
+                "links": crate::links::json(&links),
             });
             format!("{}\n", serde_json::to_string_pretty(&r)?)
         }
-        _ => s.table(&header(args, &m, &targets), args.verbose),
+        _ => width::fit(
+            &s.table(&header(args, &m, &targets), args.verbose),
+            width::stdout_columns(),
+        ),
     };
     crate::output::stdout::print(&text)?;
+    // A degraded link is said before anything is measured (names from the tree, escaped).
+    for w in bench_core::pci::links::warnings(&links) {
+        let line = format!("{}: {}", w.code, printable(&w.message));
+        eprint!(
+            "{}",
+            width::fit(&format!("{line}\n"), width::stderr_columns())
+        );
+    }
+    // A reason may name the --sysfs tree (`no NVIDIA GPU in ROOT/...`): shown escaped.
     for sk in &plan.skipped {
-        eprintln!("skipped {}: {}", sk.benchmark, sk.reason);
+        let line = format!("skipped {}: {}", sk.benchmark, printable(&sk.reason));
+        eprint!(
+            "{}",
+            width::fit(&format!("{line}\n"), width::stderr_columns())
+        );
     }
     Ok(())
 }
 
-/// The plan's first line: the machine, the CPUs and targets, the effort.
+/// The PCIe links of the planned machine: this one's, or those of the `--sysfs` tree (a
+/// file of it refused for what it is fails the plan, naming it, as for its CPUs).
+fn plan_links(args: &RunArgs) -> Result<Vec<bench_core::pci::links::DeviceLink>> {
+    let Some(root) = &args.sysfs else {
+        return Ok(crate::links::read(std::path::Path::new("/")));
+    };
+    bench_core::sysfs::checked(|| crate::links::read(root)).map_err(|e| {
+        crate::exit::invalid(anyhow::anyhow!(
+            "--sysfs {}: {e}",
+            printable(&root.display().to_string())
+        ))
+    })
+}
+
+/// The plan's first line: the machine (the `--sysfs` tree's path escaped: it is a name
+/// from outside), the CPUs and targets, the effort.
 pub fn header(args: &RunArgs, m: &Machine, targets: &[TargetSpec]) -> String {
     let places = bench_core::topology::places::Places::of(&m.topo, &m.cpus);
     let sp = places.span(&m.cpus);
     let names: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
     format!(
         "plan{}: {} CPUs ({} cores, {} LLC(s), {} node(s), {} socket(s)), target(s) {}, {}",
-        args.sysfs
-            .as_ref()
-            .map_or(String::new(), |p| format!(" for {}", p.display())),
+        args.sysfs.as_ref().map_or(String::new(), |p| {
+            format!(" for {}", printable(&p.display().to_string()))
+        }),
         sp.cpus,
         sp.cores,
         sp.llcs,
         sp.nodes,
         sp.sockets,
-        names.join(", "),
+        printable(&names.join(", ")),
         if args.quick { "--quick" } else { "full run" }
     )
 }
@@ -496,9 +607,10 @@ mod tests {
         (unit(s, name).cost.count() - 1) / per_rung
     }
 
-    /// The CPU pairs `pool.c2c` measures per kind.
+    /// The CPU pairs `pool.c2c` measures per kind (a point per pair for CAS, flag and
+    /// the bandwidth, after placing).
     fn c2c_pairs(s: &Schedule) -> usize {
-        (unit(s, "pool.c2c").cost.count() - 1) / 2
+        (unit(s, "pool.c2c").cost.count() - 1) / 3
     }
 
     /// Every fixture: the ladder's rungs in the families that take it, the pair classes,
@@ -562,7 +674,8 @@ mod tests {
 
     /// The Arm servers' fixtures (Grace Hopper with its GPU and MIG nodes, the Grace
     /// Superchip, Graviton3, Ampere's clusters) within the big machines' targets: `all`
-    /// under 10 minutes, `all --quick` under 90 s.
+    /// under 10 minutes, `all --quick` under 100 s (the DRAM checks priced with their
+    /// repeat).
     #[test]
     fn arm_fixtures_plan_all_within_the_big_machines_targets() {
         for s in [
@@ -574,7 +687,7 @@ mod tests {
             let full = plan_of(&s, false, &[]);
             let quick = plan_of(&s, true, &[]);
             assert!(full.total_s() <= 600.0, "{}", full.table("", true));
-            assert!(quick.total_s() <= 90.0, "{}", quick.table("", true));
+            assert!(quick.total_s() <= 100.0, "{}", quick.table("", true));
             assert!(quick.total_s() < full.total_s() / 2.0);
         }
     }
@@ -612,11 +725,41 @@ mod tests {
         let s = Schedule::build(&plan.benches, &targets, &ctx);
         assert!(s.units.iter().any(|u| u.name == "gpu.bw"));
         assert!(
-            s.total_s() <= 35.0,
+            s.total_s() <= 38.0,
             "{:.0} s\n{}",
             s.total_s(),
             s.table("", true)
         );
+    }
+
+    /// A skipped family's reason is in the last column: it widens its own line, not
+    /// the planned seconds of every line; the `--sysfs` root and target names are shown
+    /// escaped.
+    #[test]
+    fn a_skip_reason_widens_only_its_line_and_names_from_outside_are_escaped() {
+        let (mut run, plan, m) = all_for(&Server::guest_2vcpu_amd(), true, &[]);
+        let (s, targets) = for_machine(&run, &plan, &m).unwrap();
+        let text = s.table(&header(&run, &m, &targets), false);
+        let skipped: Vec<&str> = text.lines().filter(|l| l.contains("skipped: ")).collect();
+        assert!(!skipped.is_empty(), "{text}");
+        // A planned line ends in its memory (`272 MiB`, `4 KiB`).
+        let planned = text
+            .lines()
+            .filter(|l| l.ends_with("iB") && !l.starts_with("total"))
+            .map(|l| l.chars().count())
+            .max()
+            .expect("planned lines");
+        assert!(
+            planned < 70,
+            "every line as wide as the longest reason:\n{text}"
+        );
+        run.sysfs = Some("/tmp/\u{1b}]0;owned\u{7}\u{202e}\nx".into());
+        let h = header(&run, &m, &targets);
+        assert!(
+            h.starts_with("plan for /tmp/\\x1b]0;owned\\x07\\u{202e}\\x0ax: 2 CPUs"),
+            "{h}"
+        );
+        assert!(!h.chars().any(crate::output::text::is_unsafe), "{h:?}");
     }
 
     #[test]

@@ -108,7 +108,8 @@ fn measure_here(args: &RunArgs, plan: Plan, best_effort: bool) -> Result<Status>
     }
     if let Some(out) = &args.out {
         if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-            eprintln!("wrote {}", out.display());
+            let out = out.display().to_string();
+            eprintln!("wrote {}", crate::output::text::printable(&out));
         }
     }
     Ok(Status::Success)

@@ -132,7 +132,15 @@ fn all_quick_writes_a_schema_valid_file_with_mem_latency_and_timer() {
         .iter()
         .find(|c| c["target"] == "anon")
         .expect("a check on anon");
-    assert!(check["chains"].as_array().unwrap().len() >= 3);
+    // The default chain and its phased-aligned twin, judged (a quick run leaves out the
+    // chain of twice the slot, which informs and never decides).
+    let chains = check["chains"].as_array().unwrap();
+    let layouts: Vec<&str> = chains
+        .iter()
+        .map(|c| c["layout"].as_str().unwrap())
+        .collect();
+    assert_eq!(layouts, ["phased", "phased-aligned"], "{chains:?}");
+    assert!(chains.iter().all(|c| c["judged"] == true), "{chains:?}");
     assert!(["agree", "disagree"].contains(&check["verdict"].as_str().unwrap()));
     assert_eq!(check["reported_ns"].as_f64(), Some(lat));
     // The DRAM working set of anon is recorded with its rule, and it touches at least
@@ -334,9 +342,13 @@ fn json_format_on_stdout_is_schema_valid() {
         ]
     );
     let m = &doc["measurements"][1];
-    assert_eq!(m["parameters"]["layout"], "randomized");
+    assert_eq!(m["parameters"]["layout"], "phased");
+    assert_eq!(m["parameters"]["phases"], 4);
     assert_eq!(m["parameters"]["touched_bytes"], 4096);
-    assert_eq!(m["parameters"]["span_bytes"], 4 * 4096);
+    assert_eq!(
+        m["parameters"]["span_bytes"], 4096,
+        "a phased chain spans what it touches"
+    );
 }
 
 #[test]
@@ -398,14 +410,14 @@ fn node_out_of_range_is_an_error() {
 }
 
 #[test]
-fn size_below_one_line_is_an_error() {
+fn size_below_one_slot_is_an_error() {
     assert_bad_input(
         &["mem", "latency", "--quick", "--sizes", "32"],
-        "--sizes 32 is smaller than one element of the chain (64 bytes)",
+        "--sizes 32 is smaller than one slot of the chain (256 bytes of lines)",
     );
     assert_bad_input(
         &["mem", "latency", "--quick", "--min-size", "16"],
-        "--min-size 16 is smaller than one element",
+        "--min-size 16 is smaller than one slot",
     );
     assert_bad_input(
         &["mem", "latency", "--quick", "--slot", "64"],
@@ -434,7 +446,7 @@ fn cpu_not_allowed_is_an_error() {
     // An absurd list is the same one error, not an allocation failure and a backtrace.
     assert_bad_input(
         &["mem", "latency", "--quick", "--cpu", "0-4294967295"],
-        "CPU 4294967295 is not in the allowed set",
+        "CPU 4294967295 is above the largest CPU number Linux supports",
     );
 }
 
@@ -549,6 +561,19 @@ fn targets_and_env_list_the_machine() {
     assert!(
         !v["gpus"]["devices"].as_array().unwrap().is_empty()
             || !v["gpus"]["skipped"].as_str().unwrap().is_empty()
+    );
+    // Every PCI link, with the count of degraded ones.
+    assert!(v["links"]["devices"].is_array(), "{}", v["links"]);
+    let judged = v["links"]["judged"].as_u64().unwrap();
+    let degraded = &v["links"]["pcie_links_degraded"];
+    assert!(
+        if judged > 0 {
+            degraded.is_u64()
+        } else {
+            degraded.is_null()
+        },
+        "{}",
+        v["links"]
     );
     let v = json_stdout(&["env", "--format", "json"]);
     assert!(v["timer"]["freq_hz"].as_f64().unwrap() > 0.0);
@@ -855,4 +880,159 @@ fn pcie_post_parts_measures_the_host_micro_ops_and_skips_the_bar_parts_with_reas
             .any(|r| r.contains("post_microops_ns") && r.contains("--bar")),
         "{reasons:?}"
     );
+}
+
+/// Runs `cxlchar ARGS --out FILE` and expects bad input: exit 2 (docs/safety.md), stderr
+/// containing `needle`, and nothing written.
+fn assert_exit_2(args: &[&str], needle: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let o = cxlchar()
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: no {needle:?} in {err}");
+    assert!(!out.exists(), "{args:?} left an output file");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "{args:?}: a temp file"
+    );
+    err
+}
+
+/// A bad target, a missing or mistyped option, a bad value: bad input, exit 2, whether
+/// the target is refused by its grammar or by the machine, and under `--plan` too.
+#[test]
+fn bad_input_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("pool");
+    std::fs::write(&f, [0u8; 4096]).unwrap();
+    let file = format!("file:{}", f.display());
+    for (args, needle) in [
+        (
+            &["mem", "latency", "--quick", "--target", "nod:1"][..],
+            "unknown target",
+        ),
+        (
+            &["mem", "latency", "--quick", "--target", "node:977"],
+            "node 977 does not exist",
+        ),
+        (
+            &[
+                "mem", "latency", "--quick", "--plan", "--target", "node:977",
+            ],
+            "node 977",
+        ),
+        (
+            &["all", "--quick", "--target", "node:977"],
+            "node 977 does not exist",
+        ),
+        (
+            &["mem", "latency", "--quick", "--target", &file],
+            "--allow-write",
+        ),
+        (
+            &[
+                "mem",
+                "latency",
+                "--quick",
+                "--allow-write",
+                "--target",
+                "dax:/dev/dax97.3",
+            ],
+            "/dev/dax97.3",
+        ),
+        (&["mem", "latency", "--quick", "--cpu", "4000"], "CPU 4000"),
+        (&["pcie", "mmio", "--quick"], "--bar"),
+        (
+            &[
+                "mem",
+                "latency",
+                "--quick",
+                "--sysfs",
+                "/nonexistent",
+                "--plan",
+            ],
+            "--sysfs",
+        ),
+    ] {
+        assert_exit_2(args, needle);
+    }
+}
+
+/// A mistyped long option is answered with the one meant, where clap's own matching
+/// finds none (`--ouput` for `--out`).
+#[test]
+fn a_mistyped_option_gets_did_you_mean() {
+    let err = assert_exit_2(&["mem", "latency", "--ouput", "x.json"], "'--ouput'");
+    assert!(err.contains("a similar argument exists: '--out'"), "{err}");
+    let err = assert_exit_2(&["mem", "bandwidth", "--quikc"], "'--quikc'");
+    assert!(err.contains("'--quick'"), "{err}");
+    // Nothing near: no suggestion.
+    let err = assert_exit_2(&["mem", "latency", "--xyzzyplugh"], "'--xyzzyplugh'");
+    assert!(!err.contains("similar"), "{err}");
+}
+
+/// A duration without a unit is answered in the forms --help uses (`10s`), never
+/// humantime's own (`10sec`).
+#[test]
+fn a_duration_without_a_unit_suggests_the_forms_of_the_help() {
+    let err = assert_exit_2(&["mem", "latency", "--quick", "--budget", "10"], "--budget");
+    assert!(err.contains("10s?") && err.contains("30s"), "{err}");
+    assert!(!err.contains("10sec"), "{err}");
+}
+
+/// A thread, agent or pair count the run's CPUs cannot give (none, or more than fit) is
+/// bad input in every family that takes one: exit 2 and one message naming the count,
+/// the CPUs the run has and what would fit; never cut to what fits and measured.
+#[test]
+fn counts_the_cpus_cannot_give_exit_2_in_every_family() {
+    let cpus = bench_core::pin::allowed_cpus().len();
+    let pairs = cpus * (cpus - 1) / 2;
+    let fit = |n: usize| match n {
+        0 => "none fits".to_string(),
+        1 => "only 1 fits".to_string(),
+        n => format!("only 1 to {n} fit"),
+    };
+    let has = match cpus {
+        1 => "the run has one CPU".to_string(),
+        n => format!("the run has {n} CPUs"),
+    };
+    let make = match cpus {
+        1 => "1 CPU makes 0 pairs".to_string(),
+        n => format!("{n} CPUs make {pairs} pair"),
+    };
+    for (cmd, option, what) in [
+        (&["mem", "agents"][..], "--agents", "agents"),
+        (&["mem", "bandwidth"], "--threads", "threads"),
+        (&["mem", "copy-threshold"], "--threads", "threads"),
+        (&["mem", "alltoall-order"], "--threads", "threads"),
+        (&["pool", "flush-bw"], "--threads", "threads"),
+    ] {
+        for n in ["0", "99999"] {
+            let mut args = cmd.to_vec();
+            args.extend(["--quick", option, n]);
+            let err = assert_exit_2(&args, &format!("{option} {n}: {n} {what} requested"));
+            assert!(
+                err.contains(&fit(cpus)) && err.contains(&has),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    for n in ["0", "99999"] {
+        let args = ["pool", "c2c", "--quick", "--pairs", n];
+        let err = assert_exit_2(
+            &args,
+            &format!("--pairs {n}: {n} pairs per class requested"),
+        );
+        assert!(
+            err.contains(&fit(pairs)) && err.contains(&make),
+            "{args:?}: {err}"
+        );
+    }
 }

@@ -65,8 +65,89 @@ fn model_named_but_refused_exits_3_and_says_what_to_run() {
         .arg(data("params-a.json"))
         .assert()
         .code(3)
-        .stdout(predicate::str::contains("missing:  cxl_atomic_lat_ns"))
+        .stdout(predicate::str::contains(
+            "\n  cxl_atomic_lat_ns: run cxlchar pool atomics",
+        ))
         .stdout(predicate::str::contains("cxlchar pool atomics"));
+}
+
+/// `model` on a run without RDMA, CXL or a GPU (the development guest's `all --quick`), at
+/// 80 columns as a person reads it: what was evaluated comes first, each refused model is
+/// one entry with the keys it lacks, and each missing key is listed once with what
+/// measures it (not once per model that lacks it).
+#[test]
+fn model_leads_with_what_was_evaluated_and_lists_each_missing_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("gzip")
+        .arg("-dc")
+        .arg(data("vm-quick-b.json.gz"))
+        .output()
+        .unwrap();
+    let p = dir.path().join("b.json");
+    std::fs::write(&p, &o.stdout).unwrap();
+    let (code, text) = common::pty::in_pty(&["model", p.to_str().unwrap()], 80);
+    assert_eq!(code, Some(0), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("2 of 11 models evaluated: 001-nt-threshold, 003-contention"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("9 refused for want of 19 keys"),
+        "{text}"
+    );
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{text}");
+    let refused = lines
+        .iter()
+        .position(|l| l.starts_with("refused"))
+        .expect(&text);
+    let missing = lines
+        .iter()
+        .position(|l| l.starts_with("missing keys, each once"))
+        .expect(&text);
+    // One entry per refused model (a long list of keys wraps once).
+    assert!(missing - refused <= 2 + 2 * 9, "{text}");
+    let v: Value = serde_json::from_slice(
+        &cxlchar()
+            .args(["model", "--format", "json"])
+            .arg(&p)
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let mut keys: Vec<String> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["missing"].as_array().unwrap().clone())
+        .map(|m| m["key"].as_str().unwrap().to_string())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 19);
+    // Each listed once in the missing section, in the key list of one entry.
+    let section = lines[missing..].join("\n");
+    let entry_keys: Vec<&str> = lines[missing..]
+        .iter()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.trim_start().split_once(": ").map(|(k, _)| k))
+        .flat_map(|k| k.split(", "))
+        .collect();
+    for k in &keys {
+        let n = entry_keys.iter().filter(|e| *e == k).count();
+        assert_eq!(n, 1, "{k} in\n{section}");
+    }
+    assert_eq!(
+        text.matches("mpi_lat_ns").count(),
+        // Three refused models name it, the missing list once, its remark once.
+        3 + 1 + 1,
+        "{text}"
+    );
+    assert!(
+        section.contains("  cxl_atomic_lat_ns: run cxlchar pool atomics"),
+        "{section}"
+    );
 }
 
 #[test]
@@ -825,4 +906,40 @@ fn a_strangers_keys_and_targets_print_as_escapes_in_tables() {
         .unwrap_or_else(|| panic!("no row of the key in\n{text}"));
     assert!(row.contains("mem_lat_ns@\\x1b[31manon"), "{row}");
     assert!(row.contains("+8.7%"), "the key's row is one line: {row}");
+}
+
+#[test]
+fn server_acceptance_spec_holds_links_and_dram_and_leaves_what_is_absent_optional() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = repo("results/specs/server-acceptance.toml");
+    let with = |degraded: f64| {
+        let mut d = doc("params-a.json");
+        let p = d["params"].as_object_mut().unwrap();
+        p.insert("pcie_links_degraded".into(), degraded.into());
+        p.insert("mem_lat_ns".into(), 100.0.into());
+        p.insert("mem_bw_gbs".into(), 50.0.into());
+        for k in ["scan_slow_ranges", "cxl_scan_slow_ranges"] {
+            p.remove(k);
+        }
+        p.retain(|k, _| !k.starts_with("xtier_") && !k.starts_with("hmat_"));
+        let name = format!("links-{degraded}.json");
+        write(dir.path(), &name, &serde_json::to_string(&d).unwrap())
+    };
+    cxlchar()
+        .args(["check", "--spec"])
+        .arg(&spec)
+        .arg(with(0.0))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "7 not measured (7 of them optional)",
+        ));
+    cxlchar()
+        .args(["check", "--spec"])
+        .arg(&spec)
+        .arg(with(1.0))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("pcie_links_degraded"))
+        .stdout(predicate::str::contains("FAIL"));
 }

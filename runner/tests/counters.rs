@@ -173,7 +173,7 @@ fn csv_and_markdown_formats_print_the_measurements_table() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "id,benchmark,target,unit,n,min,p50,p90,p99,p999,max,mean,stdev"
+        "id,benchmark,target,unit,n,min,p50,p90,p99,p999,max,mean,stdev,disturbed"
     );
     // Text cells are quoted (docs/safety.md, CSV injection).
     assert!(lines.next().unwrap().starts_with("\"mem.latency/anon/"));

@@ -414,10 +414,22 @@ fn csv_reads_back_one_row_per_measurement() {
     let mut r = csv::Reader::from_reader(&o.stdout[..]);
     let h: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     assert_eq!(&h[..5], ["id", "benchmark", "target", "unit", "n"]);
+    assert_eq!(
+        h.last().unwrap(),
+        "disturbed",
+        "the flag is the last column"
+    );
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(rows.len(), ms.len());
+    let mut flagged = 0;
     for (row, m) in rows.iter().zip(ms) {
         assert_eq!(&row[0], m["id"].as_str().unwrap());
+        // A spreadsheet tells a flagged figure from a clean one.
+        let disturbed = m["counters"]["disturbed"]
+            .as_bool()
+            .expect("counters recorded");
+        assert_eq!(&row[h.len() - 1], if disturbed { "true" } else { "false" });
+        flagged += usize::from(disturbed);
         assert_eq!(
             row[4].parse::<u64>().unwrap(),
             m["distribution"]["n"].as_u64().unwrap()
@@ -427,6 +439,10 @@ fn csv_reads_back_one_row_per_measurement() {
         let want = m["distribution"]["p50"].as_f64().unwrap();
         assert!((p50 - want).abs() <= want.abs() * 5e-6, "{p50} vs {want}");
     }
+    assert!(
+        flagged > 0 && flagged < rows.len(),
+        "the run has both: {flagged}"
+    );
 }
 
 #[test]
@@ -437,7 +453,8 @@ fn openmetrics_to_stdout_ends_with_eof() {
     assert!(text.ends_with("# EOF\n"));
     assert_eq!(text.matches("# EOF").count(), 1);
     assert!(text.contains("# TYPE cxlchar_mem_lat_ns gauge\n"));
-    assert!(text.contains("cxlchar_mem_lat_ns{key=\"mem_lat_ns@anon\",target=\"anon\"} "));
+    assert!(text
+        .contains("cxlchar_mem_lat_ns{key=\"mem_lat_ns@anon\",target=\"anon\",noisy=\"false\"} "));
     // HELP is plain text: the registry's inline Markdown (`**local**`) is not carried.
     for help in text.lines().filter(|l| l.starts_with("# HELP ")) {
         assert!(!help.contains("**") && !help.contains('`'), "{help}");
@@ -687,7 +704,9 @@ fn csv_and_openmetrics_of_a_strangers_names_are_safe() {
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(!text.contains('\x1b'), "an escape sequence in OpenMetrics");
     assert!(
-        text.contains("key=\"mem_lat_ns@\\\\x1b[31manon\",target=\"\\\\x1b[31manon\"} 91.5\n"),
+        text.contains(
+            "key=\"mem_lat_ns@\\\\x1b[31manon\",target=\"\\\\x1b[31manon\",noisy=\"false\"} 91.5\n"
+        ),
         "{text}"
     );
     assert!(text.ends_with("# EOF\n"));
@@ -843,6 +862,37 @@ fn openmetrics_parses_with_prometheus_client() {
         }
     }
     assert_eq!(seen, 6 * ms.len());
+    // The flags as labels: every gauge says whether its key is noisy; every measurement
+    // (all of this run's recorded counters) whether it was disturbed.
+    for (name, f) in fams.as_object().unwrap() {
+        for s in f["samples"].as_array().unwrap() {
+            let label = if name.starts_with("cxlchar_measurement_") {
+                "disturbed"
+            } else {
+                "noisy"
+            };
+            let v = s[1][label]
+                .as_str()
+                .unwrap_or_else(|| panic!("{name}: {s}"));
+            assert!(v == "true" || v == "false", "{name}: {s}");
+        }
+    }
+    for m in ms {
+        let want = m["counters"]["disturbed"].as_bool().unwrap().to_string();
+        let unit = if m["unit"] == "GB/s" {
+            "gbs".to_string()
+        } else {
+            m["unit"].as_str().unwrap().to_ascii_lowercase()
+        };
+        let samples = fams[format!("cxlchar_measurement_{unit}")]["samples"]
+            .as_array()
+            .unwrap_or_else(|| panic!("the {unit} summary"));
+        let mine: Vec<&Value> = samples.iter().filter(|s| s[1]["id"] == m["id"]).collect();
+        assert!(!mine.is_empty(), "{}", m["id"]);
+        for s in mine {
+            assert_eq!(s[1]["disturbed"], want.as_str(), "{}", m["id"]);
+        }
+    }
     let lat = &fams["cxlchar_measurement_ns"]["samples"];
     let m = ms.iter().find(|m| m["unit"] == "ns").unwrap();
     let p50 = lat

@@ -568,3 +568,90 @@ fn a_failing_cuinit_is_a_skip_with_the_drivers_words() {
         "{t}"
     );
 }
+
+/// `mem interference` with the fake driver: the GPU's column (h2d, d2h) with its cells and
+/// keys, the fake marked in every GPU measurement (plumbing only, never a speed); without
+/// the driver the column is skipped with the loader's reason.
+#[test]
+fn interference_has_the_gpu_column_through_the_fake_driver() {
+    let d = tempfile::tempdir().unwrap();
+    fake_driver(d.path());
+    let run = |lib: Option<&Path>| {
+        let mut c = cxlchar();
+        c.args([
+            "mem",
+            "interference",
+            "--quick",
+            "--cpu",
+            "0,1",
+            "--target",
+            "anon",
+        ])
+        .args(["--format", "json"]);
+        if let Some(l) = lib {
+            c.env("LD_LIBRARY_PATH", l);
+        }
+        let out = c.assert().success().get_output().clone();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (doc, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (doc, stderr) = run(Some(d.path()));
+    assert!(!stderr.contains("leaked"), "{stderr}");
+    let m = &doc["interference"];
+    assert!(m.is_object(), "{}", doc["skipped"]);
+    assert_eq!(
+        m["aggressors"],
+        serde_json::json!(["anon", "gpu:0 on anon"])
+    );
+    let gpu: Vec<&Value> = m["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["aggressor_tier"] == "gpu")
+        .collect();
+    let mixes: Vec<&str> = gpu.iter().map(|c| c["mix"].as_str().unwrap()).collect();
+    assert_eq!(mixes, ["h2d", "d2h"]);
+    for k in [
+        "xtier_dram_under_gpu_lat_ratio",
+        "xtier_dram_under_gpu_bw_ratio",
+    ] {
+        assert!(doc["params"][k].is_number(), "{k}: {}", doc["skipped"]);
+    }
+    let gpu_ms: Vec<&Value> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["parameters"]["aggressor_tier"] == "gpu")
+        .collect();
+    assert_eq!(
+        gpu_ms.len(),
+        2 * 4,
+        "alone + lat, bw, aggressor-bw per direction"
+    );
+    for m in gpu_ms {
+        assert!(
+            m["parameters"]["gpu"]
+                .as_str()
+                .unwrap()
+                .starts_with("Fake GPU"),
+            "{m}"
+        );
+    }
+    let v = jsonschema::validator_for(&schema()).unwrap();
+    assert!(v.is_valid(&doc), "schema");
+    // No driver on the loader path: the column's reason.
+    let (doc, _) = run(None);
+    if bench_gpu::cuda::library_present() {
+        return;
+    }
+    let s = doc["skipped"].as_array().unwrap();
+    let r = s
+        .iter()
+        .find(|s| s["target"] == "gpu")
+        .expect("the gpu column skipped");
+    assert!(r["reason"].as_str().unwrap().contains("libcuda"), "{r}");
+    assert_eq!(
+        doc["interference"]["aggressors"],
+        serde_json::json!(["anon"])
+    );
+}

@@ -1131,3 +1131,24 @@ fn numa_guest_matrix_is_complete_placed_and_beside_the_hmat() {
     assert_eq!(nodes.len(), 3, "{w}");
     assert_eq!(w["commands"].as_array().map(Vec::len), Some(3), "{w}");
 }
+
+#[test]
+#[ignore = "needs the emulated lab (ci/lab/run)"]
+fn numa_guest_interference_pairs_dram_and_the_cpu_less_node() {
+    let p = read_json(&out_dir().join("interference-c.json"));
+    assert_schema_valid(&p);
+    // Every ordered pair of the two tiers, each a ratio together / alone.
+    for v in ["dram", "far"] {
+        for a in ["dram", "far"] {
+            for f in ["lat", "bw"] {
+                let k = format!("xtier_{v}_under_{a}_{f}_ratio");
+                let r = p["params"][&k].as_f64();
+                assert!(r.is_some_and(|r| r > 0.0 && r.is_finite()), "{k}: {r:?}");
+            }
+        }
+    }
+    let cells = p["interference"]["cells"]
+        .as_array()
+        .expect("interference.cells");
+    assert!(cells.len() >= 4, "2 x 2 pairs at least: {}", cells.len());
+}

@@ -17,17 +17,12 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// Runs cxlchar and asserts a usage error (exit 2, no signal) whose message has every one
-/// of `says`.
+/// Runs cxlchar and asserts bad input (exit 2, no signal; refused by clap or when the
+/// command is planned) whose message has every one of `says`.
 fn refused(args: &[&str], says: &[&str]) {
-    refused_with(2, args, says);
-}
-
-/// [`refused`] with exit status `code` (1: refused when the command is planned).
-fn refused_with(code: i32, args: &[&str], says: &[&str]) {
     let o = cxlchar().args(args).output().unwrap();
     let t = text(&o);
-    assert_eq!(o.status.code(), Some(code), "{args:?}: {t}");
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
     for s in says {
         assert!(t.contains(s), "{args:?}: no {s:?} in {t}");
     }
@@ -74,8 +69,7 @@ fn other_options_that_cannot_apply_are_refused() {
         &["mem", "latency", "--sizes", "64K", "--max-size", "1M"],
         &["--max-size", "--sizes"],
     );
-    refused_with(
-        1,
+    refused(
         &[
             "mem",
             "latency",
@@ -406,4 +400,53 @@ fn a_file_pool_on_a_full_file_system_is_an_error_not_sigbus() {
             assert_no_room(&o, "/dev/shm/cxlchar-pool-");
         }
     }
+}
+
+#[test]
+fn a_run_whose_memory_does_not_fit_is_refused_before_anything_is_mapped() {
+    // A size larger than any machine of this kind offers: each family plans what it
+    // would map, and the run is refused with status 2 before the timer is calibrated or a
+    // page is touched, naming the need, the bound and the option that would fit.
+    for args in [
+        &["pool", "atomics", "--quick", "--size", "64T"][..],
+        &["pool", "flush-bw", "--quick", "--size", "64T"],
+        &["mem", "bandwidth", "--quick", "--sizes", "64T"],
+        &["mem", "agents", "--quick", "--size", "64T", "--agents", "1"],
+        &["mem", "latency", "--quick", "--sizes", "64T"],
+    ] {
+        let began = std::time::Instant::now();
+        let o = cxlchar().args(args).output().unwrap();
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(" would map "), "{args:?}: {t}");
+        assert!(t.contains("nothing was measured"), "{args:?}: {t}");
+        assert!(
+            t.contains("or less fits") || t.contains("no --"),
+            "{args:?}: no option that would fit: {t}"
+        );
+        // Refused at once: nothing was mapped or timed (a run that touched 64 TiB would
+        // not end at all).
+        assert!(
+            began.elapsed().as_secs() < 20,
+            "{args:?}: {:?}",
+            began.elapsed()
+        );
+    }
+}
+
+#[test]
+fn the_plan_prints_each_familys_memory_and_the_runs_peak() {
+    let o = cxlchar()
+        .args(["all", "--quick", "--plan"])
+        .output()
+        .unwrap();
+    let t = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{t}");
+    let header = t.lines().nth(1).unwrap_or_default();
+    assert!(header.contains("memory"), "{t}");
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("total: ") && l.contains("of memory at once")),
+        "{t}"
+    );
 }

@@ -140,8 +140,10 @@ fn core_to_core_is_measured_by_pair_class() {
         let p = &c["parameters"];
         let n = p["pairs_measured"].as_u64().unwrap();
         assert!((1..=4).contains(&n) && n <= p["pairs_in_class"].as_u64().unwrap());
-        assert!(p["min_ns"].as_f64().unwrap() <= p["median_ns"].as_f64().unwrap());
-        assert!(p["median_ns"].as_f64().unwrap() <= p["max_ns"].as_f64().unwrap());
+        // Latencies in ns, the bandwidth's in GB/s.
+        let u = if c["unit"] == "GB/s" { "gbs" } else { "ns" };
+        let f = |k: &str| p[format!("{k}_{u}")].as_f64().unwrap();
+        assert!(f("min") <= f("median") && f("median") <= f("max"), "{p}");
     }
     // Every measurement, a class's summary too, names the instruction it ran.
     assert!(
@@ -180,4 +182,51 @@ fn every_pair_is_one_option_away() {
         .count();
     assert_eq!(pairs, cpus * (cpus - 1) / 2);
     assert_bad_input(&["pool", "c2c", "--pairs", "0"], "at least 1");
+}
+
+/// The peak memory `all` plans on a machine, quick or full (bytes).
+fn planned_memory(root: &str, quick: bool) -> (u64, Vec<(String, u64)>) {
+    let mut args = vec!["all", "--plan", "--sysfs", root, "--format", "json"];
+    if quick {
+        args.push("--quick");
+    }
+    let v = json_stdout(&args);
+    let families = v["families"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let name = format!(
+                "{} on {}",
+                f["benchmark"].as_str().unwrap(),
+                f["target"].as_str().unwrap()
+            );
+            (name, f["memory_bytes"].as_u64().unwrap())
+        })
+        .collect();
+    (v["memory_bytes"].as_u64().unwrap(), families)
+}
+
+#[test]
+fn a_2_vcpu_guest_that_shows_the_hosts_260_mib_l3_plans_under_4_gib_quick_and_6_gib_full() {
+    // The Intel guest of the memory campaign: 24 GiB, two vCPUs, sysfs showing the
+    // host's 260 MiB L3 (its DRAM working set 4 x 264 MiB, the DRAM check at twice it).
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Server::guest_2vcpu_intel();
+    s.levels[3].size_kib = 260 * 1024;
+    write_server(dir.path(), &s).unwrap();
+    let root = dir.path().to_str().unwrap();
+    const GIB: u64 = 1 << 30;
+    for (quick, bound) in [(true, 4 * GIB), (false, 6 * GIB)] {
+        let (peak, families) = planned_memory(root, quick);
+        eprintln!(
+            "260 MiB L3 guest, quick {quick}: peak {:.2} GiB",
+            peak as f64 / GIB as f64
+        );
+        assert!(peak <= bound, "quick {quick}: {peak} bytes: {families:#?}");
+        // The peak is a family's, and the DRAM check's working set is in it: at least
+        // twice 4 x the caches of one CPU.
+        assert_eq!(peak, families.iter().map(|f| f.1).max().unwrap());
+        assert!(peak >= 2 * 4 * 262 * (1 << 20), "{peak}");
+    }
 }

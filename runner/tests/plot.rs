@@ -6,6 +6,7 @@ use common::*;
 
 use predicates::prelude::*;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn sample_path() -> PathBuf {
@@ -286,15 +287,28 @@ fn every_chart_of_a_real_all_run_has_each_expected_series() {
             "size_bytes",
         ),
     );
-    check_chart(
-        &out,
-        "bandwidth.svg",
-        &expected_series(
-            &doc,
-            "mem.bandwidth",
-            |v| format!("{} {}t ({})", p(v, "kernel"), p(v, "threads"), t(v)),
-            "size_bytes",
-        ),
+    // Bandwidth: the kernels measured at several sizes as lines (the 1-thread read
+    // sweep), every kernel's 1-thread and all-thread point as a bar, none as a lone dot.
+    let bw = expected_series(
+        &doc,
+        "mem.bandwidth",
+        |v| format!("{} {}t ({})", p(v, "kernel"), p(v, "threads"), t(v)),
+        "size_bytes",
+    );
+    let (swept, single): (BTreeMap<String, usize>, BTreeMap<String, usize>) =
+        bw.into_iter().partition(|(_, n)| *n >= 2);
+    assert_eq!(swept.keys().collect::<Vec<_>>(), ["read 1t (anon)"]);
+    check_chart(&out, "bandwidth.svg", &swept);
+    let bars = svg(&out, "bandwidth-kernels.svg");
+    let labels = bars
+        .split("<g class=\"bar-labels\">")
+        .nth(1)
+        .expect("bar labels");
+    let labels = &labels[..labels.find("</g>").unwrap()];
+    assert_eq!(
+        labels.matches("<text").count(),
+        single.len() + swept.len(),
+        "a bar per kernel and thread count: {single:?} and the sweep's DRAM point"
     );
     check_chart(
         &out,

@@ -1,5 +1,6 @@
 //! End-to-end tests of `cxlchar pool ...`: the two-process rendezvous through a pool file,
-//! its timeout and failure paths, and the refusals that protect devices and foreign data.
+//! its timeout and failure paths, the refusals that protect devices and foreign data, and
+//! the core-to-core bandwidth by pair class.
 //! Real dax / PCI BAR / two-host runs happen in the lab (see the ignored test below).
 
 mod common;
@@ -731,4 +732,84 @@ fn msg_scale_refuses_cell_sizes_that_are_not_whole_kib() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("multiples of 1 KiB"));
+}
+
+/// `pool c2c --quick --format json`: the cache-to-cache bandwidth of every pair measured,
+/// each way, a class summary per class and the key of each class that has one (on a
+/// one-L3 machine without SMT, `c2c_bw_same_llc_gbs` alone).
+#[test]
+fn cache_to_cache_bandwidth_is_measured_each_way_by_pair_class() {
+    use bench_core::topology::pairs::{self, PairClass};
+    let doc = json_stdout(&["pool", "c2c", "--quick", "--format", "json"]);
+    let topo = bench_core::topology::Topology::system();
+    let cpus = bench_core::pin::allowed_cpus();
+    let ms: Vec<&Value> = doc["measurements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["parameters"]["kind"] == "bw")
+        .collect();
+    let l2 = bench_cxl::c2c::bw::l2_of(&topo, &cpus);
+    if l2.is_empty() {
+        // Sized to the writer's L2: skipped, with the reason, where sysfs gives none.
+        assert!(ms.is_empty());
+        let skipped = doc["skipped"].as_array().unwrap();
+        assert!(
+            skipped.iter().any(|s| s["benchmark"] == "pool.c2c/bw"),
+            "{skipped:?}"
+        );
+        return;
+    }
+    let directions: Vec<&&Value> = ms
+        .iter()
+        .filter(|m| m["parameters"]["writer_cpu"].is_u64())
+        .collect();
+    assert!(!directions.is_empty(), "no direction measured");
+    for m in &directions {
+        let p = &m["parameters"];
+        let (w, r) = (
+            p["writer_cpu"].as_u64().unwrap(),
+            p["reader_cpu"].as_u64().unwrap(),
+        );
+        assert_ne!(w, r);
+        assert_eq!(m["unit"], "GB/s");
+        assert!(m["distribution"]["p50"].as_f64().unwrap() > 0.0);
+        assert_eq!(m["distribution"]["n"], p["rounds"], "a sample per round");
+        // Half the writer's own L2, as the plan sized the region.
+        let want = bench_cxl::c2c::bw::buffer_bytes(l2[&(w as usize)].bytes);
+        assert_eq!(p["size_bytes"].as_u64().unwrap() as usize, want);
+        assert!(p["instruction"].as_str().unwrap().contains("stores"));
+        assert_eq!(m["counters"]["helper_threads"], 1, "the writer");
+        // The other way round is measured too.
+        let back = format!("pool.c2c/anon/bw/{r}-{w}");
+        assert!(
+            directions.iter().any(|x| x["id"] == back.as_str()),
+            "{back}"
+        );
+    }
+    let params = doc["params"].as_object().unwrap();
+    for (class, _) in pairs::classify(&topo, &cpus) {
+        let summary = ms
+            .iter()
+            .find(|m| m["id"] == format!("pool.c2c/anon/bw/class/{}", class.name()).as_str())
+            .unwrap_or_else(|| panic!("{} has its summary", class.name()));
+        let Some(stem) = bench_cxl::c2c::class_key(class) else {
+            continue;
+        };
+        let key = format!("c2c_bw_{stem}_gbs");
+        let v = params[&key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{key} in {params:?}"));
+        assert_eq!(
+            v,
+            summary["parameters"]["median_gbs"].as_f64().unwrap(),
+            "{key}"
+        );
+        assert_eq!(doc["param_info"][&key]["unit"], "GB/s");
+    }
+    // This guest's pairs are all of one class: two cores sharing one L3.
+    let by = pairs::classify(&topo, &cpus);
+    if by.len() == 1 && by[0].0 == PairClass::SameLlc {
+        assert!(params.contains_key("c2c_bw_same_llc_gbs"), "{params:?}");
+    }
 }

@@ -301,30 +301,58 @@ fn a_killed_forked_follower_fails_the_run_and_keeps_the_old_file() {
 }
 
 #[test]
-fn sigterm_leaves_no_temporary_or_pool_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = params_file(dir.path());
-    let before = std::fs::read(&out).unwrap();
-    let run = cxlchar_process()
-        .args(["pool", "msg", "--out"])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let pid = run.id();
-    let pool = wait_for_paired_pool(pid);
-    assert!(pool.exists());
-    send("-TERM", pid);
-    let o = run.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(143), "SIGTERM exits 128 + 15");
-    assert!(pool_files_of(pid).is_empty(), "the pool file survived");
-    let names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(names, ["params.json"], "a temporary file survived");
-    assert_eq!(std::fs::read(&out).unwrap(), before);
+fn every_handled_signal_leaves_no_temporary_or_pool_file_and_says_so() {
+    // SIGTERM, SIGHUP (a closed ssh session: the most common way a long run dies) and
+    // SIGQUIT are handled as SIGINT is (its own test is below): 128 + the signal.
+    for (sig, name, status) in [
+        ("-TERM", "SIGTERM", 143),
+        ("-HUP", "SIGHUP", 129),
+        ("-QUIT", "SIGQUIT", 131),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = params_file(dir.path());
+        let before = std::fs::read(&out).unwrap();
+        let run = cxlchar_process()
+            .args(["pool", "msg", "--out"])
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = run.id();
+        let pool = wait_for_paired_pool(pid);
+        assert!(pool.exists());
+        send(sig, pid);
+        let o = run.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            o.status.code(),
+            Some(status),
+            "{name} exits 128 + its number: {err}"
+        );
+        assert!(
+            pool_files_of(pid).is_empty(),
+            "{name}: the pool file survived"
+        );
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["params.json"], "{name}: a temporary file survived");
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            before,
+            "{name}: --out changed"
+        );
+        let said: Vec<&str> = err.lines().filter(|l| l.contains("interrupted")).collect();
+        assert_eq!(said.len(), 1, "{name}: {err}");
+        assert!(
+            said[0].starts_with(&format!(
+                "cxlchar: interrupted by {name} during pool.msg on anon"
+            )) && said[0].ends_with("params.json left untouched (not written)"),
+            "{name}: {err}"
+        );
+    }
 }
 
 #[test]

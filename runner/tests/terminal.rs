@@ -254,7 +254,146 @@ fn help_and_model_fit_the_terminal() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.lines()
-            .any(|l| l.starts_with("  missing:  ") && l.len() > 200),
+            .any(|l| l.starts_with("  cxl_atomic_lat_ns: run ") && l.len() > 80),
         "whole lines on a pipe:\n{text}"
     );
+}
+
+/// `text` (stderr of a run on a terminal) without its styles, each line as a terminal
+/// leaves it: what follows its last carriage return.
+fn as_shown(text: &str) -> Vec<String> {
+    unstyled(text)
+        .lines()
+        .map(|l| l.rsplit('\r').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// The words of `s` with every word that holds a digit as `#` (planned seconds and a
+/// timer differ from run to run).
+fn masked(s: &str) -> Vec<String> {
+    words(s)
+        .into_iter()
+        .map(|w| {
+            if w.chars().any(|c| c.is_ascii_digit()) {
+                "#".to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn the_plan_a_run_prints_first_fits_the_terminal_its_stderr_is() {
+    let args = ["mem", "latency", "--quick", "--sizes", "4K,64K"];
+    let mut plan_args = args.to_vec();
+    plan_args.push("--plan");
+    let piped = cxlchar()
+        .args(&plan_args)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let piped = String::from_utf8(piped.stdout).unwrap();
+    let head = piped.lines().next().expect("the plan's first line");
+    assert!(
+        head.starts_with("plan: ") && head.ends_with("--quick"),
+        "{piped}"
+    );
+    for cols in [40u16, 80] {
+        let (code, text) = common::pty::in_pty_with_stderr(&args, cols);
+        assert_eq!(code, Some(0), "{text}");
+        let lines = as_shown(&text);
+        let start = lines
+            .iter()
+            .position(|l| l.starts_with("plan: "))
+            .unwrap_or_else(|| panic!("no plan on the terminal:\n{text}"));
+        let end = start
+            + lines[start..]
+                .iter()
+                .position(|l| l.starts_with("total: "))
+                .expect("the plan's total");
+        for l in &lines[start..=end] {
+            let n = l.chars().count();
+            assert!(
+                n <= cols.into(),
+                "a plan line of {n} at {cols} columns: {l}\n{text}"
+            );
+        }
+        // Wrapped, not cut: the first line's words (numbers aside) are all there, in order.
+        let shown = lines[start..=end].join("\n");
+        let want = masked(head);
+        assert_eq!(masked(&shown)[..want.len()], want[..], "{shown}");
+    }
+}
+
+#[test]
+fn the_plan_for_a_big_machine_fits_80_columns_and_keeps_every_word() {
+    use bench_core::topology::fixtures::{write_server, Server};
+    let mut wide = 0;
+    // The most CPUs, far-memory targets (skip reasons of their own), GPUs on Arm.
+    for s in [
+        Server::four_socket_144c(),
+        Server::cxl_host(),
+        Server::grace_hopper(),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write_server(dir.path(), &s).unwrap();
+        let root = dir.path().to_str().unwrap();
+        for extra in [&["--quick"][..], &["--verbose", "--budget", "1m"]] {
+            let mut args = vec!["all", "--plan", "--sysfs", root];
+            args.extend(extra);
+            let piped = cxlchar()
+                .args(&args)
+                .assert()
+                .success()
+                .get_output()
+                .clone();
+            let piped = String::from_utf8(piped.stdout).unwrap();
+            wide += piped.lines().filter(|l| l.chars().count() > 80).count();
+            let (code, text) = common::pty::in_pty(&args, 80);
+            assert_eq!(code, Some(0), "{text}");
+            assert_fits(&text, 80, "the plan");
+            // Nothing cut: the same words as the whole lines of a pipe.
+            assert_eq!(words(&text), words(&piped), "{root} {extra:?}\n{text}");
+        }
+    }
+    assert!(
+        wide > 0,
+        "no plan line is wider than 80 columns on a pipe: nothing to fit"
+    );
+}
+
+#[test]
+fn a_hostile_sysfs_root_is_printed_escaped() {
+    use bench_core::topology::fixtures::{write_server, Server};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("x\u{1b}[2J\u{202e}\nroot");
+    write_server(&root, &Server::guest_2vcpu_amd()).unwrap();
+    let out = cxlchar()
+        .args(["all", "--quick", "--plan", "--sysfs"])
+        .arg(&root)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    let shown = format!("{}/x\\x1b[2J\\u{{202e}}\\x0aroot", dir.path().display());
+    assert!(
+        stdout.starts_with(&format!("plan for {shown}: 2 CPUs")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!("skipped gpu: no NVIDIA GPU in {shown}/sys")),
+        "{stderr}"
+    );
+    for text in [&stdout, &stderr] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{202e}') && !text.contains("\nroot"),
+            "{text:?}"
+        );
+    }
 }

@@ -8,6 +8,9 @@ use crate::timer::Timer;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+/// The calling thread's scheduler statistics (run time, run-queue wait, time slices).
+const SCHEDSTAT: &str = "/proc/thread-self/schedstat";
+
 /// Counters of the calling thread around one section. Opening never fails: what cannot
 /// be opened is recorded as unavailable, with the reason.
 pub struct CounterGroup {
@@ -27,7 +30,9 @@ impl CounterGroup {
             imp: Groups::open(),
             timer: None,
             t0: None,
-            sched: std::fs::File::open("/proc/thread-self/schedstat").ok(),
+            sched: crate::sysfs::open_regular(std::path::Path::new(SCHEDSTAT))
+                .ok()
+                .flatten(),
             sched0: None,
         }
     }
@@ -47,11 +52,15 @@ impl CounterGroup {
     }
 
     fn sched(&mut self) -> Option<Sched> {
-        use std::io::{Read, Seek, SeekFrom};
+        use std::io::{Seek, SeekFrom};
         let f = self.sched.as_mut()?;
-        let mut s = String::new();
         f.seek(SeekFrom::Start(0)).ok()?;
-        f.read_to_string(&mut s).ok()?;
+        let s = crate::sysfs::read_open(
+            f,
+            std::path::Path::new(SCHEDSTAT),
+            crate::sysfs::ATTRIBUTE_MAX_BYTES,
+        )
+        .ok()?;
         Sched::parse(&s)
     }
 

@@ -22,9 +22,7 @@ fn reason(e: &std::io::Error, paranoid: Option<i64>) -> String {
 }
 
 fn read_paranoid() -> Option<i64> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()?
-        .trim()
+    crate::sysfs::read_trim(std::path::Path::new("/proc/sys/kernel/perf_event_paranoid"))?
         .parse()
         .ok()
 }

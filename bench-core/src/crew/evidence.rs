@@ -73,7 +73,7 @@ pub fn clean(threads: &[crate::counters::ThreadCounts]) -> bool {
 
 /// Steal time of each CPU (`/proc/stat`, in clock ticks), for the CPUs in `cpus`.
 pub fn steal_ticks(cpus: &[usize]) -> Option<BTreeMap<usize, u64>> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let text = crate::sysfs::read_table(std::path::Path::new("/proc/stat"))?;
     Some(parse_steal(&text, cpus))
 }
 

@@ -78,6 +78,11 @@ pub struct WindowFigure {
     pub start_skew_ns: f64,
     /// Last end - first end, ns.
     pub stop_skew_ns: f64,
+    /// The measuring thread (index in thread order) that started last, `start_skew_ns`
+    /// after the first.
+    pub last_starter: usize,
+    /// The measuring thread that ended first, `stop_skew_ns` before the last.
+    pub first_stopper: usize,
     /// Length of the common window, ns.
     pub common_ns: f64,
     /// Each measuring thread's own rate, in thread order.
@@ -116,6 +121,11 @@ impl WindowFigure {
             .map(Trace::end_ns)
             .fold(f64::NEG_INFINITY, f64::max);
         let common = first_end - last_start;
+        // The first thread of the latest start and of the earliest end.
+        let index_of =
+            |get: fn(&Trace) -> f64, v: f64| traces.iter().position(|t| get(t) == v).unwrap_or(0);
+        let last_starter = index_of(|t| t.start_ns, last_start);
+        let first_stopper = index_of(Trace::end_ns, first_end);
         if common <= 0.0 {
             return None;
         }
@@ -136,6 +146,8 @@ impl WindowFigure {
             spread_ratio: if mean > 0.0 { slowest / mean } else { 0.0 },
             start_skew_ns: last_start - first_start,
             stop_skew_ns: last_end - first_end,
+            last_starter,
+            first_stopper,
             common_ns: common,
             thread_gbs: rates,
             bytes: traces.iter().map(Trace::bytes).sum(),
@@ -219,6 +231,7 @@ mod tests {
         assert!(close(w.aggregate_gbs, 30.0, 1e-6), "{w:?}");
         assert!(close(w.start_skew_ns, 5e6, 1e-9));
         assert!(close(w.stop_skew_ns, 5e6, 1e-9));
+        assert_eq!((w.last_starter, w.first_stopper), (1, 2));
         // Each ran at 10 GB/s over its own time: the sum agrees, the skew is 1/3 of it.
         assert!(w.overlapped());
         assert!(close(w.skew_share(), 10.0 / 30.0, 1e-9));

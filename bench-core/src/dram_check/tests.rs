@@ -331,3 +331,34 @@ fn every_pass_has_its_own_measurement_id() {
     let ids: Vec<String> = (1..=MAX_PASSES as u8).map(pass_suffix).collect();
     assert_eq!(ids, vec!["", "/repeat", "/repeat2"]);
 }
+
+/// What a family maps for its check: the first comparison's larger size when S stands,
+/// and at most `largest_bytes` when every comparison finds S in a cache.
+#[test]
+fn the_sizes_a_family_plans_bound_every_size_measured() {
+    let plan = |start, floor, max| Plan {
+        start_bytes: start,
+        floor_bytes: floor,
+        max_bytes: max,
+        better: Better::Lower,
+    };
+    let most = |o: &Outcome| o.points.iter().map(|p| p.bytes).max().unwrap();
+    for p in [
+        plan(128 * MIB, 128 * MIB, 64 * GIB),
+        plan(128 * MIB, GIB, 64 * GIB),
+        plan(128 * MIB, 128 * MIB, 700 * MIB),
+        plan(4 * GIB, 2 * GIB, 5 * GIB),
+    ] {
+        // Flat: S stands at the first comparison.
+        let o = check(p, |_| 100.0);
+        assert_eq!(most(&o), p.first_larger_bytes(), "{p:?}");
+        // Every smaller set faster: S grows as far as the check lets it.
+        let o = check(p, |b| (b as f64).powf(0.2));
+        assert_eq!(most(&o), p.largest_bytes(), "{p:?}: {o:?}");
+        assert!(p.largest_bytes() <= p.max_bytes.max(p.start_bytes));
+    }
+    assert_eq!(
+        plan(128 * MIB, 128 * MIB, 64 * GIB).largest_bytes(),
+        2 * GIB
+    );
+}

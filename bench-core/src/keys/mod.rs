@@ -35,17 +35,23 @@ pub enum Unit {
     Ratio,
     /// Millions of messages per second (`_mps`).
     MegamessagesPerSecond,
+    /// A count of address ranges (`_ranges`).
+    Ranges,
+    /// A count of things found degraded (`_degraded`: PCIe links below their capability).
+    Count,
 }
 
 impl Unit {
     /// Every unit.
-    pub const ALL: [Unit; 6] = [
+    pub const ALL: [Unit; 8] = [
         Unit::Nanoseconds,
         Unit::GigabytesPerSecond,
         Unit::Bytes,
         Unit::Factor,
         Unit::Ratio,
         Unit::MegamessagesPerSecond,
+        Unit::Ranges,
+        Unit::Count,
     ];
 
     /// The suffix of every key in this unit (`_ns`).
@@ -57,6 +63,8 @@ impl Unit {
             Unit::Factor => "_factor",
             Unit::Ratio => "_ratio",
             Unit::MegamessagesPerSecond => "_mps",
+            Unit::Ranges => "_ranges",
+            Unit::Count => "_degraded",
         }
     }
 
@@ -68,6 +76,8 @@ impl Unit {
             Unit::Bytes => "bytes",
             Unit::Factor | Unit::Ratio => "ratio",
             Unit::MegamessagesPerSecond => "Mmsg/s",
+            Unit::Ranges => "ranges",
+            Unit::Count => "count",
         }
     }
 
@@ -208,7 +218,16 @@ impl KeyDef {
 
 /// `name` without its `@target` qualifier.
 pub fn base_name(name: &str) -> &str {
-    name.split_once('@').map_or(name, |(b, _)| b)
+    split_target(name).0
+}
+
+/// `name` split at its `@target` qualifier: (`mem_lat_ns`, `Some("node:1")`) of
+/// `mem_lat_ns@node:1`, (`mem_lat_ns`, `None`) of the bare key.
+pub fn split_target(name: &str) -> (&str, Option<&str>) {
+    match name.split_once('@') {
+        Some((b, t)) => (b, Some(t)),
+        None => (name, None),
+    }
 }
 
 /// Every registered definition.
@@ -245,10 +264,7 @@ pub fn ratios() -> impl Iterator<Item = (&'static str, &'static str, &'static st
 /// suffix, optionally qualified by a non-empty `@target` without spaces. Says nothing
 /// about whether the key is registered ([`lookup`]).
 pub fn well_formed(name: &str) -> bool {
-    let (base, target) = match name.split_once('@') {
-        Some((b, t)) => (b, Some(t)),
-        None => (name, None),
-    };
+    let (base, target) = split_target(name);
     if let Some(t) = target {
         if t.is_empty() || t.chars().any(char::is_whitespace) {
             return false;

@@ -65,3 +65,6 @@ pub const SOURCE: &str = "source";
 pub const TIMING: &str = "timing";
 /// Concurrent copies of a GPU contention point, one stream each (`gpu.pool`).
 pub const STREAMS: &str = "streams";
+/// A bandwidth scan's ranges and rule (`mem.scan`: `range_bytes`, `median_gbs`, and
+/// `ranges`, each with its `offset_bytes`, `gbs`, `slow`, `noisy`, `physical` and `backed_by`).
+pub const SCAN: &str = "scan";

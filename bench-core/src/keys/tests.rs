@@ -82,6 +82,8 @@ fn the_runners_renames_are_exactly_these() {
         ("flush_bw_t2_gbs", "cxl_flush_bw_t2_gbs"),
         ("agents_write_k2_bw_gbs", "cxl_agents_write_k2_bw_gbs"),
         ("agents_read_k1_agg_bw_gbs", "cxl_agents_read_k1_agg_bw_gbs"),
+        ("scan_bw_min_gbs", "cxl_scan_bw_min_gbs"),
+        ("scan_slow_ranges", "cxl_scan_slow_ranges"),
     ] {
         assert_eq!(far_name(local).as_deref(), Some(far), "{local}");
     }
@@ -91,7 +93,7 @@ fn the_runners_renames_are_exactly_these() {
     for (l, f) in &renames {
         if let Some(rest) = l.strip_prefix("gpu_reg_") {
             assert_eq!(f, &format!("gpu_pool_{rest}"));
-        } else if l.starts_with("flush_bw_") || l.starts_with("agents_") {
+        } else if l.starts_with("flush_bw_") || l.starts_with("agents_") || l.starts_with("scan_") {
             assert!(!l.starts_with("agents_spread_"), "{l} -> {f}");
             assert_eq!(f, &format!("cxl_{l}"));
         } else {

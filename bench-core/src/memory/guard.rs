@@ -434,7 +434,7 @@ pub fn check_creatable(path: &Path, root: &Path) -> Result<(), MapError> {
             dir.display()
         )));
     }
-    if let Ok(info) = fs::read_to_string(root.join("proc/self/mountinfo")) {
+    if let Some(info) = crate::sysfs::read_table(&root.join("proc/self/mountinfo")) {
         if let Some(t) = fs_type_of(&dir, &info) {
             if KERNEL_FS.contains(&t.as_str()) {
                 return Err(refuse(format!("{} is on a {t} file system", dir.display())));

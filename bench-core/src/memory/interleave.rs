@@ -251,10 +251,7 @@ pub fn read_weights(root: &Path) -> Option<BTreeMap<usize, u8>> {
         else {
             continue;
         };
-        if let Some(w) = std::fs::read_to_string(e.path())
-            .ok()
-            .and_then(|s| s.trim().parse::<u8>().ok())
-        {
+        if let Some(w) = crate::sysfs::read_trim(&e.path()).and_then(|s| s.parse::<u8>().ok()) {
             out.insert(n, w);
         }
     }

@@ -35,6 +35,7 @@
 
 mod allocate;
 mod arg;
+pub mod budget;
 pub mod guard;
 pub mod interleave;
 mod reserve;
@@ -150,6 +151,23 @@ impl TargetSpec {
             },
             _ => false,
         }
+    }
+
+    /// The memory a region of `len` bytes takes on this target ([`Region::allocate`]):
+    /// `len` in whole pages of it (a `hugetlb` target's huge pages, a dax device's
+    /// alignment, 2 MiB for `thp`, else the base page).
+    pub fn mapped_bytes(&self, len: usize, topo: &Topology) -> usize {
+        let page = match self {
+            TargetSpec::Hugetlb(h) => h.bytes(),
+            TargetSpec::Thp => 2 * MIB,
+            TargetSpec::Dax(p) => topo
+                .dax_device(p)
+                .map_or(2 * MIB, |d| d.align_bytes as usize)
+                .max(page_size()),
+            _ => page_size(),
+        }
+        .max(1);
+        len.div_ceil(page).saturating_mul(page)
     }
 
     /// Whether this target spreads its pages over several nodes (`interleave:`): its
@@ -698,7 +716,7 @@ pub fn pages_per_node(ptr: *const u8, len: usize, page: usize) -> BTreeMap<i64, 
 
 /// Share of `[ptr, ptr+len)` backed by transparent huge pages, from /proc/self/smaps.
 pub fn thp_fraction(ptr: *const u8, len: usize) -> Option<f64> {
-    let text = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let text = crate::sysfs::read_table(std::path::Path::new("/proc/self/smaps"))?;
     let (lo, hi) = (ptr as usize, ptr as usize + len);
     let mut in_range = false;
     let mut huge_kb = 0u64;
@@ -712,11 +730,11 @@ pub fn thp_fraction(ptr: *const u8, len: usize) -> Option<f64> {
         }
         if in_range {
             if let Some(rest) = line.strip_prefix("AnonHugePages:") {
-                huge_kb += rest.split_whitespace().next()?.parse::<u64>().ok()?;
+                huge_kb = huge_kb.checked_add(rest.split_whitespace().next()?.parse().ok()?)?;
             }
         }
     }
-    Some(((huge_kb * 1024) as f64 / len as f64).min(1.0))
+    Some((huge_kb.checked_mul(1024)? as f64 / len as f64).min(1.0))
 }
 
 /// Whether a path looks like a device-dax node (`/dev/daxX.Y`).

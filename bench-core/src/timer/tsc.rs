@@ -22,7 +22,8 @@ pub fn available() -> bool {
 /// Invariant TSC: both `constant_tsc` and `nonstop_tsc` in /proc/cpuinfo, or, when that
 /// file cannot be read, CPUID 0x8000_0007 EDX bit 8.
 pub fn invariant() -> Option<bool> {
-    if let Ok(text) = std::fs::read_to_string("/proc/cpuinfo") {
+    // The first CPU's flags: the head of the file (it grows with the CPUs).
+    if let Some(text) = crate::sysfs::read_head(std::path::Path::new("/proc/cpuinfo"), 1 << 20) {
         if let Some(flags) = text.lines().find(|l| l.starts_with("flags")) {
             let has = |f: &str| flags.split_whitespace().any(|w| w == f);
             return Some(has("constant_tsc") && has("nonstop_tsc"));

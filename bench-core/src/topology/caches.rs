@@ -11,11 +11,12 @@
 //! out: at 32-64 KiB per core it never matters next to the levels above it.
 
 use crate::pin::{format_cpu_list, parse_cpu_list};
-use crate::sysfs::{read_trim, read_u64};
+use crate::sysfs::{read_trim, read_u64, CpuLists};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::Path;
+use std::rc::Rc;
 
 /// One cache instance: a level and type, its size, and the CPUs that share it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -78,22 +79,19 @@ impl CacheReach {
     }
 }
 
-/// Reads every data and unified cache instance of the online CPUs below `root`.
+/// An instance as the CPUs list it: level, `Data` or `Unified`, and which sharing list
+/// (the number of its text, or one of its own for a list that lacked the CPU reading it).
+type ListedAs = (u8, &'static str, usize);
+
+/// Reads every data and unified cache instance of the online CPUs below `root`. Each
+/// distinct sharing list is parsed once and the CPUs that list it are counted against it
+/// by its number, so the work grows with the CPUs, not with the CPUs times their sharers.
 pub fn read_instances(root: &Path) -> Vec<CacheInstance> {
     let base = root.join("sys/devices/system/cpu");
-    let cpus: Vec<usize> = match read_trim(&base.join("online")) {
-        Some(s) if !s.is_empty() => parse_cpu_list(&s).unwrap_or_default(),
-        _ => fs::read_dir(&base)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok())
-                    .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
-    // Keyed by (level, type, sharing set): CPUs listing the same set share the instance.
-    let mut seen: BTreeMap<(u8, String, Vec<usize>), usize> = BTreeMap::new();
-    for cpu in cpus {
+    let mut lists = CpuLists::new();
+    let mut by_list: HashMap<ListedAs, (usize, Rc<[usize]>)> = HashMap::new();
+    let mut own_lists = usize::MAX;
+    for cpu in super::places::online_cpus(&base) {
         let dir = base.join(format!("cpu{cpu}/cache"));
         let Ok(rd) = fs::read_dir(&dir) else { continue };
         for e in rd.filter_map(|e| e.ok()) {
@@ -103,28 +101,49 @@ pub fn read_instances(root: &Path) -> Vec<CacheInstance> {
             }
             let d = e.path();
             let level = read_u64(&d.join("level")).unwrap_or(0) as u8;
-            let kind = read_trim(&d.join("type")).unwrap_or_default();
+            // Instruction caches are not recorded (nor a type sysfs does not write).
+            let kind = match read_trim(&d.join("type")).as_deref() {
+                Some("Data") => "Data",
+                Some("Unified") => "Unified",
+                _ => continue,
+            };
             let size = read_trim(&d.join("size"))
                 .and_then(|s| crate::units::parse_size(&s).ok())
                 .unwrap_or(0);
-            if level == 0 || size == 0 || kind == "Instruction" {
+            if level == 0 || size == 0 {
                 continue;
             }
-            let mut shared = read_trim(&d.join("shared_cpu_list"))
-                .and_then(|s| parse_cpu_list(&s).ok())
-                .unwrap_or_default();
-            if !shared.contains(&cpu) {
-                shared.push(cpu);
-            }
-            shared.sort_unstable();
-            shared.dedup();
-            seen.entry((level, kind, shared)).or_insert(size);
+            let file = d.join("shared_cpu_list");
+            let (id, shared) = match lists.read(&file) {
+                Some(l) if l.cpus.binary_search(&cpu).is_ok() => (l.id, l.cpus),
+                listed => {
+                    // A CPU always shares its own cache: a set of its own.
+                    let listed = listed.map_or_else(Vec::new, |l| l.cpus.to_vec());
+                    if !lists.charge(listed.len() + 1, &file) {
+                        continue;
+                    }
+                    let mut v = listed;
+                    v.push(cpu);
+                    v.sort_unstable();
+                    own_lists -= 1;
+                    (own_lists, Rc::from(v))
+                }
+            };
+            by_list.entry((level, kind, id)).or_insert((size, shared));
         }
     }
-    seen.into_iter()
-        .map(|((level, kind, cpus), size_bytes)| CacheInstance {
+    // Lists that say the same in other words (`0-3`, `0,1,2,3`) are one instance; in
+    // (level, type, CPUs) order.
+    let mut v: Vec<(u8, &str, usize, Rc<[usize]>)> = by_list
+        .into_iter()
+        .map(|((level, kind, _), (size, cpus))| (level, kind, size, cpus))
+        .collect();
+    v.sort_by(|a, b| (a.0, a.1, &a.3, a.2).cmp(&(b.0, b.1, &b.3, b.2)));
+    v.dedup_by(|b, a| (a.0, a.1, &a.3) == (b.0, b.1, &b.3));
+    v.into_iter()
+        .map(|(level, kind, size_bytes, cpus)| CacheInstance {
             level,
-            kind,
+            kind: kind.to_string(),
             size_bytes,
             cpus: format_cpu_list(&cpus),
         })
@@ -132,27 +151,44 @@ pub fn read_instances(root: &Path) -> Vec<CacheInstance> {
 }
 
 /// The caches `cpus` can fill together (see [`CacheReach`]); `None` when no instance of
-/// any of them is known.
+/// any of them is known. Two passes over every instance's CPUs (each CPU's highest level,
+/// then the instances at it and below): the work grows with the CPUs listed.
 pub fn reach(instances: &[CacheInstance], cpus: &[usize]) -> Option<CacheReach> {
-    let sets: Vec<(usize, &CacheInstance, Vec<usize>)> = instances
+    let limit = crate::pin::CPU_NUMBER_LIMIT;
+    let mut wanted = vec![
+        false;
+        cpus.iter()
+            .copied()
+            .filter(|&c| c < limit)
+            .max()
+            .map_or(0, |m| m + 1)
+    ];
+    for &c in cpus.iter().filter(|&&c| c < limit) {
+        wanted[c] = true;
+    }
+    let sets: Vec<Vec<usize>> = instances
         .iter()
-        .enumerate()
-        .map(|(i, c)| (i, c, c.cpu_set()))
+        .map(|c| {
+            let mut v = c.cpu_set();
+            v.retain(|&x| wanted.get(x).copied().unwrap_or(false));
+            v
+        })
         .collect();
+    let mut top = vec![0u8; wanted.len()];
+    for (c, set) in instances.iter().zip(&sets) {
+        for &x in set {
+            top[x] = top[x].max(c.level);
+        }
+    }
     let mut llc: BTreeMap<usize, usize> = BTreeMap::new();
     let mut mid: BTreeMap<usize, usize> = BTreeMap::new();
-    for &cpu in cpus {
-        let own: Vec<&(usize, &CacheInstance, Vec<usize>)> =
-            sets.iter().filter(|(_, _, s)| s.contains(&cpu)).collect();
-        let Some(top) = own.iter().map(|(_, c, _)| c.level).max() else {
-            continue;
-        };
-        for (i, c, _) in own {
-            if c.level == top {
-                llc.insert(*i, c.size_bytes);
-            } else if c.level >= 2 {
-                mid.insert(*i, c.size_bytes);
-            }
+    for (i, (c, set)) in instances.iter().zip(&sets).enumerate() {
+        // The last level of one of its CPUs, below it for another (either or both).
+        if set.iter().any(|&x| top[x] == c.level) {
+            llc.insert(i, c.size_bytes);
+        }
+        if c.level >= 2 && set.iter().any(|&x| top[x] != c.level) {
+            mid.insert(i, c.size_bytes);
         }
     }
     if llc.is_empty() {

@@ -86,12 +86,11 @@ impl std::str::FromStr for Threads {
         }
         let mut v = Vec::new();
         for part in s.split(',') {
+            // A count of 0 is refused by [`Threads::check`], which knows the run's CPUs
+            // and says what would fit.
             let n: usize = part.trim().parse().map_err(|_| {
                 format!("`{part}` is not a thread count (a list such as 1,2,4 or `every`)")
             })?;
-            if n == 0 {
-                return Err("a thread count is at least 1".into());
-            }
             v.push(n);
         }
         Ok(Threads::List(v))
@@ -110,16 +109,77 @@ impl Threads {
         }
     }
 
-    /// Checks every count against the CPUs of the run.
-    pub fn check(&self, cpus: usize) -> Result<(), String> {
+    /// Checks every count against the CPUs of the run: one `what` (thread, agent) per
+    /// CPU, at least one; `option` is the option that gave the counts (`--threads`).
+    pub fn check(
+        &self,
+        option: &'static str,
+        what: &'static str,
+        cpus: usize,
+    ) -> Result<(), CountError> {
         for t in self.counts(cpus) {
-            if t == 0 || t > cpus {
-                return Err(format!(
-                    "{t} threads requested but only {cpus} CPUs are allowed (--cpu)"
-                ));
-            }
+            check_count(option, what, t, cpus)?;
         }
         Ok(())
+    }
+}
+
+/// Checks one count of `what` (thread, agent), one per CPU, against the `cpus` CPUs of
+/// the run: from 1 to `cpus`.
+pub fn check_count(
+    option: &'static str,
+    what: &'static str,
+    asked: usize,
+    cpus: usize,
+) -> Result<(), CountError> {
+    if (1..=cpus).contains(&asked) {
+        return Ok(());
+    }
+    Err(CountError {
+        option,
+        asked,
+        noun: if asked == 1 {
+            what.to_string()
+        } else {
+            format!("{what}s")
+        },
+        fits: cpus,
+        why: format!(
+            "one {what} per CPU, and the run has {} (--cpu, else every CPU this process may use)",
+            plural(cpus, "CPU", "CPUs")
+        ),
+    })
+}
+
+/// A count of threads, agents or CPU pairs that the run's CPUs cannot give (`--threads
+/// 0`, `--agents 99999`): bad input, refused before anything runs, with the count asked,
+/// the CPUs the run has and what would fit. The one message of every family that takes a
+/// count.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option} {asked}: {asked} {noun} requested but {}: {why}", fit(*.asked, *.fits))]
+pub struct CountError {
+    /// The option that gave the count (`--threads`).
+    pub option: &'static str,
+    /// The count asked for.
+    pub asked: usize,
+    /// What was counted, as many as asked (`threads`, `pairs per class`).
+    pub noun: String,
+    /// The largest count that fits (0: none does).
+    pub fits: usize,
+    /// Why that is the most: the CPUs of the run.
+    pub why: String,
+}
+
+/// What fits, for [`CountError`]'s message.
+fn fit(asked: usize, fits: usize) -> String {
+    let fit = match fits {
+        0 => "none fits".to_string(),
+        1 => "only 1 fits".to_string(),
+        n => format!("only 1 to {n} fit"),
+    };
+    match asked {
+        0 => format!("at least 1 is needed and {fit}"),
+        _ => fit,
     }
 }
 
@@ -461,9 +521,22 @@ mod tests {
             "1,2, 3".parse::<Threads>(),
             Ok(Threads::List(vec![1, 2, 3]))
         );
-        assert!("0".parse::<Threads>().is_err());
         assert!("x".parse::<Threads>().is_err());
-        assert!(Threads::List(vec![3]).check(2).is_err());
-        assert!(Threads::Every.check(2).is_ok());
+        assert!(Threads::Every.check("--threads", "thread", 2).is_ok());
+        assert!(Threads::List(vec![1, 2])
+            .check("--threads", "thread", 2)
+            .is_ok());
+        // Too many, or none: one message naming the count, the CPUs and what fits.
+        let e = Threads::List(vec![1, 3])
+            .check("--threads", "thread", 2)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--threads 3: 3 threads requested but only 1 to 2 fit: one thread per CPU, and the run has 2 CPUs (--cpu, else every CPU this process may use)"
+        );
+        let zero: Threads = "0".parse().unwrap();
+        let e = zero.check("--agents", "agent", 1).unwrap_err();
+        assert_eq!(e.asked, 0);
+        assert!(e.to_string().starts_with("--agents 0: 0 agents requested but at least 1 is needed and only 1 fits: one agent per CPU, and the run has one CPU ("), "{e}");
     }
 }

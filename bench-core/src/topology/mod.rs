@@ -13,11 +13,14 @@ pub mod ladder;
 pub mod pairs;
 pub mod places;
 
+#[cfg(test)]
+mod hostile_tests;
+
 pub use caches::{CacheInstance, CacheReach};
 
 use crate::cxl::{Backing, BackingShare, CxlBus, Range};
 use crate::pin::parse_cpu_list;
-use crate::sysfs::{read_trim, read_u64};
+use crate::sysfs::{read_cpu_list, read_meminfo_bytes, read_trim, read_u64};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -166,14 +169,10 @@ fn parse_cache_size(s: &str) -> Option<usize> {
     crate::units::parse_size(s).ok()
 }
 
-/// Parses a node or CPU list, where the empty string is the empty list.
-fn parse_list(s: &str) -> Vec<usize> {
-    if s.trim().is_empty() {
-        Vec::new()
-    } else {
-        parse_cpu_list(s).unwrap_or_default()
-    }
-}
+/// The largest NUMA node number a tree may name, plus one: Linux's largest
+/// `MAX_NUMNODES` (`CONFIG_NODES_SHIFT` is at most 10). A node list naming more is refused
+/// (each node holds a distance to every other: a list of 65536 nodes would be billions).
+pub const NODE_NUMBER_LIMIT: usize = 1 << 10;
 
 impl Topology {
     /// Reads the topology below `root` (`/` on a real machine).
@@ -213,6 +212,13 @@ impl Topology {
             weighted_interleave: crate::memory::interleave::read_weights(root),
             cxl,
         }
+    }
+
+    /// Reads the topology below `root` as [`Topology::read`] does, failing with the first
+    /// file refused (not a regular file, too large, a CPU list or a size out of range:
+    /// [`crate::sysfs`]) instead of reading it as missing: for another machine's tree.
+    pub fn read_checked(root: &Path) -> Result<Topology, crate::sysfs::ReadError> {
+        crate::sysfs::checked(|| Topology::read(root))
     }
 
     /// Reads the topology of this machine.
@@ -261,13 +267,13 @@ impl Topology {
         let mut out = Vec::new();
         for c in self.caches.iter().filter(|c| c.kind != "Instruction") {
             let shared = parse_cpu_list(&c.shared_cpus).unwrap_or_else(|_| vec![0]);
-            let mut alone = Vec::new();
-            for &cpu in cpus {
-                if shared.contains(&cpu) {
-                    continue;
-                }
-                alone.push(cpu);
-            }
+            let mut sorted = shared.clone();
+            sorted.sort_unstable();
+            let alone: Vec<usize> = cpus
+                .iter()
+                .copied()
+                .filter(|cpu| sorted.binary_search(cpu).is_err())
+                .collect();
             let mut push = |set: Vec<usize>| {
                 out.push(CacheInstance {
                     level: c.level,
@@ -298,76 +304,40 @@ impl Topology {
 fn read_nodes(root: &Path) -> Vec<NumaNode> {
     let base = root.join("sys/devices/system/node");
     // `online` lists the nodes; without it (a copied tree), the nodeN directories do.
-    let ids = read_trim(&base.join("online"))
-        .map(|s| parse_list(&s))
-        .unwrap_or_else(|| {
-            let mut v: Vec<usize> = fs::read_dir(&base)
-                .map(|rd| {
-                    rd.filter_map(|e| e.ok())
-                        .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
-            v.sort_unstable();
-            v
-        });
-    let mut nodes: Vec<NumaNode> = ids
-        .into_iter()
-        .map(|id| {
-            let dir = base.join(format!("node{id}"));
-            let cpus = read_trim(&dir.join("cpulist"))
-                .map(|s| parse_list(&s))
-                .unwrap_or_default();
-            let mem_total_bytes = read_trim(&dir.join("meminfo"))
-                .and_then(|m| {
-                    m.lines().find(|l| l.contains("MemTotal:")).and_then(|l| {
-                        let mut it = l.split_whitespace().rev();
-                        let unit = it.next()?;
-                        let v: u64 = it.next()?.parse().ok()?;
-                        Some(if unit.eq_ignore_ascii_case("kb") {
-                            v * 1024
-                        } else {
-                            v
-                        })
-                    })
-                })
-                .unwrap_or(0);
-            let distances = read_trim(&dir.join("distance"))
-                .map(|s| {
-                    s.split_whitespace()
-                        .filter_map(|x| x.parse().ok())
-                        .collect()
-                })
-                .unwrap_or_default();
-            NumaNode {
-                id,
-                likely_far_memory: cpus.is_empty() && mem_total_bytes > 0,
-                backing: Vec::new(),
-                access: hmat::read_access(&dir),
-                memory_side_caches: hmat::read_memory_side_caches(&dir),
-                cpus,
-                mem_total_bytes,
-                distances,
-            }
-        })
-        .collect();
+    let ids = read_cpu_list(&base.join("online")).unwrap_or_else(|| {
+        let mut v: Vec<usize> = fs::read_dir(&base)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_unstable();
+        v
+    });
+    let ids: Vec<usize> = match ids.iter().find(|&&id| id >= NODE_NUMBER_LIMIT) {
+        Some(id) => {
+            crate::sysfs::record(crate::sysfs::ReadError::Invalid {
+                path: base.join("online"),
+                what: format!(
+                    "node {id} is above the largest node number Linux supports ({})",
+                    NODE_NUMBER_LIMIT - 1
+                ),
+            });
+            ids.into_iter()
+                .filter(|&id| id < NODE_NUMBER_LIMIT)
+                .collect()
+        }
+        None => ids,
+    };
+    let mut nodes: Vec<NumaNode> = ids.into_iter().map(|id| read_node(&base, id)).collect();
     if nodes.is_empty() {
         // No NUMA sysfs: one node with every CPU and all memory.
-        let cpus = read_trim(&root.join("sys/devices/system/cpu/online"))
-            .map(|s| parse_list(&s))
-            .unwrap_or_default();
-        let mem = read_trim(&root.join("proc/meminfo"))
-            .and_then(|m| {
-                m.lines()
-                    .find(|l| l.starts_with("MemTotal:"))
-                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            })
-            .unwrap_or(0)
-            * 1024;
         nodes.push(NumaNode {
             id: 0,
-            cpus,
-            mem_total_bytes: mem,
+            cpus: read_cpu_list(&root.join("sys/devices/system/cpu/online")).unwrap_or_default(),
+            mem_total_bytes: read_meminfo_bytes(&root.join("proc/meminfo"), "MemTotal")
+                .unwrap_or(0),
             distances: vec![10],
             likely_far_memory: false,
             backing: Vec::new(),
@@ -376,6 +346,31 @@ fn read_nodes(root: &Path) -> Vec<NumaNode> {
         });
     }
     nodes
+}
+
+/// Node `id` of the node directory `base`.
+fn read_node(base: &Path, id: usize) -> NumaNode {
+    let dir = base.join(format!("node{id}"));
+    let cpus = read_cpu_list(&dir.join("cpulist")).unwrap_or_default();
+    let mem_total_bytes = read_meminfo_bytes(&dir.join("meminfo"), "MemTotal").unwrap_or(0);
+    let distances = read_trim(&dir.join("distance"))
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .take(NODE_NUMBER_LIMIT)
+                .collect()
+        })
+        .unwrap_or_default();
+    NumaNode {
+        id,
+        likely_far_memory: cpus.is_empty() && mem_total_bytes > 0,
+        backing: Vec::new(),
+        access: hmat::read_access(&dir),
+        memory_side_caches: hmat::read_memory_side_caches(&dir),
+        cpus,
+        mem_total_bytes,
+        distances,
+    }
 }
 
 fn read_caches(root: &Path) -> Vec<CacheLevel> {
@@ -465,8 +460,15 @@ fn read_hugepages(root: &Path) -> Vec<HugePool> {
                 .strip_suffix("kB")?
                 .parse()
                 .ok()?;
+            let Some(page_size_bytes) = kb.checked_mul(1024) else {
+                crate::sysfs::record(crate::sysfs::ReadError::Invalid {
+                    path: e.path(),
+                    what: format!("a page of {kb} kB is more bytes than 64 bits hold"),
+                });
+                return None;
+            };
             Some(HugePool {
-                page_size_bytes: kb * 1024,
+                page_size_bytes,
                 total: read_u64(&e.path().join("nr_hugepages")).unwrap_or(0),
                 free: read_u64(&e.path().join("free_hugepages")).unwrap_or(0),
             })

@@ -9,49 +9,60 @@
 
 use super::Topology;
 use crate::pin::{format_cpu_list, parse_cpu_list};
-use crate::sysfs::read_trim;
-use std::collections::BTreeMap;
+use crate::sysfs::{read_cpu_list, read_trim, CpuLists};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
+
+/// The CPU numbers of the `cpuN` directories below the cpu directory `base`, sorted.
+fn cpu_dirs(base: &Path) -> Vec<usize> {
+    let mut v: Vec<usize> = fs::read_dir(base)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
+                .filter(|&c| c < crate::pin::CPU_NUMBER_LIMIT)
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_unstable();
+    v
+}
+
+/// The online CPUs below the cpu directory `base` that have a `cpuN` directory there, in
+/// the order `online` lists them (without `online`, every `cpuN` directory). A copied tree
+/// can list CPUs it holds nothing of: nothing is looked up for those.
+pub(crate) fn online_cpus(base: &Path) -> Vec<usize> {
+    let dirs = cpu_dirs(base);
+    match read_cpu_list(&base.join("online")) {
+        Some(v) if !v.is_empty() => v
+            .into_iter()
+            .filter(|c| dirs.binary_search(c).is_ok())
+            .collect(),
+        _ => dirs,
+    }
+}
 
 /// The sockets (packages) and SMT sibling groups of the online CPUs below `root`, as CPU
 /// lists: sockets in package-id order; sibling groups only where a core runs more than one
 /// CPU. Both empty when sysfs has no `topology` directories.
 pub fn read_sockets_and_smt(root: &Path) -> (Vec<String>, Vec<String>) {
     let base = root.join("sys/devices/system/cpu");
-    let cpus: Vec<usize> = match read_trim(&base.join("online")) {
-        Some(s) if !s.is_empty() => parse_cpu_list(&s).unwrap_or_default(),
-        _ => fs::read_dir(&base)
-            .map(|rd| {
-                let mut v: Vec<usize> = rd
-                    .filter_map(|e| e.ok())
-                    .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
-                    .collect();
-                v.sort_unstable();
-                v
-            })
-            .unwrap_or_default(),
-    };
     let mut sockets: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-    let mut smt: Vec<Vec<usize>> = Vec::new();
-    for cpu in cpus {
+    // Each distinct sibling list once (every thread of a core lists the same).
+    let mut lists = CpuLists::new();
+    let mut smt: BTreeSet<Vec<usize>> = BTreeSet::new();
+    for cpu in online_cpus(&base) {
         let dir = base.join(format!("cpu{cpu}/topology"));
         if let Some(p) = read_trim(&dir.join("physical_package_id")).and_then(|s| s.parse().ok()) {
             sockets.entry(p).or_default().push(cpu);
         }
-        let siblings = read_trim(&dir.join("thread_siblings_list"))
-            .or_else(|| read_trim(&dir.join("core_cpus_list")))
-            .and_then(|s| parse_cpu_list(&s).ok())
-            .unwrap_or_default();
-        if siblings.len() > 1 {
-            let mut s = siblings;
-            s.sort_unstable();
-            if !smt.contains(&s) {
-                smt.push(s);
-            }
+        let siblings = lists
+            .read(&dir.join("thread_siblings_list"))
+            .or_else(|| lists.read(&dir.join("core_cpus_list")));
+        if let Some(l) = siblings.filter(|l| l.new && l.cpus.len() > 1) {
+            smt.insert(l.cpus.to_vec());
         }
     }
-    smt.sort();
     (
         sockets.values().map(|v| format_cpu_list(v)).collect(),
         smt.iter().map(|v| format_cpu_list(v)).collect(),
@@ -87,85 +98,146 @@ pub struct Places {
     pub llc_level: Option<u8>,
     /// Whether an L2 instance is shared by more than one core somewhere.
     pub l2_shared_by_cores: bool,
+    /// The index in `places` of each CPU number ([`NONE`] where not in the set).
+    index: Vec<u32>,
+}
+
+/// No entry in a table indexed by CPU number.
+const NONE: u32 = u32::MAX;
+
+/// A table indexed by CPU number, at most [`crate::pin::CPU_NUMBER_LIMIT`] entries (every
+/// list read parses below it; a larger number has no entry).
+struct ByCpu<T: Copy> {
+    by: Vec<T>,
+    none: T,
+    past: T,
+}
+
+impl<T: Copy> ByCpu<T> {
+    fn new(none: T) -> ByCpu<T> {
+        ByCpu {
+            by: Vec::new(),
+            none,
+            past: none,
+        }
+    }
+    fn get(&self, cpu: usize) -> T {
+        self.by.get(cpu).copied().unwrap_or(self.none)
+    }
+    fn slot(&mut self, cpu: usize) -> &mut T {
+        if cpu >= crate::pin::CPU_NUMBER_LIMIT {
+            self.past = self.none;
+            return &mut self.past;
+        }
+        if cpu >= self.by.len() {
+            self.by.resize(cpu + 1, self.none);
+        }
+        &mut self.by[cpu]
+    }
+}
+
+/// For each CPU of the lists, the first list that holds it and where in that list: one
+/// pass over every list, so the work grows with the CPUs listed.
+fn first_holder(lists: &[Vec<usize>]) -> ByCpu<(u32, u32)> {
+    let mut of = ByCpu::new((NONE, 0));
+    for (i, l) in lists.iter().enumerate() {
+        for (k, &cpu) in l.iter().enumerate() {
+            let e = of.slot(cpu);
+            if e.0 == NONE {
+                *e = (i as u32, k as u32);
+            }
+        }
+    }
+    of
 }
 
 impl Places {
     /// The places of `cpus` on `topo`.
     pub fn of(topo: &Topology, cpus: &[usize]) -> Places {
-        let sockets: Vec<Vec<usize>> = topo
-            .sockets
-            .iter()
-            .map(|s| parse_cpu_list(s).unwrap_or_default())
-            .collect();
-        let smt: Vec<Vec<usize>> = topo
-            .smt_siblings
-            .iter()
-            .map(|s| parse_cpu_list(s).unwrap_or_default())
-            .collect();
+        let parse = |s: &String| parse_cpu_list(s).unwrap_or_default();
+        let sockets: Vec<Vec<usize>> = topo.sockets.iter().map(parse).collect();
+        let smt: Vec<Vec<usize>> = topo.smt_siblings.iter().map(parse).collect();
         let inst: Vec<(u8, Vec<usize>)> = topo
             .cache_instances
             .iter()
             .filter(|c| c.kind != "Instruction")
-            .map(|c| (c.level, parse_cpu_list(&c.cpus).unwrap_or_default()))
+            .map(|c| (c.level, parse(&c.cpus)))
             .collect();
         let llc_level = inst.iter().map(|(l, _)| *l).max();
+        let socket_of = first_holder(&sockets);
+        let core_of = first_holder(&smt);
+        let mut node_of = ByCpu::new(NONE);
+        for n in &topo.nodes {
+            for &cpu in &n.cpus {
+                let e = node_of.slot(cpu);
+                if *e == NONE {
+                    *e = n.id as u32;
+                }
+            }
+        }
+        // Each CPU's highest-level instance (the last of that level) and its first L2.
+        let mut llc_of = ByCpu::new((0u8, NONE));
+        let mut l2_of = ByCpu::new(NONE);
+        for (i, (level, set)) in inst.iter().enumerate() {
+            for &cpu in set {
+                let e = llc_of.slot(cpu);
+                if e.1 == NONE || *level >= e.0 {
+                    *e = (*level, i as u32);
+                }
+                if *level == 2 && l2_of.get(cpu) == NONE {
+                    *l2_of.slot(cpu) = i as u32;
+                }
+            }
+        }
         let none = usize::MAX / 2;
+        let known = |v: u32| (v != NONE).then_some(v as usize);
         let mut places = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
-            let socket = sockets.iter().position(|s| s.contains(&cpu)).unwrap_or(0);
-            let node = topo
-                .nodes
-                .iter()
-                .find(|n| n.cpus.contains(&cpu))
-                .map_or(0, |n| n.id);
-            // The highest level instance of this CPU, and its level-2 one.
-            let own: Vec<(usize, u8)> = inst
-                .iter()
-                .enumerate()
-                .filter(|(_, (_, c))| c.contains(&cpu))
-                .map(|(i, (l, _))| (i, *l))
-                .collect();
-            let llc = own
-                .iter()
-                .max_by_key(|(_, l)| *l)
-                .map_or(none + cpu, |(i, _)| *i);
-            let l2 = own
-                .iter()
-                .find(|(_, l)| *l == 2)
-                .map_or(none + cpu, |(i, _)| *i);
-            let (core, thread) = match smt.iter().position(|g| g.contains(&cpu)) {
-                Some(g) => (g, smt[g].iter().position(|&c| c == cpu).unwrap_or(0)),
-                None => (none + cpu, 0),
+            let (core, thread) = match core_of.get(cpu) {
+                (NONE, _) => (none + cpu, 0),
+                (g, k) => (g as usize, k as usize),
             };
             places.push(Place {
                 cpu,
-                socket,
-                node,
-                llc,
-                l2,
+                socket: known(socket_of.get(cpu).0).unwrap_or(0),
+                node: known(node_of.get(cpu)).unwrap_or(0),
+                llc: known(llc_of.get(cpu).1).unwrap_or(none + cpu),
+                l2: known(l2_of.get(cpu)).unwrap_or(none + cpu),
                 core,
                 thread,
             });
         }
+        // An L2 whose CPUs are not one SMT group's (no group, or several).
         let l2_shared_by_cores = inst.iter().any(|(l, c)| {
-            *l == 2
-                && c.len() > 1
-                && smt
-                    .iter()
-                    .filter(|g| g.iter().any(|x| c.contains(x)))
-                    .count()
-                    != 1
+            *l == 2 && c.len() > 1 && {
+                let mut groups = c.iter().filter_map(|&x| known(core_of.get(x).0));
+                match groups.next() {
+                    Some(g) => groups.any(|h| h != g),
+                    None => true,
+                }
+            }
         });
+        let mut index = ByCpu::new(NONE);
+        for (i, p) in places.iter().enumerate() {
+            let e = index.slot(p.cpu);
+            if *e == NONE {
+                *e = i as u32;
+            }
+        }
         Places {
             places,
             llc_level,
             l2_shared_by_cores,
+            index: index.by,
         }
     }
 
     /// The place of `cpu`, if it is in the set.
     pub fn get(&self, cpu: usize) -> Option<&Place> {
-        self.places.iter().find(|p| p.cpu == cpu)
+        match self.index.get(cpu) {
+            Some(&i) if i != NONE => Some(&self.places[i as usize]),
+            _ => None,
+        }
     }
 
     /// The set's CPUs nearest first: every core's first thread before any second thread;
@@ -197,23 +269,20 @@ impl Places {
 
     /// How many distinct sockets, nodes, LLCs and cores `cpus` span.
     pub fn span(&self, cpus: &[usize]) -> Span {
-        let mut s = Span::default();
-        let mut seen = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for p in cpus.iter().filter_map(|&c| self.get(c)) {
-            push_new(&mut seen.0, p.socket, &mut s.sockets);
-            push_new(&mut seen.1, p.node, &mut s.nodes);
-            push_new(&mut seen.2, p.llc, &mut s.llcs);
-            push_new(&mut seen.3, p.core, &mut s.cores);
+        let of: Vec<&Place> = cpus.iter().filter_map(|&c| self.get(c)).collect();
+        let distinct = |f: fn(&Place) -> usize| {
+            let mut v: Vec<usize> = of.iter().map(|p| f(p)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        Span {
+            cpus: cpus.len(),
+            sockets: distinct(|p| p.socket),
+            nodes: distinct(|p| p.node),
+            llcs: distinct(|p| p.llc),
+            cores: distinct(|p| p.core),
         }
-        s.cpus = cpus.len();
-        s
-    }
-}
-
-fn push_new(seen: &mut Vec<usize>, x: usize, n: &mut usize) {
-    if !seen.contains(&x) {
-        seen.push(x);
-        *n += 1;
     }
 }
 

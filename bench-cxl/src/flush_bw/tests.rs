@@ -193,3 +193,42 @@ fn a_small_run_gives_the_keys_or_skips_with_the_cpuid_bit() {
     }
     assert!(!rep.warnings.is_empty(), "one thread says so");
 }
+
+#[test]
+fn memory_is_the_region_a_run_grows_to() {
+    // 256 MiB offered: the working set 64 MiB (a quarter), its check's larger point 128
+    // MiB (half), which no check can grow past.
+    let ctx = Context::quick_local();
+    ctx.sizing.assume_available("anon", Some(256 << 20));
+    let anon = TargetSpec::Anon;
+    for size in [None, Some(256 * 1024)] {
+        let b = FlushBwBench {
+            threads: Some(Threads::List(vec![1])),
+            size,
+            ..Default::default()
+        };
+        let need = b.memory(&ctx, &anon);
+        let mut r = Region::allocate(&anon, b.region_bytes(&ctx, &anon), &ctx.topology).unwrap();
+        b.run(&ctx, Input::Region(&mut r)).unwrap();
+        let want = if size.is_some() {
+            256 * 1024
+        } else {
+            128 << 20
+        };
+        assert_eq!(r.len(), want, "{size:?}");
+        assert_eq!(need.on_target_bytes, want, "{size:?}: {need:?}");
+        assert_eq!(need.bytes, need.on_target_bytes);
+    }
+    // `pool flush-bw --size 30G`: planned as it is, bounded by the option.
+    let b = FlushBwBench {
+        size: Some(30 << 30),
+        ..Default::default()
+    };
+    let need = b.memory(&ctx, &anon);
+    assert_eq!(need.on_target_bytes, 30 << 30);
+    let fit = need.fit.expect("--size bounds it");
+    assert_eq!(
+        (fit.option, fit.per_byte, fit.fixed_bytes),
+        ("--size", 1, 0)
+    );
+}

@@ -41,7 +41,7 @@ pub mod spec;
 
 pub use header::{check_leader_may_claim, off, state, Header, HEADER_BYTES, LAYOUT_VERSION, MAGIC};
 pub use link::{claim_header, follower_rendezvous, leader_rendezvous, Link};
-pub use spec::{PoolMap, PoolSource, PoolSpec, Role, DEFAULT_POOL_BYTES, MIN_POOL_BYTES};
+pub use spec::{rings_of, PoolMap, PoolSource, PoolSpec, Role, DEFAULT_POOL_BYTES, MIN_POOL_BYTES};
 
 /// Errors of pool setup and messaging. Each says what to do.
 #[derive(Debug, thiserror::Error)]

@@ -192,6 +192,13 @@ impl PoolSpec {
     }
 }
 
+/// The two rings (offset, length) of a window of `len` bytes: its two halves after the
+/// header, whole lines each.
+pub fn rings_of(len: usize) -> [(usize, usize); 2] {
+    let half = (len.saturating_sub(HEADER_BYTES) / 2) & !63;
+    [(HEADER_BYTES, half), (HEADER_BYTES + half, half)]
+}
+
 impl PoolMap {
     /// Maps the window (creating a missing file of the `file:` kind).
     pub fn open(spec: &PoolSpec) -> Result<PoolMap, PoolError> {
@@ -265,8 +272,7 @@ impl PoolMap {
     }
     /// Bytes of each ring region (header excluded), and their offsets.
     pub fn rings(&self) -> [(usize, usize); 2] {
-        let half = ((self.len() - HEADER_BYTES) / 2) & !63;
-        [(HEADER_BYTES, half), (HEADER_BYTES + half, half)]
+        rings_of(self.len())
     }
 }
 

@@ -240,3 +240,147 @@ fn small_run_gives_both_keys_per_k_and_direction() {
         );
     }
 }
+
+/// A run of `b` on an `anon` region of its own size, or `None` where the private buffers
+/// cannot be bound to their CPUs' nodes (no NUMA support, qemu-user).
+fn run_small(b: &AgentsBench, ctx: &Context) -> Option<(Region, Report)> {
+    let len = b.region_bytes(ctx, &TargetSpec::Anon);
+    let mut r = Region::allocate(&TargetSpec::Anon, len, &ctx.topology).unwrap();
+    match b.run(ctx, Input::Region(&mut r)) {
+        Err(NotRun::Skipped { reason }) if reason.contains("os error 38") => {
+            bench_core::testing::unavailable("mbind", &reason);
+            None
+        }
+        rep => Some((r, rep.unwrap())),
+    }
+}
+
+#[test]
+fn memory_is_the_ranges_and_private_buffers_a_run_maps() {
+    let ctx = Context::quick_local();
+    let b = AgentsBench {
+        config: AgentsConfig {
+            size: Some(64 * 1024),
+            agents: Some(Threads::List(vec![1, 2])),
+            dirs: vec![AgentDir::Write],
+        },
+    };
+    let need = b.memory(&ctx, &TargetSpec::Anon);
+    let Some((r, rep)) = run_small(&b, &ctx) else {
+        return;
+    };
+    assert_eq!(need.on_target_bytes, r.len(), "{need:?}");
+    // Every private buffer the run placed, as its measurements record them.
+    let m = rep.measurements.last().unwrap();
+    let buffers = m.parameters["placements"]["private_buffers"]
+        .as_array()
+        .unwrap()
+        .len();
+    let k = ctx.cpus.len().min(2);
+    assert_eq!(buffers, k);
+    assert_eq!(need.bytes, r.len() + buffers * 64 * 1024, "{need:?}");
+    let fit = need.fit.expect("--size bounds it");
+    assert_eq!((fit.option, fit.per_byte), ("--size", 2 * k));
+}
+
+#[test]
+fn a_size_too_large_for_every_count_plans_the_smallest_and_maps_nothing_else() {
+    // `mem agents --size 13G --agents 1` where 24 GiB are available: one agent's range
+    // and its private buffer, 26 GiB: refused before anything is mapped.
+    let ctx = Context::quick_local();
+    ctx.sizing.assume_available("anon", Some(24 << 30));
+    let b = AgentsBench {
+        config: AgentsConfig {
+            size: Some(13 << 30),
+            agents: Some(Threads::List(vec![1])),
+            ..Default::default()
+        },
+    };
+    let need = b.memory(&ctx, &TargetSpec::Anon);
+    assert_eq!((need.bytes, need.on_target_bytes), (26 << 30, 13 << 30));
+    assert!(
+        need.what.starts_with("1 agent(s) x 13 GiB"),
+        "{}",
+        need.what
+    );
+    let limits = bench_core::memory::budget::Limits {
+        system: vec![bench_core::memory::budget::Bound::memory(
+            24 << 30,
+            "MemAvailable",
+        )],
+    };
+    let e = limits
+        .check(ONE, &TargetSpec::Anon, &ctx.topology, &need)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--size") && e.ends_with("or less fits"), "{e}");
+    // A size past the share of every count but within the machine: the smallest count
+    // runs alone, the others are skipped with the reason.
+    let ctx = Context::quick_local();
+    ctx.sizing.assume_available("anon", Some(128 * 1024));
+    let b = AgentsBench {
+        config: AgentsConfig {
+            size: Some(64 * 1024),
+            agents: Some(Threads::List(vec![1, 2])),
+            dirs: vec![AgentDir::Read],
+        },
+    };
+    let need = b.memory(&ctx, &TargetSpec::Anon);
+    assert_eq!(need.on_target_bytes, 64 * 1024, "{need:?}");
+    let Some((r, rep)) = run_small(&b, &ctx) else {
+        return;
+    };
+    assert_eq!(r.len(), 64 * 1024);
+    assert!(rep.params.iter().any(|p| p.key == "agents_read_k1_bw_gbs"));
+    if ctx.cpus.len() > 1 {
+        assert!(rep.skipped.iter().any(|s| s.reason.starts_with("2 agents")));
+    }
+}
+
+#[test]
+fn spread_memory_is_both_regions_and_the_private_buffers() {
+    let t = topo_with_far(2);
+    let ctx = Context {
+        topology: t.clone(),
+        cpus: vec![0, 0, 0, 0],
+        ..Context::quick_local()
+    };
+    let SpreadTargets::Pair(a, b) = SpreadTargets::from_topology(&t) else {
+        panic!("two far nodes are a pair")
+    };
+    for (t, bytes) in [(&a, 1 << 30), (&b, 1 << 30)] {
+        ctx.sizing.assume_available(&t.to_string(), Some(bytes));
+    }
+    let s = 64 * 1024;
+    let spread = SpreadBench {
+        config: AgentsConfig {
+            size: Some(s),
+            agents: Some(Threads::List(vec![1, 4])),
+            dirs: AgentDir::ALL.to_vec(),
+        },
+        targets: SpreadTargets::Pair(a, b),
+    };
+    let need = spread.memory(&ctx, &TargetSpec::Anon);
+    // 4 agents: 2 ranges on each target; the private buffers of their CPUs (CPU 0 here,
+    // once).
+    let cpus = union_of(&spread.rungs(&ctx, &spread_pair(&spread).0, &spread_pair(&spread).1, s));
+    assert_eq!(need.on_target_bytes, 2 * 2 * s, "{need:?}");
+    assert_eq!(
+        need.bytes,
+        need.on_target_bytes + cpus.len() * s,
+        "{need:?}"
+    );
+    // No count fits both: nothing is planned, and the run maps nothing.
+    ctx.sizing
+        .assume_available(&spread_pair(&spread).0.to_string(), Some(1024));
+    let need = spread.memory(&ctx, &TargetSpec::Anon);
+    assert_eq!(need.bytes, 0, "{need:?}");
+}
+
+/// The two targets of a spread benchmark that has them.
+fn spread_pair(b: &SpreadBench) -> (TargetSpec, TargetSpec) {
+    match &b.targets {
+        SpreadTargets::Pair(a, b) => (a.clone(), b.clone()),
+        SpreadTargets::Unavailable(r) => panic!("{r}"),
+    }
+}

@@ -196,3 +196,47 @@ fn small_run_measures_positive_bandwidth_with_distribution() {
         }
     }
 }
+
+#[test]
+fn memory_is_the_region_a_run_grows_to() {
+    // 256 MiB offered: the DRAM points 64 MiB (a quarter), each check's larger point
+    // 128 MiB (half), which no check can grow past.
+    let c = ctx(true);
+    c.sizing.assume_available("anon", Some(256 * MIB));
+    let b = BandwidthBench {
+        kernels: vec![Kernel::Read],
+        ..Default::default()
+    };
+    let anon = TargetSpec::Anon;
+    let need = b.memory(&c, &anon);
+    assert_eq!(need.on_target_bytes, 128 * MIB, "{need:?}");
+    assert_eq!(need.bytes, need.on_target_bytes);
+    assert!(need.fit.is_none());
+    let mut r = Region::allocate(&anon, b.region_bytes(&c, &anon), &c.topology).unwrap();
+    b.run(&c, Input::Region(&mut r)).unwrap();
+    assert_eq!(
+        anon.mapped_bytes(r.len(), &c.topology),
+        need.on_target_bytes
+    );
+    // --sizes: the largest, bounded by the option.
+    let b = BandwidthBench {
+        kernels: vec![Kernel::Read],
+        sizes: Some(vec![256 * KIB, MIB]),
+        ..Default::default()
+    };
+    let need = b.memory(&c, &anon);
+    let mut r = Region::allocate(&anon, b.region_bytes(&c, &anon), &c.topology).unwrap();
+    b.run(&c, Input::Region(&mut r)).unwrap();
+    assert_eq!((r.len(), need.on_target_bytes), (MIB, MIB));
+    let fit = need.fit.expect("--sizes bounds it");
+    assert_eq!(
+        (fit.option, fit.per_byte, fit.fixed_bytes),
+        ("--sizes", 1, 0)
+    );
+    // `mem bandwidth --sizes 30G`: planned as it is, for the refusal to weigh.
+    let b = BandwidthBench {
+        sizes: Some(vec![30 << 30]),
+        ..Default::default()
+    };
+    assert_eq!(b.memory(&c, &anon).on_target_bytes, 30 << 30);
+}

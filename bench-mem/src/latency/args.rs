@@ -5,26 +5,30 @@ use super::*;
 /// Idle load latency by a pointer chase no prefetcher can learn, over a sweep of touched
 /// working sets from 4 KiB to the DRAM plateau.
 ///
-/// One element per --slot bytes at a random line and 8-byte word of the slot, slots in
-/// random order inside 256 KiB TLB-local blocks, one full lap before timing. Sizes are
-/// touched bytes (distinct lines x 64; memory spanned = size x slot / 64). The sweep stops
+/// Every line of each --slot bytes touched, one per phase of the lap, at a random 8-byte
+/// word (the two lines of each 128-byte pair half a lap apart), slots in random order
+/// inside 256 KiB TLB-local blocks, one full lap before timing. Sizes are touched bytes
+/// (distinct lines x 64; the memory spanned is the size, or size x slot / 64 with a
+/// one-line-per-slot --layout). The sweep stops
 /// where latency has reached a cold lap's (every line flushed) and stayed flat over two
 /// doublings; the DRAM point is 4 x that size (bounded by 4 x the sysfs LLC and the
 /// available memory). There a prefetch self-check compares chains built differently, and
 /// a full-random chase gives the page-walk cost.
 #[derive(Debug, Clone, clap::Args)]
 pub struct LatencyArgs {
-    /// Bytes of memory per chain element (one touched line per slot; multichase's -s).
-    /// 256 by default; the randomized layout needs a multiple of 128. 128 reads low on
-    /// CPUs that fetch beyond the 128-byte pair (about 8% on Zen 4: both lines of each
-    /// 256-byte group are then chain elements); 512 and up pay more page walks per load
-    /// on 4 KiB pages.
+    /// Bytes of memory per slot (multichase's -s stride): the phased layout visits each of
+    /// its lines in a phase of its own, the one-line layouts one line of it. 256 by
+    /// default; phased and randomized need a multiple of 128. 128 reads low on CPUs that
+    /// fetch beyond the 128-byte pair (about 8% on Zen 4 with one line per slot); 512 and
+    /// up pay more page walks per load on 4 KiB pages.
     #[arg(long, value_name = "SIZE", visible_alias = "stride", default_value = "256", value_parser = parse_positive_size)]
     pub slot: usize,
-    /// Where each element sits in its slot: randomized (a random line and 8-byte word per
-    /// slot: no prefetcher can learn it) or aligned (offset 0 of every slot: the classic
-    /// chase, which some prefetchers learn; for comparisons only).
-    #[arg(long, value_enum, default_value_t = LayoutArg::Randomized)]
+    /// Where the elements sit in their slot: phased (every line, one per phase, at random
+    /// words: the chain spans what it touches), randomized (one random line and word per
+    /// slot: spans slot / 64 times what it touches), or, for comparisons only, aligned
+    /// (offset 0 of every slot: the classic chase) and phased-aligned (every line in
+    /// order at offset 0), which some prefetchers learn.
+    #[arg(long, value_enum, default_value_t = LayoutArg::Phased)]
     pub layout: LayoutArg,
     /// Skip the prefetch self-check at the DRAM point (differently built chains compared).
     #[arg(long)]
@@ -54,7 +58,12 @@ pub struct LatencyArgs {
 /// `--layout` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LayoutArg {
-    /// A random line and 8-byte word of each slot (default).
+    /// Every line of each slot, one per phase, at random words (default).
+    Phased,
+    /// Every line of each slot, one per phase, in order at offset 0 (prefetchers may
+    /// learn it).
+    PhasedAligned,
+    /// A random line and 8-byte word of each slot.
     Randomized,
     /// Offset 0 of every slot (the classic chase; prefetchers may learn it).
     Aligned,
@@ -74,6 +83,8 @@ impl LatencyArgs {
     pub fn bench(&self) -> Result<LatencyBench, LatencyParamError> {
         let b = LatencyBench {
             layout: match self.layout {
+                LayoutArg::Phased => ChainLayout::phased(self.slot),
+                LayoutArg::PhasedAligned => ChainLayout::phased(self.slot).twin(),
                 LayoutArg::Randomized => ChainLayout::randomized(self.slot),
                 LayoutArg::Aligned => ChainLayout::aligned(self.slot),
             },

@@ -346,14 +346,16 @@ impl LatencyBench {
     ) -> Result<(), NotRun> {
         let target = region.origin().to_string();
         let default_id = ids[0].clone();
+        // The check's verdict and figures are in dram_check, not in the method: a method
+        // says how the figure was measured, the same in every run that measured it so.
         let method = format!(
-            "p50 of the {} chain at the DRAM point, {} touched in {} of memory ({}; {}); DRAM check: {} (see dram_check)",
+            "p50 of the {} chain at the DRAM point, {} touched in {} of memory ({}; {}); DRAM working set checked by the DRAM check of the {} (see dram_check)",
             self.layout.label(),
             format_size(size),
             format_size(self.layout.span_bytes(size)),
             self.method(self.layout, self.order),
             sizing_rec.explain(),
-            check.summary()
+            check.kernel
         );
         let method = if ids.len() > 1 {
             format!("{method}; the mean of the check's two passes")
@@ -443,10 +445,7 @@ impl LatencyBench {
                 format!(
                     "the prefetch self-check compared nothing at {}: the {} chain could not be placed in the target's memory",
                     format_size(size),
-                    match self.layout.layout {
-                        SlotLayout::Randomized => "aligned",
-                        SlotLayout::Aligned => "randomized",
-                    }
+                    self.layout.twin().layout.name()
                 ),
                 "free memory or use a larger target; mem_lat_ns is the default chain's figure, unchecked",
             );

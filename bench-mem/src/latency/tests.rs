@@ -82,19 +82,21 @@ fn sweep_candidates_reach_the_cap() {
     let q = b.sweep_sizes(cap, &bench_core::effort::QUICK);
     assert!(!q.contains(&(6 * 1024)), "one point per octave when quick");
     assert!(s.windows(2).all(|w| w[0] < w[1]));
-    // An Intel-like 480 MiB LLC: the cap touches 4 x 481 MiB, the memory bound applies.
-    let (cap, r) = b.cap(&rule(480 * M), Some(8192 * M));
-    assert!(
-        cap <= 8192 * M / 4 / 4,
-        "span within a quarter of 8 GiB: {cap}"
-    );
+    // An Intel-like 480 MiB LLC: the cap touches 4 x 481 MiB, the memory bound applies
+    // (a phased chain spans what it touches).
+    let (cap, r) = b.cap(&rule(480 * M), Some(4096 * M));
+    assert!(cap <= 4096 * M / 4, "span within a quarter of 4 GiB: {cap}");
     assert_eq!(r.rule, sizing::SizingRule::MemoryBound);
     let (cap, _) = b.cap(&rule(480 * M), None);
     assert_eq!(cap, 1924 * M);
-    assert!(
-        b.layout.span_bytes(cap) >= 4 * 1924 * M,
-        "touched, not spanned"
-    );
+    assert_eq!(b.layout.span_bytes(cap), 1924 * M, "touched, and spanned");
+    // A one-line-per-slot layout spans four times what it touches.
+    let sparse = LatencyBench {
+        layout: ChainLayout::randomized(256),
+        ..Default::default()
+    };
+    let (cap, _) = sparse.cap(&rule(480 * M), Some(4096 * M));
+    assert!(cap <= 4096 * M / 4 / 4, "{cap}");
     // --max-size is the user's.
     let b = LatencyBench {
         max_size: Some(8 * M),
@@ -136,15 +138,28 @@ fn the_dram_check_stays_within_the_users_sizes() {
 }
 
 #[test]
-fn explicit_sizes_are_rounded_to_elements() {
+fn explicit_sizes_are_rounded_to_whole_slots() {
     let b = LatencyBench {
-        sizes: Some(vec![100, 64 * 1024, 4096]),
+        sizes: Some(vec![300, 64 * 1024, 4096]),
         ..Default::default()
     };
     assert_eq!(
         b.sweep_sizes(0, &bench_core::effort::FULL),
-        vec![64, 4096, 65536]
+        vec![256, 4096, 65536]
     );
+    // Below one slot of lines: refused, naming the smallest.
+    let small = LatencyBench {
+        sizes: Some(vec![100]),
+        ..Default::default()
+    };
+    let e = small.validate().unwrap_err().to_string();
+    assert!(e.contains("256 bytes"), "{e}");
+    let sparse = LatencyBench {
+        layout: ChainLayout::aligned(64),
+        sizes: Some(vec![100]),
+        ..Default::default()
+    };
+    assert_eq!(sparse.sweep_sizes(0, &bench_core::effort::FULL), vec![64]);
 }
 
 #[test]
@@ -155,7 +170,7 @@ fn bad_parameters_are_named() {
     };
     assert_eq!(
         b.validate().unwrap_err().to_string(),
-        "--min-size 32 is smaller than one element of the chain (64 bytes)"
+        "--min-size 32 is smaller than one slot of the chain (256 bytes of lines)"
     );
     let b = LatencyBench {
         layout: ChainLayout::aligned(12),
@@ -229,11 +244,12 @@ fn small_sweep_produces_measurements_and_l1() {
     for m in &sweep {
         assert!(m.distribution.n >= MIN_BATCHES as u64);
         assert!(m.distribution.p50 > 0.0);
-        assert_eq!(m.parameters["layout"], "randomized");
+        assert_eq!(m.parameters["layout"], "phased");
         assert_eq!(m.parameters["slot_bytes"], 256);
+        assert_eq!(m.parameters["phases"], 4);
         assert_eq!(
             m.parameters["span_bytes"].as_u64().unwrap(),
-            4 * m.parameters["touched_bytes"].as_u64().unwrap()
+            m.parameters["touched_bytes"].as_u64().unwrap()
         );
     }
     if ctx
@@ -243,4 +259,113 @@ fn small_sweep_produces_measurements_and_l1() {
     {
         assert!(rep.params.iter().any(|p| p.key == "l1_lat_ns"));
     }
+}
+
+/// A quick context on one CPU whose `anon` target offers `bytes` (every bound of the run
+/// follows: a chase spans at most a quarter, a check's larger point half).
+fn offering(bytes: usize) -> Context {
+    let ctx = Context {
+        cpus: bench_core::pin::allowed_cpus()[..1].to_vec(),
+        ..Context::quick_local()
+    };
+    ctx.sizing.assume_available("anon", Some(bytes));
+    ctx
+}
+
+#[test]
+fn memory_is_the_region_a_default_run_grows_to() {
+    // 256 MiB offered: the DRAM point 64 MiB (a quarter), its check's larger point 128
+    // MiB (half): no check can grow past what the plan holds.
+    let ctx = offering(256 * M);
+    let b = LatencyBench::default();
+    let need = b.memory(&ctx, &TargetSpec::Anon);
+    assert_eq!(need.on_target_bytes, 128 * M, "{need:?}");
+    assert!(
+        need.what.contains("DRAM check's larger point, 128 MiB"),
+        "{}",
+        need.what
+    );
+    let heap = need.bytes - need.on_target_bytes;
+    let scratch = b.layout.build_scratch_bytes(128 * M, b.order);
+    assert_eq!(heap, scratch.max(SAMPLE_BYTES), "{need:?}");
+    let mut r = bench_core::memory::Region::allocate(
+        &TargetSpec::Anon,
+        b.region_bytes(&ctx, &TargetSpec::Anon),
+        &ctx.topology,
+    )
+    .unwrap();
+    let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
+    assert!(!rep.measurements.is_empty());
+    assert_eq!(
+        TargetSpec::Anon.mapped_bytes(r.len(), &ctx.topology),
+        need.on_target_bytes,
+        "the region the run grew to is the plan's"
+    );
+}
+
+#[test]
+fn memory_of_explicit_sizes_is_the_region_they_grow() {
+    let ctx = offering(1 << 30);
+    let b = LatencyBench {
+        sizes: Some(vec![M, 4 * M]),
+        ..Default::default()
+    };
+    let need = b.memory(&ctx, &TargetSpec::Anon);
+    let mut r = bench_core::memory::Region::allocate(
+        &TargetSpec::Anon,
+        b.region_bytes(&ctx, &TargetSpec::Anon),
+        &ctx.topology,
+    )
+    .unwrap();
+    b.run(&ctx, Input::Region(&mut r)).unwrap();
+    assert_eq!(r.len(), 4 * M);
+    assert_eq!(need.on_target_bytes, 4 * M, "{need:?}");
+    let fit = need.fit.expect("--sizes bounds it");
+    assert_eq!((fit.option, fit.per_byte), ("--sizes", 1));
+    assert_eq!(fit.fixed_bytes, need.bytes - need.on_target_bytes);
+}
+
+#[test]
+fn memory_of_a_wide_slot_is_what_its_chain_touches() {
+    // `--stride 1024 --sizes 2G`: every line of each 1 KiB slot is touched, so the chain
+    // spans 2 GiB; one line per slot would span 32 GiB.
+    let ctx = offering(64 << 30);
+    let phased = LatencyBench {
+        layout: ChainLayout::phased(1024),
+        sizes: Some(vec![2 << 30]),
+        ..Default::default()
+    };
+    let need = phased.memory(&ctx, &TargetSpec::Anon);
+    assert_eq!(need.on_target_bytes, 2 << 30, "{need:?}");
+    assert!(need.bytes - need.on_target_bytes < 64 * M, "{need:?}");
+    assert!(need.what.starts_with("a 2 GiB region"), "{}", need.what);
+    let sparse = LatencyBench {
+        layout: ChainLayout::randomized(1024),
+        ..phased
+    };
+    let need = sparse.memory(&ctx, &TargetSpec::Anon);
+    assert_eq!(need.on_target_bytes, 32 << 30, "{need:?}");
+    let fit = need.fit.unwrap();
+    assert_eq!((fit.option, fit.per_byte), ("--sizes", 16));
+}
+
+#[test]
+fn memory_names_how_far_a_growing_check_may_take_the_region() {
+    // Room for the check to grow: the plan is its first comparison; the words say how far
+    // it may go (S grown three times, its larger point 16 x S).
+    let ctx = offering(64 << 30);
+    let b = LatencyBench::default();
+    let need = b.memory(&ctx, &TargetSpec::Anon);
+    let rule = ctx.dram_sizing(&TargetSpec::Anon, &ctx.cpus_for(1), Pattern::Chase);
+    let (s, _) = b.cap(&rule, ctx.available(&TargetSpec::Anon));
+    assert_eq!(need.on_target_bytes, b.layout.span_bytes(2 * s), "{need:?}");
+    let largest = bench_core::units::human_bytes(b.layout.span_bytes(16 * s) as u64);
+    assert!(
+        need.what.contains(&format!("up to a {largest} region")),
+        "{}",
+        need.what
+    );
+    // None: every comparison's larger point is within half of 256 MiB.
+    let need = b.memory(&offering(256 * M), &TargetSpec::Anon);
+    assert!(!need.what.contains("up to"), "{}", need.what);
 }

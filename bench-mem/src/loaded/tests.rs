@@ -216,3 +216,37 @@ fn one_cpu_is_a_reasoned_skip() {
         .unwrap_err();
     assert!(e.reason.contains("needs 2 CPUs"), "{e}");
 }
+
+#[test]
+fn memory_is_the_region_a_run_grows_to_and_the_rigs_buffers() {
+    let ctx = Context::quick_local();
+    if ctx.cpus.len() < 2 {
+        bench_core::testing::unavailable("2 CPUs", "one chases, the others inject");
+        return;
+    }
+    let ctx = ctx.with_cpus(&ctx.cpus[..2]);
+    // 256 MiB offered: the chase and the traffic 64 MiB each (a quarter), each check's
+    // larger point 128 MiB (half), which no check can grow past.
+    ctx.sizing.assume_available("anon", Some(256 << 20));
+    let b = LoadedLatencyBench {
+        curves: vec![Traffic::mix(Mix::Read)],
+        adaptive: false,
+    };
+    let anon = bench_core::memory::TargetSpec::Anon;
+    let need = b.memory(&ctx, &anon);
+    assert_eq!(need.on_target_bytes, 128 << 20, "{need:?}");
+    assert!(
+        need.bytes - need.on_target_bytes >= 2 * RIG_BYTES,
+        "{need:?}"
+    );
+    let mut r =
+        bench_core::memory::Region::allocate(&anon, b.region_bytes(&ctx, &anon), &ctx.topology)
+            .unwrap();
+    let rep = b.run(&ctx, Input::Region(&mut r)).unwrap();
+    assert!(!rep.measurements.is_empty());
+    assert_eq!(
+        anon.mapped_bytes(r.len(), &ctx.topology),
+        need.on_target_bytes,
+        "the region the run grew to is the plan's"
+    );
+}

@@ -180,6 +180,7 @@ fn a_small_matrix_runs_here_and_gives_the_local_cell() {
     {
         return; // this machine's first node has no allowed CPU
     }
+    let need = b.memory(&ctx, &TargetSpec::Anon);
     let rep = match b.run(&ctx, Input::Device) {
         Ok(r) => r,
         Err(NotRun::Skipped { reason }) => {
@@ -194,6 +195,16 @@ fn a_small_matrix_runs_here_and_gives_the_local_cell() {
         .iter()
         .find(|c| c.target == node && c.initiator == node)
         .expect("the local cell");
+    // The plan is the largest cell's region (the cells are placed one at a time), with
+    // the chain scratch or samples beside it.
+    let largest = m
+        .cells
+        .iter()
+        .map(|c| TargetSpec::Node(c.target).mapped_bytes(c.placement.region_bytes, &ctx.topology))
+        .max()
+        .unwrap();
+    assert_eq!(need.on_target_bytes, largest, "{need:?}");
+    assert!(need.bytes > need.on_target_bytes);
     assert_eq!(cell.class, "local");
     assert!(cell.latency.distribution.p50 > 0.0);
     assert!(cell.bandwidth.distribution.p50 > 0.0);

@@ -9,7 +9,7 @@ use bench_core::params::ParamsFile;
 /// the first target's figure: `param_info[key].target` is `target`, the values equal):
 /// one measured value under two names, shown once (`diff`'s rows, OpenMetrics' series).
 pub fn repeats_bare(f: &ParamsFile, key: &str) -> bool {
-    let Some((bare, target)) = key.split_once('@') else {
+    let (bare, Some(target)) = bench_core::keys::split_target(key) else {
         return false;
     };
     f.param_info.get(bare).is_some_and(|i| i.target == target)

@@ -312,7 +312,7 @@ pub fn diff_cmd(a: &DiffArgs) -> Result<Status> {
                  fleet with `jq '.hosts[] | select(.host == \"NAME\") | .params' {}`)",
                 fleet.display(),
                 params.display(),
-                fleet.display()
+                crate::output::shell::quote_path(fleet)
             )
         }
     };

@@ -177,7 +177,8 @@ pub fn parse(text: &str, name: &str) -> Result<ParamsFile> {
         bail!(
             "{name} is a fleet file (format \"{FLEET_FORMAT}\": every host of a launcher job): \
              this command reads one host's params.json; take one out with e.g. \
-             `jq '.hosts[] | select(.host == \"NAME\") | .params' {name}`"
+             `jq '.hosts[] | select(.host == \"NAME\") | .params' {}`",
+            crate::output::shell::quote(name)
         );
     }
     params_from_text(text, h.as_ref(), name)

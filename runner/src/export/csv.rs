@@ -9,13 +9,20 @@
 //! set) is quoted, shown with control characters escaped ([`printable`]: no ANSI escape
 //! reaches a terminal that prints the file), and one that would start a formula gets a
 //! leading single quote ([`text_cell`]). Numbers stay bare numbers.
+//!
+//! The last column, `disturbed` ([`DISTURBED`]), tells a clean figure from a flagged one:
+//! `true` when the measurement stayed disturbed in every attempt (its figure stands on
+//! disturbed samples or, for a crew of threads, on no clean window: the noisy ones),
+//! `false` when it was not, empty when it recorded no counters. Its `true` rows are the
+//! count the summary and the report give ([`ParamsFile::disturbed_measurements`]).
 
 use super::Exporter;
 use crate::output::text::printable;
 use anyhow::Result;
-use bench_core::params::ParamsFile;
+use bench_core::params::{Measurement, ParamsFile};
 
-/// Column names of the measurements table (CSV and Markdown).
+/// Column names of the measurements table (Markdown; the CSV adds [`DISTURBED`] after
+/// them).
 pub const COLUMNS: [&str; 13] = [
     "id",
     "benchmark",
@@ -31,6 +38,19 @@ pub const COLUMNS: [&str; 13] = [
     "mean",
     "stdev",
 ];
+
+/// The CSV's column after [`COLUMNS`]: whether the measurement stayed disturbed.
+pub const DISTURBED: &str = "disturbed";
+
+/// The `disturbed` cell of a measurement: `true`, `false`, or empty (no counters
+/// recorded, so not known).
+pub fn disturbed_cell(m: &Measurement) -> &'static str {
+    match &m.counters {
+        Some(c) if c.disturbed => "true",
+        Some(_) => "false",
+        None => "",
+    }
+}
 
 /// A figure to six significant digits without an exponent (`123.457`, `0.00123457`;
 /// integers of more digits whole: `98765432`); `0`, `NaN`, `inf` as they are.
@@ -78,7 +98,7 @@ impl Exporter for CsvExporter {
         // The header with default quoting (its names are fixed); below it, quotes around
         // every cell that is not a number (OWASP's advice for text cells).
         let mut head = csv::Writer::from_writer(Vec::new());
-        head.write_record(COLUMNS)?;
+        head.write_record(COLUMNS.iter().chain([&DISTURBED]))?;
         let mut w = csv::WriterBuilder::new()
             .quote_style(csv::QuoteStyle::NonNumeric)
             .from_writer(head.into_inner()?);
@@ -96,6 +116,7 @@ impl Exporter for CsvExporter {
                     .iter()
                     .map(|&v| number(v)),
             );
+            row.push(disturbed_cell(m).to_string());
             w.write_record(&row)?;
         }
         Ok(String::from_utf8(w.into_inner()?)?)

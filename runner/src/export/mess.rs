@@ -533,7 +533,7 @@ fn readme(
         "measured: {} .. {} by `{}`",
         file.started_at,
         file.finished_at,
-        file.command_line.join(" ")
+        crate::output::shell::command(&file.command_line)
     )?;
     writeln!(
         s,

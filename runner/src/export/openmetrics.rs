@@ -8,9 +8,15 @@
 //!   unqualified key that only repeats `key@target` (params.json names the first target's
 //!   figure both ways) is not written again: `mem_lat_ns@anon` is the one series of
 //!   `cxlchar_mem_lat_ns{target="anon"}`, so `sum()` counts each figure once. `# HELP` is
-//!   the key registry's meaning and unit.
+//!   the key registry's meaning and unit. Every series has the label `noisy`: `"true"`
+//!   where `param_info.<key>.noisy` says the figure stands only on disturbed samples (the
+//!   summary's and the report's noisy keys), else `"false"`; `{noisy="false"}` selects
+//!   the clean figures.
 //! * Every measurement is a sample of a summary family per unit, `cxlchar_measurement_ns`,
-//!   `cxlchar_measurement_gbs`, ...: labels `id`, `benchmark`, `target`; quantiles 0 (min),
+//!   `cxlchar_measurement_gbs`, ...: labels `id`, `benchmark`, `target` and, where the
+//!   measurement recorded its counters, `disturbed` (`"true"`: disturbed in every attempt,
+//!   the count of [`ParamsFile::disturbed_measurements`]; `"false"`: not; the label is
+//!   absent where nothing was recorded, as the CSV's cell is empty); quantiles 0 (min),
 //!   0.5, 0.9, 0.99, 0.999 and 1 (max) of its distribution; `_count` = its `n`; `_sum` =
 //!   mean x n, only where no sample is negative (a sum of signed differences is not a
 //!   summary's sum).
@@ -119,7 +125,8 @@ impl Exporter for OpenMetricsExporter {
             .params
             .keys()
             .filter(|k| crate::consumers::keys::repeats_bare(file, k))
-            .filter_map(|k| k.split_once('@').map(|(bare, _)| bare))
+            .filter(|k| keys::split_target(k).1.is_some())
+            .map(|k| keys::base_name(k))
             .collect();
         for (k, v) in &file.params {
             if repeated.contains(k.as_str()) {
@@ -154,17 +161,22 @@ impl Exporter for OpenMetricsExporter {
             };
             writeln!(s, "# HELP {name} {}", escape(&help))?;
             for (k, v) in series {
-                let target = match k.split_once('@') {
-                    Some((_, t)) => t.to_string(),
+                let target = match keys::split_target(k).1 {
+                    Some(t) => t.to_string(),
                     None => file
                         .param_info
                         .get(*k)
                         .map_or(String::new(), |i| i.target.clone()),
                 };
+                let noisy = file.param_info.get(*k).is_some_and(|i| i.noisy.is_some());
                 writeln!(
                     s,
                     "{name}{} {}",
-                    labels(&[("key", k), ("target", &target)]),
+                    labels(&[
+                        ("key", k),
+                        ("target", &target),
+                        ("noisy", if noisy { "true" } else { "false" })
+                    ]),
                     number(*v)
                 )?;
             }
@@ -199,13 +211,17 @@ impl Exporter for OpenMetricsExporter {
                 }
                 let d = &m.distribution;
                 let vals = [d.min, d.p50, d.p90, d.p99, d.p999, d.max];
-                let base = [
+                let mut base = vec![
                     ("id", m.id.as_str()),
                     ("benchmark", m.benchmark.as_str()),
                     ("target", m.target.as_str()),
                 ];
+                match super::csv::disturbed_cell(m) {
+                    "" => {}
+                    d => base.push(("disturbed", d)),
+                }
                 for (q, v) in QUANTILES.iter().zip(vals) {
-                    let mut l = base.to_vec();
+                    let mut l = base.clone();
                     l.push(("quantile", q));
                     writeln!(s, "{name}{} {}", labels(&l), number(v))?;
                 }

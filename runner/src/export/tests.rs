@@ -1,7 +1,7 @@
 //! The exporters together, on a real params.json (`results/plots/params-quick.json`, a
 //! quick run on the development VM): CSV and Markdown read back to the JSON values.
 
-use super::csv::{CsvExporter, COLUMNS};
+use super::csv::{CsvExporter, COLUMNS, DISTURBED};
 use super::markdown::MarkdownExporter;
 use super::Exporter;
 use bench_core::params::ParamsFile;
@@ -24,7 +24,9 @@ fn csv_reads_back_to_the_json_values() {
     let f = sample();
     let text = CsvExporter.render(&f).unwrap();
     let mut r = csv::Reader::from_reader(text.as_bytes());
-    assert_eq!(r.headers().unwrap().iter().collect::<Vec<_>>(), COLUMNS);
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..COLUMNS.len()], COLUMNS);
+    assert_eq!(header[COLUMNS.len()..], [DISTURBED]);
     let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
     assert_eq!(rows.len(), f.measurements.len());
     for (row, m) in rows.iter().zip(&f.measurements) {
@@ -82,6 +84,97 @@ fn csv_gives_every_figure_of_a_row_at_one_precision() {
         }
     }
     assert!(checked > 1000, "{checked}");
+}
+
+/// The `disturbed` column tells each flagged figure from a clean one: `true` for every
+/// measurement disturbed in every attempt (the count the summary and the report give),
+/// `false` for the others, empty where no counters were recorded.
+#[test]
+fn csv_flags_each_disturbed_measurement() {
+    let mut f = all_quick();
+    f.measurements[0].counters = None;
+    let (disturbed, recorded) = f.disturbed_measurements();
+    assert!(
+        disturbed > 0 && recorded > disturbed,
+        "the guest's run has both"
+    );
+    let text = CsvExporter.render(&f).unwrap();
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let col = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == DISTURBED)
+        .expect("a disturbed column");
+    let rows: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    let cells: Vec<&str> = rows.iter().map(|row| &row[col]).collect();
+    assert_eq!(cells.iter().filter(|c| **c == "true").count(), disturbed);
+    assert_eq!(
+        cells.iter().filter(|c| **c == "false").count(),
+        recorded - disturbed
+    );
+    assert_eq!(cells[0], "", "no counters: not known");
+    for (row, m) in rows.iter().zip(&f.measurements) {
+        let flagged = m.counters.as_ref().is_some_and(|c| c.disturbed);
+        assert_eq!(&row[col] == "true", flagged, "{}", m.id);
+    }
+}
+
+/// The guest's quick run with counters on every measurement (`results/plots`).
+fn all_quick() -> ParamsFile {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/plots/params-all-quick.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Every gauge says whether its key is noisy, and every measurement whose counters were
+/// recorded whether it was disturbed; the labels are those the CSV and the report give.
+#[test]
+fn openmetrics_labels_noisy_keys_and_disturbed_measurements() {
+    let mut f = all_quick();
+    let noisy_key = "mem_bw_gbs@anon";
+    f.param_info.get_mut(noisy_key).unwrap().noisy = Some("no clean window in 9".into());
+    f.measurements[0].counters = None;
+    let text = super::openmetrics::OpenMetricsExporter.render(&f).unwrap();
+    let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    let gauges: Vec<&&str> = samples
+        .iter()
+        .filter(|l| !l.starts_with("cxlchar_measurement_"))
+        .collect();
+    assert!(!gauges.is_empty());
+    for l in &gauges {
+        let noisy = l.contains(&format!("key=\"{noisy_key}\""));
+        let want = if noisy {
+            ",noisy=\"true\"}"
+        } else {
+            ",noisy=\"false\"}"
+        };
+        assert!(l.contains(want), "{l}");
+    }
+    assert_eq!(
+        gauges
+            .iter()
+            .filter(|l| l.contains("noisy=\"true\""))
+            .count(),
+        1
+    );
+    // Each measurement's samples carry its flag: 6 quantiles and a count (and a sum).
+    let (disturbed, recorded) = f.disturbed_measurements();
+    let counts = |flag: &str| {
+        samples
+            .iter()
+            .filter(|l| l.contains("_count{") && l.contains(flag))
+            .count()
+    };
+    assert_eq!(counts("disturbed=\"true\""), disturbed);
+    assert_eq!(counts("disturbed=\"false\""), recorded - disturbed);
+    let first = format!("id=\"{}\"", f.measurements[0].id);
+    let unrecorded: Vec<&&str> = samples.iter().filter(|l| l.contains(&first)).collect();
+    assert!(!unrecorded.is_empty());
+    assert!(
+        unrecorded.iter().all(|l| !l.contains("disturbed=")),
+        "not recorded: no label"
+    );
 }
 
 #[test]
@@ -196,7 +289,7 @@ fn csv_neutralises_formulas_and_escapes_control_characters() {
     assert_eq!(&rows[1][1], "'\\x09mem.latency\\x0d");
     // A plain number stays that number, and the numeric columns stay bare numbers.
     assert_eq!(&rows[1][0], "-1.5");
-    assert!(text.starts_with(&format!("{}\n", COLUMNS.join(","))));
+    assert!(text.starts_with(&format!("{},{DISTURBED}\n", COLUMNS.join(","))));
     for l in text.lines().skip(1) {
         assert!(l.starts_with('"') || l.starts_with("-1.5,"), "{l}");
     }

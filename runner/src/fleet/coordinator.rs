@@ -344,8 +344,8 @@ impl Coordinator {
                  command",
                 hello.rank,
                 hello.host,
-                hello.command_line.join(" "),
-                self.cfg.command_line.join(" ")
+                crate::output::shell::command(&hello.command_line),
+                crate::output::shell::command(&self.cfg.command_line)
             );
             refuse(why.clone());
             return Err(anyhow!(why));

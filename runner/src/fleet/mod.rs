@@ -294,7 +294,7 @@ fn finish_rank0(
     }
     eprintln!(
         "fleet: wrote {} ({} hosts, {} pairs)",
-        out.display(),
+        crate::output::text::printable(&out.display().to_string()),
         file.hosts.len(),
         file.pairs.len()
     );

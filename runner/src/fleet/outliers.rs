@@ -57,7 +57,7 @@ pub enum Worse {
 /// Which way `key` gets worse, from its unit.
 pub fn worse_side(key: &str) -> Worse {
     match Unit::of_name(key) {
-        Some(Unit::Nanoseconds) => Worse::Higher,
+        Some(Unit::Nanoseconds) | Some(Unit::Count) => Worse::Higher,
         Some(Unit::GigabytesPerSecond) | Some(Unit::MegamessagesPerSecond) => Worse::Lower,
         _ => Worse::Unknown,
     }

@@ -308,7 +308,7 @@ pub fn serve_verbs(run: &RunArgs, port: u16, timeout: Duration) -> Result<()> {
         bail!(
             "verbs pair server on port {port} served no client: {} (ran `{}`)",
             skip_reasons(&outcome.file),
-            cmd.join(" ")
+            crate::output::shell::command(&cmd)
         );
     }
     Ok(())
@@ -474,7 +474,7 @@ fn measured(file: ParamsFile, cmd: &[String]) -> Result<ParamsFile> {
         bail!(
             "nothing measured: {} (ran `{}`)",
             skip_reasons(&file),
-            cmd.join(" ")
+            crate::output::shell::command(cmd)
         );
     }
     Ok(file)

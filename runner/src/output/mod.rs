@@ -1,6 +1,7 @@
 //! Output helpers shared by the terminal, the fleet summary, plot and report.
 
 pub mod markup;
+pub mod shell;
 pub mod stdout;
 pub mod table;
 pub mod text;

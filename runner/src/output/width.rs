@@ -3,10 +3,14 @@
 //! a whole line is broken over lines), continued under its hanging indent; on a pipe or
 //! in a file, lines are printed whole, as they are (a tool reads one record per line).
 //!
-//! The width is the terminal's that stdout is ([`stdout_columns`]); `--help` is clap's
-//! (feature `wrap_help`, [`crate::registry::command`]).
+//! The width is the terminal's that the text goes to ([`stdout_columns`], and
+//! [`stderr_columns`] for the plan a run prints first); `--help` is clap's (feature
+//! `wrap_help`, [`crate::registry::command`]). Text laid out in columns (the summary) says
+//! where each line's text starts and continues under it ([`wrap_under`]); other text
+//! continues under the column that takes the fewest lines ([`fit`]).
 
 use std::io::IsTerminal;
+use std::os::fd::AsFd;
 
 /// The narrowest width text is wrapped to (a terminal narrower than this still gets
 /// lines of this many characters).
@@ -19,11 +23,21 @@ const MIN_ROOM: usize = 30;
 /// not a terminal (then lines are printed whole). A terminal that does not say its size
 /// gives `COLUMNS`, else 80.
 pub fn stdout_columns() -> Option<usize> {
-    let out = std::io::stdout();
-    if !out.is_terminal() {
+    columns_of(std::io::stdout())
+}
+
+/// The width of the terminal stderr is, as [`stdout_columns`]: for what a run prints
+/// there (its plan, the bar, errors), `None` when stderr is not a terminal. Read at each
+/// call: a resized terminal gets the new width.
+pub fn stderr_columns() -> Option<usize> {
+    columns_of(std::io::stderr())
+}
+
+fn columns_of(stream: impl IsTerminal + AsFd) -> Option<usize> {
+    if !stream.is_terminal() {
         return None;
     }
-    let cols = terminal_size::terminal_size_of(&out)
+    let cols = terminal_size::terminal_size_of(&stream)
         .map(|(w, _)| usize::from(w.0))
         .or_else(|| std::env::var("COLUMNS").ok()?.trim().parse().ok())
         .unwrap_or(80);
@@ -72,6 +86,20 @@ pub fn wrap_fewest(line: &str, width: usize) -> Vec<String> {
     } else {
         aligned
     }
+}
+
+/// `line` wrapped ([`wrap`]) with its continuation lines under column `at`, where its text
+/// starts (after its label: `self-checks    `, `  crew_skew:  `); under its own indent
+/// plus 4 where `at` would leave less than [`MIN_ROOM`] columns (a label too long for a
+/// narrow terminal).
+pub fn wrap_under(line: &str, width: usize, at: usize) -> Vec<String> {
+    let at = if width.saturating_sub(at) >= MIN_ROOM.min(width / 2) {
+        at
+    } else {
+        let lead = line.chars().take_while(|c| *c == ' ').count();
+        (lead + 4).min(width / 2)
+    };
+    wrap(line, width, at)
 }
 
 /// Where the line's columns of text start (after a run of two or more spaces: `label:
@@ -221,6 +249,29 @@ mod tests {
             "{w:?}"
         );
         assert_eq!(words(&w.join(" ")), words(&row));
+    }
+
+    #[test]
+    fn a_line_continues_under_the_column_it_is_given_or_its_indent_plus_4() {
+        let line = format!("self-checks    {}", "verdict words ".repeat(12));
+        let w = wrap_under(&line, 80, 15);
+        assert!(w.len() > 1, "{w:?}");
+        for l in &w[1..] {
+            assert!(
+                l.starts_with(&" ".repeat(15)) && !l.starts_with(&" ".repeat(16)),
+                "{w:?}"
+            );
+        }
+        assert_eq!(words(&w.join(" ")), words(&line));
+        // A column that leaves too little room: the line's indent plus 4.
+        let w = wrap_under(&line, 40, 30);
+        assert!(
+            w[1].starts_with("    ") && !w[1].starts_with("     "),
+            "{w:?}"
+        );
+        for l in &w {
+            assert!(l.chars().count() <= 40, "{l:?}");
+        }
     }
 
     #[test]

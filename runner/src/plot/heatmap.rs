@@ -2,7 +2,8 @@
 //! (low) to dark red (high), the value written in each cell when the matrix is small; a
 //! cell not measured is hatched grey (never the colour of a low value), and says so below
 //! the colour scale. Drawn for `pool.c2c` (CPU x CPU), the fleet's pair matrices (host x
-//! host) and the NUMA node matrices (CPU node x memory node).
+//! host), the NUMA node matrices (CPU node x memory node) and the interference matrix
+//! (victim target x aggressor target).
 
 use anyhow::Result;
 use plotters::prelude::*;

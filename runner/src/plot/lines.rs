@@ -6,7 +6,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::data::{Series, Stroke};
 
-const COLORS: [RGBColor; 12] = [
+pub(super) const COLORS: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(214, 39, 40),
     RGBColor(44, 160, 44),
@@ -73,15 +73,15 @@ fn plottable(v: f64, log: bool) -> bool {
 
 /// Canvas width of a line chart: at most the report's content width, so the page shows
 /// it at its own scale (labels at their drawn size).
-const WIDTH: u32 = 1040;
+pub(super) const WIDTH: u32 = 1040;
 /// Canvas height unless the legend needs more.
-const HEIGHT: u32 = 500;
+pub(super) const HEIGHT: u32 = 500;
 /// Font sizes (px) of the tick labels, the axis descriptions and the legend and markers.
 pub(super) const TICK_PX: u32 = 14;
-const DESC_PX: u32 = 15;
-const LEGEND_PX: u32 = 13;
+pub(super) const DESC_PX: u32 = 15;
+pub(super) const LEGEND_PX: u32 = 13;
 /// Height of one legend entry.
-const LEGEND_ROW: u32 = 18;
+pub(super) const LEGEND_ROW: u32 = 18;
 
 /// The x range: the data's, widened (when the chart asks) to show every marker within
 /// 64 x of the data (the 300 MiB L3 of a run whose largest point is 128 MiB).
@@ -115,13 +115,13 @@ pub(super) fn spans_decades(series: &[Series]) -> bool {
 /// box.
 const CHAR_PX: f64 = 7.8;
 /// Width of a legend beside its labels: the frame's padding and the line sample.
-const LEGEND_PAD: u32 = 44;
+pub(super) const LEGEND_PAD: u32 = 44;
 /// The legend's width bounds, px.
-const LEGEND_MIN: u32 = 160;
-const LEGEND_MAX: u32 = 330;
+pub(super) const LEGEND_MIN: u32 = 160;
+pub(super) const LEGEND_MAX: u32 = 330;
 
 /// Pixels `text` takes in the legend's font.
-fn text_px(text: &str) -> u32 {
+pub(super) fn text_px(text: &str) -> u32 {
     (text.chars().count() as f64 * CHAR_PX).ceil() as u32
 }
 

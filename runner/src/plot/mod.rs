@@ -13,8 +13,9 @@
 //! in the file, one module each:
 //! * `latency.svg` ([`latency`]): `mem.latency` p50 vs working-set size per target and
 //!   order (log x, log y), with the cache sizes of `environment.topology.caches` marked;
-//! * `bandwidth.svg` ([`bandwidth`]): `mem.bandwidth*` p50 per kernel, thread count and
-//!   target vs size;
+//! * `bandwidth.svg` and `bandwidth-kernels.svg` ([`bandwidth`]): `mem.bandwidth*` p50 vs
+//!   size of each size sweep (the 1-thread read sweep), and per kernel with 1 thread and
+//!   all threads at the DRAM footprint as grouped bars ([`bars`]);
 //! * `copy-threshold.svg` ([`copy_threshold`]): `mem.copy-threshold*` all-to-all copy
 //!   bandwidth vs block size per method (temporal, NT, hybrid) and thread count;
 //! * `alltoall-order.svg` ([`alltoall_order`]): `mem.alltoall-order*` all-to-all
@@ -26,6 +27,11 @@
 //! * `c2c-<kind>.svg` ([`c2c`]): `pool.c2c*` core-to-core p50 as a heatmap;
 //! * `numa-latency.svg`, `numa-bandwidth.svg` ([`numa`]): the `mem.matrix` NUMA node
 //!   matrices (`numa_matrix`), CPU node x memory node heatmaps.
+//! * `scan-<target>.svg` ([`scan`]): `mem.scan` bandwidth of each range by its address,
+//!   per kernel, with the median, the slow ranges and each change of backing marked;
+//! * `interference-<lat|bw>-<mix>.svg` ([`interference`]): the `mem.interference`
+//!   matrix (`interference`), victim target x aggressor target heatmaps of the ratios
+//!   together / alone, per aggressor traffic mix.
 //! * `gpu-bw.svg` and `gpu-contention.svg` ([`gpu`]): GPU copy bandwidth vs copy size per
 //!   host memory and direction, and k concurrent copies' bandwidth vs k.
 //!
@@ -38,17 +44,20 @@
 
 mod alltoall_order;
 mod bandwidth;
+mod bars;
 mod c2c;
 mod copy_threshold;
 mod data;
 mod flush;
 mod gpu;
 mod heatmap;
+mod interference;
 mod latency;
 mod lines;
 mod loaded;
 pub(crate) mod numa;
 pub mod pairs;
+mod scan;
 #[cfg(test)]
 pub(crate) mod tests;
 mod ticks;
@@ -212,17 +221,7 @@ impl Charts {
             &|| latency::render(&lat, caches),
         )?;
 
-        let bw = data::family(f, "mem.bandwidth");
-        self.emit(
-            "bandwidth.svg",
-            "mem.bandwidth",
-            &format!(
-                "mem.bandwidth: p50 bandwidth (GB/s, GB = 1e9 B) per kernel, thread count and \
-                 target vs size (or vs threads when the points carry no size). {marked}"
-            ),
-            &bw,
-            &|| bandwidth::render(&bw, caches),
-        )?;
+        self.bandwidth(f, caches, marked)?;
 
         let ct = data::family(f, "mem.copy-threshold");
         self.emit(
@@ -248,6 +247,66 @@ impl Charts {
             &ao,
             &|| alltoall_order::render(&ao, caches),
         )
+    }
+
+    /// The bandwidth charts ([`bandwidth`]): the size sweeps, and each kernel's figure
+    /// with 1 thread and all threads at the DRAM footprint.
+    fn bandwidth(&mut self, f: &ParamsFile, caches: &[(f64, String)], marked: &str) -> Result<()> {
+        let bw = data::family(f, "mem.bandwidth");
+        let split = bandwidth::split(f, &bw);
+        self.emit_part(
+            "bandwidth.svg",
+            "mem.bandwidth",
+            &format!(
+                "mem.bandwidth: p50 bandwidth vs working-set size of each kernel, thread count \
+                 and target measured at several sizes (the 1-thread read sweep through the \
+                 cache levels to DRAM); GB/s, GB = 1e9 B, copies count bytes read + written; \
+                 the DRAM check's points are drawn with their sweep, a size measured more than \
+                 once at the mean of its passes; the kernels measured at one footprint are in \
+                 bandwidth-kernels.svg. {marked}"
+            ),
+            (&bw, &split.sweeps),
+            "no mem.bandwidth kernel was measured at several sizes (each is a bar of \
+             bandwidth-kernels.svg)",
+            &|| bandwidth::render_sweeps(&split.sweeps, caches),
+        )?;
+        self.emit_part(
+            "bandwidth-kernels.svg",
+            "mem.bandwidth",
+            "mem.bandwidth: p50 bandwidth of each kernel with 1 thread and with all threads \
+             at the DRAM footprint, one bar per thread count and target; each bar the point \
+             its key reports (mem_bw_1t_gbs, mem_bw_gbs, mem_write_bw_gbs, ...), else the \
+             kernel's one size; GB/s, GB = 1e9 B, copies count bytes read + written; the \
+             bulk-synchronous figures (/bulk-sync) are in the measurements.",
+            (&bw, &split.kernels),
+            "no mem.bandwidth kernel was measured at one footprint (each was swept over sizes: \
+             bandwidth.svg)",
+            &|| bandwidth::render_kernels(&split.kernels, split.reported),
+        )
+    }
+
+    /// [`Charts::emit`] of a part `ms` of a family's measurements `all`: when the family
+    /// has measurements but none for this chart, the note is `none`.
+    fn emit_part(
+        &mut self,
+        file: &str,
+        family: &str,
+        what: &str,
+        (all, ms): (&[&Measurement], &[&Measurement]),
+        none: &str,
+        render: &dyn Fn() -> Result<Option<String>>,
+    ) -> Result<()> {
+        if all.is_empty() || !ms.is_empty() {
+            return self.emit(file, family, what, ms, render);
+        }
+        self.out.push(Chart {
+            file: file.into(),
+            family: family.into(),
+            caption: what.to_string(),
+            svg: None,
+            note: none.into(),
+        });
+        Ok(())
     }
 
     /// The loaded-latency chart: chase latency vs injected bandwidth (or delay).
@@ -349,6 +408,34 @@ impl Charts {
         Ok(())
     }
 
+    /// The scan's strip charts, one per target (drawn only when the file has a scan).
+    fn scan(&mut self, f: &ParamsFile) -> Result<()> {
+        let ms = data::family(f, "mem.scan");
+        for target in scan::targets(&ms) {
+            let mine: Vec<&Measurement> =
+                ms.iter().copied().filter(|m| m.target == target).collect();
+            let file = format!(
+                "scan-{}.svg",
+                target.replace(|c: char| !c.is_alphanumeric(), "_")
+            );
+            self.emit(
+                &file,
+                "mem.scan",
+                &format!(
+                    "mem.scan on {target}: p50 bandwidth of each range of the scanned region \
+                     (the crew's windows over all the scan's CPUs; GB = 1e9 B) by its place in \
+                     the region, one curve per kernel, its median dashed; labelled verticals \
+                     mark the slow ranges (slower than the median by more than the run's \
+                     noise) and each change of what backs the ranges (node, CXL region and \
+                     memdevs, DIMM: params.json's scan.ranges names every range's backing)."
+                ),
+                &mine,
+                &|| scan::render(&mine, &target),
+            )?;
+        }
+        Ok(())
+    }
+
     /// The NUMA node matrices: latency and bandwidth heatmaps of `numa_matrix`.
     fn numa(&mut self, f: &ParamsFile) -> Result<()> {
         let mx = data::family(f, "mem.matrix");
@@ -375,6 +462,54 @@ impl Charts {
     }
 }
 
+impl Charts {
+    /// The interference matrix: a latency and a bandwidth ratio heatmap per mix of
+    /// `interference` (the read mix's names when there is none).
+    fn interference(&mut self, f: &ParamsFile) -> Result<()> {
+        let ms = data::family(f, "mem.interference");
+        let m = f.interference.as_ref();
+        let mixes = match m {
+            Some(m) if !m.mixes.is_empty() => m.mixes.clone(),
+            _ => vec!["read".to_string()],
+        };
+        for mix in &mixes {
+            for fig in [
+                interference::Figure::Latency,
+                interference::Figure::Bandwidth,
+            ] {
+                let file = format!(
+                    "interference-{}-{}.svg",
+                    fig.name(),
+                    mix.replace(|c: char| !c.is_alphanumeric(), "_")
+                );
+                let gpu = m.is_some_and(|m| {
+                    m.cells
+                        .iter()
+                        .any(|c| &c.mix == mix && c.aggressor_tier == "gpu")
+                });
+                let what = match fig {
+                    interference::Figure::Latency if gpu => format!(
+                        "mem.interference (the GPU's {mix} copies): the victim's chase latency while the GPU copies to or from the column's target back to back / alone, for each victim target (row) and target the GPU copies (column); above 1 slower, light low to dark red high, hatched grey not measured."
+                    ),
+                    interference::Figure::Bandwidth if gpu => format!(
+                        "mem.interference (the GPU's {mix} copies): the victim CPUs' read bandwidth while the GPU copies to or from the column's target back to back / alone, victim target (row) x target the GPU copies (column); below 1 less, light low to dark red high, hatched grey not measured."
+                    ),
+                    interference::Figure::Latency => format!(
+                        "mem.interference ({mix} aggressors): the victim's chase latency while the aggressor CPUs stream the column's target / alone, for each victim target (row) and aggressor target (column), each labelled with its tier; above 1 slower, light low to dark red high, hatched grey not measured."
+                    ),
+                    interference::Figure::Bandwidth => format!(
+                        "mem.interference ({mix} aggressors): the victim CPUs' read bandwidth while the aggressor CPUs stream the column's target / alone, victim target (row) x aggressor target (column); below 1 less, light low to dark red high, hatched grey not measured."
+                    ),
+                };
+                self.emit(&file, "mem.interference", &what, &ms, &|| {
+                    interference::render(m, fig, mix)
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Renders every chart of `f`; a chart whose measurements are absent (or lack the
 /// parameters to plot) has `svg: None` and a note saying so.
 pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
@@ -393,6 +528,8 @@ pub fn charts(f: &ParamsFile) -> Result<Vec<Chart>> {
     )?;
     c.c2c(f)?;
     c.numa(f)?;
+    c.scan(f)?;
+    c.interference(f)?;
     c.gpu(f)?;
     Ok(c.out)
 }

@@ -77,8 +77,9 @@ fn log_axes_are_labelled_at_enough_values_and_never_twice() {
 
 #[test]
 fn point_labels_sit_on_a_ground_with_a_halo() {
+    // The latency sweep's one-point series: the random-order chase at DRAM.
     for f in [all_quick(), h200()] {
-        let s = svg(&charts(&f).unwrap(), "bandwidth.svg");
+        let s = svg(&charts(&f).unwrap(), "latency.svg");
         let g = &s[s.find("<g class=\"point-labels\">").expect("point labels")..];
         let g = &g[..g.find("</g>").unwrap()];
         let texts = g.matches("<text").count();
@@ -194,4 +195,182 @@ fn the_all_to_all_axis_stops_where_its_data_stops() {
     // The latency sweep still shows the next level beyond its last point.
     let s = svg(&charts(&h200()).unwrap(), "latency.svg");
     assert!(s.lines().any(|l| l.trim() == "L3 300 MiB"));
+}
+
+/// The guest's quick run with the 2-thread read's DRAM check as a run writes it now: the
+/// footprint and twice it, each pass repeated, each with its bulk-synchronous figure.
+fn with_dram_check() -> ParamsFile {
+    let mut f = all_quick();
+    let at = "mem.bandwidth/anon/read/2t/128M";
+    let base = f
+        .measurements
+        .iter()
+        .find(|m| m.id == at)
+        .expect("the guest's 2-thread DRAM read")
+        .clone();
+    let mut add = |suffix: &str, size: u64, p50: f64| {
+        let mut m = base.clone();
+        m.id = format!("mem.bandwidth/anon/read/2t/{suffix}");
+        m.parameters["size_bytes"] = serde_json::json!(size);
+        m.distribution.p50 = p50;
+        f.measurements.push(m);
+    };
+    add("256M", 256 << 20, 15.0);
+    add("128M/repeat", 128 << 20, 20.0);
+    add("256M/repeat", 256 << 20, 16.0);
+    add("128M/bulk-sync", 128 << 20, 3.0);
+    let point = |id: &str, bytes: u64, pass: u8| {
+        serde_json::json!({"bytes": bytes, "value": 20.0, "pass": pass,
+            "id": format!("mem.bandwidth/anon/read/2t/{id}")})
+    };
+    f.dram_check.push(
+        serde_json::from_value(serde_json::json!({
+            "target": "anon", "benchmark": "mem.bandwidth", "pattern": "stream",
+            "kernel": "read (avx512)", "cpus": "0-1", "threads": 2, "unit": "GB/s",
+            "better": "higher", "start_bytes": 128u64 << 20, "sizing": "4 x the caches",
+            "points": [point("128M", 128 << 20, 1), point("256M", 256 << 20, 1),
+                point("128M/repeat", 128 << 20, 2), point("256M/repeat", 256 << 20, 2)],
+            "compared_bytes": [128u64 << 20, 256u64 << 20], "ratio": 1.0, "tolerance": 0.05,
+            "verdict": "agree", "reported_bytes": 128u64 << 20, "repeated": true,
+            "keys": ["mem_bw_gbs@anon"]
+        }))
+        .unwrap(),
+    );
+    f
+}
+
+/// The texts of the `<g class="NAME">` group of an SVG (empty when it has none).
+fn group_texts(svg: &str, name: &str) -> Vec<String> {
+    let Some(at) = svg.find(&format!("<g class=\"{name}\">")) else {
+        return vec![];
+    };
+    let g = &svg[at..];
+    let g = &g[..g.find("</g>").unwrap()];
+    g.split("<text")
+        .skip(1)
+        .map(|t| {
+            t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()]
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// The bandwidth of a key as the bars label it.
+fn bar_label(f: &ParamsFile, key: &str) -> String {
+    lines::tick(f.params[key])
+}
+
+#[test]
+fn the_bandwidth_sweep_and_the_kernels_bars_split_one_thread_sweeps_from_single_points() {
+    for (name, f) in [
+        ("guest", all_quick()),
+        ("guest, DRAM check", with_dram_check()),
+        ("server", h200()),
+    ] {
+        let cs = charts(&f).unwrap();
+        // The sweep: the 1-thread read through the caches, no lone dot of another kernel.
+        let sweep = svg(&cs, "bandwidth.svg");
+        assert_eq!(
+            group_texts(&sweep, "legend"),
+            ["read 1t (anon)"],
+            "{name}: only the sweep"
+        );
+        assert!(
+            group_texts(&sweep, "point-labels").is_empty(),
+            "{name}: no one-point series: {:?}",
+            group_texts(&sweep, "point-labels")
+        );
+        // The bars: each of the six kernels with 1 thread and all threads, each bar the
+        // figure its key reports (the DRAM check's second size and repeats, and the
+        // bulk-synchronous figures, are not bars).
+        let bars = svg(&cs, "bandwidth-kernels.svg");
+        let all = f.environment.cpu.logical_cpus;
+        assert_eq!(
+            group_texts(&bars, "legend"),
+            ["1 thread".to_string(), format!("{all} threads")],
+            "{name}"
+        );
+        assert_eq!(
+            group_texts(&bars, "categories"),
+            ["read", "write", "nt-write", "copy", "nt-copy", "memset"],
+            "{name}"
+        );
+        let labels = group_texts(&bars, "bar-labels");
+        assert_eq!(labels.len(), 12, "{name}: {labels:?}");
+        for key in [
+            "mem_bw_1t_gbs@anon",
+            "mem_bw_gbs@anon",
+            "mem_write_bw_gbs@anon",
+            "copy_bw_gbs@anon",
+        ] {
+            let want = bar_label(&f, key);
+            assert!(labels.contains(&want), "{name}: {key} {want} in {labels:?}");
+        }
+    }
+}
+
+#[test]
+fn a_size_measured_twice_is_drawn_once_at_the_mean_of_its_passes() {
+    let base = all_quick()
+        .measurements
+        .into_iter()
+        .find(|m| m.benchmark == "mem.bandwidth")
+        .unwrap();
+    let ms: Vec<Measurement> = [(1u64 << 20, 40.0), (1 << 20, 60.0), (1 << 30, 10.0)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(size, p50))| {
+            let mut m = base.clone();
+            m.id = format!("bw/{i}");
+            m.parameters = serde_json::json!({"kernel": "read", "threads": 1, "size_bytes": size});
+            m.distribution.p50 = p50;
+            m
+        })
+        .collect();
+    let refs: Vec<&Measurement> = ms.iter().collect();
+    let s = bandwidth::render_sweeps(&refs, &[]).unwrap().unwrap();
+    // One line of two points (1 MiB at 50, 1 GiB at 10), not a column at 1 MiB.
+    let lines: Vec<&str> = s
+        .split("<polyline")
+        .skip(1)
+        .map(|e| &e[..e.find("/>").unwrap()])
+        .filter(|tag| tag.contains("stroke-width=\"2\"") && !tag.contains("#000000"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{s}");
+    let pts = lines[0].split("points=\"").nth(1).unwrap();
+    assert_eq!(pts[..pts.find('"').unwrap()].split_whitespace().count(), 2);
+}
+
+#[test]
+fn bar_labels_turn_upright_together_when_one_does_not_fit() {
+    let group = |name: &str, v: f64| bars::BarGroup {
+        name: name.into(),
+        values: vec![Some(v); 6],
+        color: 0,
+        light: false,
+    };
+    let chart = bars::BarChart {
+        title: "t".into(),
+        y_desc: "GB/s".into(),
+        categories: (0..6).map(|i| format!("k{i}")).collect(),
+    };
+    let wide = bars::render_bars(&chart, &[group("a", 123.4), group("b", 5.0)])
+        .unwrap()
+        .unwrap();
+    assert!(
+        !wide.contains("rotate(-90"),
+        "two bars a group: labels fit flat"
+    );
+    let many: Vec<bars::BarGroup> = (0..8).map(|i| group(&format!("s{i}"), 123.4)).collect();
+    let narrow = bars::render_bars(&chart, &many).unwrap().unwrap();
+    assert_eq!(
+        narrow.matches("rotate(-90").count(),
+        6 * 8,
+        "eight bars a group: every label upright"
+    );
+    assert!(
+        bars::render_bars(&chart, &[]).unwrap().is_none(),
+        "no bar, no chart"
+    );
 }

@@ -6,9 +6,34 @@ use super::html::{esc, table};
 use crate::output::num;
 use bench_core::params::ParamsFile;
 
-/// The section's body (the page gives its heading); empty when the file has nothing for it.
+/// Why the section has nothing to show (`None`: it has): no node target compared, or
+/// no figure the firmware advertises and no interleave weights. A table of measured
+/// figures beside "not advertised" compares nothing.
+pub fn left_out(f: &ParamsFile) -> Option<&'static str> {
+    let weights = f
+        .interleave_weights
+        .as_ref()
+        .is_some_and(|w| !w.nodes.is_empty() || !w.gains.is_empty());
+    let advertised = f
+        .hmat_vs_measured
+        .values()
+        .any(|c| c.advertised_lat_ns.is_some() || c.advertised_bw_gbs.is_some());
+    match (weights, advertised, f.hmat_vs_measured.is_empty()) {
+        (true, _, _) | (_, true, _) => None,
+        (false, false, true) => {
+            Some("no node target compared in this file (no idle latency or bandwidth measured)")
+        }
+        (false, false, false) => Some(
+            "the firmware advertises no latency or bandwidth for the measured nodes (no HMAT \
+             or CDAT access coordinates in sysfs), and one node gives no interleave weights",
+        ),
+    }
+}
+
+/// The section's body (the page gives its heading); empty when the file has nothing for it
+/// ([`left_out`] says why).
 pub fn section(f: &ParamsFile) -> String {
-    if f.hmat_vs_measured.is_empty() && f.interleave_weights.is_none() {
+    if left_out(f).is_some() {
         return String::new();
     }
     let mut s = String::new();
@@ -225,5 +250,23 @@ mod tests {
     fn nothing_to_show_is_no_section() {
         let f = synthetic(&[("l1_lat_ns", 1.0)]);
         assert_eq!(section(&f), "");
+        assert!(left_out(&f).is_some_and(|why| why.contains("no node target")));
+    }
+
+    #[test]
+    fn a_single_node_the_firmware_says_nothing_of_is_left_out() {
+        let mut f = synthetic(&[("mem_lat_ns@anon", 90.0), ("mem_bw_gbs@anon", 250.0)]);
+        annotate(&mut f, 0);
+        assert!(!f.hmat_vs_measured.is_empty(), "anon is compared");
+        assert!(f
+            .hmat_vs_measured
+            .values()
+            .all(|c| c.advertised_lat_ns.is_none() && c.advertised_bw_gbs.is_none()));
+        assert_eq!(
+            section(&f),
+            "",
+            "measured figures beside 'not advertised' only"
+        );
+        assert!(left_out(&f).is_some_and(|why| why.contains("advertises no latency")));
     }
 }

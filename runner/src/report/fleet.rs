@@ -226,7 +226,10 @@ fn run_table(f: &FleetFile, source: &str) -> String {
             ],
             vec![
                 "command line".into(),
-                format!("<code>{}</code>", esc(&f.command_line.join(" "))),
+                format!(
+                    "<code>{}</code>",
+                    esc(&crate::output::shell::command(&f.command_line))
+                ),
             ],
             vec![
                 "launcher".into(),

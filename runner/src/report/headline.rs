@@ -206,6 +206,7 @@ pub fn headline(f: &ParamsFile, rows: &[KeyRow]) -> String {
             format!("<b>{}</b>", esc(b))
         }
     };
+    links_rows(f, rows, &mut out, &mut block);
     for (b, label, key) in ROWS {
         if *b == "GPU" && *key == "gpu_h2d_bw_gbs" {
             // Each GPU by name and link, then its figures.
@@ -269,19 +270,11 @@ pub fn headline(f: &ParamsFile, rows: &[KeyRow]) -> String {
         .filter(|r| r.info.is_some_and(|i| i.noisy.is_some()))
         .collect();
     if !noisy.is_empty() {
-        let links: Vec<String> = noisy
-            .iter()
-            .map(|r| format!("<a href=\"#{}\">{}</a>", anchor(&r.key), esc(&r.key)))
-            .collect();
         out.push(vec![
             block("Self-checks"),
             "noisy keys".into(),
             String::new(),
-            format!(
-                "<span class=\"fail\">{}</span> measured only on disturbed windows: {}",
-                noisy.len(),
-                links.join(", ")
-            ),
+            noisy_keys(&noisy),
         ]);
     }
     let mut s = table("headline", &["", "figure", "target", "value"], &out);
@@ -289,6 +282,82 @@ pub fn headline(f: &ParamsFile, rows: &[KeyRow]) -> String {
         s.insert_str(
             0,
             "<p class=\"note\">None of the headline keys is in this file: see the details.</p>\n",
+        );
+    }
+    s
+}
+
+/// The PCIe links first when the file judged any: the count of degraded links (linked to
+/// its key) and a row per degraded link naming both ends and what it runs at.
+fn links_rows(
+    f: &ParamsFile,
+    rows: &[KeyRow],
+    out: &mut Vec<Vec<String>>,
+    block: &mut impl FnMut(&'static str) -> String,
+) {
+    use bench_core::pci::links::{degraded, judged_links, LINK_DEGRADED};
+    let judged = judged_links(&f.links);
+    let Some(r) = rows.iter().find(|r| r.base == crate::links::KEY) else {
+        return;
+    };
+    let bad = degraded(&f.links);
+    let verdict = if bad.is_empty() {
+        format!("all {judged} at their capability")
+    } else {
+        format!(
+            "<span class=\"fail\">{} of {judged} below their capability</span>",
+            bad.len()
+        )
+    };
+    out.push(vec![
+        block("PCIe links"),
+        "degraded links".into(),
+        esc(&r.target),
+        format!("{}: {verdict}", cell(r)),
+    ]);
+    for l in &bad {
+        out.push(vec![
+            block("PCIe links"),
+            format!("<span class=\"fail\">{LINK_DEGRADED}</span>"),
+            esc(&l.device.bdf),
+            esc(&l.describe()),
+        ]);
+    }
+}
+
+/// How many noisy keys a headline cell names; the rest are behind a `<details>`.
+const NOISY_NAMED: usize = 5;
+
+/// The noisy keys in one cell: their count, the first [`NOISY_NAMED`] of them (the
+/// headline's own keys first, in the table's order, then the others in the file's), each
+/// linked to its row, and the rest behind a `<details>`.
+fn noisy_keys(noisy: &[&KeyRow]) -> String {
+    let rank = |r: &KeyRow| {
+        ROWS.iter()
+            .position(|(_, _, k)| *k == r.base)
+            .unwrap_or(ROWS.len())
+    };
+    let mut keys: Vec<&KeyRow> = noisy.to_vec();
+    // Stable: keys of one headline row (or none) keep the file's order.
+    keys.sort_by_key(|r| rank(r));
+    let link = |r: &&KeyRow| format!("<a href=\"#{}\">{}</a>", anchor(&r.key), esc(&r.key));
+    let shown: Vec<String> = keys.iter().take(NOISY_NAMED).map(link).collect();
+    let (count, verb) = match keys.len() {
+        1 => ("1 key".to_string(), "stands"),
+        n => (format!("{n} keys"), "stand"),
+    };
+    let mut s = format!(
+        "<span class=\"fail\">{count}</span> {verb} only on disturbed windows or a noisy \
+         self-check (why: each key's row): {}",
+        shown.join(", ")
+    );
+    if keys.len() > NOISY_NAMED {
+        let rest: Vec<String> = keys[NOISY_NAMED..].iter().map(link).collect();
+        let _ = write!(
+            s,
+            "<details><summary>and {} more</summary>{}</details>",
+            rest.len(),
+            rest.join(", ")
         );
     }
     s
@@ -355,12 +424,10 @@ fn disturbed(f: &ParamsFile) -> String {
     if recorded == 0 {
         return "not recorded in this file".into();
     }
-    let pct = 100.0 * n as f64 / recorded as f64;
     format!(
-        "<a href=\"#warnings\"><span class=\"{}\">{n} of {} ({pct:.0} %)</span> disturbed in \
-         every attempt</a>",
+        "<a href=\"#warnings\"><span class=\"{}\">{}</span> disturbed in every attempt</a>",
         if n > 0 { "nm" } else { "pass" },
-        recorded
+        super::warnings::share_of(n, recorded)
     )
 }
 

@@ -60,10 +60,8 @@ pub fn folded(f: &ParamsFile) -> Vec<KeyRow<'_>> {
     let mut rows = vec![];
     for (k, v) in &f.params {
         let info = f.param_info.get(k);
-        let (base, qual) = match k.split_once('@') {
-            Some((b, t)) => (b.to_string(), Some(t.to_string())),
-            None => (k.clone(), None),
-        };
+        let (base, qual) = bench_core::keys::split_target(k);
+        let (base, qual) = (base.to_string(), qual.map(str::to_string));
         let target = qual
             .clone()
             .or_else(|| info.map(|i| i.target.clone()))

@@ -4,10 +4,12 @@
 //! and bandwidth per cache level and target, far-memory factors, the loaded-latency knee,
 //! each GPU by name, core-to-core latency, the self-checks), then every chart of
 //! [`crate::plot`] inline as SVG (the GPU's under their own heading) with a one-sentence
-//! caption and the method behind a `<details>`, then the details ([`detail_sections`]: the
-//! acceptance results of [`crate::consumers::check`], the self-checks, the keys
-//! ([`keys`]), the warnings grouped by code, the environment, the run and the skipped
-//! entries). A print stylesheet keeps it to a few pages.
+//! caption and the method behind a `<details>` (the charts not drawn in one line), then
+//! the details ([`detail_sections`]: the acceptance results of
+//! [`crate::consumers::check`], the self-checks, the firmware vs measured ([`firmware`]),
+//! the keys ([`keys`]), the warnings grouped by code, the environment, the run and the
+//! skipped entries; a section with nothing to show is one line saying why). A print
+//! stylesheet keeps it to a few pages.
 //!
 //! Self-contained: inline CSS, inline SVG and one small inline script, no external
 //! reference of any kind; a Content-Security-Policy (`default-src 'none'`) forbids the
@@ -25,6 +27,7 @@
 //! with its outliers, the pair heatmaps, the pairs not measured and, with `--spec`, the
 //! verdict per host and pair.
 
+mod environment;
 pub mod firmware;
 pub mod fleet;
 pub mod headline;
@@ -40,10 +43,8 @@ use crate::exit::Status;
 use crate::output::num;
 use crate::plot::Chart;
 use anyhow::Result;
-use bench_core::env::Environment;
 use bench_core::params::ParamsFile;
-use bench_core::timer::TimerInfo;
-use bench_core::units::{format_size, human_bytes};
+use bench_core::units::format_size;
 use html::{esc, table};
 use std::fmt::Write as _;
 use warnings::{warning_table, warnings};
@@ -173,209 +174,10 @@ pub fn title(f: &ParamsFile) -> String {
     )
 }
 
-fn yes_no(v: Option<bool>) -> String {
-    match v {
-        Some(true) => "yes".into(),
-        Some(false) => "no".into(),
-        None => "unknown (the kernel does not tell)".into(),
-    }
-}
-
-/// The environment table: the settings that shape the figures, then the topology.
-fn environment(f: &ParamsFile) -> String {
-    let mut rows = settings(f);
-    topology(&f.environment, &mut rows);
-    let rows: Vec<Vec<String>> = rows
-        .into_iter()
-        .map(|(k, v)| vec![esc(k), esc(&v)])
-        .collect();
-    table("env", &["setting", "value"], &rows)
-}
-
-/// One row per machine and kernel setting, and the timer's.
-fn settings(f: &ParamsFile) -> Vec<(&'static str, String)> {
-    let e = &f.environment;
-    vec![
-        (
-            "CPU",
-            format!(
-                "{} ({}), {} logical CPUs, {} socket(s), {} thread(s) per core",
-                e.cpu.model,
-                e.cpu.vendor,
-                e.cpu.logical_cpus,
-                e.cpu.sockets,
-                e.cpu.threads_per_core
-            ),
-        ),
-        ("CPU flags", e.cpu.flags.join(" ")),
-        ("SMT active", yes_no(e.smt_active)),
-        (
-            "cpufreq governor",
-            if e.governors.is_empty() {
-                "none exposed (no cpufreq, as in most VMs)".into()
-            } else {
-                e.governors.join(", ")
-            },
-        ),
-        ("turbo / boost", yes_no(e.turbo)),
-        (
-            "transparent huge pages",
-            format!(
-                "enabled: {}, defrag: {}",
-                e.thp_enabled.as_deref().unwrap_or("unknown"),
-                e.thp_defrag.as_deref().unwrap_or("unknown")
-            ),
-        ),
-        ("hugepages", hugepages(e)),
-        ("automatic NUMA balancing", yes_no(e.numa_balancing)),
-        (
-            "hypervisor",
-            e.hypervisor
-                .clone()
-                .unwrap_or_else(|| "none (bare metal)".into()),
-        ),
-        ("kernel / arch", format!("{} / {}", e.kernel, e.arch)),
-        ("memory", human_bytes(e.mem_total_bytes)),
-        ("allowed CPUs", e.allowed_cpus.clone()),
-        (
-            "perf_event_paranoid",
-            e.perf_event_paranoid
-                .map_or("unknown".into(), |v| v.to_string()),
-        ),
-        (
-            "hardware prefetchers",
-            match &e.prefetchers.reason {
-                Some(r) => format!("{}: {r}", e.prefetchers.state),
-                None => format!("{} ({})", e.prefetchers.state, e.prefetchers.source),
-            },
-        ),
-        ("timer", timer(&f.timer)),
-    ]
-}
-
-/// Each hugepage size with its total and free pages.
-fn hugepages(e: &Environment) -> String {
-    e.topology
-        .hugepages
-        .iter()
-        .map(|h| {
-            format!(
-                "{}: {} total, {} free",
-                format_size(h.page_size_bytes),
-                h.total,
-                h.free
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// The timer's source, calibration, overhead and resolution (and fallback, if any).
-fn timer(t: &TimerInfo) -> String {
-    format!(
-        "{} at {:.0} Hz ({}; spread {:.1} ppm), invariant: {}, overhead {:.1} ns, \
-         tick {:.2} ns, resolution {:.1} ns, timed batches >= {:.1} us{}",
-        serde_json::to_value(t.source)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_else(|| format!("{:?}", t.source)),
-        t.freq_hz,
-        t.freq_method,
-        t.calibration_spread_ppm,
-        yes_no(t.invariant),
-        t.overhead_ns,
-        t.tick_ns,
-        t.resolution_ns,
-        t.min_batch_ns / 1e3,
-        t.fallback_reason
-            .as_ref()
-            .map_or(String::new(), |r| format!("; fallback: {r}"))
-    )
-}
-
-/// Rows for the NUMA nodes, caches, cache instances and dax devices.
-fn topology(e: &Environment, rows: &mut Vec<(&'static str, String)>) {
-    for n in &e.topology.nodes {
-        rows.push((
-            "NUMA node",
-            format!(
-                "node {}: CPUs {:?}, {}, distances {:?}{}",
-                n.id,
-                n.cpus,
-                human_bytes(n.mem_total_bytes),
-                n.distances,
-                if n.likely_far_memory {
-                    ", likely far memory"
-                } else {
-                    ""
-                }
-            ),
-        ));
-    }
-    for c in &e.topology.caches {
-        rows.push((
-            "cache",
-            format!(
-                "L{} {}: {}, {}-byte lines, shared by CPUs {}",
-                c.level,
-                c.kind,
-                human_bytes(c.size_bytes as u64),
-                c.line_bytes,
-                c.shared_cpus
-            ),
-        ));
-    }
-    if !e.topology.cache_instances.is_empty() {
-        rows.push(("cache instances (all CPUs)", cache_instances(e)));
-    }
-    for d in &e.topology.dax {
-        rows.push((
-            "dax device",
-            format!(
-                "{} ({}), {}, target node {}",
-                d.name,
-                d.path.display(),
-                format_size(d.size_bytes as usize),
-                d.target_node.map_or("-".into(), |n| n.to_string())
-            ),
-        ));
-    }
-}
-
-/// Every cache instance, grouped by level and size: what the DRAM sizing rule sums.
-fn cache_instances(e: &Environment) -> String {
-    let mut groups: std::collections::BTreeMap<(u8, usize), Vec<&str>> = Default::default();
-    for c in &e.topology.cache_instances {
-        groups
-            .entry((c.level, c.size_bytes))
-            .or_default()
-            .push(c.cpus.as_str());
-    }
-    groups
-        .iter()
-        .rev()
-        .map(|((l, size), cpus)| {
-            let shown: Vec<&str> = cpus.iter().copied().take(4).collect();
-            let more = if cpus.len() > 4 { ", ..." } else { "" };
-            format!(
-                "L{l} {} x {} (CPUs {}{more})",
-                cpus.len(),
-                format_size(*size),
-                shown.join("; ")
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The self-checks: the DRAM check each DRAM key stands on (working sets confirmed
-/// against a larger one), then the prefetch check of each idle-latency DRAM point.
+/// against a larger one), then the prefetch check of each idle-latency DRAM point (the
+/// page says "none in this file" when there is neither).
 fn checks(f: &ParamsFile) -> String {
-    if f.dram_check.is_empty() && f.prefetch_check.is_empty() {
-        return "<p class=\"note\">No self-check in this file (no DRAM key was measured, or \
-                the file predates them).</p>\n"
-            .into();
-    }
     let rows = dram_check_rows(f);
     let mut s = String::from(
         "<p>Each DRAM key was measured at a working set of 4 x the caches its CPUs can fill \
@@ -521,42 +323,55 @@ fn prefetch_check_rows(f: &ParamsFile) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The drawn charts as figures, then the others in one line ([`not_drawn`]).
 fn plots(charts: &[Chart]) -> String {
     let mut s = String::new();
     for c in charts {
-        match &c.svg {
-            Some(svg) => {
-                let _ = write!(
-                    s,
-                    "<figure class=\"plot\" id=\"plot-{}\" data-family=\"{}\">\n{svg}\n\
-                     <figcaption>{}<details><summary>how it was measured ({})</summary>{}\
-                     </details></figcaption></figure>\n",
-                    esc(&c.file),
-                    esc(&c.family),
-                    esc(&c.summary()),
-                    esc(&c.file),
-                    esc(&c.caption)
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    "<p class=\"note nodata\" id=\"plot-{}\"><b>{}</b>: {}. ({})</p>",
-                    esc(&c.file),
-                    esc(&c.file),
-                    esc(&c.note),
-                    esc(&c.caption)
-                );
-            }
+        if let Some(svg) = &c.svg {
+            let _ = write!(
+                s,
+                "<figure class=\"plot\" id=\"plot-{}\" data-family=\"{}\">\n{svg}\n\
+                 <figcaption>{}<details><summary>how it was measured ({})</summary>{}\
+                 </details></figcaption></figure>\n",
+                esc(&c.file),
+                esc(&c.family),
+                esc(&c.summary()),
+                esc(&c.file),
+                esc(&c.caption)
+            );
         }
     }
+    s.push_str(&not_drawn(charts));
     s
 }
 
-fn skipped(f: &ParamsFile) -> String {
-    if f.skipped.is_empty() {
-        return "<p class=\"note\">Nothing was skipped.</p>\n".into();
+/// The charts not drawn, in one line, their files grouped by why (`numa-latency.svg,
+/// numa-bandwidth.svg: no mem.matrix measurements in this file`), each file with its
+/// chart's anchor; nothing when every chart is drawn.
+fn not_drawn(charts: &[Chart]) -> String {
+    let mut groups: Vec<(&str, Vec<String>)> = vec![];
+    for c in charts.iter().filter(|c| c.svg.is_none()) {
+        let file = format!("<b id=\"plot-{}\">{}</b>", esc(&c.file), esc(&c.file));
+        match groups.iter_mut().find(|(note, _)| *note == c.note) {
+            Some((_, files)) => files.push(file),
+            None => groups.push((&c.note, vec![file])),
+        }
     }
+    if groups.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(note, files)| format!("{}: {}", files.join(", "), esc(note)))
+        .collect();
+    format!(
+        "<p class=\"note nodata\">Not drawn: {}.</p>\n",
+        parts.join("; ")
+    )
+}
+
+/// The skipped entries' table (the page says "nothing was skipped" without one).
+fn skipped(f: &ParamsFile) -> String {
     let rows: Vec<Vec<String>> = f
         .skipped
         .iter()
@@ -673,7 +488,10 @@ fn run_table(f: &ParamsFile, source: &str) -> String {
             ],
             vec![
                 "command line".into(),
-                format!("<code>{}</code>", esc(&f.command_line.join(" "))),
+                format!(
+                    "<code>{}</code>",
+                    esc(&crate::output::shell::command(&f.command_line))
+                ),
             ],
             vec![
                 "started / finished".into(),
@@ -706,12 +524,50 @@ fn chart_sections(charts: &[Chart]) -> String {
     s
 }
 
-/// One section of the details: (id, heading, body HTML).
-type Section = (&'static str, String, String);
+/// One part of the details: a section under its heading, or, where the section has
+/// nothing to show, one line in its place saying why (no heading, no link in the
+/// navigation; the line keeps the section's id, so that links to it still land).
+struct Section {
+    id: &'static str,
+    /// The heading; `None`: the section is left out and `body` is the line.
+    heading: Option<String>,
+    body: String,
+}
 
-/// The details below the charts, in order: acceptance, self-checks, keys, warnings,
-/// environment, run, skipped. A further table of the file (firmware vs measured,
-/// interleave weights) is one more entry here, and a link in the navigation follows.
+impl Section {
+    fn full(id: &'static str, heading: String, body: String) -> Section {
+        Section {
+            id,
+            heading: Some(heading),
+            body,
+        }
+    }
+
+    /// The line that stands for section `name` left out, and why.
+    fn left_out(id: &'static str, name: &str, why: &str) -> Section {
+        Section {
+            id,
+            heading: None,
+            body: format!(
+                "<p class=\"note left-out\" id=\"{id}\"><b>{}</b>: {}.</p>\n",
+                esc(name),
+                esc(why)
+            ),
+        }
+    }
+
+    /// The section as HTML.
+    fn html(&self) -> String {
+        match &self.heading {
+            Some(h) => format!("<h2 id=\"{}\">{}</h2>\n{}", self.id, esc(h), self.body),
+            None => self.body.clone(),
+        }
+    }
+}
+
+/// The details below the charts, in order: acceptance, self-checks, firmware vs measured,
+/// keys, warnings, environment, run, skipped; a section with nothing to show is one line
+/// saying why ([`Section::left_out`]).
 fn detail_sections(
     f: &ParamsFile,
     source: &str,
@@ -720,22 +576,35 @@ fn detail_sections(
 ) -> Vec<Section> {
     let mut v: Vec<Section> = vec![];
     if let Some(a) = acc {
-        v.push(("acceptance", "Acceptance".into(), acceptance(a)));
+        v.push(Section::full(
+            "acceptance",
+            "Acceptance".into(),
+            acceptance(a),
+        ));
     }
-    v.push((
-        "checks",
-        format!(
-            "Self-checks ({} DRAM, {} prefetch)",
-            f.dram_check.len(),
-            f.prefetch_check.len()
-        ),
-        checks(f),
-    ));
-    let fw = firmware::section(f);
-    if !fw.is_empty() {
-        v.push(("firmware", "Firmware (HMAT/CDAT) vs measured".into(), fw));
-    }
-    v.push((
+    v.push(if f.dram_check.is_empty() && f.prefetch_check.is_empty() {
+        Section::left_out(
+            "checks",
+            "Self-checks",
+            "none in this file (no DRAM key was measured, or the file predates them)",
+        )
+    } else {
+        Section::full(
+            "checks",
+            format!(
+                "Self-checks ({} DRAM, {} prefetch)",
+                f.dram_check.len(),
+                f.prefetch_check.len()
+            ),
+            checks(f),
+        )
+    });
+    const FIRMWARE: &str = "Firmware (HMAT/CDAT) vs measured";
+    v.push(match firmware::left_out(f) {
+        Some(why) => Section::left_out("firmware", FIRMWARE, why),
+        None => Section::full("firmware", FIRMWARE.into(), firmware::section(f)),
+    });
+    v.push(Section::full(
         "keys",
         format!("Keys ({})", rows.len()),
         format!(
@@ -745,18 +614,34 @@ fn detail_sections(
             keys::keys_table(rows)
         ),
     ));
-    v.push((
-        "warnings",
-        format!("Warnings ({})", f.warnings.len()),
-        warnings(f),
+    v.push(if f.warnings.is_empty() {
+        Section::left_out(
+            "warnings",
+            "Warnings",
+            "none: nothing in the environment is known to distort these figures",
+        )
+    } else {
+        Section::full(
+            "warnings",
+            format!("Warnings ({})", f.warnings.len()),
+            warnings(f),
+        )
+    });
+    v.push(Section::full(
+        "environment",
+        "Environment".into(),
+        environment::environment(f),
     ));
-    v.push(("environment", "Environment".into(), environment(f)));
-    v.push(("run", "Run".into(), run_table(f, source)));
-    v.push((
-        "skipped",
-        format!("Skipped ({})", f.skipped.len()),
-        skipped(f),
-    ));
+    v.push(Section::full("run", "Run".into(), run_table(f, source)));
+    v.push(if f.skipped.is_empty() {
+        Section::left_out("skipped", "Skipped", "nothing was skipped")
+    } else {
+        Section::full(
+            "skipped",
+            format!("Skipped ({})", f.skipped.len()),
+            skipped(f),
+        )
+    });
     v
 }
 
@@ -781,14 +666,17 @@ pub fn render(f: &ParamsFile, source: &str, charts: &[Chart], acc: Option<&Accep
     }
     let names: Vec<(&str, String)> = details
         .iter()
-        .map(|(id, h, _)| (*id, h.split(" (").next().unwrap_or(h).to_string()))
+        .filter_map(|d| {
+            let h = d.heading.as_deref()?;
+            Some((d.id, h.split(" (").next().unwrap_or(h).to_string()))
+        })
         .collect();
     nav.extend(names.iter().map(|(id, n)| (*id, n.as_str())));
     s.push_str(&links(&nav));
     s.push_str(&chart_sections(charts));
     s.push_str("<div class=\"details\">\n");
-    for (id, heading, body) in &details {
-        let _ = write!(s, "<h2 id=\"{id}\">{}</h2>\n{body}", esc(heading));
+    for d in &details {
+        s.push_str(&d.html());
     }
     s.push_str("</div>\n");
     s.push_str(&tail());

@@ -50,10 +50,11 @@ fn sections_and_one_svg_per_chart_with_data() {
     assert!(html.contains(&format!("<title>{}</title>", esc(&title(&f)))));
     assert!(html.contains(&esc(&f.environment.cpu.model)));
     let drawn: Vec<&Chart> = charts.iter().filter(|c| c.svg.is_some()).collect();
-    // latency, bandwidth, copy-threshold, loaded, flush, c2c cas and flag.
+    // latency, bandwidth (sweep and kernels), copy-threshold, loaded, flush, c2c cas and
+    // flag.
     assert_eq!(
         drawn.len(),
-        7,
+        8,
         "{:?}",
         charts.iter().map(|c| &c.file).collect::<Vec<_>>()
     );
@@ -65,9 +66,28 @@ fn sections_and_one_svg_per_chart_with_data() {
         assert_eq!(fig.matches("<svg").count(), 1, "{}: one svg", c.file);
         assert!(fig.contains("<figcaption>") && fig.contains("method as recorded"));
     }
-    // No alltoall-order run in this file: a note, not an empty box.
-    assert!(html.contains("no mem.alltoall-order measurements in this file"));
+    // No alltoall-order run and no NUMA matrix in this file: one line says so, no box.
+    let lines: Vec<&str> = html.lines().filter(|l| l.contains("Not drawn: ")).collect();
+    assert_eq!(
+        lines.len(),
+        1,
+        "one line for every chart not drawn: {lines:?}"
+    );
+    assert!(
+        lines[0].contains(
+            "<b id=\"plot-numa-latency.svg\">numa-latency.svg</b>, \
+             <b id=\"plot-numa-bandwidth.svg\">numa-bandwidth.svg</b>: no mem.matrix \
+             measurements in this file"
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains("alltoall-order.svg</b>: no mem.alltoall-order measurements"));
     assert!(!html.contains("id=\"plot-alltoall-order.svg\"><svg"));
+    assert!(
+        !html.contains("class=\"note nodata\" id="),
+        "no line per chart"
+    );
     // Every warning with its remediation, every skipped entry with its reason.
     for w in &f.warnings {
         assert!(html.contains(&esc(&w.remediation)), "{}", w.code);
@@ -342,12 +362,15 @@ fn warnings_are_grouped_by_code_with_the_share_they_name() {
         .collect();
     f.warnings = vec![
         Warning {
-            code: "disturbed".into(),
-            message: format!("no undisturbed sample for {} (1 context switches)", ids[0]),
+            code: "crew_skew".into(),
+            message: format!(
+                "anon: {}: the threads' start and stop skew took 5 %",
+                ids[0]
+            ),
             remediation: "run on an idle machine".into(),
         },
         Warning {
-            code: "disturbed".into(),
+            code: "crew_skew".into(),
             message: format!("no undisturbed sample for {}; {}", ids[1], ids[2]),
             remediation: "run on an idle machine".into(),
         },
@@ -358,16 +381,166 @@ fn warnings_are_grouped_by_code_with_the_share_they_name() {
         },
     ];
     let html = warnings(&f);
-    assert_eq!(html.matches("<code>disturbed</code>").count(), 1);
+    assert_eq!(html.matches("<code>crew_skew</code>").count(), 1);
     assert_eq!(html.matches("run on an idle machine").count(), 1);
     let n = f.measurements.len();
     assert!(
         html.contains(&format!("3 of {n} (")),
-        "three measurements named: {html}"
+        "three measurements named, one of them before a colon: {html}"
     );
     assert!(html.contains("all 2 message(s)"));
-    // An id is not found inside a longer one.
+    // An id is not found inside a longer one, and is found before a colon or a full stop
+    // that ends a phrase (not before one inside an id: `node:1`).
     assert!(names("a/k16 (x)", "a/k16") && !names("a/k16 (x)", "a/k1"));
+    assert!(names("anon: a/k16: noisy figure", "a/k16"));
+    assert!(names("the last is a/k16.", "a/k16"));
+    assert!(!names("x a/node:1 y", "a/node") && names("x a/node:1 y", "a/node:1"));
+}
+
+/// The headline and the warnings count the disturbed measurements alike: of those that
+/// recorded their counters (`ParamsFile::disturbed_measurements`), not of all.
+#[test]
+fn the_headline_and_the_warnings_give_one_count_of_disturbed_measurements() {
+    let mut f = all_quick();
+    // Two measurements without counters (a file of an earlier version, a family that
+    // records none): counted in neither share.
+    for m in f
+        .measurements
+        .iter_mut()
+        .filter(|m| m.counters.is_some())
+        .take(2)
+    {
+        m.counters = None;
+    }
+    let (n, recorded) = f.disturbed_measurements();
+    assert!(n > 0 && recorded + 2 == f.measurements.len());
+    let want = super::warnings::share_of(n, recorded);
+    let (html, _) = page(&f, None);
+    let head = &html[html.find("table class=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    assert!(
+        head.contains(&format!(">{want}</span> disturbed")),
+        "{head}"
+    );
+    let w = &html[html.find("table class=\"warnings\"").unwrap()..];
+    let row = &w[w.find("<code>disturbed</code>").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    assert!(row.contains(&format!(">{want}</span>")), "{row}");
+    assert!(
+        !html.contains(&format!("{n} of {} (", f.measurements.len())),
+        "no share of all the measurements"
+    );
+}
+
+/// The noisy keys: their count, the headline's first (in its order, up to five), the
+/// rest behind a `<details>`.
+#[test]
+fn the_noisy_keys_cell_names_five_headline_keys_and_folds_the_rest() {
+    let mut f = all_quick();
+    let noisy = [
+        "atomic_cas_lat_ns",
+        "mem_bw_gbs",
+        "c2c_flag_lat_ns",
+        "l1_lat_ns",
+        "copy_bw_gbs",
+        "mem_lat_ns",
+        "l2_bw_gbs",
+    ];
+    for (k, i) in f.param_info.iter_mut() {
+        if noisy.contains(&k.split('@').next().unwrap()) {
+            i.noisy = Some("no clean window in 9: 9 disturbed".into());
+        }
+    }
+    let (html, _) = page(&f, None);
+    let head = &html[html.find("table class=\"headline\"").unwrap()..];
+    let cell = &head[head.find("noisy keys</td>").unwrap()..];
+    let cell = &cell[..cell.find("</tr>").unwrap()];
+    assert!(cell.contains(">7 keys</span> stand only"), "{cell}");
+    let link_texts = |s: &str| -> Vec<String> {
+        s.split("\">")
+            .skip(1)
+            .filter_map(|t| t.split_once("</a>").map(|(k, _)| k.to_string()))
+            .collect()
+    };
+    let (shown, rest) = cell.split_once("<details>").expect("the rest folded");
+    assert_eq!(
+        link_texts(shown),
+        [
+            "l1_lat_ns",
+            "mem_lat_ns",
+            "l2_bw_gbs",
+            "mem_bw_gbs",
+            "copy_bw_gbs"
+        ],
+        "{cell}"
+    );
+    assert!(rest.starts_with("<summary>and 2 more</summary>"), "{rest}");
+    assert_eq!(
+        link_texts(rest),
+        ["c2c_flag_lat_ns", "atomic_cas_lat_ns"],
+        "the headline's keys first: {rest}"
+    );
+}
+
+/// A section with nothing to show is one line saying why, keeping its anchor, with no
+/// heading and no link in the navigation.
+#[test]
+fn an_empty_section_is_one_line_saying_why() {
+    let mut f = all_quick();
+    f.skipped.clear();
+    f.dram_check.clear();
+    f.prefetch_check.clear();
+    crate::firmware::annotate(&mut f, 0);
+    assert!(!f.hmat_vs_measured.is_empty(), "anon compared");
+    let (html, _) = page(&f, None);
+    let nav = &html[html.find("<nav>").unwrap()..html.find("</nav>").unwrap()];
+    for (id, name, why) in [
+        ("skipped", "Skipped", "nothing was skipped"),
+        ("checks", "Self-checks", "none in this file"),
+        (
+            "firmware",
+            "Firmware (HMAT/CDAT) vs measured",
+            "the firmware advertises no latency or bandwidth",
+        ),
+    ] {
+        assert!(
+            html.contains(&format!(
+                "<p class=\"note left-out\" id=\"{id}\"><b>{}</b>: {}",
+                esc(name),
+                why
+            )),
+            "{id}"
+        );
+        assert!(
+            !html.contains(&format!("<h2 id=\"{id}\">")),
+            "{id}: no heading"
+        );
+        assert!(
+            !nav.contains(&format!("href=\"#{id}\"")),
+            "{id}: not in the nav"
+        );
+    }
+    assert!(
+        !html.contains("not advertised"),
+        "no table of measured figures beside nothing"
+    );
+    // The headline's link to the self-checks still lands.
+    assert!(html.contains("<a href=\"#checks\">none in this file</a>"));
+}
+
+#[test]
+fn the_timer_reads_in_ghz() {
+    let mut f = all_quick();
+    f.timer.freq_hz = 2_299_999_404.0;
+    let (html, _) = page(&f, None);
+    assert!(html.contains(" at 2.300 GHz ("), "the TSC in GHz");
+    assert!(!html.contains("2299999404"));
+    assert_eq!(
+        environment::frequency(24e6),
+        "24.00 MHz",
+        "an Arm generic timer"
+    );
+    assert_eq!(environment::frequency(1e9), "1.000 GHz");
 }
 
 #[test]
@@ -542,4 +715,24 @@ fn a_noisy_key_is_flagged_in_the_headline_with_why() {
         head.contains(&key[..key.find('@').unwrap_or(key.len())]),
         "{head}"
     );
+}
+
+#[test]
+fn degraded_pcie_links_lead_the_headline_with_a_row_each() {
+    let mut f = all_quick();
+    let d = tempfile::tempdir().unwrap();
+    bench_core::pci::links::write_fake_links(d.path()).unwrap();
+    crate::links::annotate(&mut f, crate::links::read(d.path()));
+    let (html, _) = page(&f, None);
+    let head = &html[html.find("id=\"headline\"").unwrap()..];
+    let head = &head[..head.find("</table>").unwrap()];
+    assert!(head.contains("<b>PCIe links</b>"), "{head}");
+    assert!(head.contains("2 of 5 below their capability"), "{head}");
+    assert_eq!(head.matches(">link_degraded</span>").count(), 2, "{head}");
+    assert!(head.contains("0000:02:00.0 (cxl 0x8086:0x0001) -&gt; port 0000:00:02.0"));
+    // The links come before the first latency row.
+    assert!(head.find("PCIe links").unwrap() < head.find("Idle latency").unwrap_or(usize::MAX));
+    // A file without links has no such block.
+    let (plain, _) = page(&all_quick(), None);
+    assert!(!plain.contains("<b>PCIe links</b>"));
 }

@@ -15,12 +15,21 @@ pub(super) fn warnings(f: &ParamsFile) -> String {
             .into();
     }
     let ids: Vec<&str> = f.measurements.iter().map(|m| m.id.as_str()).collect();
-    warning_groups(&f.warnings, &ids)
+    warning_groups(&f.warnings, &ids, Some(f.disturbed_measurements()))
 }
 
 /// Warnings grouped by code (a fleet's own warnings: no measurement share).
 pub(super) fn warning_table(warnings: &[Warning]) -> String {
-    warning_groups(warnings, &[])
+    warning_groups(warnings, &[], None)
+}
+
+/// The code of the warnings that name the measurements still disturbed after their
+/// retries (`bench_core::counters::warnings_for`).
+const DISTURBED: &str = "disturbed";
+
+/// `n` of `of` as the page writes a share: "N of M (P %)".
+pub(super) fn share_of(n: usize, of: usize) -> String {
+    format!("{n} of {of} ({:.0} %)", 100.0 * n as f64 / of as f64)
 }
 
 /// Whether `c` can continue a measurement id (`k1` continues as `k16`).
@@ -34,8 +43,9 @@ fn continues_id(c: char) -> bool {
 const MAX_ID_BYTES: usize = 512;
 
 /// The measurement ids a text names: an id followed by a character that cannot continue
-/// an id ([`continues_id`]), so `k1` is not found in `k16`. A trie of the ids spelled
-/// backwards, walked back from each place an id can end.
+/// an id ([`continues_id`]), so `k1` is not found in `k16`, or by a `:` or `.` that ends
+/// a phrase. A trie of the ids spelled backwards, walked back from each place an id can
+/// end.
 pub(super) struct IdMatcher {
     /// (node, byte) -> child node; node 0 is the root.
     edges: HashMap<(u32, u8), u32>,
@@ -72,9 +82,15 @@ impl IdMatcher {
     /// Calls `found` with the index of every id `text` names (an id named twice, twice).
     pub(super) fn named_in(&self, text: &str, mut found: impl FnMut(usize)) {
         let bytes = text.as_bytes();
+        // An id ends before a character that cannot continue it, or before a `:` or `.`
+        // that ends a phrase (`a/k16: noisy figure`, `... of a/k16.`).
         let ends = text
             .char_indices()
-            .filter(|&(_, c)| !continues_id(c))
+            .filter(|&(i, c)| {
+                !continues_id(c)
+                    || (matches!(c, ':' | '.')
+                        && text[i + 1..].chars().next().is_none_or(char::is_whitespace))
+            })
             .map(|(i, _)| i)
             .chain(std::iter::once(text.len()));
         for end in ends {
@@ -130,22 +146,25 @@ fn share(matcher: &IdMatcher, ids: &[&str], ws: &[&Warning]) -> String {
     if named == 0 || ids.is_empty() {
         return "-".to_string();
     }
-    format!(
-        "{named} of {} ({:.0} %)",
-        ids.len(),
-        100.0 * named as f64 / ids.len() as f64
-    )
+    share_of(named, ids.len())
 }
 
 /// Warnings grouped by code: how many, the share of the run's measurements `ids` they
 /// name, the first message and each distinct remediation; every message behind a
-/// `<details>`.
-fn warning_groups(warnings: &[Warning], ids: &[&str]) -> String {
+/// `<details>`. The `disturbed` code's share is `disturbed` (disturbed, recorded:
+/// [`ParamsFile::disturbed_measurements`], the headline's count) when given and recorded.
+fn warning_groups(warnings: &[Warning], ids: &[&str], disturbed: Option<(usize, usize)>) -> String {
     let matcher = IdMatcher::new(ids);
     let rows: Vec<Vec<String>> = by_code(warnings)
         .into_iter()
         .map(|(code, ws)| {
-            let share = share(&matcher, ids, &ws);
+            let share = match disturbed {
+                Some((n, recorded)) if code == DISTURBED && recorded > 0 => format!(
+                    "<span title=\"of the measurements that recorded their disturbances\">{}</span>",
+                    share_of(n, recorded)
+                ),
+                _ => share(&matcher, ids, &ws),
+            };
             let mut fixes: Vec<&str> = ws.iter().map(|w| w.remediation.as_str()).collect();
             fixes.sort_unstable();
             fixes.dedup();

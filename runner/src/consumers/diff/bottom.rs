@@ -2,7 +2,7 @@
 //! comparable, without a distribution, in one file only), counted, and the largest
 //! changes beyond noise.
 
-use super::{f, Change};
+use super::{f, Change, DiffReport};
 use crate::output::table::{Align::*, TextTable};
 use serde::Serialize;
 
@@ -119,8 +119,18 @@ impl BottomLine {
     }
 }
 
-/// The bottom line and the largest changes beyond noise (`changes`: the keys).
-pub(super) fn bottom_line(s: &mut String, b: &BottomLine, changes: &[Change]) {
+/// How disturbed a noisy side was (each such side first: it widens the noise), the bottom
+/// line and the largest changes beyond noise.
+pub(super) fn bottom_line(s: &mut String, r: &DiffReport) {
+    let [da, db] = &r.disturbance;
+    if da.is_noisy() && db.is_noisy() && da.same_counts(db) {
+        s.push_str(&format!("noise: {}\n", da.sentence("A and B")));
+    } else {
+        for d in r.disturbance.iter().filter(|d| d.is_noisy()) {
+            s.push_str(&format!("noise: {}\n", d.sentence(&d.file)));
+        }
+    }
+    let (b, changes) = (&r.bottom_line, &r.params);
     s.push_str(&format!("bottom line: {}\n", b.sentence("keys")));
     if b.largest.is_empty() {
         return;

@@ -153,7 +153,7 @@ pub fn render_fleet_table(r: &FleetDiffReport, a: &str, b: &str, all: bool) -> S
     for (what, parts) in [("host", &r.hosts), ("pair", &r.pairs)] {
         for p in parts {
             s.push_str(&format!("\n== {what} {}\n", p.name));
-            bottom_line(&mut s, &p.diff.bottom_line, &p.diff.params);
+            bottom_line(&mut s, &p.diff);
             for w in &p.diff.warnings {
                 s.push_str(&format!("warning: {w}\n"));
             }

@@ -1,22 +1,27 @@
 //! `cxlchar diff`: two params.json files compared per key and per measurement.
 //!
 //! Significance rule (stated in every report): a change of the median is significant when
-//! `|p50_B - p50_A| > sqrt(h_A^2 + h_B^2)` with `h = p90 - p50`, the upper half-spread of
-//! each run's samples (p10 is not recorded). The spread, not the standard error, is the
-//! yardstick: on a shared machine the median moves from run to run by about the spread of
-//! the samples, far more than `stdev / sqrt(n)` suggests, and the latency samples have heavy
-//! tails (rare multi-microsecond interruptions) that make `stdev` meaningless for a median.
-//! For a params key the noise is that of its own measurement, in its own unit: among the
-//! measurements it was derived from (`param_info.from`) those in the key's unit, the one
-//! whose median is the key's value, else (a median over CPU pairs, a best of several) the
-//! median `h` of those whose medians bracket the value. A key with no such measurement (a
-//! size found in a sweep, a ratio, a sum over agents, a bandwidth read from a latency
-//! curve) has no distribution: its row says so and it is never called significant or
-//! insignificant.
+//! `|p50_B - p50_A| > sqrt(h_A^2 + h_B^2)`, `h` the spread each run recorded for the
+//! figure ([`noise`]): the upper half-spread of its samples `p90 - p50` (with few samples,
+//! a crew's windows, also `p50 - min`), at least the spread its DRAM check found between
+//! passes and sizes, and widened to both half-spreads (also `p50 - min`) for a figure that
+//! stands on disturbed samples or a run that was mostly disturbed. The spread, not the
+//! standard error, is the yardstick: on a shared machine the median moves from run to run
+//! by about the spread of the samples, far more than `stdev / sqrt(n)` suggests, and the
+//! latency samples have heavy tails (rare multi-microsecond interruptions) that make
+//! `stdev` meaningless for a median. For a params key the noise is that of its own
+//! measurement, in its own unit ([`noise`]). A key with no such measurement (a size found
+//! in a sweep, a ratio, a sum over agents, a bandwidth read from a latency curve) has no
+//! distribution: its row says so and it is never called significant or insignificant.
 //!
-//! The report leads with a bottom line: how many keys changed beyond their noise, within
-//! it, were measured differently (not comparable), have no distribution, or are in one
-//! file only, and the largest changes beyond noise.
+//! How a figure was measured is compared as an identity ([`method`]): the parameters
+//! that say what it means and the first clause of its method text, figures masked; a
+//! figure measured differently is not comparable.
+//!
+//! The report leads with how disturbed each run was, when either is noisy or mostly
+//! disturbed ([`Disturbance`]), then the bottom line: how many keys changed beyond their
+//! noise, within it, were measured differently (not comparable), have no distribution,
+//! or are in one file only, and the largest changes beyond noise.
 //!
 //! Two fleet files ([`diff_fleet`]): hosts matched by name (a host in one file only is
 //! listed), each host's params compared as above; pairs matched by kind and unordered
@@ -24,40 +29,28 @@
 
 use crate::output::table::{Align::*, TextTable};
 use bench_core::params::{Measurement, ParamsFile};
-use bench_core::stats::Distribution;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 mod bottom;
 mod fleet;
+pub mod method;
+pub mod noise;
+mod side;
 
 use bottom::bottom_line;
 pub use bottom::{BottomLine, Class};
 pub use fleet::{diff_fleet, render_fleet_table};
+use noise::threshold;
+use noise::Noisy;
+pub use side::Disturbance;
+use side::Side;
 
 /// The rule, as printed.
-pub const RULE: &str =
-    "significant when |p50(B) - p50(A)| > sqrt(hA^2 + hB^2), h = p90 - p50 of each run's samples";
-
-/// Noise of a figure.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
-pub struct Noise {
-    /// p90 - p50.
-    pub h: f64,
-}
-
-impl Noise {
-    fn of(d: &Distribution) -> Noise {
-        Noise {
-            h: (d.p90 - d.p50).max(0.0),
-        }
-    }
-}
-
-/// The threshold of the rule for two noises.
-pub fn threshold(a: Noise, b: Noise) -> f64 {
-    (a.h * a.h + b.h * b.h).sqrt()
-}
+pub const RULE: &str = "significant when |p50(B) - p50(A)| > sqrt(hA^2 + hB^2), h = the \
+     spread each run recorded: p90 - p50 of its samples (under 10 samples also p50 - min), at \
+     least the spread of its DRAM check's passes and sizes, widened to p50 - min too where it \
+     stands on disturbed samples";
 
 /// One compared figure.
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +82,10 @@ pub struct Change {
     /// `threads 2 vs 16`, the method's text): empty when they measured it the same way.
     /// A figure measured differently is not comparable: no better/worse verdict.
     pub not_comparable: Vec<String>,
+    /// What differs without making the figures incomparable (a DRAM working set both
+    /// runs' DRAM checks confirmed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The whole comparison.
@@ -96,6 +93,8 @@ pub struct Change {
 pub struct DiffReport {
     /// The significance rule ([`RULE`]).
     pub rule: String,
+    /// How disturbed each run was (A, then B).
+    pub disturbance: [Disturbance; 2],
     /// The keys counted by what their change is, and the largest changes beyond noise.
     pub bottom_line: BottomLine,
     /// Environment/tool differences that make the comparison suspect.
@@ -106,66 +105,8 @@ pub struct DiffReport {
     pub measurements: Vec<Change>,
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| x.is_finite());
-    bench_core::stats::median(&v).unwrap_or(f64::NAN)
-}
-
-/// A side's noise and where it comes from, or why it has none.
-type Noisy = Result<(Noise, &'static str), String>;
-
-/// A key's noise ([`Noise`], in the key's unit) and where it comes from, or why it has
-/// none (see the module's text).
-fn key_noise(side: &Side, key: &str) -> Noisy {
-    let f = side.f;
-    let Some(info) = f.param_info.get(key) else {
-        return Err("no distribution: no param_info".into());
-    };
-    let from: Vec<&Measurement> = side.from(key);
-    if from.is_empty() {
-        return Err("no distribution: no measurement recorded".into());
-    }
-    let own: Vec<&Distribution> = from
-        .iter()
-        .filter(|m| m.unit == info.unit)
-        .map(|m| &m.distribution)
-        .filter(|d| d.p50.is_finite() && d.p90.is_finite())
-        .collect();
-    if own.is_empty() {
-        let mut units: Vec<&str> = from.iter().map(|m| m.unit.as_str()).collect();
-        units.sort();
-        units.dedup();
-        return Err(format!(
-            "no distribution in {}: derived from {} measurements",
-            info.unit,
-            units.join("/")
-        ));
-    }
-    let Some(&value) = f.params.get(key) else {
-        return Err("no distribution: no value".into());
-    };
-    let same = |x: f64| (x - value).abs() <= 1e-9_f64.max(value.abs() * 1e-6);
-    if let Some(d) = own.iter().find(|d| same(d.p50)) {
-        return Ok((Noise::of(d), "measurement"));
-    }
-    let lo = own.iter().map(|d| d.p50).fold(f64::INFINITY, f64::min);
-    let hi = own.iter().map(|d| d.p50).fold(f64::NEG_INFINITY, f64::max);
-    if !(lo <= value && value <= hi) {
-        return Err(format!(
-            "no distribution: not the median of its {} measurements",
-            info.unit
-        ));
-    }
-    let h = median(own.iter().map(|d| Noise::of(d).h).collect());
-    if h.is_finite() {
-        Ok((Noise { h }, "measurements"))
-    } else {
-        Err("no distribution: no finite spread".into())
-    }
-}
-
 fn lower_is_better(unit_or_key: &str) -> Option<bool> {
-    let u = unit_or_key.split('@').next().unwrap_or(unit_or_key);
+    let u = bench_core::keys::base_name(unit_or_key);
     if u == "ns" || u.ends_with("_ns") {
         Some(true)
     } else if u == "GB/s" || u.ends_with("_gbs") {
@@ -199,17 +140,30 @@ fn change(name: &str, unit: &str, a: Option<f64>, b: Option<f64>, na: Noisy, nb:
     let (thr, noise_source) = match (&na, &nb) {
         (Ok((x, sx)), Ok((y, sy))) => (
             Some(threshold(*x, *y)),
-            if sx == sy { sx } else { "measurements" }.to_string(),
+            if sx == sy {
+                sx.clone()
+            } else {
+                format!("A: {sx}; B: {sy}")
+            },
         ),
         (Err(x), Err(y)) if x == y => (None, x.clone()),
         (Err(x), Err(y)) => (None, format!("A: {x}; B: {y}")),
         (Err(x), Ok(_)) => (None, format!("A: {x}")),
         (Ok(_), Err(y)) => (None, format!("B: {y}")),
     };
+    // A figure that did not move is within any noise, known or not.
     let significant = match (delta, thr) {
-        (Some(d), Some(t)) => if d.abs() > t { "yes" } else { "no" }.to_string(),
-        _ => "unknown".into(),
-    };
+        (Some(d), Some(t)) => {
+            if d.abs() > t {
+                "yes"
+            } else {
+                "no"
+            }
+        }
+        (Some(0.0), None) => "no",
+        _ => "unknown",
+    }
+    .to_string();
     // Better or worse where the unit says which way is good; a size or count that moved
     // is `changed`.
     let verdict = match (delta, lower_is_better(unit).or(lower_is_better(name))) {
@@ -238,6 +192,7 @@ fn change(name: &str, unit: &str, a: Option<f64>, b: Option<f64>, na: Noisy, nb:
         significant,
         noise_source,
         not_comparable: vec![],
+        notes: vec![],
     }
 }
 
@@ -249,197 +204,6 @@ fn unless_measured_differently(mut c: Change, differences: Vec<String>) -> Chang
         c.not_comparable = differences;
     }
     c
-}
-
-/// The measurement parameters that say how a figure was measured (what it means), with
-/// the words people read: a footprint, thread count, slot, layout or method that differs
-/// makes two figures not comparable. Sample counts, laps and seeds (what `--quick`
-/// changes) are not among them.
-const SHAPE: &[(&str, &str)] = &[
-    ("size_bytes", "footprint"),
-    ("working_set_bytes", "footprint"),
-    ("size_bytes_per_agent", "footprint per agent"),
-    ("touched_bytes", "touched"),
-    ("buffer_bytes", "buffer"),
-    ("chase_bytes", "chase footprint"),
-    ("part_bytes_per_thread", "part per thread"),
-    ("traffic_bytes_per_thread", "traffic per thread"),
-    ("bytes_each", "transfer size"),
-    ("block_bytes", "block"),
-    ("chunk_bytes", "chunk"),
-    ("cell_bytes", "cell"),
-    ("slot_bytes", "slot"),
-    ("page_size_bytes", "page size"),
-    ("threads", "threads"),
-    ("agents", "agents"),
-    ("pairs", "pairs"),
-    ("streams", "streams"),
-    ("traffic_threads", "traffic threads"),
-    ("cpus", "CPUs"),
-    ("layout", "layout"),
-    ("order", "order"),
-    ("isa", "ISA"),
-    ("kernel", "kernel"),
-    ("source", "host memory"),
-    ("timing", "timing"),
-    ("mode", "mode"),
-    ("mix", "mix"),
-    ("op", "op"),
-    ("method", "method"),
-];
-
-/// A parameter's value as people read it: sizes in binary units.
-fn shape_value(name: &str, v: &serde_json::Value) -> String {
-    match (name.contains("bytes"), v.as_u64(), v.as_str()) {
-        (true, Some(b), _) => bench_core::units::human_bytes(b),
-        (_, _, Some(s)) => s.to_string(),
-        _ => v.to_string(),
-    }
-}
-
-/// For each [`SHAPE`] parameter, the set of its values over `ms`.
-fn shape_of(ms: &[&Measurement]) -> BTreeMap<&'static str, BTreeSet<String>> {
-    let mut out: BTreeMap<&'static str, BTreeSet<String>> = BTreeMap::new();
-    for m in ms {
-        for (name, _) in SHAPE {
-            if let Some(v) = m.parameters.get(*name).filter(|v| !v.is_null()) {
-                out.entry(name).or_default().insert(shape_value(name, v));
-            }
-        }
-    }
-    out
-}
-
-/// How two sets of measurements behind one figure differ: a parameter with one value on
-/// each side and two different values (a parameter that varies within a side is a
-/// sweep's points, which `--quick` may thin). Each difference once.
-fn shape_differences(a: &[&Measurement], b: &[&Measurement]) -> Vec<String> {
-    let (sa, sb) = (shape_of(a), shape_of(b));
-    let mut out: Vec<String> = vec![];
-    for (name, label) in SHAPE {
-        let (Some(x), Some(y)) = (sa.get(name), sb.get(name)) else {
-            continue;
-        };
-        if x.len() == 1 && y.len() == 1 && x != y {
-            let d = format!(
-                "{label} {} vs {}",
-                x.iter().next().map_or("", |v| v.as_str()),
-                y.iter().next().map_or("", |v| v.as_str())
-            );
-            if !out.contains(&d) {
-                out.push(d);
-            }
-        }
-    }
-    out
-}
-
-/// A method's words with every number (and the size unit glued to it) masked: the text
-/// of what was done, not of how many samples or which sizes.
-fn method_words(m: &str) -> Vec<String> {
-    m.split_whitespace()
-        .map(|w| {
-            if w.chars().any(|c| c.is_ascii_digit()) {
-                "#".to_string()
-            } else {
-                w.to_string()
-            }
-        })
-        .collect()
-}
-
-/// How two method texts differ beyond their numbers: the first words that differ.
-fn method_difference(a: &str, b: &str) -> Option<String> {
-    let (wa, wb) = (method_words(a), method_words(b));
-    if wa == wb {
-        return None;
-    }
-    let at = wa.iter().zip(&wb).take_while(|(x, y)| x == y).count();
-    let part = |w: &[String]| {
-        let words: Vec<&str> = a_or_b_words(w, at);
-        words.join(" ")
-    };
-    Some(format!("method \"{}\" vs \"{}\"", part(&wa), part(&wb)))
-}
-
-/// Up to 6 words of `w` from `at`, with `...` where the text goes on.
-fn a_or_b_words(w: &[String], at: usize) -> Vec<&str> {
-    let mut v: Vec<&str> = w.iter().skip(at).take(6).map(|s| s.as_str()).collect();
-    if w.len() > at + 6 {
-        v.push("...");
-    }
-    v
-}
-
-/// A file with its measurements by id (every key looks its own up: linear in the file).
-struct Side<'f> {
-    f: &'f ParamsFile,
-    by_id: std::collections::HashMap<&'f str, &'f Measurement>,
-}
-
-impl<'f> Side<'f> {
-    fn new(f: &'f ParamsFile) -> Self {
-        let by_id = f.measurements.iter().map(|m| (m.id.as_str(), m)).collect();
-        Side { f, by_id }
-    }
-
-    /// The measurements a key was derived from.
-    fn from(&self, key: &str) -> Vec<&'f Measurement> {
-        self.f.param_info.get(key).map_or(vec![], |i| {
-            i.from
-                .iter()
-                .filter_map(|id| self.by_id.get(id.as_str()).copied())
-                .collect()
-        })
-    }
-}
-
-/// The smallest and largest value of a size parameter over `ms`.
-fn size_range(ms: &[&Measurement], name: &str) -> Option<(u64, u64)> {
-    let v: Vec<u64> = ms
-        .iter()
-        .filter_map(|m| m.parameters.get(name).and_then(|v| v.as_u64()))
-        .collect();
-    Some((*v.iter().min()?, *v.iter().max()?))
-}
-
-/// For a key that is a size found in a sweep (`nt_copy_threshold_bytes`): the swept
-/// ranges of the size parameters, where they differ (a threshold searched up to 1 MiB is
-/// not one searched up to 16 MiB).
-fn range_differences(a: &[&Measurement], b: &[&Measurement]) -> Vec<String> {
-    let h = bench_core::units::human_bytes;
-    SHAPE
-        .iter()
-        .filter(|(name, _)| name.contains("bytes"))
-        .filter_map(|(name, label)| {
-            let (x, y) = (size_range(a, name)?, size_range(b, name)?);
-            (x != y && (x.0 != x.1 || y.0 != y.1)).then(|| {
-                format!(
-                    "{label} range {}..{} vs {}..{}",
-                    h(x.0),
-                    h(x.1),
-                    h(y.0),
-                    h(y.1)
-                )
-            })
-        })
-        .collect()
-}
-
-/// How A's and B's figures of `key` were measured differently (empty: the same way).
-fn key_differences(sa: &Side, sb: &Side, key: &str) -> Vec<String> {
-    let (a, b) = (sa.f, sb.f);
-    let (fa, fb) = (sa.from(key), sb.from(key));
-    let mut d = shape_differences(&fa, &fb);
-    if key.split('@').next().is_some_and(|k| k.ends_with("_bytes")) {
-        d.extend(range_differences(&fa, &fb));
-    }
-    if let (Some(x), Some(y)) = (a.param_info.get(key), b.param_info.get(key)) {
-        if d.is_empty() {
-            d.extend(method_difference(&x.method, &y.method));
-        }
-    }
-    d
 }
 
 fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
@@ -513,15 +277,9 @@ fn env_warnings(a: &ParamsFile, b: &ParamsFile) -> Vec<String> {
     w
 }
 
-/// A measurement's own noise (`Err`: not in this file).
-fn measurement_noise(m: Option<&Measurement>) -> Noisy {
-    m.map(|m| (Noise::of(&m.distribution), "measurement"))
-        .ok_or_else(|| "in one file only".to_string())
-}
-
 /// Compares A and B.
 pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
-    let (sa, sb) = (Side::new(a), Side::new(b));
+    let (sa, sb) = (Side::new("A", a), Side::new("B", b));
     let keys: BTreeSet<&String> = a.params.keys().chain(b.params.keys()).collect();
     let params: Vec<Change> = keys
         .into_iter()
@@ -543,10 +301,13 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
                 &unit,
                 a.params.get(k).copied(),
                 b.params.get(k).copied(),
-                key_noise(&sa, k),
-                key_noise(&sb, k),
+                noise::key_noise(&sa, k),
+                noise::key_noise(&sb, k),
             );
-            unless_measured_differently(c, key_differences(&sa, &sb, k))
+            let (differences, notes) = method::key_differences(&sa, &sb, k);
+            let mut c = unless_measured_differently(c, differences);
+            c.notes = notes;
+            c
         })
         .collect();
     let ma: BTreeMap<&str, &Measurement> =
@@ -557,25 +318,19 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
     let measurements = ids
         .into_iter()
         .map(|id| {
-            let x = ma.get(id);
-            let y = mb.get(id);
+            let x = ma.get(id).copied();
+            let y = mb.get(id).copied();
             let unit = x.or(y).map(|m| m.unit.clone()).unwrap_or_default();
             let c = change(
                 id,
                 &unit,
                 x.map(|m| m.distribution.p50),
                 y.map(|m| m.distribution.p50),
-                measurement_noise(x.copied()),
-                measurement_noise(y.copied()),
+                noise::measurement_noise(&sa, x),
+                noise::measurement_noise(&sb, y),
             );
             let differences = match (x, y) {
-                (Some(x), Some(y)) => {
-                    let mut d = shape_differences(&[x], &[y]);
-                    if d.is_empty() {
-                        d.extend(method_difference(&x.method, &y.method));
-                    }
-                    d
-                }
+                (Some(x), Some(y)) => method::measurement_differences(x, y),
                 _ => vec![],
             };
             unless_measured_differently(c, differences)
@@ -583,6 +338,7 @@ pub fn diff(a: &ParamsFile, b: &ParamsFile) -> DiffReport {
         .collect();
     DiffReport {
         rule: RULE.into(),
+        disturbance: [sa.disturbance, sb.disturbance],
         bottom_line: BottomLine::of(&params),
         warnings: env_warnings(a, b),
         params,
@@ -634,6 +390,10 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
             }
         }
     ));
+    if shown.is_empty() {
+        s.push('\n');
+        return;
+    }
     let mut t = TextTable::new(&[
         ("name", Left),
         ("A", Right),
@@ -663,14 +423,17 @@ fn rows(s: &mut String, title: &str, changes: &[Change], all: bool) {
     }
     s.push_str(&t.render_with(|i| {
         let c = shown[i];
-        if c.not_comparable.is_empty() {
-            vec![]
-        } else {
-            vec![format!(
+        let mut under = vec![];
+        if !c.not_comparable.is_empty() {
+            under.push(format!(
                 "      measured differently: {}",
                 c.not_comparable.join("; ")
-            )]
+            ));
         }
+        if !c.notes.is_empty() {
+            under.push(format!("      note: {}", c.notes.join("; ")));
+        }
+        under
     }));
     s.push('\n');
 }
@@ -687,10 +450,11 @@ fn signif_cell(c: &Change) -> &str {
     }
 }
 
-/// A readable report: the bottom line first, then the rule, warnings and tables.
+/// A readable report: how disturbed a noisy side was and the bottom line first, then the
+/// rule, warnings and tables.
 pub fn render_table(r: &DiffReport, a: &str, b: &str, all: bool) -> String {
     let mut s = format!("diff A = {a}  B = {b}\n");
-    bottom_line(&mut s, &r.bottom_line, &r.params);
+    bottom_line(&mut s, r);
     s.push_str(&format!("rule: {}\n\n", r.rule));
     for w in &r.warnings {
         s.push_str(&format!("warning: {w}\n"));

@@ -830,7 +830,10 @@ fn refusals_name_key_and_command() {
     assert_eq!(m.benchmark, "pool.atomics");
     assert!(m.command.contains("cxlchar pool atomics"));
     let t = render_table(&[r], &BTreeMap::new());
-    assert!(t.contains("missing:  cxl_atomic_lat_ns"), "{t}");
+    assert!(
+        t.contains("\n  cxl_atomic_lat_ns: run cxlchar pool atomics"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -50,11 +50,17 @@ impl Judged {
 /// How many times one comparison is measured at most before the passes are called noise.
 pub const MAX_PASSES: usize = 3;
 
-/// The passes a plan prices for one comparison: the first, and the repeat a busy machine
+/// The passes a plan counts for one comparison: the first, and the repeat a busy machine
 /// asks for about every other run (on 2-vCPU guests, 6 of 12 quick runs repeated, 3 of
-/// them a third time). A quiet server agrees at the first pass and ends before its plan; a
-/// third pass is the noisy case, which the plan does not price.
+/// them a third time). A third pass is the noisy case, which the plan does not count.
 pub const PLANNED_PASSES: usize = 2;
+
+/// The share of a repeat pass's seconds a plan prices: a repeat comes in about every other
+/// run ([`PLANNED_PASSES`]), so the plan expects half of it; a quiet machine that agrees
+/// at the first pass ends a little before its plan, a busy one that repeats a little after,
+/// each within the plan's bound (priced at a whole pass, a quiet Intel guest ended
+/// `mem.bandwidth` at 0.63 of its plan).
+pub const REPEAT_SHARE: f64 = 0.5;
 
 /// How a family goes through its working set (checks of one pattern cover only that
 /// pattern: a random chase keeps hits where a stream has none).

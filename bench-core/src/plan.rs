@@ -133,6 +133,9 @@ pub struct Expect {
     pub load_ns: f64,
     /// Writing one element of a pointer chain (a random line of a fresh slot), ns.
     pub chain_write_ns: f64,
+    /// Writing one element of a chain in full-random order (no TLB locality: most stores
+    /// also miss the TLB), ns.
+    pub chain_write_random_ns: f64,
     /// One round trip of a cache line between two cores sharing the LLC, ns.
     pub round_trip_ns: f64,
     /// The same across sockets, ns.
@@ -201,6 +204,7 @@ impl Default for Expect {
             populate_gbs: 2.5,
             load_ns: 120.0,
             chain_write_ns: 30.0,
+            chain_write_random_ns: 80.0,
             round_trip_ns: 200.0,
             round_trip_cross_socket_ns: 700.0,
             message_ns: 200.0,

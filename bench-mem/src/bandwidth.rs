@@ -654,8 +654,10 @@ impl Benchmark for BandwidthBench {
         let mut cost = Cost::new();
         if self.sizes.is_none() {
             // A check measures its footprint and twice it, and repeats both where the two
-            // disagree (the planned passes; growing where the smaller is faster is not priced).
+            // disagree (the planned passes, a repeat at its share; growing where the
+            // smaller is faster is not priced).
             let check = check_plan(ctx.effort);
+            let repeats = 2 * (bench_core::dram_check::PLANNED_PASSES - 1);
             for (&threads, &size) in &dram {
                 let p = Point {
                     kernel: self.check_kernel(),
@@ -664,11 +666,15 @@ impl Benchmark for BandwidthBench {
                     keys: vec![],
                     dram: true,
                 };
-                cost.add(
-                    format!("DRAM check, {threads} thread(s)"),
-                    2 * bench_core::dram_check::PLANNED_PASSES,
-                    Self::point_s(ctx, &p, &check),
-                );
+                let each = Self::point_s(ctx, &p, &check);
+                cost.add(format!("DRAM check, {threads} thread(s)"), 2, each);
+                if repeats > 0 {
+                    cost.add(
+                        format!("DRAM check, {threads} thread(s), repeat"),
+                        repeats,
+                        each * bench_core::dram_check::REPEAT_SHARE,
+                    );
+                }
             }
         }
         let budget = ctx.effort.crew;

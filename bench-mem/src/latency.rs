@@ -766,31 +766,35 @@ impl Benchmark for LatencyBench {
             let s = cap_rule.touched_bytes.max(cap).max(MIN_DRAM_POINT_BYTES);
             let grown = ctx.plan.expect.populate_s(self.layout.span_bytes(2 * s));
             // The check's first pass at S is the sweep's point of that size where it has one;
-            // a repeat measures both sizes again.
-            let passes = bench_core::dram_check::PLANNED_PASSES;
-            let at_s = passes - usize::from(sweep.contains(&self.layout.round_touched(s)));
-            if at_s > 0 {
-                cost.add("DRAM check at S", at_s, chase_point_s(ctx, s, point));
+            // a repeat measures both sizes again, priced at its share of runs.
+            let at_s = chase_point_s(ctx, s, point);
+            let at_2s = chase_point_s(ctx, 2 * s, point);
+            let share = bench_core::dram_check::REPEAT_SHARE;
+            let repeats = bench_core::dram_check::PLANNED_PASSES - 1;
+            if !sweep.contains(&self.layout.round_touched(s)) {
+                cost.add("DRAM check at S", 1, at_s);
             }
-            cost.add(
-                "DRAM check at 2 S",
-                1,
-                chase_point_s(ctx, 2 * s, point) + grown,
-            );
-            if passes > 1 {
-                cost.add(
-                    "DRAM check at 2 S, repeat",
-                    passes - 1,
-                    chase_point_s(ctx, 2 * s, point),
-                );
+            cost.add("DRAM check at 2 S", 1, at_2s + grown);
+            if repeats > 0 {
+                cost.add("DRAM check at S, repeat", repeats, at_s * share);
+                cost.add("DRAM check at 2 S, repeat", repeats, at_2s * share);
+            }
+            if self.random_at_max {
+                // Written in full-random order: most stores miss the TLB as well.
+                let e = &ctx.plan.expect;
+                let extra = (e.chain_write_random_ns - e.chain_write_ns).max(0.0);
+                cost.add("full random", 1, at_s + (s / 64) as f64 * extra * 1e-9);
             }
             let checks = self.check_chains(ctx.effort).len();
-            let extra = usize::from(self.random_at_max) + checks * usize::from(self.prefetch_check);
-            cost.add(
-                "full random, prefetch checks",
-                extra,
-                chase_point_s(ctx, s, point),
-            );
+            if self.prefetch_check && checks > 0 {
+                // Chains that disagree are measured again, the default one with them.
+                cost.add("prefetch checks", checks, at_s);
+                cost.add(
+                    "prefetch checks, repeat",
+                    (checks + 1) * repeats,
+                    at_s * share,
+                );
+            }
         }
         cost
     }

@@ -75,7 +75,24 @@ const MIN_BLOCKS_TO_RESHUFFLE: usize = 8;
 /// `MIN_BLOCKS_TO_RESHUFFLE` blocks the slots inside each block are shuffled anew per
 /// phase (the distance moves by less than a block), else the whole order repeats.
 pub fn phase_order(n: usize, slot: usize, order: ChaseOrder, seed: u64, phase: usize) -> Vec<u32> {
-    let mut seq = visit_order(n, slot, order, seed);
+    let first = visit_order(n, slot, order, seed);
+    if phase == 0 {
+        return first;
+    }
+    phase_from_first(&first, slot, order, seed, phase)
+}
+
+/// [`phase_order`] for a phase after the first, from phase 0's order `first` (drawn once
+/// by the writer, not again per phase).
+fn phase_from_first(
+    first: &[u32],
+    slot: usize,
+    order: ChaseOrder,
+    seed: u64,
+    phase: usize,
+) -> Vec<u32> {
+    let n = first.len();
+    let mut seq = first.to_vec();
     let per_block = match order {
         ChaseOrder::Random => n,
         ChaseOrder::TlbLocal { locality } => (locality / slot).max(1),
@@ -128,7 +145,7 @@ pub fn write_chain(
     let addr =
         |i: u32, phase: usize| i as usize * slot + layout.element_offset(i as usize, phase, seed);
     let phases = layout.phases();
-    let first = phase_order(n, slot, order, seed, 0);
+    let first = visit_order(n, slot, order, seed);
     let start = addr(first[0], 0);
     let mut seq = first.clone();
     for phase in 0..phases {
@@ -136,7 +153,7 @@ pub fn write_chain(
         let next = if last_phase {
             Vec::new()
         } else {
-            phase_order(n, slot, order, seed, phase + 1)
+            phase_from_first(&first, slot, order, seed, phase + 1)
         };
         let head = if last_phase { &first } else { &next };
         for k in 0..n {

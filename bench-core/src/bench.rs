@@ -389,6 +389,17 @@ pub trait Benchmark {
     fn memory(&self, ctx: &Context, target: &TargetSpec) -> crate::memory::budget::Need {
         crate::memory::budget::Need::on_target(self.region_bytes(ctx, target), "its region")
     }
+    /// The DRAM checks a run of it on `target` makes that later families of the run can
+    /// stand on (their keys are covered, so they run no check of their own), for the
+    /// plan ([`crate::plan::Planning::checked`]). Default: none.
+    fn planned_checks(
+        &self,
+        ctx: &Context,
+        target: &TargetSpec,
+    ) -> Vec<crate::dram_check::Pattern> {
+        let _ = (ctx, target);
+        Vec::new()
+    }
     /// Runs on one placed region ([`Input::Region`]) or on its device ([`Input::Device`]).
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun>;
 

@@ -64,7 +64,7 @@ pub const REPEAT_SHARE: f64 = 0.5;
 
 /// How a family goes through its working set (checks of one pattern cover only that
 /// pattern: a random chase keeps hits where a stream has none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// Dependent loads in a random order (latency, atomics, the loaded-latency chase).

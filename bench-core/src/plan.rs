@@ -587,6 +587,10 @@ const LOAD_BARRIER_S: f64 = 30e-6;
 pub struct Planning {
     /// The machine the costs are priced for.
     pub expect: Expect,
+    /// DRAM checks that families planned earlier in the run will have made, by target
+    /// and pattern ([`crate::bench::Benchmark::planned_checks`]): a family whose working
+    /// set one of them covers prices no check of its own, as it will run none.
+    pub checked: std::collections::BTreeSet<(String, crate::dram_check::Pattern)>,
     points: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
@@ -594,6 +598,7 @@ impl std::fmt::Debug for Planning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Planning")
             .field("expect", &self.expect)
+            .field("checked", &self.checked)
             .field("reports_points", &self.points.is_some())
             .finish()
     }
@@ -604,6 +609,7 @@ impl Planning {
     pub fn quiet(expect: Expect) -> Planning {
         Planning {
             expect,
+            checked: Default::default(),
             points: None,
         }
     }
@@ -612,8 +618,14 @@ impl Planning {
     pub fn new(expect: Expect, on_point: Arc<dyn Fn() + Send + Sync>) -> Planning {
         Planning {
             expect,
+            checked: Default::default(),
             points: Some(on_point),
         }
+    }
+
+    /// Whether a family planned before this one checks `pattern` on `target`.
+    pub fn checked(&self, target: &str, pattern: crate::dram_check::Pattern) -> bool {
+        self.checked.contains(&(target.to_string(), pattern))
     }
 
     /// One planned point is done (the progress bar moves by its planned seconds).

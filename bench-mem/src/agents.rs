@@ -554,7 +554,19 @@ impl Benchmark for AgentsBench {
         let target = target.unwrap_or(&TargetSpec::Anon);
         let (size, _) = self.config.size(ctx, &[target]);
         let (rungs, _) = self.config.planned(ctx, target, size);
-        self.config.cost(ctx, &rungs, size)
+        let mut cost = self.config.cost(ctx, &rungs, size);
+        // The DRAM checks its keys stand on, where no family before it makes them (one
+        // CPU: the second is the first).
+        let mut counts = vec![1, ctx.cpus.len()];
+        counts.dedup();
+        for threads in counts {
+            let bytes = ctx.dram_stream_bytes(target, &ctx.cpus_for(threads)).0;
+            let s = crate::bandwidth::stream_check_s(ctx, target, threads, bytes);
+            if s > 0.0 {
+                cost.add(format!("DRAM check, {threads} thread(s)"), 2, s / 2.0);
+            }
+        }
+        cost
     }
 
     fn run(&self, ctx: &Context, input: Input<'_>) -> Result<Report, NotRun> {

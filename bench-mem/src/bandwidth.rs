@@ -533,6 +533,28 @@ pub fn stream_check(
     Ok(Some(ctx.sizing.record_check(check)))
 }
 
+/// Planned seconds of [`stream_check`] of a stream of `bytes` by `threads` threads on
+/// `target`: none where a family planned before it checks streams there
+/// ([`bench_core::plan::Planning::checked`]), else the read kernel at `bytes` and at twice
+/// it (the region grown by `bytes`): its first pass, as [`crate::latency::chase_check_s`].
+pub fn stream_check_s(ctx: &Context, target: &TargetSpec, threads: usize, bytes: usize) -> f64 {
+    if ctx.plan.checked(&target.to_string(), Pattern::Stream) {
+        return 0.0;
+    }
+    let check = check_plan(ctx.effort);
+    let at = |size: usize| {
+        let p = Point {
+            kernel: Kernel::Read,
+            size,
+            threads,
+            keys: vec![],
+            dram: true,
+        };
+        BandwidthBench::point_s(ctx, &p, &check)
+    };
+    at(bytes) + at(2 * bytes) + ctx.plan.expect.populate_s(bytes)
+}
+
 /// The read kernel by a crew of `threads` threads (the first of `ctx.cpus`) over `bytes`
 /// of `region`, each thread its own slice: the DRAM read point of `mem bandwidth`,
 /// recorded in `rep` as measurement `id` of `benchmark`, for a family that needs that
@@ -645,6 +667,14 @@ impl Benchmark for BandwidthBench {
         match &self.sizes {
             Some(_) => need.with_fit("--sizes", 1, 0),
             None => need,
+        }
+    }
+
+    fn planned_checks(&self, _ctx: &Context, _target: &TargetSpec) -> Vec<Pattern> {
+        // The DRAM check of each thread count, which `--sizes` replaces.
+        match self.sizes {
+            None => vec![Pattern::Stream],
+            Some(_) => vec![],
         }
     }
 

@@ -46,7 +46,7 @@ use bench_core::stats::{median, Distribution};
 use bench_core::units::parse_positive_size;
 use bench_core::units::{format_size, KIB, MIB};
 pub use memory::SAMPLE_BYTES;
-pub use reuse::{chase_check, chase_check_memory, chase_point, chase_point_s};
+pub use reuse::{chase_check, chase_check_memory, chase_check_s, chase_point, chase_point_s};
 use serde_json::json;
 use std::time::Instant;
 
@@ -742,6 +742,14 @@ impl Benchmark for LatencyBench {
 
     fn memory(&self, ctx: &Context, target: &TargetSpec) -> bench_core::memory::budget::Need {
         self.memory_need(ctx, target)
+    }
+
+    fn planned_checks(&self, _ctx: &Context, _target: &TargetSpec) -> Vec<Pattern> {
+        // The sweep's DRAM check, which `--sizes` replaces.
+        match self.sizes {
+            None => vec![Pattern::Chase],
+            Some(_) => vec![],
+        }
     }
 
     fn cost(&self, ctx: &Context, target: Option<&TargetSpec>) -> Cost {

@@ -254,6 +254,17 @@ impl Benchmark for LoadedLatencyBench {
                 e.spinning_section_s(threads, run),
             );
         }
+        // The DRAM checks its keys stand on (two sizes each), where no family before it
+        // makes them.
+        let chase = crate::latency::chase_check_s(ctx, target, touched);
+        if chase > 0.0 {
+            cost.add("DRAM check of the chase", 2, chase / 2.0);
+        }
+        let traffic = Self::load_bytes(ctx, target) * (threads - 1);
+        let stream = crate::bandwidth::stream_check_s(ctx, target, threads, traffic);
+        if stream > 0.0 {
+            cost.add("DRAM check of the traffic", 2, stream / 2.0);
+        }
         cost
     }
 

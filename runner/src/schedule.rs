@@ -63,6 +63,9 @@ impl Schedule {
         targets: &[TargetSpec],
         ctx: &Context,
     ) -> Schedule {
+        // Each family is priced knowing the DRAM checks the families before it make.
+        let mut pctx = ctx.clone();
+        let ctx = &mut pctx;
         let mut units = Vec::new();
         for t in targets {
             for (i, b) in benches.iter().enumerate() {
@@ -80,6 +83,9 @@ impl Schedule {
                     );
                     cost.extend(b.cost(ctx, Some(t)));
                     memory = b.memory(ctx, t);
+                    for p in b.planned_checks(ctx, t) {
+                        ctx.plan.checked.insert((t.to_string(), p));
+                    }
                 }
                 units.push(Unit {
                     bench: i,

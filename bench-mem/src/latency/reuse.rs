@@ -114,3 +114,23 @@ pub fn chase_point_s(ctx: &Context, touched: usize, point: std::time::Duration) 
     let run = point.as_secs_f64();
     elements * e.chain_write_ns * 1e-9 + warm + e.section_s(1, run)
 }
+
+/// Planned seconds of [`chase_check`] of a chase of `start` touched bytes on `target`:
+/// none where a family planned before it checks the chase there
+/// ([`bench_core::plan::Planning::checked`]), else the default chain at the check's
+/// floor and at twice it (the region grown to hold it): its first pass (a family that
+/// checks only to stand its keys on the check repeats it as seldom as the sweep does,
+/// and the whole family's figures, not this check's, are what a repeat would cost).
+pub fn chase_check_s(ctx: &Context, target: &TargetSpec, start: usize) -> f64 {
+    if ctx.plan.checked(&target.to_string(), Pattern::Chase) {
+        return 0.0;
+    }
+    let (floor, _) = chase_check_floor(ctx, target);
+    let s = start.max(floor);
+    let point = ctx.effort.mem.latency_point;
+    let layout = LatencyBench::default().layout;
+    let grown = layout.span_bytes(2 * s) - layout.span_bytes(s);
+    chase_point_s(ctx, s, point)
+        + chase_point_s(ctx, 2 * s, point)
+        + ctx.plan.expect.populate_s(grown)
+}

@@ -162,17 +162,15 @@ impl AgentsConfig {
     /// The DRAM checks the keys at `size` stand on (one agent: the first CPU's stream;
     /// more: every CPU's, which confirms that 4 x the caches CPUs can fill leaves them;
     /// [`AgentsConfig::size`] makes every rung's footprint at least that of its CPUs), run
-    /// here unless this run made them.
+    /// here unless this run made them (one CPU: the one check covers both).
     fn checks(
         &self,
         ctx: &Context,
         region: &mut Region,
-        size: usize,
+        _size: usize,
         rep: &mut Report,
     ) -> Result<Vec<usize>, NotRun> {
         let mut v = Vec::new();
-        let _ = size; // sized so that every footprint is at least these (Self::size)
-                      // One CPU: the second is the first check again, which covers it (same start).
         for threads in [1, ctx.cpus.len()] {
             let bytes = ctx
                 .dram_stream_bytes(&region.origin().clone(), &ctx.cpus_for(threads))
@@ -554,18 +552,9 @@ impl Benchmark for AgentsBench {
         let target = target.unwrap_or(&TargetSpec::Anon);
         let (size, _) = self.config.size(ctx, &[target]);
         let (rungs, _) = self.config.planned(ctx, target, size);
+        let checks = crate::bandwidth::stream_checks_cost(ctx, target, ctx.cpus.len());
         let mut cost = self.config.cost(ctx, &rungs, size);
-        // The DRAM checks its keys stand on, where no family before it makes them (one
-        // CPU: the second is the first).
-        let mut counts = vec![1, ctx.cpus.len()];
-        counts.dedup();
-        for threads in counts {
-            let bytes = ctx.dram_stream_bytes(target, &ctx.cpus_for(threads)).0;
-            let s = crate::bandwidth::stream_check_s(ctx, target, threads, bytes);
-            if s > 0.0 {
-                cost.add(format!("DRAM check, {threads} thread(s)"), 2, s / 2.0);
-            }
-        }
+        cost.extend(checks);
         cost
     }
 

@@ -555,6 +555,23 @@ pub fn stream_check_s(ctx: &Context, target: &TargetSpec, threads: usize, bytes:
     at(bytes) + at(2 * bytes) + ctx.plan.expect.populate_s(bytes)
 }
 
+/// The planned points of [`stream_check`] of 1 and of `threads` threads (one CPU: the
+/// second is the first) at their DRAM footprints on `target`, where no family planned
+/// before makes them: two sizes each ([`stream_check_s`]).
+pub fn stream_checks_cost(ctx: &Context, target: &TargetSpec, threads: usize) -> Cost {
+    let mut counts = vec![1, threads];
+    counts.dedup();
+    let mut cost = Cost::new();
+    for threads in counts {
+        let bytes = ctx.dram_stream_bytes(target, &ctx.cpus_for(threads)).0;
+        let s = stream_check_s(ctx, target, threads, bytes);
+        if s > 0.0 {
+            cost.add(format!("DRAM check, {threads} thread(s)"), 2, s / 2.0);
+        }
+    }
+    cost
+}
+
 /// The read kernel by a crew of `threads` threads (the first of `ctx.cpus`) over `bytes`
 /// of `region`, each thread its own slice: the DRAM read point of `mem bandwidth`,
 /// recorded in `rep` as measurement `id` of `benchmark`, for a family that needs that

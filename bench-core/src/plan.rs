@@ -590,7 +590,7 @@ pub struct Planning {
     /// DRAM checks that families planned earlier in the run will have made, by target
     /// and pattern ([`crate::bench::Benchmark::planned_checks`]): a family whose working
     /// set one of them covers prices no check of its own, as it will run none.
-    pub checked: std::collections::BTreeSet<(String, crate::dram_check::Pattern)>,
+    checked: std::collections::BTreeSet<(String, crate::dram_check::Pattern)>,
     points: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
@@ -626,6 +626,12 @@ impl Planning {
     /// Whether a family planned before this one checks `pattern` on `target`.
     pub fn checked(&self, target: &str, pattern: crate::dram_check::Pattern) -> bool {
         self.checked.contains(&(target.to_string(), pattern))
+    }
+
+    /// A family planned on `target` checks `pattern` there: the families after it stand
+    /// on that check.
+    pub fn will_check(&mut self, target: &str, pattern: crate::dram_check::Pattern) {
+        self.checked.insert((target.to_string(), pattern));
     }
 
     /// One planned point is done (the progress bar moves by its planned seconds).

@@ -159,7 +159,7 @@ impl AgentsConfig {
         (s, rule)
     }
 
-    /// The DRAM checks the keys at `size` stand on (one agent: the first CPU's stream;
+    /// The DRAM checks the keys stand on (one agent: the first CPU's stream;
     /// more: every CPU's, which confirms that 4 x the caches CPUs can fill leaves them;
     /// [`AgentsConfig::size`] makes every rung's footprint at least that of its CPUs), run
     /// here unless this run made them (one CPU: the one check covers both).
@@ -167,7 +167,6 @@ impl AgentsConfig {
         &self,
         ctx: &Context,
         region: &mut Region,
-        _size: usize,
         rep: &mut Report,
     ) -> Result<Vec<usize>, NotRun> {
         let mut v = Vec::new();
@@ -621,7 +620,7 @@ impl Benchmark for AgentsBench {
         drop(locals);
         if self.config.size.is_none() {
             let keys: Vec<String> = rep.params.iter().map(|p| p.key.clone()).collect();
-            for i in self.config.checks(ctx, region, size, &mut rep)? {
+            for i in self.config.checks(ctx, region, &mut rep)? {
                 ctx.sizing.cover(i, keys.iter().cloned());
             }
         }

@@ -84,7 +84,7 @@ impl Schedule {
                     cost.extend(b.cost(ctx, Some(t)));
                     memory = b.memory(ctx, t);
                     for p in b.planned_checks(ctx, t) {
-                        ctx.plan.checked.insert((t.to_string(), p));
+                        ctx.plan.will_check(&t.to_string(), p);
                     }
                 }
                 units.push(Unit {

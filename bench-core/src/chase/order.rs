@@ -97,7 +97,7 @@ fn phase_from_first(
         ChaseOrder::Random => n,
         ChaseOrder::TlbLocal { locality } => (locality / slot).max(1),
     };
-    if phase == 0 || n.div_ceil(per_block) < MIN_BLOCKS_TO_RESHUFFLE {
+    if n.div_ceil(per_block) < MIN_BLOCKS_TO_RESHUFFLE {
         return seq;
     }
     let mut rng =
